@@ -1,0 +1,475 @@
+package skill
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Frontmatter is a SKILL.md frontmatter as an ordered JSON object.
+//
+// It marshals to JSON with the keys in the order they were written, and
+// values as the YAML 1.2 core schema resolves them: numbers stay numbers,
+// booleans booleans, nested mappings objects. Values returned by [Frontmatter.Get]
+// are string, json.Number, bool, nil, []any or map[string]any.
+//
+// The zero Frontmatter is an empty object. A Frontmatter is immutable.
+type Frontmatter struct {
+	raw    []byte // compact JSON object, keys in source order
+	keys   []string
+	values map[string]any
+	pos    map[string]position
+}
+
+type position struct{ line, column int }
+
+// Keys returns the top-level field names in source order.
+func (f Frontmatter) Keys() []string { return slices.Clone(f.keys) }
+
+// Len returns the number of top-level fields.
+func (f Frontmatter) Len() int { return len(f.keys) }
+
+// Get returns a top-level field.
+func (f Frontmatter) Get(key string) (any, bool) {
+	v, ok := f.values[key]
+	return v, ok
+}
+
+// String returns a top-level field if it is a string.
+func (f Frontmatter) String(key string) (string, bool) {
+	v, ok := f.values[key].(string)
+	return v, ok
+}
+
+// Name returns the name field, or "" if it is absent or not a string.
+func (f Frontmatter) Name() string { s, _ := f.String("name"); return s }
+
+// Description returns the description field, or "" if it is absent or not a string.
+func (f Frontmatter) Description() string { s, _ := f.String("description"); return s }
+
+// Position returns the 1-based line and column in SKILL.md of a top-level
+// field's value, or zeros when unknown (a Frontmatter decoded from JSON).
+func (f Frontmatter) Position(key string) (line, column int) {
+	p := f.pos[key]
+	return p.line, p.column
+}
+
+// MarshalJSON returns the frontmatter as a compact JSON object, keys in source order.
+func (f Frontmatter) MarshalJSON() ([]byte, error) {
+	if f.raw == nil {
+		return []byte("{}"), nil
+	}
+	return f.raw, nil
+}
+
+// JSON returns the same bytes as MarshalJSON without copying; callers must not modify them.
+func (f Frontmatter) JSON() []byte {
+	b, _ := f.MarshalJSON()
+	return b
+}
+
+// UnmarshalJSON decodes a JSON object, as a host receives it in a skill entry.
+// Key order is kept; duplicate keys are an error, because a field-by-field
+// comparison with an ambiguous object means nothing.
+func (f *Frontmatter) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("frontmatter: %w", err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return errors.New("frontmatter: not a JSON object")
+	}
+	out := Frontmatter{values: map[string]any{}}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("frontmatter: %w", err)
+		}
+		key := tok.(string)
+		v, err := decodeJSONValue(dec, 0)
+		if err != nil {
+			return fmt.Errorf("frontmatter: field %q: %w", key, err)
+		}
+		if _, dup := out.values[key]; dup {
+			return fmt.Errorf("frontmatter: duplicate key %q", key)
+		}
+		out.keys = append(out.keys, key)
+		out.values[key] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("frontmatter: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, data); err != nil {
+		return fmt.Errorf("frontmatter: %w", err)
+	}
+	out.raw = buf.Bytes()
+	*f = out
+	return nil
+}
+
+// decodeJSONValue decodes one value token by token, refusing duplicate keys
+// at any depth (encoding/json would silently keep the last one).
+func decodeJSONValue(dec *json.Decoder, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, ErrTooDeep
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			m := map[string]any{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k := kt.(string)
+				v, err := decodeJSONValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				if _, dup := m[k]; dup {
+					return nil, fmt.Errorf("duplicate key %q", k)
+				}
+				m[k] = v
+			}
+			_, err := dec.Token()
+			return m, err
+		case '[':
+			s := []any{}
+			for dec.More() {
+				v, err := decodeJSONValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				s = append(s, v)
+			}
+			_, err := dec.Token()
+			return s, err
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	default:
+		return t, nil // string, json.Number, bool, nil
+	}
+}
+
+// FrontmatterFromMap builds a Frontmatter from Go values (string, bool, nil,
+// json.Number, integers, floats, []any, map[string]any), with top-level keys
+// in the given order. It is meant for generated skills and tests.
+func FrontmatterFromMap(keys []string, values map[string]any) (Frontmatter, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, k := range keys {
+		v, ok := values[k]
+		if !ok {
+			return Frontmatter{}, fmt.Errorf("frontmatter: key %q has no value", k)
+		}
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		buf.Write(kb)
+		buf.WriteByte(':')
+		vb, err := json.Marshal(v)
+		if err != nil {
+			return Frontmatter{}, fmt.Errorf("frontmatter: key %q: %w", k, err)
+		}
+		buf.Write(vb)
+	}
+	buf.WriteByte('}')
+	var f Frontmatter
+	if err := f.UnmarshalJSON(buf.Bytes()); err != nil {
+		return Frontmatter{}, err
+	}
+	return f, nil
+}
+
+// Diff compares two frontmatters field by field and returns the names of the
+// top-level fields that differ (present in one only, or with different
+// values), sorted. Numbers compare by value, so 1, 1.0 and 1e0 are equal.
+// An empty result means the two are equal.
+func (f Frontmatter) Diff(other Frontmatter) []string {
+	var diff []string
+	for _, k := range f.keys {
+		ov, ok := other.values[k]
+		if !ok || !equalJSON(f.values[k], ov) {
+			diff = append(diff, k)
+		}
+	}
+	for _, k := range other.keys {
+		if _, ok := f.values[k]; !ok {
+			diff = append(diff, k)
+		}
+	}
+	slices.Sort(diff)
+	return slices.Compact(diff)
+}
+
+// Equal reports whether two frontmatters have the same fields and values.
+func (f Frontmatter) Equal(other Frontmatter) bool { return len(f.Diff(other)) == 0 }
+
+func equalJSON(a, b any) bool {
+	switch a := a.(type) {
+	case nil:
+		return b == nil
+	case bool:
+		bb, ok := b.(bool)
+		return ok && a == bb
+	case string:
+		bs, ok := b.(string)
+		return ok && a == bs
+	case json.Number:
+		bn, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		if a == bn {
+			return true
+		}
+		ra, ok1 := new(big.Rat).SetString(string(a))
+		rb, ok2 := new(big.Rat).SetString(string(bn))
+		return ok1 && ok2 && ra.Cmp(rb) == 0
+	case []any:
+		bs, ok := b.([]any)
+		if !ok || len(a) != len(bs) {
+			return false
+		}
+		for i := range a {
+			if !equalJSON(a[i], bs[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		bm, ok := b.(map[string]any)
+		if !ok || len(a) != len(bm) {
+			return false
+		}
+		for k, av := range a {
+			bv, ok := bm[k]
+			if !ok || !equalJSON(av, bv) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// converter turns a YAML node tree into JSON, refusing what JSON or safety forbid.
+type converter struct {
+	lineOffset int
+	buf        bytes.Buffer
+}
+
+func (c *converter) fail(n *yaml.Node, rule string, err error, format string, args ...any) error {
+	return &ParseError{Line: n.Line + c.lineOffset, Column: n.Column, Offset: -1, Rule: rule, Err: err,
+		Msg: "frontmatter: " + fmt.Sprintf(format, args...)}
+}
+
+func (c *converter) frontmatter(m *yaml.Node) (Frontmatter, error) {
+	if err := c.value(m, 0); err != nil {
+		return Frontmatter{}, err
+	}
+	raw := bytes.Clone(c.buf.Bytes())
+	f := Frontmatter{raw: raw, values: map[string]any{}, pos: map[string]position{}}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var values map[string]any
+	if err := dec.Decode(&values); err != nil {
+		return Frontmatter{}, c.fail(m, RuleFrontmatterSyntax, ErrSyntax, "cannot be represented as JSON: %v", err)
+	}
+	f.values = values
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		f.keys = append(f.keys, k.Value)
+		f.pos[k.Value] = position{v.Line + c.lineOffset, v.Column}
+	}
+	return f, nil
+}
+
+func (c *converter) value(n *yaml.Node, depth int) error {
+	if depth > maxDepth {
+		return c.fail(n, RuleFrontmatterSyntax, ErrTooDeep, "nested more than %d levels deep", maxDepth)
+	}
+	if n.Kind == yaml.AliasNode || n.Anchor != "" {
+		return c.fail(n, RuleFrontmatterSyntax, ErrAlias, "anchors and aliases (&, *) are not allowed; write the value out")
+	}
+	if n.Style&yaml.TaggedStyle != 0 {
+		return c.fail(n, RuleFrontmatterSyntax, ErrTag, "the tag %s is not allowed; remove it", n.Tag)
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		c.buf.WriteByte('{')
+		seen := make(map[string]bool, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind == yaml.AliasNode || k.Anchor != "" {
+				return c.fail(k, RuleFrontmatterSyntax, ErrAlias, "anchors and aliases (&, *) are not allowed; write the value out")
+			}
+			if k.Style&yaml.TaggedStyle != 0 {
+				return c.fail(k, RuleFrontmatterSyntax, ErrTag, "the tag %s is not allowed; remove it", k.Tag)
+			}
+			if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+				return c.fail(k, RuleFrontmatterSyntax, ErrKeyType, "keys must be plain strings; merge keys (<<) and complex keys are not allowed")
+			}
+			if kind := resolveScalar(k); kind != scalarString {
+				return c.fail(k, RuleFrontmatterSyntax, ErrKeyType, "key %q is a YAML %s; quote it to make it a string", k.Value, kind)
+			}
+			if seen[k.Value] {
+				return c.fail(k, RuleFrontmatterDuplicate, ErrDuplicateKey, "duplicate key %q; each field may appear once", k.Value)
+			}
+			seen[k.Value] = true
+			if i > 0 {
+				c.buf.WriteByte(',')
+			}
+			writeJSONString(&c.buf, k.Value)
+			c.buf.WriteByte(':')
+			if err := c.value(v, depth+1); err != nil {
+				return err
+			}
+		}
+		c.buf.WriteByte('}')
+	case yaml.SequenceNode:
+		c.buf.WriteByte('[')
+		for i, e := range n.Content {
+			if i > 0 {
+				c.buf.WriteByte(',')
+			}
+			if err := c.value(e, depth+1); err != nil {
+				return err
+			}
+		}
+		c.buf.WriteByte(']')
+	case yaml.ScalarNode:
+		return c.scalar(n)
+	default:
+		return c.fail(n, RuleFrontmatterSyntax, ErrSyntax, "unexpected YAML node")
+	}
+	return nil
+}
+
+type scalarKind string
+
+const (
+	scalarString scalarKind = "string"
+	scalarNull   scalarKind = "null"
+	scalarBool   scalarKind = "boolean"
+	scalarInt    scalarKind = "integer"
+	scalarFloat  scalarKind = "float"
+)
+
+// YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1023-core-schema).
+var (
+	coreNull     = regexp.MustCompile(`^(?:~|null|Null|NULL|)$`)
+	coreBool     = regexp.MustCompile(`^(?:true|True|TRUE|false|False|FALSE)$`)
+	coreInt      = regexp.MustCompile(`^[-+]?[0-9]+$`)
+	coreOct      = regexp.MustCompile(`^0o[0-7]+$`)
+	coreHex      = regexp.MustCompile(`^0x[0-9a-fA-F]+$`)
+	coreFloat    = regexp.MustCompile(`^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$`)
+	coreInfNaN   = regexp.MustCompile(`^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$`)
+	jsonNumberRE = regexp.MustCompile(`^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$`)
+)
+
+// resolveScalar applies the core schema to plain scalars; any quoted or block
+// scalar is a string.
+func resolveScalar(n *yaml.Node) scalarKind {
+	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return scalarString
+	}
+	v := n.Value
+	switch {
+	case coreNull.MatchString(v):
+		return scalarNull
+	case coreBool.MatchString(v):
+		return scalarBool
+	case coreInt.MatchString(v), coreOct.MatchString(v), coreHex.MatchString(v):
+		return scalarInt
+	case coreFloat.MatchString(v), coreInfNaN.MatchString(v):
+		return scalarFloat
+	}
+	return scalarString
+}
+
+func (c *converter) scalar(n *yaml.Node) error {
+	v := n.Value
+	switch resolveScalar(n) {
+	case scalarNull:
+		c.buf.WriteString("null")
+	case scalarBool:
+		c.buf.WriteString(strings.ToLower(v))
+	case scalarInt:
+		c.buf.WriteString(intJSON(v))
+	case scalarFloat:
+		if coreInfNaN.MatchString(v) {
+			return c.fail(n, RuleFrontmatterSyntax, ErrUnrepresentable, "%s has no JSON representation; quote it to make it a string", v)
+		}
+		s, err := floatJSON(v)
+		if err != nil {
+			return c.fail(n, RuleFrontmatterSyntax, ErrUnrepresentable, "%s: %v; quote it to make it a string", v, err)
+		}
+		c.buf.WriteString(s)
+	default:
+		writeJSONString(&c.buf, v)
+	}
+	return nil
+}
+
+// intJSON renders a core-schema integer as a JSON number of any magnitude.
+func intJSON(v string) string {
+	neg := false
+	switch {
+	case strings.HasPrefix(v, "0o"):
+		z, _ := new(big.Int).SetString(v[2:], 8)
+		return z.String()
+	case strings.HasPrefix(v, "0x"):
+		z, _ := new(big.Int).SetString(v[2:], 16)
+		return z.String()
+	case strings.HasPrefix(v, "-"):
+		neg, v = true, v[1:]
+	case strings.HasPrefix(v, "+"):
+		v = v[1:]
+	}
+	v = strings.TrimLeft(v, "0")
+	if v == "" {
+		return "0"
+	}
+	if neg {
+		return "-" + v
+	}
+	return v
+}
+
+// floatJSON renders a core-schema float as a JSON number: as written when
+// that is already valid JSON, otherwise in Go's shortest form.
+func floatJSON(v string) (string, error) {
+	if jsonNumberRE.MatchString(v) {
+		return v, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsInf(f, 0) {
+		return "", errors.New("out of range")
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64), nil
+}
+
+func writeJSONString(buf *bytes.Buffer, s string) {
+	b, _ := json.Marshal(s)
+	buf.Write(b)
+}

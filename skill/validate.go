@@ -1,0 +1,246 @@
+package skill
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Severity ranks a finding.
+type Severity int
+
+const (
+	// Error findings make a skill invalid: it is not published.
+	Error Severity = iota
+	// Warning findings are reported; the skill is still valid.
+	Warning
+)
+
+func (s Severity) String() string {
+	if s == Warning {
+		return "warning"
+	}
+	return "error"
+}
+
+// MarshalJSON renders the severity as "error" or "warning".
+func (s Severity) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
+
+// Stable rule ids. Tools and editors may key on them; they never change meaning.
+// The comment names the requirement in the project's checklist.
+const (
+	RuleEncoding                = "encoding"                 // A-19: UTF-8, no NUL
+	RuleFrontmatterMissing      = "frontmatter-missing"      // A-21
+	RuleFrontmatterUnterminated = "frontmatter-unterminated" // A-21
+	RuleFrontmatterType         = "frontmatter-type"         // A-21: must be a mapping
+	RuleFrontmatterSize         = "frontmatter-size"         // A-17
+	RuleFrontmatterSyntax       = "frontmatter-syntax"       // A-18: YAML, aliases, tags, keys
+	RuleFrontmatterDuplicate    = "frontmatter-duplicate"    // A-18
+	RuleNameMissing             = "name-missing"             // F-1
+	RuleNameType                = "name-type"                // F-1
+	RuleNameLength              = "name-length"              // F-1
+	RuleNameFormat              = "name-format"              // F-1, A-22
+	RuleNameDirectory           = "name-directory"           // F-1, S-9, A-23
+	RuleDescriptionMissing      = "description-missing"      // F-2
+	RuleDescriptionType         = "description-type"         // F-2
+	RuleDescriptionLength       = "description-length"       // F-2
+	RuleLicenseType             = "license-type"             // F-3
+	RuleCompatibilityType       = "compatibility-type"       // F-4
+	RuleCompatibilityLength     = "compatibility-length"     // F-4
+	RuleMetadataType            = "metadata-type"            // F-5
+	RuleMetadataReserved        = "metadata-reserved"        // F-5, S-37 (warning)
+	RuleAllowedToolsType        = "allowed-tools-type"       // F-6
+	RuleUnknownField            = "unknown-field"            // F-7 (warning)
+)
+
+// Finding is one problem found in a SKILL.md.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	Line     int      `json:"line"`   // 1-based line in SKILL.md, 0 if unknown
+	Column   int      `json:"column"` // 1-based column, 0 if unknown
+	Message  string   `json:"message"`
+}
+
+func (f Finding) String() string {
+	return fmt.Sprintf("%d:%d: %s (%s)", f.Line, f.Column, f.Message, f.Rule)
+}
+
+// Limits of the Agent Skills specification.
+const (
+	MaxNameLength          = 64
+	MaxDescriptionLength   = 1024
+	MaxCompatibilityLength = 500
+)
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
+
+// knownFields are the frontmatter fields the Agent Skills specification defines.
+var knownFields = []string{"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+
+// ReservedMetadataPrefix marks metadata keys reserved for MCP extensions.
+const ReservedMetadataPrefix = "io.modelcontextprotocol/"
+
+// ValidName reports why name is not a valid skill name, or nil. Names are
+// 1-64 characters of lowercase ASCII letters, digits and single hyphens, not
+// at either end. (The specification's prose also mentions Unicode lowercase
+// letters; a name published over MCP sits in a URI authority, so skillport
+// keeps to ASCII.)
+func ValidName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("name is empty")
+	case utf8.RuneCountInString(name) > MaxNameLength:
+		return fmt.Errorf("name %q is %d characters, the limit is %d", name, utf8.RuneCountInString(name), MaxNameLength)
+	case !nameRE.MatchString(name):
+		return fmt.Errorf("name %q must be lowercase letters a-z, digits and single hyphens, not starting or ending with a hyphen", name)
+	}
+	return nil
+}
+
+// Validate checks a parsed SKILL.md against the Agent Skills specification.
+// dir is the name of the directory holding the SKILL.md; the name field must
+// equal it. Pass "" to skip that check. Findings are sorted by position.
+func Validate(doc *Document, dir string) []Finding {
+	fm := doc.Frontmatter
+	var out []Finding
+	add := func(rule string, sev Severity, key string, format string, args ...any) {
+		line, col := fm.Position(key)
+		if line == 0 {
+			line, col = 1, 1
+		}
+		out = append(out, Finding{Rule: rule, Severity: sev, Line: line, Column: col, Message: fmt.Sprintf(format, args...)})
+	}
+
+	// name (F-1)
+	if v, ok := fm.Get("name"); !ok {
+		add(RuleNameMissing, Error, "", "name: missing; add \"name: %s\"", suggestName(dir))
+	} else if s, ok := v.(string); !ok {
+		add(RuleNameType, Error, "name", "name: must be a string, found %s", jsonType(v))
+	} else if n := utf8.RuneCountInString(s); n == 0 || n > MaxNameLength {
+		add(RuleNameLength, Error, "name", "name: %d characters, it must be 1 to %d", n, MaxNameLength)
+	} else if !nameRE.MatchString(s) {
+		add(RuleNameFormat, Error, "name", "name %q: use lowercase letters a-z, digits and single hyphens, not at either end (try %q)", s, suggestName(s))
+	} else if dir != "" && s != dir {
+		add(RuleNameDirectory, Error, "name", "name %q must equal its directory name %q", s, dir)
+	}
+
+	// description (F-2)
+	if v, ok := fm.Get("description"); !ok {
+		add(RuleDescriptionMissing, Error, "", "description: missing; say what the skill does and when to use it")
+	} else if s, ok := v.(string); !ok {
+		add(RuleDescriptionType, Error, "description", "description: must be a string, found %s", jsonType(v))
+	} else if strings.TrimSpace(s) == "" {
+		add(RuleDescriptionLength, Error, "description", "description: empty; say what the skill does and when to use it")
+	} else if n := utf8.RuneCountInString(s); n > MaxDescriptionLength {
+		add(RuleDescriptionLength, Error, "description", "description: %d characters, the limit is %d", n, MaxDescriptionLength)
+	}
+
+	// license (F-3)
+	if v, ok := fm.Get("license"); ok {
+		if _, ok := v.(string); !ok {
+			add(RuleLicenseType, Error, "license", "license: must be a string such as \"Apache-2.0\", found %s", jsonType(v))
+		}
+	}
+
+	// compatibility (F-4)
+	if v, ok := fm.Get("compatibility"); ok {
+		if s, ok := v.(string); !ok {
+			add(RuleCompatibilityType, Error, "compatibility", "compatibility: must be a string, found %s", jsonType(v))
+		} else if n := utf8.RuneCountInString(s); n == 0 || n > MaxCompatibilityLength {
+			add(RuleCompatibilityLength, Error, "compatibility", "compatibility: %d characters, it must be 1 to %d", n, MaxCompatibilityLength)
+		}
+	}
+
+	// metadata (F-5)
+	if v, ok := fm.Get("metadata"); ok {
+		if m, ok := v.(map[string]any); !ok {
+			add(RuleMetadataType, Error, "metadata", "metadata: must be a mapping of string keys to string values, found %s", jsonType(v))
+		} else {
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				if _, ok := m[k].(string); !ok {
+					add(RuleMetadataType, Error, "metadata", "metadata.%s: values must be strings, found %s; quote it", k, jsonType(m[k]))
+				}
+				if strings.HasPrefix(k, ReservedMetadataPrefix) {
+					add(RuleMetadataReserved, Warning, "metadata", "metadata.%s: keys starting with %q are reserved for MCP extensions", k, ReservedMetadataPrefix)
+				}
+			}
+		}
+	}
+
+	// allowed-tools (F-6)
+	if v, ok := fm.Get("allowed-tools"); ok {
+		if _, ok := v.(string); !ok {
+			add(RuleAllowedToolsType, Error, "allowed-tools", "allowed-tools: must be a space-separated string such as \"Bash(git:*) Read\", found %s", jsonType(v))
+		}
+	}
+
+	// unknown fields pass through (F-7)
+	for _, k := range fm.keys {
+		if !slices.Contains(knownFields, k) {
+			add(RuleUnknownField, Warning, k, "%s: not a field of the Agent Skills specification; it is passed through as written", k)
+		}
+	}
+
+	slices.SortStableFunc(out, func(a, b Finding) int {
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		return a.Column - b.Column
+	})
+	return out
+}
+
+// HasErrors reports whether any finding is an error.
+func HasErrors(fs []Finding) bool {
+	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Severity == Error })
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// suggestName turns s into the closest valid name, for messages.
+func suggestName(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	out := strings.TrimRight(b.String(), "-")
+	if len(out) > MaxNameLength {
+		out = strings.TrimRight(out[:MaxNameLength], "-")
+	}
+	if out == "" {
+		return "my-skill"
+	}
+	return out
+}
