@@ -1,0 +1,627 @@
+package catalog
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/skillport/skillport/skill"
+)
+
+// Catalog rules, for diagnostics that are not about SKILL.md contents.
+const (
+	RuleSymlink     = "symlink"      // a link leaving the root, or a loop
+	RuleSpecialFile = "special-file" // fifo, device, socket: skipped
+	RuleUnreadable  = "unreadable"   // permission denied, vanished, changing
+	RuleLimit       = "limit"        // over 512 files or 16 MiB
+	RuleEntryFile   = "entry-file"   // skill.md / Skill.md instead of, or beside, SKILL.md
+	RulePath        = "path"         // a name that cannot be published in a URI
+	RuleDuplicate   = "duplicate"    // two skills at one URI
+	RuleRoot        = "root"         // a SKILL.md at the root with no prefix
+)
+
+// node is one directory of the walked tree.
+type node struct {
+	path    string // slash path from the root, "." for the root
+	files   []*walkFile
+	dirs    []*node
+	skillMD *walkFile // the regular file named exactly SKILL.md, if any
+	// problems that make every skill containing this directory incomplete
+	broken []Diagnostic
+}
+
+// walkFile is a file found by the walk, before hashing.
+type walkFile struct {
+	path  string
+	name  string
+	info  fs.FileInfo
+	ident fileIdent
+	// filled by hashing
+	digest string
+	text   bool
+	data   []byte // SKILL.md only
+	err    error
+	reused *File
+}
+
+type builder struct {
+	src    *source
+	opts   Options
+	log    *slog.Logger
+	prev   *Catalog
+	prevBy map[string]*File // previous files by tree path
+	dirty  map[string]bool
+	diags  []Diagnostic
+	hashed int
+	reused int
+}
+
+func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
+	start := time.Now()
+	opts := Options{}
+	if o != nil {
+		opts = *o
+	}
+	if opts.Scheme == "" {
+		opts.Scheme = DefaultScheme
+	}
+	if opts.MaxFiles <= 0 {
+		opts.MaxFiles = DefaultMaxFiles
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	if err := checkPrefix(opts.Prefix); err != nil {
+		return nil, fmt.Errorf("catalog: prefix %q: %w", opts.Prefix, err)
+	}
+	b := &builder{src: src, opts: opts, log: opts.Logger, prev: prev, dirty: src.takeDirty()}
+	if b.log == nil {
+		b.log = slog.Default()
+	}
+	if prev != nil {
+		b.prevBy = make(map[string]*File, len(prev.files))
+		for _, f := range prev.files {
+			b.prevBy[f.Path] = f
+		}
+	}
+
+	rootInfo, err := fs.Stat(src.fsys, ".")
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	if !rootInfo.IsDir() {
+		return nil, fmt.Errorf("catalog: the root is not a directory")
+	}
+	root := &node{path: "."}
+	b.walk(root, 0, false)
+
+	cands := b.candidates(root)
+	b.hashAll(cands)
+	c := b.assemble(cands)
+	c.stats.Hashed, c.stats.Reused = b.hashed, b.reused
+	c.stats.Duration = time.Since(start)
+	c.built = time.Now()
+	for _, d := range c.diags {
+		attrs := []any{"path", d.Path, "rule", d.Rule}
+		if d.Line > 0 {
+			attrs = append(attrs, "line", d.Line)
+		}
+		if d.Severity == skill.Error {
+			b.log.Warn(d.Message, attrs...)
+		} else {
+			b.log.Debug(d.Message, attrs...)
+		}
+	}
+	return c, nil
+}
+
+func checkPrefix(p string) error {
+	if p == "" {
+		return nil
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if !validSegment(seg) {
+			return fmt.Errorf("segment %q: use lowercase letters, digits, \"-\" and \".\"", seg)
+		}
+	}
+	if strings.Split(p, "/")[0] == "index.json" {
+		return errors.New(`"index.json" is reserved for the index resource`)
+	}
+	return nil
+}
+
+// validSegment accepts the directory names that can sit in a skill path:
+// lowercase ASCII, digits, "-" and "." (a reg-name in the authority).
+func validSegment(s string) bool {
+	if s == "" || s == "." || s == ".." {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *builder) diag(d Diagnostic) { b.diags = append(b.diags, d) }
+
+// walk reads directory n. inLink is set below a followed directory symlink:
+// such links are followed once, never from inside another.
+func (b *builder) walk(n *node, depth int, inLink bool) {
+	entries, err := fs.ReadDir(b.src.fsys, n.path)
+	if err != nil {
+		d := Diagnostic{Path: n.path, Rule: RuleUnreadable, Severity: skill.Error, Err: ErrUnreadable,
+			Message: fmt.Sprintf("cannot read directory: %v; fix its permissions", stripOp(err))}
+		n.broken = append(n.broken, d)
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		p := path.Join(n.path, name)
+		if !b.opts.IncludeDotFiles && strings.HasPrefix(name, ".") {
+			continue
+		}
+		mode := e.Type()
+		var info fs.FileInfo
+		if mode&fs.ModeSymlink != 0 {
+			target, err := fs.ReadLink(b.src.fsys, p)
+			if err != nil && !errors.Is(err, errors.ErrUnsupported) {
+				n.broken = append(n.broken, Diagnostic{Path: p, Rule: RuleSymlink, Severity: skill.Error, Err: ErrSymlinkEscape,
+					Message: fmt.Sprintf("cannot read symbolic link: %v", stripOp(err))})
+				continue
+			}
+			if err == nil && escapes(n.path, target) {
+				n.broken = append(n.broken, Diagnostic{Path: p, Rule: RuleSymlink, Severity: skill.Error, Err: ErrSymlinkEscape,
+					Message: fmt.Sprintf("symbolic link to %q leaves the served tree; replace it with a copy of the file", target)})
+				continue
+			}
+			info, err = fs.Stat(b.src.fsys, p)
+			if err != nil {
+				rule, sentinel, msg := RuleSymlink, ErrSymlinkEscape, fmt.Sprintf("symbolic link cannot be followed inside the served tree: %v", stripOp(err))
+				if errors.Is(err, fs.ErrNotExist) {
+					msg = fmt.Sprintf("symbolic link to %q points nowhere; remove it", target)
+				}
+				n.broken = append(n.broken, Diagnostic{Path: p, Rule: rule, Severity: skill.Error, Err: sentinel, Message: msg})
+				continue
+			}
+			if info.IsDir() {
+				if inLink {
+					n.broken = append(n.broken, Diagnostic{Path: p, Rule: RuleSymlink, Severity: skill.Error, Err: ErrSymlinkLoop,
+						Message: "symbolic link to a directory inside a linked directory; links are followed once, so this may be a loop: replace it with a real directory"})
+					continue
+				}
+				sub := &node{path: p}
+				n.dirs = append(n.dirs, sub)
+				if depth < DefaultMaxDepth*4 {
+					b.walk(sub, depth+1, true)
+				}
+				continue
+			}
+			mode = info.Mode().Type()
+		}
+		switch {
+		case mode.IsDir():
+			sub := &node{path: p}
+			n.dirs = append(n.dirs, sub)
+			if depth >= DefaultMaxDepth*4 {
+				sub.broken = append(sub.broken, Diagnostic{Path: p, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
+					Message: "directory nested too deeply"})
+				continue
+			}
+			b.walk(sub, depth+1, inLink)
+		case mode.IsRegular():
+			if info == nil {
+				info, err = e.Info()
+				if err != nil {
+					n.broken = append(n.broken, Diagnostic{Path: p, Rule: RuleUnreadable, Severity: skill.Error, Err: ErrUnreadable,
+						Message: fmt.Sprintf("cannot stat file: %v", stripOp(err))})
+					continue
+				}
+				if !info.Mode().IsRegular() { // changed between ReadDir and Info
+					continue
+				}
+			}
+			wf := &walkFile{path: p, name: name, info: info, ident: identOf(info)}
+			n.files = append(n.files, wf)
+			if name == FileNameSKILL {
+				n.skillMD = wf
+			}
+		default:
+			b.diag(Diagnostic{Path: p, Rule: RuleSpecialFile, Severity: skill.Warning, Err: ErrSpecialFile,
+				Message: "not a regular file (fifo, device or socket); skipped"})
+		}
+	}
+}
+
+// candidate is a directory holding SKILL.md, before hashing decides its fate.
+type candidate struct {
+	n      *node
+	files  []*walkFile // every file in the subtree
+	broken []Diagnostic
+	out    bool // excluded before hashing
+}
+
+// candidates finds skill directories and applies the checks that need no content.
+func (b *builder) candidates(root *node) []*candidate {
+	var out []*candidate
+	var visit func(n *node)
+	visit = func(n *node) {
+		variants := 0
+		for _, f := range n.files {
+			if f.name != FileNameSKILL && strings.EqualFold(f.name, FileNameSKILL) {
+				variants++
+			}
+		}
+		if variants > 0 {
+			if n.skillMD != nil {
+				b.diag(Diagnostic{Path: n.path, Skill: n.path, Rule: RuleEntryFile, Severity: skill.Error, Err: ErrAmbiguousEntry,
+					Message: "both SKILL.md and a differently cased skill.md exist; keep only SKILL.md"})
+				n.skillMD = nil // not a skill: ambiguous entry file
+			} else {
+				b.diag(Diagnostic{Path: n.path, Skill: n.path, Rule: RuleEntryFile, Severity: skill.Warning, Err: ErrAmbiguousEntry,
+					Message: "found a skill.md with the wrong case; rename it to SKILL.md to publish this skill"})
+			}
+		}
+		if n.skillMD != nil {
+			c := &candidate{n: n}
+			collect(n, &c.files, &c.broken)
+			out = append(out, c)
+		}
+		for _, d := range n.dirs {
+			visit(d)
+		}
+	}
+	visit(root)
+
+	for _, c := range out {
+		if len(c.broken) > 0 {
+			c.out = true
+			for _, d := range c.broken {
+				d.Skill = c.n.path
+				d.Message += "; the skill is not published because its file set would be incomplete"
+				b.diag(d)
+			}
+			continue
+		}
+		if len(c.files) > b.opts.MaxFiles {
+			c.out = true
+			b.diag(Diagnostic{Path: c.n.path, Skill: c.n.path, Rule: RuleLimit, Severity: skill.Error, Err: ErrTooManyFiles,
+				Message: fmt.Sprintf("skill has %d files, the limit is %d; split it or move files out", len(c.files), b.opts.MaxFiles)})
+			continue
+		}
+		var total int64
+		for _, f := range c.files {
+			total += f.info.Size()
+		}
+		if total > b.opts.MaxBytes {
+			c.out = true
+			b.diag(Diagnostic{Path: c.n.path, Skill: c.n.path, Rule: RuleLimit, Severity: skill.Error, Err: ErrTooLarge,
+				Message: fmt.Sprintf("skill totals %d bytes, the limit is %d; move large assets out", total, b.opts.MaxBytes)})
+		}
+	}
+	return out
+}
+
+func collect(n *node, files *[]*walkFile, broken *[]Diagnostic) {
+	*files = append(*files, n.files...)
+	*broken = append(*broken, n.broken...)
+	for _, d := range n.dirs {
+		collect(d, files, broken)
+	}
+}
+
+// assemble turns hashed candidates into the immutable catalog.
+func (b *builder) assemble(cands []*candidate) *Catalog {
+	c := &Catalog{src: b.src, opts: b.opts, byURI: map[string]*Skill{}, files: map[string]*File{}, dirs: map[string]*Dir{}}
+	published := map[string]*File{} // by tree path, shared between nested skills
+	fileFor := func(wf *walkFile) *File {
+		if f := published[wf.path]; f != nil {
+			return f
+		}
+		if wf.reused != nil {
+			published[wf.path] = wf.reused
+			return wf.reused
+		}
+		f := &File{
+			URI:      b.uri(wf.path),
+			Path:     wf.path,
+			Name:     wf.name,
+			Size:     wf.info.Size(),
+			Digest:   wf.digest,
+			MIMEType: mimeType(wf.name, wf.text),
+			Text:     wf.text,
+			ModTime:  wf.info.ModTime(),
+			ident:    wf.ident,
+		}
+		published[wf.path] = f
+		return f
+	}
+
+	for _, cand := range cands {
+		if cand.out {
+			c.stats.Invalid++
+			continue
+		}
+		s, ok := b.skillFor(cand)
+		if !ok {
+			c.stats.Invalid++
+			continue
+		}
+		if s == nil { // filtered out
+			continue
+		}
+		if other := c.byURI[s.URI]; other != nil {
+			c.stats.Invalid++
+			b.diag(Diagnostic{Path: cand.n.path, Skill: cand.n.path, Rule: RuleDuplicate, Severity: skill.Error, Err: ErrDuplicateURI,
+				Message: fmt.Sprintf("%s is already served from %s", s.URI, other.Dir)})
+			continue
+		}
+		for _, wf := range cand.files {
+			f := fileFor(wf)
+			s.Files = append(s.Files, f)
+			s.Size += f.Size
+		}
+		slices.SortFunc(s.Files, func(a, x *File) int {
+			if a.URI == s.URI {
+				return -1
+			}
+			if x.URI == s.URI {
+				return 1
+			}
+			return cmp.Compare(a.URI, x.URI)
+		})
+		c.byURI[s.URI] = s
+		c.skills = append(c.skills, s)
+	}
+	slices.SortFunc(c.skills, func(a, x *Skill) int { return cmp.Compare(a.URI, x.URI) })
+
+	for _, s := range c.skills {
+		for _, f := range s.Files {
+			if c.files[f.URI] == nil {
+				c.files[f.URI] = f
+				c.stats.Files++
+				c.stats.Bytes += f.Size
+			}
+		}
+	}
+	b.buildDirs(c, cands)
+	c.stats.Skills = len(c.skills)
+	c.id = catalogID(c)
+	slices.SortStableFunc(b.diags, func(a, x Diagnostic) int {
+		return cmp.Or(cmp.Compare(a.Path, x.Path), cmp.Compare(a.Line, x.Line), cmp.Compare(a.Column, x.Column))
+	})
+	c.diags = b.diags
+	return c
+}
+
+// skillFor parses and validates a candidate's SKILL.md. It returns ok=false
+// when the skill is invalid (diagnostics recorded), and a nil skill when the
+// filter left it out.
+func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
+	n := cand.n
+	md := n.skillMD
+	for _, wf := range cand.files {
+		if wf.err != nil {
+			rule := RuleUnreadable
+			b.diag(Diagnostic{Path: wf.path, Skill: n.path, Rule: rule, Severity: skill.Error, Err: wf.err,
+				Message: fmt.Sprintf("%v; the skill is not published", wf.err)})
+			return nil, false
+		}
+	}
+	skillPath := b.skillPath(n.path)
+	if skillPath == "" {
+		b.diag(Diagnostic{Path: md.path, Skill: n.path, Rule: RuleRoot, Severity: skill.Error, Err: ErrBadPath,
+			Message: "SKILL.md at the root of the tree: serve its parent directory, or set a prefix naming the skill"})
+		return nil, false
+	}
+	for _, seg := range strings.Split(strings.TrimPrefix(n.path, "./"), "/") {
+		if n.path != "." && !validSegment(seg) {
+			b.diag(Diagnostic{Path: n.path, Skill: n.path, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
+				Message: fmt.Sprintf("directory name %q cannot be part of a skill path; use lowercase letters, digits and hyphens", seg)})
+			return nil, false
+		}
+	}
+	if strings.Split(skillPath, "/")[0] == "index.json" {
+		b.diag(Diagnostic{Path: n.path, Skill: n.path, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
+			Message: `"index.json" is reserved for the index resource and cannot start a skill path`})
+		return nil, false
+	}
+	for _, wf := range cand.files {
+		rel := strings.TrimPrefix(wf.path, n.path+"/")
+		if n.path == "." {
+			rel = wf.path
+		}
+		if bad := badFileSegment(rel); bad != "" {
+			b.diag(Diagnostic{Path: wf.path, Skill: n.path, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
+				Message: fmt.Sprintf("file name %q contains %s and cannot be served in a URI; rename it (the skill is not published)", path.Base(wf.path), bad)})
+			return nil, false
+		}
+	}
+
+	doc, err := skill.Parse(md.data)
+	if err != nil {
+		d := Diagnostic{Path: md.path, Skill: n.path, Severity: skill.Error, Err: fmt.Errorf("%w: %w", ErrInvalidSkill, err), Message: err.Error()}
+		var pe *skill.ParseError
+		if errors.As(err, &pe) {
+			d.Rule, d.Line, d.Column, d.Message = pe.Rule, pe.Line, pe.Column, pe.Msg
+		}
+		b.diag(d)
+		return nil, false
+	}
+	dirName := path.Base(skillPath)
+	findings := skill.Validate(doc, dirName)
+	var warnings []skill.Finding
+	invalid := false
+	for _, f := range findings {
+		sentinel := error(nil)
+		if f.Severity == skill.Error {
+			invalid = true
+			sentinel = ErrInvalidSkill
+		} else {
+			warnings = append(warnings, f)
+		}
+		b.diag(Diagnostic{Path: md.path, Skill: n.path, Line: f.Line, Column: f.Column, Rule: f.Rule, Severity: f.Severity, Message: f.Message, Err: sentinel})
+	}
+	if invalid {
+		return nil, false
+	}
+	if b.opts.Filter != nil && !b.opts.Filter(skillPath, doc.Frontmatter) {
+		return nil, true
+	}
+	uri := b.uri(md.path)
+	return &Skill{
+		URI:         uri,
+		Root:        strings.TrimSuffix(uri, "/"+FileNameSKILL),
+		Path:        skillPath,
+		Name:        doc.Frontmatter.Name(),
+		Dir:         n.path,
+		Frontmatter: doc.Frontmatter,
+		Findings:    warnings,
+	}, true
+}
+
+// badFileSegment names what makes a relative file path unpublishable, or "".
+func badFileSegment(rel string) string {
+	for _, seg := range strings.Split(rel, "/") {
+		for _, r := range seg {
+			switch {
+			case r == '\\':
+				return "a backslash"
+			case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
+				return "a control character"
+			case r == 0xFFFD:
+				return "invalid UTF-8"
+			}
+		}
+	}
+	return ""
+}
+
+// skillPath maps a tree directory to its skill path.
+func (b *builder) skillPath(dir string) string {
+	switch {
+	case dir == "." || dir == "":
+		return b.opts.Prefix
+	case b.opts.Prefix == "":
+		return dir
+	}
+	return b.opts.Prefix + "/" + dir
+}
+
+// uri maps a tree path to its resource URI. Directory segments are checked
+// to be plain; file names are percent-encoded where a URI needs it.
+func (b *builder) uri(p string) string {
+	var sb strings.Builder
+	sb.WriteString(b.opts.Scheme)
+	sb.WriteString("://")
+	first := true
+	if b.opts.Prefix != "" {
+		sb.WriteString(b.opts.Prefix)
+		first = false
+	}
+	if p != "." && p != "" {
+		for _, seg := range strings.Split(p, "/") {
+			if !first {
+				sb.WriteByte('/')
+			}
+			first = false
+			sb.WriteString(escapeSegment(seg))
+		}
+	}
+	return sb.String()
+}
+
+// buildDirs creates the directory resources: every directory of every
+// published skill, and the prefix levels above them.
+func (b *builder) buildDirs(c *Catalog, cands []*candidate) {
+	add := func(d *Dir) *Dir {
+		if old := c.dirs[d.URI]; old != nil {
+			return old
+		}
+		c.dirs[d.URI] = d
+		return d
+	}
+	for _, cand := range cands {
+		s := c.byURI[b.uri(cand.n.skillMD.path)]
+		if s == nil || s.Dir != cand.n.path {
+			continue
+		}
+		var visit func(n *node)
+		visit = func(n *node) {
+			d := add(&Dir{URI: b.dirURI(n.path), Path: n.path})
+			// The innermost skill wins: candidates are visited parent first.
+			d.Skill = s
+			if len(d.Children) == 0 {
+				for _, wf := range n.files {
+					if f := c.files[b.uri(wf.path)]; f != nil {
+						d.Children = append(d.Children, Child{URI: f.URI, Name: wf.name, File: f})
+					}
+				}
+				for _, sub := range n.dirs {
+					d.Children = append(d.Children, Child{URI: b.dirURI(sub.path), Name: path.Base(sub.path)})
+				}
+				slices.SortFunc(d.Children, func(a, x Child) int { return cmp.Compare(a.Name, x.Name) })
+			}
+			for _, sub := range n.dirs {
+				visit(sub)
+			}
+		}
+		visit(cand.n)
+	}
+	// Prefix levels: the ancestors of each skill root, down from the first segment.
+	for _, s := range c.skills {
+		segs := strings.Split(s.Path, "/")
+		for i := len(segs) - 1; i >= 1; i-- {
+			parentURI := b.opts.Scheme + "://" + strings.Join(segs[:i], "/")
+			childURI := b.opts.Scheme + "://" + strings.Join(segs[:i+1], "/")
+			parent := c.dirs[parentURI]
+			if parent == nil {
+				treePath := strings.TrimPrefix(strings.TrimPrefix(strings.Join(segs[:i], "/"), b.opts.Prefix), "/")
+				if treePath == "" {
+					treePath = "."
+				}
+				parent = add(&Dir{URI: parentURI, Path: treePath})
+			}
+			if parent.Skill != nil {
+				continue // inside a skill: already complete
+			}
+			if !slices.ContainsFunc(parent.Children, func(ch Child) bool { return ch.URI == childURI }) {
+				parent.Children = append(parent.Children, Child{URI: childURI, Name: segs[i]})
+				slices.SortFunc(parent.Children, func(a, x Child) int { return cmp.Compare(a.Name, x.Name) })
+			}
+		}
+	}
+}
+
+func (b *builder) dirURI(p string) string { return b.uri(p) }
+
+// catalogID digests everything a client can observe of the snapshot.
+func catalogID(c *Catalog) string {
+	h := sha256.New()
+	for _, s := range c.skills {
+		fmt.Fprintf(h, "%s\x00%s\n", s.URI, s.Frontmatter.JSON())
+		for _, f := range s.Files {
+			fmt.Fprintf(h, "\t%s\x00%s\x00%d\n", f.URI, f.Digest, f.Size)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// stripOp drops the "open x:" style prefix of *fs.PathError, whose path we print ourselves.
+func stripOp(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,166 @@
+package catalog
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sync"
+)
+
+// source is the tree a catalog reads, shared by its successive snapshots.
+type source struct {
+	fsys fs.FS
+	// root is set when the tree is a directory opened with os.OpenRoot; it
+	// keeps every read inside the directory, whatever symlinks appear later.
+	root *os.Root
+	// dir is the directory's path, for messages and watching; "" for other trees.
+	dir string
+
+	mu sync.Mutex
+	// dirty lists paths whose bytes no longer matched their digest on read;
+	// the next build re-hashes them even if size and times look unchanged.
+	dirty map[string]bool
+}
+
+func (s *source) markDirty(p string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dirty == nil {
+		s.dirty = map[string]bool{}
+	}
+	s.dirty[p] = true
+}
+
+// takeDirty returns and clears the dirty set.
+func (s *source) takeDirty() map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.dirty
+	s.dirty = nil
+	return d
+}
+
+// Open builds a catalog from a tree. fsys may be any fs.FS; directories are
+// best opened with [OpenDir], which confines every read to the directory.
+// The error is non-nil only when the tree cannot be read at all; problems
+// with individual skills are diagnostics.
+func Open(fsys fs.FS, opts *Options) (*Catalog, error) {
+	if fsys == nil {
+		return nil, errors.New("catalog: nil fs.FS")
+	}
+	return build(&source{fsys: fsys}, opts, nil)
+}
+
+// OpenDir builds a catalog from a directory through os.OpenRoot, so that
+// nothing outside the directory is ever read, even through a symbolic link
+// created after the catalog was built. If the directory itself holds a
+// SKILL.md and no Prefix is set, the directory's name becomes the prefix, so
+// that a single skill directory can be served on its own.
+func OpenDir(dir string, opts *Options) (*Catalog, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	src := &source{fsys: root.FS(), root: root, dir: dir}
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Prefix == "" {
+		if fi, err := root.Lstat(FileNameSKILL); err == nil && fi.Mode().IsRegular() {
+			abs, err := filepath.Abs(dir)
+			if err == nil {
+				o.Prefix = filepath.Base(abs)
+			}
+		}
+	}
+	return build(src, &o, nil)
+}
+
+// FileNameSKILL is the entry file of a skill.
+const FileNameSKILL = "SKILL.md"
+
+// Reload builds a new snapshot of the same tree with the same options.
+// Digests of files whose size, modification time and inode are unchanged are
+// reused, so reloading an unchanged tree costs a directory walk.
+func (c *Catalog) Reload() (*Catalog, error) {
+	return build(c.src, &c.opts, c)
+}
+
+// Dir returns the directory the catalog was opened from with [OpenDir], or "".
+func (c *Catalog) SourceDir() string { return c.src.dir }
+
+// ReadFile returns the bytes of a published file. They always match the
+// file's Size and Digest: if the file changed on disk since the snapshot was
+// built, ReadFile returns an error wrapping [ErrChanged] and the caller
+// should serve from a fresh snapshot (see [Catalog.Reload]). At most Size+1
+// bytes are read.
+func (c *Catalog) ReadFile(f *File) ([]byte, error) {
+	if f == nil || c.files[f.URI] != f {
+		return nil, fmt.Errorf("catalog: %w", ErrNotFound)
+	}
+	data, err := c.readExact(f.Path, f.Size)
+	if err != nil {
+		if errors.Is(err, ErrChanged) {
+			c.src.markDirty(f.Path)
+		}
+		return nil, fmt.Errorf("catalog: %s: %w", f.Path, err)
+	}
+	sum := sha256.Sum256(data)
+	if "sha256:"+hex.EncodeToString(sum[:]) != f.Digest {
+		c.src.markDirty(f.Path)
+		return nil, fmt.Errorf("catalog: %s: %w", f.Path, ErrChanged)
+	}
+	return data, nil
+}
+
+// readExact reads a regular file expected to hold size bytes.
+func (c *Catalog) readExact(name string, size int64) ([]byte, error) {
+	// Refuse anything that is no longer a regular file before opening it: a
+	// FIFO swapped in would block the open forever.
+	fi, err := fs.Stat(c.src.fsys, name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, ErrChanged
+		}
+		return nil, fmt.Errorf("%w: %v", ErrUnreadable, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, ErrChanged
+	}
+	fh, err := c.src.fsys.Open(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, ErrChanged
+		}
+		return nil, fmt.Errorf("%w: %v", ErrUnreadable, err)
+	}
+	defer fh.Close()
+	var buf bytes.Buffer
+	buf.Grow(int(size) + 1)
+	n, err := io.Copy(&buf, io.LimitReader(fh, size+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnreadable, err)
+	}
+	if n != size {
+		return nil, ErrChanged
+	}
+	return buf.Bytes(), nil
+}
+
+// escapes reports whether a symlink target, relative to the link's directory,
+// leaves the tree.
+func escapes(linkDir, target string) bool {
+	if target == "" || path.IsAbs(target) || filepath.IsAbs(target) {
+		return true
+	}
+	j := path.Join(linkDir, target)
+	return j == ".." || len(j) >= 3 && j[:3] == "../"
+}
