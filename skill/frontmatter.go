@@ -459,12 +459,13 @@ func intJSON(v string) string {
 // floatJSON renders a core-schema float as a JSON number: as written when
 // that is already valid JSON, otherwise in Go's shortest form.
 func floatJSON(v string) (string, error) {
-	if jsonNumberRE.MatchString(v) {
-		return v, nil
-	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsInf(f, 0) {
-		return "", errors.New("out of range")
+		// JSON readers such as JavaScript's would turn it into Infinity.
+		return "", errors.New("out of the range of a 64-bit float")
+	}
+	if jsonNumberRE.MatchString(v) {
+		return v, nil
 	}
 	return strconv.FormatFloat(f, 'g', -1, 64), nil
 }
