@@ -1,0 +1,120 @@
+package approval
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skillport/skillport/wire"
+)
+
+var files = []wire.SkillResource{
+	{URI: "skill://a/SKILL.md", Digest: "sha256:" + strings.Repeat("1", 64), Size: 10},
+	{URI: "skill://a/x.md", Digest: "sha256:" + strings.Repeat("2", 64), Size: 5},
+}
+
+func TestKeyBindsLabelURIAndSet(t *testing.T) {
+	k := Key("docs", "skill://a/SKILL.md", files)
+	swapped := []wire.SkillResource{files[1], files[0]}
+	if Key("docs", "skill://a/SKILL.md", swapped) != k {
+		t.Error("key depends on the order of resources")
+	}
+	if Key("other", "skill://a/SKILL.md", files) == k {
+		t.Error("same key for another origin (A-51)")
+	}
+	rotated := []wire.SkillResource{files[0], {URI: files[1].URI, Digest: "sha256:" + strings.Repeat("3", 64), Size: 5}}
+	if Key("docs", "skill://a/SKILL.md", rotated) == k {
+		t.Error("same key after a file was rotated")
+	}
+	if Key("docs", "skill://a/SKILL.md", files[:1]) == k {
+		t.Error("same key after a file was removed")
+	}
+}
+
+func TestStorePersistsAtomicallyAndRevokes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cfg", "approvals.json")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := Key("docs", "skill://a/SKILL.md", files)
+	if err := s.Save(k, Record{Label: "docs", URI: "skill://a/SKILL.md"}); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s2.Lookup(k); !ok {
+		t.Fatal("approval not persisted")
+	}
+	if n, _ := s2.Revoke("docs", "skill://a/SKILL.md", k); n != 0 {
+		t.Errorf("Revoke removed the current approval")
+	}
+	if n, _ := s2.Revoke("docs", "skill://a/SKILL.md", "other-key"); n != 1 {
+		t.Errorf("Revoke removed %d, want 1", n)
+	}
+	s3, _ := Open(path)
+	if _, ok := s3.Lookup(k); ok {
+		t.Error("revocation not persisted")
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			t.Errorf("temporary file left behind: %s", e.Name())
+		}
+	}
+}
+
+func TestOpenCorruptFileSaysWhatToDo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "approvals.json")
+	os.WriteFile(path, []byte("{not json"), 0o600)
+	_, err := Open(path)
+	if err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Open = %v, want an error naming the file", err)
+	}
+}
+
+func TestPolicy(t *testing.T) {
+	p := &Policy{
+		Allow: []Rule{{Origin: "docs", Skill: "*"}, {Origin: "dyn", Skill: "gen", Dynamic: true}},
+		Deny:  []Rule{{Origin: "*", Skill: "evil"}},
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		req  Request
+		want bool
+	}{
+		{Request{Kind: Load, Origin: "docs", Name: "pdf"}, true},
+		{Request{Kind: Load, Origin: "docs", Name: "evil"}, false},
+		{Request{Kind: Load, Origin: "other", Name: "pdf"}, false},
+		{Request{Kind: Load, Origin: "docs", Name: "pdf", Dynamic: true}, false},
+		{Request{Kind: Load, Origin: "dyn", Name: "gen", Dynamic: true}, true},
+		{Request{Kind: CrossOrigin, Origin: "docs", Target: "other"}, false},
+		{Request{Kind: Exec, Origin: "docs"}, false},
+	} {
+		d, err := p.Approve(ctx, &c.req)
+		if err != nil || d.Allow != c.want {
+			t.Errorf("%+v: Allow=%v, want %v", c.req, d.Allow, c.want)
+		}
+	}
+}
+
+func TestPromptSanitisesAndParses(t *testing.T) {
+	var out strings.Builder
+	p := &Prompt{In: strings.NewReader("a\n"), Out: &out}
+	d, err := p.Approve(context.Background(), &Request{Kind: Load, Origin: "docs", Name: "x", Description: "evil\x1b[2J\u202etext", Files: files})
+	if err != nil || !d.Allow || !d.Remember || d.GrantTools {
+		t.Fatalf("decision %+v, %v", d, err)
+	}
+	if strings.ContainsAny(out.String(), "\x1b\u202e") {
+		t.Errorf("prompt echoed control characters: %q", out.String())
+	}
+	p = &Prompt{In: strings.NewReader("a\n"), Out: &out}
+	d, _ = p.Approve(context.Background(), &Request{Kind: Load, Origin: "docs", Name: "x", Dynamic: true})
+	if d.Allow || d.Remember {
+		t.Errorf("dynamic skill approved 'always': %+v", d)
+	}
+}

@@ -1,0 +1,360 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/host/skilluri"
+	"github.com/skillport/skillport/skill"
+	"github.com/skillport/skillport/wire"
+)
+
+// Kind says where a skill comes from.
+type Kind int
+
+// Kinds of origin.
+const (
+	// KindMCP is a skill served by an MCP server over the Skills extension.
+	KindMCP Kind = iota + 1
+	// KindFilesystem is a skill in a local folder.
+	KindFilesystem
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindMCP:
+		return "mcp"
+	case KindFilesystem:
+		return "filesystem"
+	}
+	return "unknown"
+}
+
+// MaxDescription is the longest description accepted in an entry (the Agent
+// Skills limit); longer ones make the entry invalid (A-17).
+const MaxDescription = 1024
+
+// Entry is one skill in the registry. Its identity is the pair (Origin, URI);
+// the name is only a label. An Entry is a snapshot and is never modified: a
+// refresh produces a new one.
+type Entry struct {
+	// Origin is the host-assigned label of the origin, never serverInfo.name.
+	Origin string
+	// Kind says whether the skill came from an MCP server or a folder.
+	Kind Kind
+	// URI is the SKILL.md URI as the server sent it; for filesystem skills,
+	// the catalog URI of the skill in its folder.
+	URI string
+	// Root is the skill root URI, URI without "/SKILL.md".
+	Root string
+	// Path is the skill path, "acme/billing/refunds".
+	Path string
+	// Name is the frontmatter name, equal to the last segment of Path.
+	Name string
+	// Frontmatter is the entry's frontmatter, verbatim.
+	Frontmatter skill.Frontmatter
+	// Files is the complete manifest; nil when Dynamic.
+	Files []wire.SkillResource
+	// Dynamic is set when the server publishes no digests ("resources": "dynamic").
+	Dynamic bool
+	// Size is the sum of the files' sizes (0 when Dynamic).
+	Size int64
+	// Declined is non-nil when the host will not load the skill; it says why.
+	// A declined skill is shown to the user but never to the model.
+	Declined error
+	// Warnings are notes for the user, such as hidden characters found in the
+	// description.
+	Warnings []string
+
+	// Qualified is the name the model sees and passes to read_skill: the
+	// bare name when no other skill shares it, otherwise qualified by path
+	// segments ("billing/refunds") and, across origins, by origin label
+	// ("docs__refunds").
+	Qualified string
+	// SharedWith lists the origin:path of the other skills that share Name.
+	SharedWith []string
+
+	// Dir is the local folder of a filesystem skill.
+	Dir string
+
+	expires time.Time
+	local   *catalog.Skill
+	cat     *catalog.Catalog
+}
+
+// Description returns the frontmatter description.
+func (e *Entry) Description() string { return e.Frontmatter.Description() }
+
+// CLIName is the origin-qualified form a user types: "docs:billing/refunds".
+func (e *Entry) CLIName() string { return e.Origin + ":" + e.displayPath() }
+
+// displayPath is the shortest form the registry needs to tell this entry
+// apart inside its origin: the name, or the path segments that distinguish it.
+func (e *Entry) displayPath() string {
+	q := e.Qualified
+	if i := strings.Index(q, "__"); i >= 0 {
+		q = q[i+2:]
+	}
+	return q
+}
+
+// File returns the manifest entry for uri.
+func (e *Entry) File(uri string) (wire.SkillResource, bool) {
+	for _, f := range e.Files {
+		if f.URI == uri {
+			return f, true
+		}
+	}
+	return wire.SkillResource{}, false
+}
+
+// Status is a one-line summary for listings: how the skill will be loaded,
+// or why it will not.
+func (e *Entry) Status() string {
+	switch {
+	case e.Declined != nil:
+		var ee *EntryError
+		if errors.As(e.Declined, &ee) {
+			return "declined: " + ee.Msg
+		}
+		return "declined: " + e.Declined.Error()
+	case len(e.SharedWith) > 0:
+		return "name shared: use " + e.CLIName()
+	case e.Kind == KindFilesystem:
+		return "filesystem"
+	case e.Dynamic:
+		return "dynamic: unverifiable, approval every load"
+	}
+	return "verified-on-load"
+}
+
+var digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// DecodeEntry decodes one skill entry as a server sent it and validates it
+// with [ValidateEntry]. Decoding is stricter than encoding/json: keys match
+// case-sensitively, duplicate keys are refused, sizes must be non-negative
+// integers, so that nothing about the entry's identity depends on decoder
+// leniency (A-37).
+func DecodeEntry(origin string, raw []byte) (*Entry, error) {
+	bad := func(uri, format string, args ...any) error {
+		return &EntryError{Origin: origin, URI: uri, Err: ErrInvalidEntry, Msg: fmt.Sprintf(format, args...)}
+	}
+	fields, err := objectFields(raw)
+	if err != nil {
+		return nil, bad("", "entry is not a JSON object: %v", err)
+	}
+	var uri string
+	if err := json.Unmarshal(fields["uri"], &uri); err != nil || fields["uri"] == nil {
+		return nil, bad("", "uri is missing or not a string")
+	}
+	fmRaw, ok := fields["frontmatter"]
+	if !ok {
+		return nil, bad(uri, "frontmatter is missing")
+	}
+	var fm skill.Frontmatter
+	if err := fm.UnmarshalJSON(fmRaw); err != nil {
+		return nil, bad(uri, "%v", err)
+	}
+	resRaw, ok := fields["resources"]
+	if !ok {
+		return nil, bad(uri, `resources is missing; an entry without resources must not be loaded (it must be an array or "dynamic")`)
+	}
+	res, err := decodeResources(resRaw)
+	if err != nil {
+		return nil, bad(uri, "resources: %v", err)
+	}
+	return ValidateEntry(origin, &wire.Skill{URI: uri, Frontmatter: fm, Resources: res})
+}
+
+// decodeResources decodes "dynamic" or an array of {uri, digest, size}.
+func decodeResources(raw []byte) (*wire.Resources, error) {
+	raw = bytes.TrimSpace(raw)
+	if string(raw) == `"dynamic"` {
+		return &wire.Resources{Dynamic: true}, nil
+	}
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, errors.New(`must be an array or the string "dynamic"`)
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, err
+	}
+	files := make([]wire.SkillResource, 0, len(items))
+	for i, it := range items {
+		f, err := objectFields(it)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: not a JSON object: %v", i, err)
+		}
+		var r wire.SkillResource
+		if err := json.Unmarshal(f["uri"], &r.URI); err != nil || f["uri"] == nil {
+			return nil, fmt.Errorf("item %d: uri is missing or not a string", i)
+		}
+		if err := json.Unmarshal(f["digest"], &r.Digest); err != nil || f["digest"] == nil {
+			return nil, fmt.Errorf("item %d (%q): digest is missing or not a string", i, r.URI)
+		}
+		size := string(bytes.TrimSpace(f["size"]))
+		if size == "" {
+			return nil, fmt.Errorf("item %d (%q): size is missing", i, r.URI)
+		}
+		if size != "0" && (size[0] < '1' || size[0] > '9' || strings.Trim(size, "0123456789") != "") {
+			return nil, fmt.Errorf("item %d (%q): size %s is not a non-negative integer", i, r.URI, clip(size))
+		}
+		n, err := strconv.ParseInt(size, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("item %d (%q): size %s is out of range", i, r.URI, clip(size))
+		}
+		r.Size = n
+		files = append(files, r)
+	}
+	return &wire.Resources{Files: files}, nil
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+// objectFields splits a JSON object into its fields, refusing duplicate keys.
+func objectFields(raw []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("not an object")
+	}
+	out := map[string]json.RawMessage{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := kt.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("duplicate key %q", k)
+		}
+		out[k] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ValidateEntry checks a decoded entry against the extension's rules (H-11)
+// and returns it as a registry entry. An invalid entry yields an
+// [*EntryError] wrapping [ErrInvalidEntry] and must not be registered. An
+// entry over the per-skill limits (512 files, 16 MiB) is returned with
+// Declined set, checked before anything is fetched and without overflow.
+func ValidateEntry(origin string, s *wire.Skill) (*Entry, error) {
+	bad := func(format string, args ...any) error {
+		return &EntryError{Origin: origin, URI: s.URI, Err: ErrInvalidEntry, Msg: fmt.Sprintf(format, args...)}
+	}
+	sk, err := skilluri.ParseSkill(s.URI)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	name, ok := s.Frontmatter.Get("name")
+	if !ok {
+		return nil, bad("frontmatter has no name")
+	}
+	if n, ok := name.(string); !ok || n != sk.Name {
+		return nil, bad("frontmatter name %s does not equal the last segment of the skill path, %q", quoteAny(name), sk.Name)
+	}
+	desc, ok := s.Frontmatter.Get("description")
+	if d, isStr := desc.(string); !ok || !isStr || strings.TrimSpace(d) == "" {
+		return nil, bad("frontmatter description is missing, empty or not a string")
+	} else if utf8.RuneCountInString(d) > MaxDescription {
+		return nil, bad("description is %d characters; the limit is %d", utf8.RuneCountInString(d), MaxDescription)
+	}
+	if s.Resources == nil {
+		return nil, bad(`resources is missing; it must be an array or "dynamic"`)
+	}
+	e := &Entry{
+		Origin:      origin,
+		Kind:        KindMCP,
+		URI:         s.URI,
+		Root:        sk.Root,
+		Path:        strings.Join(sk.Path, "/"),
+		Name:        sk.Name,
+		Frontmatter: s.Frontmatter,
+		Dynamic:     s.Resources.Dynamic,
+	}
+	if err := skill.ValidName(sk.Name); err != nil {
+		e.Warnings = append(e.Warnings, "name breaks the Agent Skills naming rules: "+err.Error())
+	}
+	if e.Dynamic {
+		return e, nil
+	}
+	files := s.Resources.Files
+	if len(files) == 0 {
+		return nil, bad("resources is an empty array; it must list SKILL.md at least")
+	}
+	seen := make(map[string]bool, len(files))
+	hasSkill := false
+	var total int64
+	overSize := false
+	for i, f := range files {
+		if seen[f.URI] {
+			return nil, bad("resources lists %q twice", f.URI)
+		}
+		seen[f.URI] = true
+		if f.URI == s.URI {
+			hasSkill = true
+		} else if _, ok := skilluri.Within(sk.Root, f.URI); !ok {
+			return nil, bad("resources item %d, %q, is not inside the skill root %s", i, f.URI, sk.Root)
+		}
+		if _, err := skilluri.Parse(f.URI); err != nil {
+			return nil, bad("resources item %d: %v", i, err)
+		}
+		if !digestRE.MatchString(f.Digest) {
+			return nil, bad("resources item %d (%q): digest %q is not sha256: and 64 lowercase hex digits", i, f.URI, clip(f.Digest))
+		}
+		if f.Size < 0 {
+			return nil, bad("resources item %d (%q): size %d is negative", i, f.URI, f.Size)
+		}
+		// Compare before adding, so a hostile size near 2^63 cannot wrap the sum.
+		if f.Size > wire.MaxTotalBytes || total > wire.MaxTotalBytes-f.Size {
+			overSize = true
+		} else {
+			total += f.Size
+		}
+	}
+	if !hasSkill {
+		return nil, bad("resources does not list the skill's own SKILL.md, %q", s.URI)
+	}
+	e.Files = files
+	e.Size = total
+	switch {
+	case len(files) > wire.MaxResources:
+		e.Declined = &EntryError{Origin: origin, URI: s.URI, Err: ErrDeclined,
+			Msg: fmt.Sprintf("%d files, over the limit of %d per skill", len(files), wire.MaxResources)}
+	case overSize:
+		e.Declined = &EntryError{Origin: origin, URI: s.URI, Err: ErrDeclined,
+			Msg: fmt.Sprintf("files total more than %d bytes (16 MiB), the limit per skill", wire.MaxTotalBytes)}
+	}
+	return e, nil
+}
+
+func quoteAny(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(clip(s))
+	}
+	b, _ := json.Marshal(v)
+	return clip(string(b))
+}

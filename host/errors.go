@@ -1,0 +1,119 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors; test with errors.Is.
+var (
+	// ErrVerification is wrapped by every [*VerificationError]: content that
+	// did not match the entry it was read under, or a read outside the held
+	// manifest. The content was discarded.
+	ErrVerification = errors.New("verification failed")
+	// ErrInvalidEntry marks a skills/list or skills/get entry that breaks the
+	// extension's rules; such an entry is never registered or loaded.
+	ErrInvalidEntry = errors.New("invalid skill entry")
+	// ErrDeclined marks a skill the host will not load, e.g. over the
+	// per-skill limits or with "dynamic" resources while those are refused.
+	ErrDeclined = errors.New("skill declined")
+	// ErrNotApproved is returned when the user (or policy) did not approve a load.
+	ErrNotApproved = errors.New("not approved")
+	// ErrCrossOrigin is returned when a read would cross from one origin to
+	// another without per-call approval.
+	ErrCrossOrigin = errors.New("cross-origin read blocked")
+	// ErrUnknownSkill is returned for a name or URI the registry does not hold.
+	ErrUnknownSkill = errors.New("unknown skill")
+	// ErrAmbiguous is returned for a bare name several skills share; the
+	// error lists the qualified names to use instead.
+	ErrAmbiguous = errors.New("ambiguous skill name")
+	// ErrUnknownOrigin is returned for a label no configured origin has.
+	ErrUnknownOrigin = errors.New("unknown origin")
+	// ErrUnavailable is returned when an origin is not connected or did not
+	// declare the Skills extension.
+	ErrUnavailable = errors.New("origin unavailable")
+	// ErrBudget is returned once an origin has sent more bytes in a session
+	// than [Options.FetchBudget] allows.
+	ErrBudget = errors.New("server skill budget exceeded")
+	// ErrNotLoaded is returned by file and directory reads of a skill that is
+	// not being acted on.
+	ErrNotLoaded = errors.New("skill not loaded")
+	// ErrNotFile is returned when a path names a directory or the skill root
+	// where a file was expected.
+	ErrNotFile = errors.New("not a file")
+)
+
+// Reason says why verification failed.
+type Reason string
+
+// Verification failure reasons.
+const (
+	ReasonSize        Reason = "size mismatch"
+	ReasonDigest      Reason = "digest mismatch"
+	ReasonFrontmatter Reason = "frontmatter differs from the entry"
+	ReasonUnlisted    Reason = "file not listed in the skill's resources"
+	ReasonOutsideRoot Reason = "path outside the skill root"
+	ReasonContents    Reason = "resources/read did not return exactly one content item for the URI"
+	ReasonEncoding    Reason = "SKILL.md is not valid UTF-8 Markdown with frontmatter"
+	ReasonLimit       Reason = "dynamic skill exceeded the 16 MiB retrieval limit"
+)
+
+// VerificationError reports content that does not match the held entry.
+// The content it concerns was discarded and never reaches the model.
+type VerificationError struct {
+	// Origin is the host label of the server.
+	Origin string
+	// URI is the file that failed.
+	URI string
+	// Reason is the kind of failure.
+	Reason Reason
+	// Detail gives the expected and actual values, or the differing
+	// frontmatter fields.
+	Detail string
+	// Fields lists the differing frontmatter fields for ReasonFrontmatter.
+	Fields []string
+	// Changed is set when a refresh showed that the server now publishes a
+	// different resources set: the skill changed and must be re-approved.
+	Changed bool
+}
+
+func (e *VerificationError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s: %s", e.Origin, e.URI, e.Reason)
+	if e.Detail != "" {
+		b.WriteString(" (" + e.Detail + ")")
+	}
+	if e.Changed {
+		b.WriteString("; the skill changed on the server since it was approved: load it again to review and re-approve")
+	} else {
+		b.WriteString("; the content was discarded")
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrVerification.
+func (e *VerificationError) Unwrap() error { return ErrVerification }
+
+// EntryError reports why an entry was not registered or is not loadable.
+type EntryError struct {
+	// Origin is the host label of the server.
+	Origin string
+	// URI is the entry's uri as received (may itself be invalid).
+	URI string
+	// Msg says what is wrong.
+	Msg string
+	// Err is ErrInvalidEntry or ErrDeclined.
+	Err error
+}
+
+func (e *EntryError) Error() string {
+	uri := e.URI
+	if len(uri) > 200 {
+		uri = uri[:200] + "…"
+	}
+	return fmt.Sprintf("%s: %q: %v: %s", e.Origin, uri, e.Err, e.Msg)
+}
+
+// Unwrap returns the sentinel error.
+func (e *EntryError) Unwrap() error { return e.Err }
