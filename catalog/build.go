@@ -31,6 +31,7 @@ const (
 // node is one directory of the walked tree.
 type node struct {
 	path    string // slash path from the root, "." for the root
+	real    string // path with followed directory links resolved, for checking link targets
 	files   []*walkFile
 	dirs    []*node
 	skillMD *walkFile // the regular file named exactly SKILL.md, if any
@@ -100,7 +101,7 @@ func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
 	if !rootInfo.IsDir() {
 		return nil, fmt.Errorf("catalog: the root is not a directory")
 	}
-	root := &node{path: "."}
+	root := &node{path: ".", real: "."}
 	b.walk(root, 0, false)
 
 	cands := b.candidates(root)
@@ -121,6 +122,11 @@ func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
 		}
 	}
 	return c, nil
+}
+
+// isAncestor reports whether directory a is d or one of its ancestors.
+func isAncestor(a, d string) bool {
+	return a == "." || a == d || strings.HasPrefix(d, a+"/")
 }
 
 func checkPrefix(p string) error {
@@ -180,7 +186,7 @@ func (b *builder) walk(n *node, depth int, inLink bool) {
 					Message: fmt.Sprintf("cannot read symbolic link: %v", stripOp(err))})
 				continue
 			}
-			if err == nil && escapes(n.path, target) {
+			if err == nil && escapes(n.real, target) {
 				n.broken = append(n.broken, Diagnostic{Path: p, Rule: RuleSymlink, Severity: skill.Error, Err: ErrSymlinkEscape,
 					Message: fmt.Sprintf("symbolic link to %q leaves the served tree; replace it with a copy of the file", target)})
 				continue
@@ -195,12 +201,13 @@ func (b *builder) walk(n *node, depth int, inLink bool) {
 				continue
 			}
 			if info.IsDir() {
-				if inLink {
+				real := path.Join(n.real, target)
+				if inLink || isAncestor(real, n.real) {
 					n.broken = append(n.broken, Diagnostic{Path: p, Rule: RuleSymlink, Severity: skill.Error, Err: ErrSymlinkLoop,
-						Message: "symbolic link to a directory inside a linked directory; links are followed once, so this may be a loop: replace it with a real directory"})
+						Message: "symbolic link to a directory that contains it, or inside a linked directory (links are followed once): replace it with a real directory"})
 					continue
 				}
-				sub := &node{path: p}
+				sub := &node{path: p, real: real}
 				n.dirs = append(n.dirs, sub)
 				if depth < DefaultMaxDepth*4 {
 					b.walk(sub, depth+1, true)
@@ -211,7 +218,7 @@ func (b *builder) walk(n *node, depth int, inLink bool) {
 		}
 		switch {
 		case mode.IsDir():
-			sub := &node{path: p}
+			sub := &node{path: p, real: path.Join(n.real, name)}
 			n.dirs = append(n.dirs, sub)
 			if depth >= DefaultMaxDepth*4 {
 				sub.broken = append(sub.broken, Diagnostic{Path: p, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
@@ -424,7 +431,10 @@ func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 			Message: "SKILL.md at the root of the tree: serve its parent directory, or set a prefix naming the skill"})
 		return nil, false
 	}
-	for _, seg := range strings.Split(strings.TrimPrefix(n.path, "./"), "/") {
+	// Prefix directories must be plain; the skill's own directory is checked
+	// against its name below, with a finding that points into SKILL.md.
+	segs := strings.Split(n.path, "/")
+	for _, seg := range segs[:len(segs)-1] {
 		if n.path != "." && !validSegment(seg) {
 			b.diag(Diagnostic{Path: n.path, Skill: n.path, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
 				Message: fmt.Sprintf("directory name %q cannot be part of a skill path; use lowercase letters, digits and hyphens", seg)})
