@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/skill"
+)
+
+func init() {
+	var asJSON, dotFiles bool
+	cmd := &cobra.Command{
+		Use:   "validate PATH...",
+		Short: "Check skill folders against the Agent Skills specification",
+		Long: `validate checks every skill (a directory holding SKILL.md) under each PATH,
+the way skillport serve would publish them, and prints one line per finding:
+
+  path/SKILL.md:line:column: message (rule)
+
+Exit status: 0 when every skill is valid, 1 when any is invalid, 2 on usage errors.
+With --json, one JSON object per finding: path, line, column, rule, message, severity.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("validate: name at least one skill folder, e.g. skillport validate ./skills")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runValidate(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, asJSON, dotFiles)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print findings as JSON, one object per line")
+	cmd.Flags().BoolVar(&dotFiles, "include-dotfiles", false, "treat files whose names start with \".\" as part of skills")
+	rootCmd.AddCommand(cmd)
+}
+
+type jsonFinding struct {
+	Path     string         `json:"path"`
+	Line     int            `json:"line"`
+	Column   int            `json:"column"`
+	Rule     string         `json:"rule"`
+	Message  string         `json:"message"`
+	Severity skill.Severity `json:"severity"`
+}
+
+func runValidate(stdout, stderr io.Writer, args []string, asJSON, dotFiles bool) error {
+	// Check every argument before reporting on any, so a typo is a usage error.
+	dirs := make([]string, len(args))
+	for i, arg := range args {
+		fi, err := os.Stat(arg)
+		if err != nil {
+			return usageErrorf("validate: %s: %v", arg, errors.Unwrap(err))
+		}
+		switch {
+		case fi.IsDir():
+			dirs[i] = arg
+		case filepath.Base(arg) == skill.FileName:
+			dirs[i] = filepath.Dir(arg)
+		default:
+			return usageErrorf("validate: %s is a file; name a skill folder or a SKILL.md", arg)
+		}
+	}
+	enc := json.NewEncoder(stdout)
+	valid, invalid := 0, 0
+	quiet := slog.New(slog.DiscardHandler)
+	for _, dir := range dirs {
+		cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: quiet, IncludeDotFiles: dotFiles})
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			fmt.Fprintf(stderr, "%s: cannot read: %v\n", dir, err)
+			invalid++
+			continue
+		}
+		st := cat.Stats()
+		valid += st.Skills
+		invalid += st.Invalid
+		for _, d := range cat.Diagnostics() {
+			p := filepath.Join(dir, filepath.FromSlash(d.Path))
+			if asJSON {
+				if err := enc.Encode(jsonFinding{Path: p, Line: d.Line, Column: d.Column, Rule: d.Rule, Message: d.Message, Severity: d.Severity}); err != nil {
+					return err
+				}
+				continue
+			}
+			loc := p
+			if d.Line > 0 {
+				loc = fmt.Sprintf("%s:%d:%d", p, d.Line, d.Column)
+			}
+			sev := ""
+			if d.Severity == skill.Warning {
+				sev = "warning: "
+			}
+			fmt.Fprintf(stdout, "%s: %s%s (%s)\n", loc, sev, d.Message, d.Rule)
+		}
+	}
+	summary := fmt.Sprintf("%d %s valid, %d invalid", valid, plural(valid, "skill", "skills"), invalid)
+	if asJSON {
+		fmt.Fprintln(stderr, summary)
+	} else {
+		fmt.Fprintln(stdout, summary)
+	}
+	if invalid > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func exitCode(err error) int {
+	var ee *exitError
+	if err == nil {
+		return 0
+	}
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return -1
+}
+
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	write := func(p, s string) {
+		full := filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("team/pdf/SKILL.md", "---\nname: pdf\ndescription: "+strings.Repeat("x", 1068)+"\n---\n")
+	write("team/template/SKILL.md", "---\nname: template-skill\ndescription: d\n---\n")
+	write("team/ok/SKILL.md", "---\nname: ok\ndescription: d\nhooks: x\n---\n")
+	team := filepath.Join(dir, "team")
+
+	var out, errOut bytes.Buffer
+	err := runValidate(&out, &errOut, []string{team, "../../examples/skills"}, false, false)
+	if exitCode(err) != 1 {
+		t.Fatalf("exit %d (%v), want 1", exitCode(err), err)
+	}
+	want := team + "/ok/SKILL.md:4:8: warning: hooks: not a field of the Agent Skills specification; it is passed through as written (unknown-field)\n" +
+		team + "/pdf/SKILL.md:3:14: description: 1068 characters, the limit is 1024 (description-length)\n" +
+		team + "/template/SKILL.md:2:7: name \"template-skill\" must equal its directory name \"template\" (name-directory)\n" +
+		"6 skills valid, 2 invalid\n"
+	if out.String() != want {
+		t.Errorf("output\n%s\nwant\n%s", out.String(), want)
+	}
+
+	out.Reset()
+	err = runValidate(&out, &errOut, []string{team}, true, false)
+	if exitCode(err) != 1 {
+		t.Fatalf("--json exit %d", exitCode(err))
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("--json printed %d lines: %s", len(lines), out.String())
+	}
+	var f map[string]any
+	if err := json.Unmarshal([]byte(lines[1]), &f); err != nil {
+		t.Fatal(err)
+	}
+	if f["path"] != team+"/pdf/SKILL.md" || f["line"] != 3.0 || f["column"] != 14.0 || f["rule"] != "description-length" || f["severity"] != "error" || f["message"] == "" {
+		t.Errorf("JSON finding %v", f)
+	}
+
+	out.Reset()
+	if err := runValidate(&out, &errOut, []string{"../../examples/skills"}, false, false); err != nil {
+		t.Errorf("examples are valid, got %v: %s", err, out.String())
+	}
+	if err := runValidate(&out, &errOut, []string{"../../examples/skills/git-workflow/SKILL.md"}, false, false); err != nil {
+		t.Errorf("a SKILL.md argument: %v", err)
+	}
+	for _, bad := range [][]string{{filepath.Join(dir, "missing")}, {"validate_test.go"}} {
+		if code := exitCode(runValidate(&out, &errOut, bad, false, false)); code != 2 {
+			t.Errorf("validate %v: exit %d, want 2", bad, code)
+		}
+	}
+}
