@@ -1,0 +1,424 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/host/approval"
+	"github.com/skillport/skillport/host/skilluri"
+	"github.com/skillport/skillport/wire"
+)
+
+// maxDiagsPerOrigin bounds what one hostile listing can make the host keep.
+const maxDiagsPerOrigin = 100
+
+// originState is one origin at run time.
+type originState struct {
+	h     *Host
+	cfg   Origin
+	order int
+
+	mu       sync.Mutex
+	session  *mcp.ClientSession
+	settings wire.Settings
+	status   OriginStatus
+	listing  []*Entry          // last good listing, in server order
+	got      map[string]*Entry // entries confirmed by skills/get, by URI
+	diags    []Diagnostic
+	dropped  int
+	expires  time.Time
+	fetched  int64
+	cat      *catalog.Catalog
+
+	refreshMu  sync.Mutex
+	lastList   time.Time
+	refreshing bool
+	timer      *time.Timer
+}
+
+func (o *originState) diag(sev Severity, uri, msg string, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.diagLocked(sev, uri, msg, err)
+}
+
+func (o *originState) diagLocked(sev Severity, uri, msg string, err error) {
+	d := Diagnostic{Origin: o.cfg.Label, URI: uri, Severity: sev, Message: msg, Err: err}
+	if len(o.diags) >= maxDiagsPerOrigin {
+		o.dropped++
+		if len(o.diags) == maxDiagsPerOrigin {
+			o.diags = append(o.diags, Diagnostic{Origin: o.cfg.Label, Severity: Warning, Message: "further diagnostics left out"})
+		}
+		return
+	}
+	o.diags = append(o.diags, d)
+	lvl := o.h.log.Warn
+	if sev == Error {
+		lvl = o.h.log.Error
+	}
+	lvl("skills: "+msg, "origin", o.cfg.Label, "uri", uri)
+}
+
+func (o *originState) statusCopy() OriginStatus {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := o.status
+	s.Label, s.Kind, s.Where = o.cfg.Label, o.cfg.Kind(), o.cfg.Where()
+	return s
+}
+
+// snapshot returns the origin's entries: its listing, plus entries confirmed
+// by skills/get that the listing lacks.
+func (o *originState) snapshot() []*Entry {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := slices.Clone(o.listing)
+	seen := make(map[string]bool, len(out))
+	for _, e := range out {
+		seen[e.URI] = true
+	}
+	for _, e := range o.got {
+		if !seen[e.URI] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (o *originState) start(ctx context.Context) {
+	if o.cfg.Kind() == KindFilesystem {
+		o.openDir()
+		return
+	}
+	if err := o.connect(ctx); err != nil {
+		o.mu.Lock()
+		o.status.Err = err
+		o.diagLocked(Error, "", err.Error(), err)
+		o.mu.Unlock()
+		return
+	}
+	o.relist(ctx)
+}
+
+func (o *originState) connect(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, o.h.opts.CallTimeout)
+	defer cancel()
+	client := newClient(o.h, o)
+	sess, err := client.Connect(ctx, o.cfg.transport(o.h.opts.ServerStderr), nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: %s did not complete initialization within %v", ErrUnavailable, o.cfg.Where(), o.h.opts.CallTimeout)
+		}
+		return fmt.Errorf("%w: connecting to %s: %v", ErrUnavailable, o.cfg.Where(), err)
+	}
+	init := sess.InitializeResult()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.session = sess
+	o.status.Connected = true
+	if init != nil && init.ServerInfo != nil {
+		o.status.ReportedName = init.ServerInfo.Name
+	}
+	var caps *mcp.ServerCapabilities
+	if init != nil {
+		caps = init.Capabilities
+	}
+	settings, ok := declaration(caps)
+	if !ok {
+		return fmt.Errorf("%w: the server does not declare the Skills extension (%s)", ErrUnavailable, wire.ExtensionID)
+	}
+	o.status.Declared = true
+	if caps.Resources == nil {
+		return fmt.Errorf("%w: the server %v", ErrUnavailable, errNoResources)
+	}
+	o.settings = settings
+	o.status.DirectoryRead = settings.DirectoryRead
+	return nil
+}
+
+func (o *originState) close() error {
+	o.mu.Lock()
+	s := o.session
+	o.session = nil
+	o.mu.Unlock()
+	o.refreshMu.Lock()
+	if o.timer != nil {
+		o.timer.Stop()
+	}
+	o.refreshMu.Unlock()
+	if s == nil {
+		return nil
+	}
+	return s.Close()
+}
+
+// sess returns the session if the origin is usable.
+func (o *originState) sess() (*mcp.ClientSession, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.session == nil || o.status.Err != nil {
+		err := o.status.Err
+		if err == nil {
+			err = fmt.Errorf("%w: %s is not connected", ErrUnavailable, o.cfg.Label)
+		}
+		return nil, err
+	}
+	return o.session, nil
+}
+
+// relist pages through skills/list and replaces the listing. A listing that
+// fails on its first page keeps the previous one (A-33).
+func (o *originState) relist(ctx context.Context) {
+	sess, err := o.sess()
+	if err != nil {
+		return
+	}
+	o.refreshMu.Lock()
+	o.lastList = time.Now()
+	o.refreshMu.Unlock()
+
+	opts := &o.h.opts
+	var (
+		entries []*Entry
+		seen    = map[string]bool{}
+		cursors = map[string]bool{}
+		cursor  string
+		items   int
+		partial bool
+		ttl     = int64(-1)
+	)
+	for page := 0; ; page++ {
+		if page >= opts.MaxPages {
+			o.diag(Warning, "", fmt.Sprintf("listing stopped after %d pages; it is partial, and skills beyond it can still be loaded by URI", opts.MaxPages), nil)
+			partial = true
+			break
+		}
+		callCtx, cancel := context.WithTimeout(ctx, opts.CallTimeout)
+		res, err := mcp.CallCustomMethod[*wire.ListSkillsParams, *listResult](callCtx, sess, wire.MethodListSkills, &wire.ListSkillsParams{Cursor: cursor})
+		timedOut := callCtx.Err() != nil
+		cancel()
+		if err != nil {
+			msg := fmt.Sprintf("skills/list page %d failed: %v", page+1, err)
+			if timedOut {
+				msg = fmt.Sprintf("skills/list page %d got no answer within %v", page+1, opts.CallTimeout)
+			}
+			if page == 0 {
+				o.mu.Lock()
+				if o.listing == nil {
+					o.status.Err = fmt.Errorf("%w: %s", ErrUnavailable, msg)
+				}
+				o.diagLocked(Error, "", msg, err)
+				o.mu.Unlock()
+				return
+			}
+			o.diag(Warning, "", msg+fmt.Sprintf("; keeping the %d entries of earlier pages", len(entries)), err)
+			partial = true
+			break
+		}
+		if !o.checkResult(res.ResultType, res.TTLMs, res.CacheScope, "skills/list") || res.Skills == nil {
+			if res.Skills == nil {
+				o.diag(Warning, "", fmt.Sprintf("skills/list page %d has no skills array; listing stopped", page+1), nil)
+			}
+			partial = true
+			break
+		}
+		if res.TTLMs != nil && (ttl < 0 || *res.TTLMs < ttl) {
+			ttl = *res.TTLMs
+		}
+		for _, raw := range res.Skills {
+			if items >= opts.MaxEntries {
+				o.diag(Warning, "", fmt.Sprintf("listing capped at %d entries; it is partial, and skills beyond it can still be loaded by URI", opts.MaxEntries), nil)
+				partial = true
+				break
+			}
+			items++
+			e, err := DecodeEntry(o.cfg.Label, raw)
+			if err != nil {
+				o.diag(Warning, entryURI(err), "entry left out: "+entryMsg(err), err)
+				continue
+			}
+			if seen[e.URI] {
+				o.diag(Warning, e.URI, "listed twice; the first entry is kept", nil)
+				continue
+			}
+			seen[e.URI] = true
+			o.ingest(e)
+			entries = append(entries, e)
+		}
+		if partial || res.NextCursor == "" {
+			break
+		}
+		if cursors[res.NextCursor] {
+			o.diag(Warning, "", fmt.Sprintf("skills/list returned a cursor it had already returned (page %d); listing stopped, it is partial", page+1), nil)
+			partial = true
+			break
+		}
+		cursors[res.NextCursor] = true
+		cursor = res.NextCursor
+	}
+	if ttl < 0 {
+		ttl = 0
+	}
+	o.mu.Lock()
+	o.listing = entries
+	o.status.Err = nil
+	o.status.Skills = len(entries)
+	o.status.Partial = partial
+	o.status.Listed = time.Now()
+	o.expires = time.Now().Add(time.Duration(ttl) * time.Millisecond)
+	for _, e := range entries {
+		e.expires = o.expires
+	}
+	o.mu.Unlock()
+}
+
+func entryURI(err error) string {
+	var ee *EntryError
+	if errors.As(err, &ee) {
+		return ee.URI
+	}
+	return ""
+}
+
+func entryMsg(err error) string {
+	var ee *EntryError
+	if errors.As(err, &ee) {
+		return ee.Msg
+	}
+	return err.Error()
+}
+
+// checkResult applies H-51 and H-8: a missing resultType, ttlMs or
+// cacheScope is accepted with a diagnostic; a resultType other than
+// "complete" is not parsed as skills.
+func (o *originState) checkResult(rt *string, ttl *int64, scope *string, method string) bool {
+	switch {
+	case rt == nil:
+		o.diag(Warning, "", method+" result has no resultType (servers must send \"complete\"); accepted", nil)
+	case *rt != wire.ResultComplete:
+		o.diag(Error, "", fmt.Sprintf("%s result has resultType %q; only \"complete\" carries skills, so it was not used", method, clip(*rt)), nil)
+		return false
+	}
+	if ttl == nil || *ttl < 0 {
+		o.diag(Warning, "", method+" result has no valid ttlMs (required); treated as 0", nil)
+	}
+	if scope == nil {
+		o.diag(Warning, "", method+" result has no cacheScope (required); treated as \"private\"", nil)
+	}
+	return true
+}
+
+// ingest applies host policy to a freshly received entry: "dynamic" skills
+// are declined unless allowed, and persisted approvals bound to another
+// resources set are revoked.
+func (o *originState) ingest(e *Entry) {
+	if e.Dynamic && !o.h.opts.AllowDynamic && e.Declined == nil {
+		e.Declined = &EntryError{Origin: e.Origin, URI: e.URI, Err: ErrDeclined,
+			Msg: `resources is "dynamic": the content cannot be verified, and this host does not load such skills`}
+	}
+	for _, w := range e.Warnings {
+		o.diag(Warning, e.URI, w, nil)
+	}
+	if f := descriptionFlags(e); f != "" {
+		e.Warnings = append(e.Warnings, "description contains "+f+" (removed for display)")
+		o.diag(Warning, e.URI, "description contains "+f+"; they are removed before it reaches the model", nil)
+	}
+	keep := ""
+	if !e.Dynamic {
+		keep = approval.Key(e.Origin, e.URI, e.Files)
+	}
+	if n, err := o.h.opts.Approvals.Revoke(e.Origin, e.URI, keep); err != nil {
+		o.diag(Warning, e.URI, "could not revoke a stale approval: "+err.Error(), err)
+	} else if n > 0 {
+		o.diag(Warning, e.URI, "the skill's files changed since it was approved; the approval was revoked and loading it will ask again", nil)
+	}
+}
+
+// get calls skills/get for uri and records the entry (H-4, A-39).
+func (o *originState) get(ctx context.Context, uri string) (*Entry, error) {
+	if _, err := skilluri.ParseSkill(uri); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnknownSkill, err)
+	}
+	sess, err := o.sess()
+	if err != nil {
+		return nil, err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, o.h.opts.CallTimeout)
+	defer cancel()
+	res, err := mcp.CallCustomMethod[*wire.GetSkillParams, *getResult](callCtx, sess, wire.MethodGetSkill, &wire.GetSkillParams{URI: uri})
+	if err != nil {
+		if callCtx.Err() != nil {
+			return nil, fmt.Errorf("%w: %s: skills/get %s got no answer within %v", ErrUnavailable, o.cfg.Label, uri, o.h.opts.CallTimeout)
+		}
+		return nil, fmt.Errorf("%w: %s: skills/get %s: %v", ErrUnknownSkill, o.cfg.Label, uri, err)
+	}
+	if !o.checkResult(res.ResultType, res.TTLMs, res.CacheScope, "skills/get") {
+		return nil, fmt.Errorf("%w: %s: skills/get %s: unusable result", ErrInvalidEntry, o.cfg.Label, uri)
+	}
+	e, err := DecodeEntry(o.cfg.Label, res.Skill)
+	if err != nil {
+		return nil, err
+	}
+	if e.URI != uri {
+		return nil, &EntryError{Origin: o.cfg.Label, URI: uri, Err: ErrInvalidEntry,
+			Msg: fmt.Sprintf("skills/get answered with a different skill, %q; entry does not match requested URI", clip(e.URI))}
+	}
+	o.ingest(e)
+	var ttl int64
+	if res.TTLMs != nil && *res.TTLMs > 0 {
+		ttl = *res.TTLMs
+	}
+	e.expires = time.Now().Add(time.Duration(ttl) * time.Millisecond)
+	o.mu.Lock()
+	if o.got == nil {
+		o.got = map[string]*Entry{}
+	}
+	o.got[uri] = e
+	for i, l := range o.listing {
+		if l.URI == uri {
+			o.listing = slices.Clone(o.listing)
+			o.listing[i] = e
+		}
+	}
+	o.mu.Unlock()
+	return e, nil
+}
+
+// scheduleRefresh re-lists the server after notifications/resources/list_changed,
+// at most once per RefreshInterval however many notifications arrive (A-33).
+// Refreshing never fetches files and never prompts.
+func (o *originState) scheduleRefresh() {
+	o.refreshMu.Lock()
+	defer o.refreshMu.Unlock()
+	if o.timer != nil || o.refreshing {
+		return
+	}
+	wait := time.Until(o.lastList.Add(o.h.opts.RefreshInterval))
+	if wait < 0 {
+		wait = 0
+	}
+	o.timer = time.AfterFunc(wait, func() {
+		o.refreshMu.Lock()
+		o.timer = nil
+		o.refreshing = true
+		o.refreshMu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(o.h.opts.MaxPages+1)*o.h.opts.CallTimeout)
+		o.relist(ctx)
+		cancel()
+		o.refreshMu.Lock()
+		o.refreshing = false
+		o.refreshMu.Unlock()
+		o.h.mu.RLock()
+		closed := o.h.closed
+		o.h.mu.RUnlock()
+		if !closed {
+			o.h.rebuild()
+		}
+	})
+}

@@ -1,0 +1,563 @@
+// Package host is the consumer side of Skills over MCP (SEP-2640): it
+// discovers skills on MCP servers and local folders, keeps them in one
+// registry keyed by (origin label, uri), and loads them for a model only
+// after approval and verification.
+//
+// A [Host] is configured with [Origin]s and [Options]. [Host.Connect]
+// connects to every server concurrently, lists skills (every page, within
+// caps and a per-call timeout) from those that declared the extension, and
+// reads local folders. Nothing but listing happens then: no file is fetched
+// on connect, listing or approval. [Host.Load] asks the [approval.Approver]
+// (unless a persisted approval bound to the exact resources set exists),
+// reads SKILL.md, checks its size, SHA-256 and frontmatter against the entry,
+// and returns a [*Loaded] skill: the acting window, which holds the entry and
+// resolves and verifies every later file read against it.
+//
+// [Host.Catalog] renders the skills block of a system prompt and
+// [Host.Tools] returns model-facing tool handlers (read_skill,
+// read_skill_file, list_skill_dir) that tag MCP content with its origin and
+// mark it untrusted.
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillport/skillport/host/approval"
+	"github.com/skillport/skillport/host/cache"
+	"github.com/skillport/skillport/wire"
+)
+
+// Defaults for [Options].
+const (
+	DefaultCallTimeout     = 10 * time.Second
+	DefaultMaxPages        = 50
+	DefaultMaxEntries      = 5000
+	DefaultRefreshInterval = 5 * time.Second
+	DefaultFetchBudget     = 200 << 20
+)
+
+// Options configure a Host. The zero value is usable: deny-by-default
+// approvals kept in memory, no disk cache.
+type Options struct {
+	// ClientInfo identifies the host to servers; default "skillport".
+	ClientInfo *mcp.Implementation
+	// CallTimeout bounds each call to a server (connect, each page, each
+	// read). Default 10 s.
+	CallTimeout time.Duration
+	// MaxPages and MaxEntries cap one server's listing; what is past them is
+	// left out with a diagnostic (the listing is then partial, and skills
+	// stay loadable by URI). Defaults 50 pages, 5000 entries.
+	MaxPages   int
+	MaxEntries int
+	// RefreshInterval is the least time between two re-listings of one
+	// server triggered by notifications/resources/list_changed. Default 5 s.
+	RefreshInterval time.Duration
+	// FetchBudget bounds the bytes read from one server in the life of the
+	// Host. Default 200 MiB; negative means no budget.
+	FetchBudget int64
+	// AllowDynamic lets skills whose resources are "dynamic" be loaded,
+	// after approval on every load; by default they are declined.
+	AllowDynamic bool
+	// Approver decides loads, cross-origin reads and execution. Default
+	// approval.Deny.
+	Approver approval.Approver
+	// Approvals persists approvals; default an in-memory store.
+	Approvals *approval.Store
+	// Cache keeps verified files on disk; nil disables it.
+	Cache *cache.Cache
+	// Logger receives diagnostics; default slog.Default().
+	Logger *slog.Logger
+	// ServerStderr receives the stderr of stdio servers; default discarded.
+	ServerStderr io.Writer
+	// OnChange is called after the registry changed (a refresh, a revoked
+	// approval). It must not block.
+	OnChange func()
+}
+
+// Severity of a diagnostic.
+type Severity int
+
+// Severities.
+const (
+	Warning Severity = iota + 1
+	Error
+)
+
+func (s Severity) String() string {
+	if s == Error {
+		return "error"
+	}
+	return "warning"
+}
+
+// Diagnostic reports something the user should know: an entry left out, a
+// server that failed, a capped listing.
+type Diagnostic struct {
+	Origin   string
+	URI      string
+	Severity Severity
+	Message  string
+	Err      error
+}
+
+func (d Diagnostic) String() string {
+	s := d.Origin + ": " + d.Severity.String() + ": "
+	if d.URI != "" {
+		s += fmt.Sprintf("%q: ", clip(d.URI))
+	}
+	return s + d.Message
+}
+
+// OriginStatus reports the state of one origin.
+type OriginStatus struct {
+	Label string
+	Kind  Kind
+	Where string
+	// ReportedName is the server's serverInfo.name: display only, never identity.
+	ReportedName string
+	// Connected is set once the server answered initialize.
+	Connected bool
+	// Declared is set when the server declared the Skills extension.
+	Declared bool
+	// DirectoryRead is the server's directoryRead setting.
+	DirectoryRead bool
+	// Skills is how many entries it contributed.
+	Skills int
+	// Partial is set when the listing was cut short (caps, a failed page).
+	Partial bool
+	// Err is why the origin contributes nothing, if it does not.
+	Err error
+	// Listed is when the last listing completed.
+	Listed time.Time
+}
+
+// Host discovers, registers and loads skills. It is safe for concurrent use.
+type Host struct {
+	opts    Options
+	log     *slog.Logger
+	origins []*originState
+	byLabel map[string]*originState
+
+	mu        sync.RWMutex
+	entries   []*Entry // registry, sorted by origin order then path
+	byKey     map[key]*Entry
+	qualified map[string]*Entry
+	closed    bool
+}
+
+type key struct{ origin, uri string }
+
+// New validates the origins and returns a Host. Call Connect to reach them.
+func New(origins []Origin, opts *Options) (*Host, error) {
+	h := &Host{byLabel: map[string]*originState{}, byKey: map[key]*Entry{}, qualified: map[string]*Entry{}}
+	if opts != nil {
+		h.opts = *opts
+	}
+	o := &h.opts
+	if o.ClientInfo == nil {
+		o.ClientInfo = &mcp.Implementation{Name: "skillport", Version: "0"}
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.MaxPages <= 0 {
+		o.MaxPages = DefaultMaxPages
+	}
+	if o.MaxEntries <= 0 {
+		o.MaxEntries = DefaultMaxEntries
+	}
+	if o.RefreshInterval <= 0 {
+		o.RefreshInterval = DefaultRefreshInterval
+	}
+	if o.FetchBudget == 0 {
+		o.FetchBudget = DefaultFetchBudget
+	}
+	if o.Approver == nil {
+		o.Approver = approval.Deny{}
+	}
+	if o.Approvals == nil {
+		o.Approvals, _ = approval.Open("")
+	}
+	if o.ServerStderr == nil {
+		o.ServerStderr = io.Discard
+	}
+	h.log = o.Logger
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	var dirs []string
+	for i := range origins {
+		og := origins[i]
+		if err := og.validate(); err != nil {
+			return nil, fmt.Errorf("host: %w", err)
+		}
+		if _, dup := h.byLabel[og.Label]; dup {
+			return nil, fmt.Errorf("host: two origins are labelled %q; labels must be unique", og.Label)
+		}
+		st := &originState{h: h, cfg: og, order: i}
+		h.origins = append(h.origins, st)
+		h.byLabel[og.Label] = st
+		if og.Dir != "" {
+			dirs = append(dirs, og.Dir)
+		}
+	}
+	if o.Cache != nil {
+		if err := o.Cache.CheckOutside(dirs...); err != nil {
+			return nil, fmt.Errorf("host: %w", err)
+		}
+	}
+	return h, nil
+}
+
+// Connect connects to every origin concurrently and lists their skills. An
+// origin that fails (unreachable, timeout, no extension) is reported in
+// Origins and Diagnostics and does not affect the others; Connect returns
+// an error only if ctx ends first.
+func (h *Host) Connect(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, o := range h.origins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o.start(ctx)
+		}()
+	}
+	wg.Wait()
+	h.rebuild()
+	return ctx.Err()
+}
+
+// Refresh re-lists every connected server now, concurrently.
+func (h *Host) Refresh(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, o := range h.origins {
+		if o.cfg.Kind() != KindMCP {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o.relist(ctx)
+		}()
+	}
+	wg.Wait()
+	h.rebuild()
+}
+
+// Close disconnects from every server.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	var errs []error
+	for _, o := range h.origins {
+		errs = append(errs, o.close())
+	}
+	return errors.Join(errs...)
+}
+
+// Skills returns the registry: every registered skill, declined ones
+// included, in origin order then by path.
+func (h *Host) Skills() []*Entry {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return slices.Clone(h.entries)
+}
+
+// Origins reports each origin's state, in configuration order.
+func (h *Host) Origins() []OriginStatus {
+	out := make([]OriginStatus, len(h.origins))
+	for i, o := range h.origins {
+		out[i] = o.statusCopy()
+	}
+	return out
+}
+
+// Diagnostics returns what went wrong or was left out, per origin.
+func (h *Host) Diagnostics() []Diagnostic {
+	var out []Diagnostic
+	for _, o := range h.origins {
+		o.mu.Lock()
+		out = append(out, o.diags...)
+		o.mu.Unlock()
+	}
+	return out
+}
+
+// Forget removes everything the host keeps about an origin: its cached
+// files and its persisted approvals. Call it when the user removes a server.
+func (h *Host) Forget(label string) error {
+	var errs []error
+	if h.opts.Cache != nil {
+		errs = append(errs, h.opts.Cache.RemoveOrigin(label))
+	}
+	_, err := h.opts.Approvals.RemoveOrigin(label)
+	return errors.Join(append(errs, err)...)
+}
+
+// Lookup finds a skill by the name the model or user gave: a qualified name
+// as Entry.Qualified shows it ("refunds", "billing/refunds",
+// "docs__refunds"), the CLI form "docs:billing/refunds", or "docs:" followed
+// by the SKILL.md URI. A bare name shared by several skills is refused with
+// ErrAmbiguous listing the qualified names; a URI without an origin label is
+// never resolved by searching servers.
+func (h *Host) Lookup(name string) (*Entry, error) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if e, ok := h.qualified[name]; ok {
+		return e, nil
+	}
+	label, rest, ok := strings.Cut(name, "__")
+	if !ok || h.byLabel[label] == nil {
+		label, rest, ok = strings.Cut(name, ":")
+	}
+	if ok && h.byLabel[label] != nil {
+		var match []*Entry
+		for _, e := range h.entries {
+			if e.Origin != label {
+				continue
+			}
+			if e.URI == rest || e.Path == rest || e.displayPath() == rest {
+				return e, nil
+			}
+			if e.Name == rest || strings.HasSuffix(e.Path, "/"+rest) {
+				match = append(match, e)
+			}
+		}
+		return h.one(name, match)
+	}
+	var match []*Entry
+	for _, e := range h.entries {
+		if e.Name == name {
+			match = append(match, e)
+		}
+	}
+	return h.one(name, match)
+}
+
+func (h *Host) one(name string, match []*Entry) (*Entry, error) {
+	switch len(match) {
+	case 0:
+		return nil, fmt.Errorf("%w %q", ErrUnknownSkill, name)
+	case 1:
+		return match[0], nil
+	}
+	var names []string
+	for _, e := range match {
+		names = append(names, e.CLIName())
+	}
+	return nil, fmt.Errorf("%w %q: it names %d skills; use one of %s", ErrAmbiguous, name, len(match), strings.Join(names, ", "))
+}
+
+// Get confirms a skill reached by URI rather than listing (from server
+// instructions, another skill, or the user) with skills/get on the origin
+// labelled label, and registers it (H-4, H-5). A URI the server does not
+// answer for is not a skill.
+func (h *Host) Get(ctx context.Context, label, uri string) (*Entry, error) {
+	o := h.byLabel[label]
+	if o == nil {
+		return nil, fmt.Errorf("%w %q", ErrUnknownOrigin, label)
+	}
+	if o.cfg.Kind() != KindMCP {
+		h.mu.RLock()
+		e := h.byKey[key{label, uri}]
+		h.mu.RUnlock()
+		if e == nil {
+			return nil, fmt.Errorf("%w: %s has no skill %s", ErrUnknownSkill, label, uri)
+		}
+		return e, nil
+	}
+	e, err := o.get(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	h.rebuild()
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if r := h.byKey[key{label, uri}]; r != nil {
+		return r, nil
+	}
+	return e, nil
+}
+
+// rebuild recomputes the registry and its names from every origin's entries.
+func (h *Host) rebuild() {
+	var all []*Entry
+	for _, o := range h.origins {
+		all = append(all, o.snapshot()...)
+	}
+	entries, qualified := qualify(all, func(label string) (int, bool) {
+		o := h.byLabel[label]
+		return o.order, o.cfg.Kind() == KindFilesystem
+	})
+	byKey := make(map[key]*Entry, len(entries))
+	for _, e := range entries {
+		byKey[key{e.Origin, e.URI}] = e
+	}
+	h.mu.Lock()
+	h.entries, h.byKey, h.qualified = entries, byKey, qualified
+	h.mu.Unlock()
+	if h.opts.OnChange != nil {
+		h.opts.OnChange()
+	}
+}
+
+// current returns the registry's entry for the identity of e, which may be
+// newer than e.
+func (h *Host) current(e *Entry) *Entry {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if c := h.byKey[key{e.Origin, e.URI}]; c != nil {
+		return c
+	}
+	return e
+}
+
+// qualify assigns each entry the name the model sees. Within one origin,
+// entries sharing a name are told apart by the fewest trailing path segments
+// that differ ("billing/refunds", "support/refunds"). Across origins, a name
+// held by a filesystem skill stays with the first filesystem origin that has
+// it; every other holder, and every MCP holder of a name several origins
+// share, is prefixed with its label ("docs__refunds"). Nothing is dropped or
+// silently shadowed: all sharers record each other in SharedWith.
+func qualify(in []*Entry, origin func(label string) (order int, fs bool)) ([]*Entry, map[string]*Entry) {
+	out := make([]*Entry, len(in))
+	for i, e := range in {
+		c := *e
+		c.SharedWith = nil
+		c.Qualified = e.Name
+		out[i] = &c
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		oi, _ := origin(out[i].Origin)
+		oj, _ := origin(out[j].Origin)
+		if oi != oj {
+			return oi < oj
+		}
+		return out[i].URI < out[j].URI
+	})
+	byName := map[string][]*Entry{}
+	for _, e := range out {
+		byName[e.Name] = append(byName[e.Name], e)
+	}
+	for _, group := range byName {
+		if len(group) < 2 {
+			continue
+		}
+		perOrigin := map[string][]*Entry{}
+		for _, e := range group {
+			perOrigin[e.Origin] = append(perOrigin[e.Origin], e)
+		}
+		for _, g := range perOrigin {
+			if len(g) > 1 {
+				distinguish(g)
+			}
+		}
+		keeper := ""
+		for _, e := range group { // sorted by origin order
+			if _, fs := origin(e.Origin); fs {
+				keeper = e.Origin
+				break
+			}
+		}
+		crossOrigin := len(perOrigin) > 1
+		for _, e := range group {
+			if crossOrigin && e.Origin != keeper {
+				e.Qualified = e.Origin + "__" + e.Qualified
+			}
+			for _, o := range group {
+				if o != e {
+					e.SharedWith = append(e.SharedWith, o.Origin+":"+o.Path)
+				}
+			}
+		}
+	}
+	qualified := make(map[string]*Entry, len(out))
+	for _, e := range out {
+		if prev, dup := qualified[e.Qualified]; dup {
+			// Only possible for paths that differ in scheme alone; fall back
+			// to the full URI, which is unique within an origin.
+			e.Qualified = e.Origin + "__" + e.URI
+			_ = prev
+		}
+		qualified[e.Qualified] = e
+	}
+	return out, qualified
+}
+
+// distinguish sets Qualified for same-name entries of one origin to the
+// shortest path suffix that no other of them shares.
+func distinguish(g []*Entry) {
+	segs := make([][]string, len(g))
+	for i, e := range g {
+		segs[i] = strings.Split(e.Path, "/")
+	}
+	for i, e := range g {
+		for k := 2; k <= len(segs[i]); k++ {
+			suf := strings.Join(segs[i][len(segs[i])-k:], "/")
+			unique := true
+			for j := range g {
+				if j != i && (strings.HasSuffix("/"+strings.Join(segs[j], "/"), "/"+suf)) {
+					unique = false
+					break
+				}
+			}
+			if unique {
+				e.Qualified = suf
+				break
+			}
+		}
+		if e.Qualified == e.Name {
+			e.Qualified = e.Path
+		}
+	}
+}
+
+// listResult is skills/list as received: entries stay raw so that one bad
+// entry is skipped on its own, and the REQUIRED fields are pointers so their
+// absence is visible.
+type listResult struct {
+	mcp.ResultBase
+	ResultType *string           `json:"resultType"`
+	Skills     []json.RawMessage `json:"skills"`
+	NextCursor string            `json:"nextCursor,omitempty"`
+	TTLMs      *int64            `json:"ttlMs"`
+	CacheScope *string           `json:"cacheScope"`
+}
+
+// getResult is skills/get as received.
+type getResult struct {
+	mcp.ResultBase
+	ResultType *string         `json:"resultType"`
+	Skill      json.RawMessage `json:"skill"`
+	TTLMs      *int64          `json:"ttlMs"`
+	CacheScope *string         `json:"cacheScope"`
+}
+
+func newClient(h *Host, o *originState) *mcp.Client {
+	caps := &mcp.ClientCapabilities{}
+	caps.AddExtension(wire.ExtensionID, nil)
+	c := mcp.NewClient(h.opts.ClientInfo, &mcp.ClientOptions{
+		Capabilities: caps,
+		Logger:       h.log.With("origin", o.cfg.Label),
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			o.scheduleRefresh()
+		},
+	})
+	// Registration only fails for standard method names; these are not.
+	_ = mcp.AddSendingCustomMethod[*wire.ListSkillsParams, *listResult](c, wire.MethodListSkills)
+	_ = mcp.AddSendingCustomMethod[*wire.GetSkillParams, *getResult](c, wire.MethodGetSkill)
+	_ = mcp.AddSendingCustomMethod[*wire.DirectoryReadParams, *wire.DirectoryReadResult](c, wire.MethodDirectoryRead)
+	return c
+}

@@ -1,0 +1,563 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillport/skillport/host/approval"
+	"github.com/skillport/skillport/host/cache"
+	"github.com/skillport/skillport/host/skilluri"
+	"github.com/skillport/skillport/skill"
+	"github.com/skillport/skillport/wire"
+)
+
+// Loaded is a skill the host is acting on: its verified SKILL.md is in the
+// model's context, and the host holds the entry it was loaded from (the
+// acting window, H-45). Every file read through it resolves against the
+// skill root, must be listed in the held entry, and is verified; reads go to
+// the skill's own origin only.
+type Loaded struct {
+	// Entry is the held entry.
+	Entry *Entry
+	// Document is the parsed SKILL.md.
+	Document *skill.Document
+	// Content is SKILL.md byte for byte, as verified.
+	Content []byte
+
+	h          *Host
+	grantTools bool
+
+	mu       sync.Mutex
+	retrieved int64 // bytes read for a dynamic skill
+	closed   bool
+}
+
+// File is a verified file of a loaded skill.
+type File struct {
+	// URI is the file's resource URI; Path is relative to the skill root.
+	URI, Path string
+	// Data is the content. For a "dynamic" skill it is unverified.
+	Data []byte
+	// MIMEType is what the server reported, if anything.
+	MIMEType string
+	// Verified is false only for files of "dynamic" skills.
+	Verified bool
+}
+
+// DirEntry is a child in a skill directory listing.
+type DirEntry struct {
+	Name string
+	URI  string
+	// Dir is set for subdirectories.
+	Dir bool
+	// Size is the file size from the manifest, -1 if unknown.
+	Size int64
+}
+
+// AllowedTools returns the skill's allowed-tools field if it may take
+// effect: always for filesystem skills; for MCP skills only when the user
+// granted it for this skill (H-38). Otherwise "".
+func (l *Loaded) AllowedTools() string {
+	s, _ := l.Document.Frontmatter.String("allowed-tools")
+	if l.Entry.Kind == KindMCP && !l.grantTools {
+		return ""
+	}
+	return s
+}
+
+// Close ends the acting window; later reads fail with ErrNotLoaded.
+func (l *Loaded) Close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+}
+
+// Load loads a skill: for an MCP skill it refreshes a stale entry
+// (ttlMs), declines what policy declines, obtains approval bound to the
+// resources set (a persisted one if it matches exactly), then reads SKILL.md
+// from the skill's origin and verifies size, SHA-256 and frontmatter. Any
+// mismatch returns a *VerificationError and nothing else: the content is
+// discarded and the entry refreshed with skills/get.
+func (h *Host) Load(ctx context.Context, e *Entry) (*Loaded, error) {
+	e = h.current(e)
+	if e.Kind == KindFilesystem {
+		return h.loadLocal(e)
+	}
+	o := h.byLabel[e.Origin]
+	if o == nil {
+		return nil, fmt.Errorf("%w %q", ErrUnknownOrigin, e.Origin)
+	}
+	if time.Now().After(e.expires) {
+		if fresh, err := o.get(ctx, e.URI); err == nil {
+			h.rebuild()
+			e = h.current(fresh)
+		} else {
+			h.log.Debug("skills: refresh of a stale entry failed; using the listed entry", "origin", e.Origin, "uri", e.URI, "err", err)
+		}
+	}
+	if e.Declined != nil {
+		return nil, e.Declined
+	}
+	grant, err := h.approve(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	var res *wire.SkillResource
+	if !e.Dynamic {
+		r, _ := e.File(e.URI)
+		res = &r
+	}
+	l := &Loaded{Entry: e, h: h, grantTools: grant}
+	data, _, err := l.fetch(ctx, o, e.URI, res)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := skill.Parse(data)
+	if err != nil {
+		return nil, &VerificationError{Origin: e.Origin, URI: e.URI, Reason: ReasonEncoding, Detail: err.Error()}
+	}
+	if diff := e.Frontmatter.Diff(doc.Frontmatter); len(diff) > 0 {
+		err := &VerificationError{Origin: e.Origin, URI: e.URI, Reason: ReasonFrontmatter, Fields: diff,
+			Detail: "fields " + strings.Join(diff, ", ")}
+		h.refreshAfterFailure(ctx, o, e, err)
+		return nil, err
+	}
+	l.Document, l.Content = doc, data
+	return l, nil
+}
+
+func (h *Host) loadLocal(e *Entry) (*Loaded, error) {
+	f := e.cat.File(e.URI)
+	data, err := e.cat.ReadFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", e.Origin, e.Dir, err)
+	}
+	doc, err := skill.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", e.Origin, e.Dir, err)
+	}
+	return &Loaded{Entry: e, Document: doc, Content: data, h: h}, nil
+}
+
+// approve returns whether allowed-tools was granted, or ErrNotApproved.
+// Approval requests show only the entry: nothing is fetched to ask.
+func (h *Host) approve(ctx context.Context, e *Entry) (grantTools bool, err error) {
+	k := ""
+	if !e.Dynamic {
+		k = approval.Key(e.Origin, e.URI, e.Files)
+		if rec, ok := h.opts.Approvals.Lookup(k); ok {
+			return rec.GrantTools, nil
+		}
+	}
+	tools, _ := e.Frontmatter.String("allowed-tools")
+	req := &approval.Request{
+		Kind: approval.Load, Origin: e.Origin, URI: e.URI, Name: e.Name, Description: e.Description(),
+		Files: e.Files, Dynamic: e.Dynamic, Size: e.Size, AllowedTools: tools, Warnings: e.Warnings,
+	}
+	d, err := h.opts.Approver.Approve(ctx, req)
+	if err != nil {
+		return false, fmt.Errorf("%w: %s: %s: %v", ErrNotApproved, e.Origin, e.Name, err)
+	}
+	if !d.Allow {
+		return false, fmt.Errorf("%w: loading skill %s from %s was not approved", ErrNotApproved, e.Name, e.Origin)
+	}
+	if d.Remember && !e.Dynamic {
+		if err := h.opts.Approvals.Save(k, approval.Record{Label: e.Origin, URI: e.URI, Approved: time.Now().UTC(), GrantTools: d.GrantTools}); err != nil {
+			h.log.Warn("skills: approval not persisted", "err", err)
+		}
+	}
+	return d.GrantTools, nil
+}
+
+// refreshAfterFailure recovers from a verification failure the way the
+// extension prescribes: skills/get for the skill, which replaces the entry
+// (and, through ingest, revokes an approval bound to the old set). It marks
+// the error Changed when the server now publishes a different set.
+func (h *Host) refreshAfterFailure(ctx context.Context, o *originState, e *Entry, verr *VerificationError) {
+	fresh, err := o.get(ctx, e.URI)
+	if err != nil {
+		h.log.Debug("skills: refresh after a verification failure failed", "origin", e.Origin, "uri", e.URI, "err", err)
+		return
+	}
+	h.rebuild()
+	if e.Dynamic != fresh.Dynamic || approval.Key(e.Origin, e.URI, e.Files) != approval.Key(fresh.Origin, fresh.URI, fresh.Files) {
+		verr.Changed = true
+	}
+}
+
+// fetch reads uri from origin o and verifies it against res (nil for a
+// dynamic skill): exactly one content item for the URI, the length before
+// the digest, then the digest. Verified bytes are cached; cached bytes are
+// re-hashed on every use.
+func (l *Loaded) fetch(ctx context.Context, o *originState, uri string, res *wire.SkillResource) ([]byte, string, error) {
+	h := l.h
+	label := o.cfg.Label
+	if res != nil && h.opts.Cache != nil {
+		if data, ok := h.opts.Cache.Get(label, uri, res.Digest, res.Size); ok {
+			return data, "", nil
+		}
+	}
+	if b := h.opts.FetchBudget; b > 0 && res != nil {
+		o.mu.Lock()
+		over := o.fetched+res.Size > b
+		o.mu.Unlock()
+		if over {
+			return nil, "", fmt.Errorf("%w: %s has already sent %d bytes this session (budget %d)", ErrBudget, label, o.fetched, b)
+		}
+	}
+	sess, err := o.sess()
+	if err != nil {
+		return nil, "", err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, h.opts.CallTimeout)
+	defer cancel()
+	rr, err := sess.ReadResource(callCtx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		if callCtx.Err() != nil {
+			return nil, "", fmt.Errorf("%w: %s: resources/read %s got no answer within %v", ErrUnavailable, label, uri, h.opts.CallTimeout)
+		}
+		return nil, "", fmt.Errorf("%s: resources/read %s: %w", label, uri, err)
+	}
+	var c *mcp.ResourceContents
+	for _, x := range rr.Contents {
+		if x == nil || x.URI != uri {
+			c = nil
+			break
+		}
+		if c != nil {
+			c = nil
+			break
+		}
+		c = x
+	}
+	if c == nil || (c.Text != "" && c.Blob != nil) {
+		return nil, "", &VerificationError{Origin: label, URI: uri, Reason: ReasonContents,
+			Detail: fmt.Sprintf("%d content items", len(rr.Contents))}
+	}
+	n := int64(len(c.Blob))
+	if c.Blob == nil {
+		n = int64(len(c.Text))
+	}
+	o.mu.Lock()
+	o.fetched += n
+	o.mu.Unlock()
+	if res == nil {
+		l.mu.Lock()
+		l.retrieved += n
+		over := l.retrieved > wire.MaxTotalBytes
+		l.mu.Unlock()
+		if over {
+			return nil, "", &VerificationError{Origin: label, URI: uri, Reason: ReasonLimit}
+		}
+	} else if n != res.Size {
+		verr := &VerificationError{Origin: label, URI: uri, Reason: ReasonSize, Detail: fmt.Sprintf("entry says %d bytes, server sent %d", res.Size, n)}
+		h.refreshAfterFailure(ctx, o, l.Entry, verr)
+		return nil, "", verr
+	}
+	data := c.Blob
+	if data == nil {
+		data = []byte(c.Text)
+	}
+	if res != nil {
+		if d := cache.Digest(data); d != res.Digest {
+			verr := &VerificationError{Origin: label, URI: uri, Reason: ReasonDigest, Detail: "entry says " + res.Digest + ", content hashes to " + d}
+			h.refreshAfterFailure(ctx, o, l.Entry, verr)
+			return nil, "", verr
+		}
+		if h.opts.Cache != nil {
+			if err := h.opts.Cache.Put(label, uri, data); err != nil {
+				h.log.Debug("skills: not cached", "err", err)
+			}
+		}
+	}
+	return data, c.MIMEType, nil
+}
+
+func (l *Loaded) open() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return fmt.Errorf("%w: %s: the acting window is closed; load the skill again", ErrNotLoaded, l.Entry.Name)
+	}
+	return nil
+}
+
+// resolve turns a reference into a URI inside the skill root.
+func (l *Loaded) resolve(ref string) (string, error) {
+	e := l.Entry
+	uri, err := skilluri.Resolve(e.Root, ref)
+	if err != nil {
+		return "", &VerificationError{Origin: e.Origin, URI: clip(ref), Reason: ReasonOutsideRoot, Detail: err.Error()}
+	}
+	return uri, nil
+}
+
+// ReadFile reads a file of the skill, given relative to the skill root
+// ("references/GUIDE.md") or as a URI inside it. For a skill with a
+// manifest, only listed files are read; anything else is a verification
+// failure (H-27), after which the entry is refreshed to tell whether the
+// skill changed. The read goes to the skill's own origin and is verified.
+// A nested SKILL.md read this way is ordinary content: its frontmatter has
+// no effect.
+func (l *Loaded) ReadFile(ctx context.Context, ref string) (*File, error) {
+	if err := l.open(); err != nil {
+		return nil, err
+	}
+	e := l.Entry
+	uri, err := l.resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	rel, _ := skilluri.Within(e.Root, uri)
+	if uri == e.Root || l.isDir(uri) {
+		return nil, fmt.Errorf("%w: %q is a directory of skill %s; list it with list_skill_dir", ErrNotFile, ref, e.Name)
+	}
+	if e.Kind == KindFilesystem {
+		f := e.cat.File(uri)
+		if f == nil || !slices.Contains(e.local.Files, f) {
+			return nil, fmt.Errorf("%w: %s has no file %q", ErrUnknownSkill, e.Name, rel)
+		}
+		data, err := e.cat.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		return &File{URI: uri, Path: rel, Data: data, MIMEType: f.MIMEType, Verified: true}, nil
+	}
+	o := l.h.byLabel[e.Origin]
+	if e.Dynamic {
+		data, mime, err := l.fetch(ctx, o, uri, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &File{URI: uri, Path: rel, Data: data, MIMEType: mime}, nil
+	}
+	res, ok := e.File(uri)
+	if !ok {
+		verr := &VerificationError{Origin: e.Origin, URI: uri, Reason: ReasonUnlisted}
+		l.h.refreshAfterFailure(ctx, o, e, verr)
+		return nil, verr
+	}
+	data, mime, err := l.fetch(ctx, o, uri, &res)
+	if err != nil {
+		return nil, err
+	}
+	return &File{URI: uri, Path: rel, Data: data, MIMEType: mime, Verified: true}, nil
+}
+
+// isDir reports whether the manifest has files below uri.
+func (l *Loaded) isDir(uri string) bool {
+	for _, f := range l.Entry.Files {
+		if _, ok := skilluri.Within(uri, f.URI); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ListDir lists a directory of the skill ("" or "." for the root). For a
+// skill with a manifest the answer comes from the held entry alone, so it
+// never shows a file the host would refuse to read (H-47). For a "dynamic"
+// skill it uses resources/directory/read when the server declared
+// directoryRead, keeping only direct children of the directory.
+func (l *Loaded) ListDir(ctx context.Context, ref string) ([]DirEntry, error) {
+	if err := l.open(); err != nil {
+		return nil, err
+	}
+	e := l.Entry
+	dir, err := l.resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	if !e.Dynamic {
+		if _, isFile := e.File(dir); isFile {
+			return nil, fmt.Errorf("%q is a file of skill %s, not a directory; read it with read_skill_file", ref, e.Name)
+		}
+		seen := map[string]bool{}
+		var out []DirEntry
+		for _, f := range e.Files {
+			rel, ok := skilluri.Within(dir, f.URI)
+			if !ok {
+				continue
+			}
+			first, _, sub := strings.Cut(rel, "/")
+			if seen[first] {
+				continue
+			}
+			seen[first] = true
+			if sub {
+				out = append(out, DirEntry{Name: first, URI: dir + "/" + first, Dir: true, Size: -1})
+			} else {
+				out = append(out, DirEntry{Name: first, URI: f.URI, Size: f.Size})
+			}
+		}
+		if len(out) == 0 && dir != e.Root {
+			return nil, fmt.Errorf("%w: skill %s has no directory %q", ErrUnknownSkill, e.Name, ref)
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+		for i := range out {
+			out[i].Name = unescapeName(out[i].Name)
+		}
+		return out, nil
+	}
+	return l.readDirectory(ctx, dir)
+}
+
+func unescapeName(s string) string {
+	if u, err := skilluri.Parse("x://x/" + s); err == nil && len(u.Segments) == 1 {
+		return u.Segments[0]
+	}
+	return s
+}
+
+// readDirectory pages resources/directory/read for a dynamic skill.
+func (l *Loaded) readDirectory(ctx context.Context, dir string) ([]DirEntry, error) {
+	e := l.Entry
+	o := l.h.byLabel[e.Origin]
+	o.mu.Lock()
+	dr := o.settings.DirectoryRead
+	o.mu.Unlock()
+	if !dr {
+		return nil, fmt.Errorf("%s does not support resources/directory/read, and skill %s has no manifest: its files cannot be listed", e.Origin, e.Name)
+	}
+	sess, err := o.sess()
+	if err != nil {
+		return nil, err
+	}
+	var out []DirEntry
+	seen := map[string]bool{}
+	cursors := map[string]bool{}
+	cursor := ""
+	for page := 0; page < l.h.opts.MaxPages; page++ {
+		callCtx, cancel := context.WithTimeout(ctx, l.h.opts.CallTimeout)
+		res, err := mcp.CallCustomMethod[*wire.DirectoryReadParams, *wire.DirectoryReadResult](callCtx, sess, wire.MethodDirectoryRead, &wire.DirectoryReadParams{URI: dir, Cursor: cursor})
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("%s: resources/directory/read %s: %w", e.Origin, dir, err)
+		}
+		for _, c := range res.Resources {
+			rel, ok := skilluri.Within(dir, c.URI)
+			if !ok || strings.Contains(rel, "/") || seen[c.URI] {
+				o.diag(Warning, c.URI, "directory listing of "+dir+" returned an entry that is not a direct child; ignored", nil)
+				continue
+			}
+			if _, err := skilluri.Parse(c.URI); err != nil {
+				o.diag(Warning, c.URI, "directory listing returned an invalid URI; ignored", err)
+				continue
+			}
+			seen[c.URI] = true
+			out = append(out, DirEntry{Name: unescapeName(rel), URI: c.URI, Dir: c.MIMEType == wire.DirectoryMIMEType, Size: -1})
+		}
+		if res.NextCursor == "" || cursors[res.NextCursor] {
+			break
+		}
+		cursors[res.NextCursor] = true
+		cursor = res.NextCursor
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// ReadResource is the generic, origin-bound resource read a model may be
+// given (H-19). It reads uri on the origin labelled label, never on a server
+// found by searching for the URI. When acting is non-nil and belongs to
+// another origin, the read needs an explicit approval naming both servers,
+// asked on every call. The result is ordinary resource content: a
+// SKILL.md read this way is not a load (H-44).
+func (h *Host) ReadResource(ctx context.Context, label, uri string, acting *Loaded) (*mcp.ReadResourceResult, error) {
+	o := h.byLabel[label]
+	if o == nil || o.cfg.Kind() != KindMCP {
+		return nil, fmt.Errorf("%w %q", ErrUnknownOrigin, label)
+	}
+	if _, err := skilluri.Parse(uri); err != nil {
+		return nil, err
+	}
+	if acting != nil && acting.Entry.Origin != label {
+		d, err := h.opts.Approver.Approve(ctx, &approval.Request{
+			Kind: approval.CrossOrigin, Origin: acting.Entry.Origin, URI: acting.Entry.URI, Name: acting.Entry.Name,
+			Target: label, TargetURI: uri,
+		})
+		if err != nil || !d.Allow {
+			return nil, fmt.Errorf("%w: skill %s from %s asked to read %s on %s; that needs your approval for this call", ErrCrossOrigin, acting.Entry.Name, acting.Entry.Origin, uri, label)
+		}
+	}
+	sess, err := o.sess()
+	if err != nil {
+		return nil, err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, h.opts.CallTimeout)
+	defer cancel()
+	return sess.ReadResource(callCtx, &mcp.ReadResourceParams{URI: uri})
+}
+
+// AuthorizeExec asks the approver whether a code-execution tool call may run
+// while the model acts on this skill (H-36). Filesystem skills need no
+// approval here; MCP skills need it on every call.
+func (l *Loaded) AuthorizeExec(ctx context.Context, command string) error {
+	if l.Entry.Kind == KindFilesystem {
+		return nil
+	}
+	d, err := l.h.opts.Approver.Approve(ctx, &approval.Request{
+		Kind: approval.Exec, Origin: l.Entry.Origin, URI: l.Entry.URI, Name: l.Entry.Name, Target: command,
+	})
+	if err != nil || !d.Allow {
+		return fmt.Errorf("%w: running %q while acting on MCP skill %s from %s", ErrNotApproved, clip(command), l.Entry.Name, l.Entry.Origin)
+	}
+	return nil
+}
+
+// FetchAll reads and verifies every file of e without approval and without
+// opening an acting window, for tools a user runs explicitly (skillport
+// verify, skillport pull). It stops at the first failure. Files are
+// returned in manifest order.
+func (h *Host) FetchAll(ctx context.Context, e *Entry) ([]*File, error) {
+	e = h.current(e)
+	if e.Declined != nil {
+		return nil, e.Declined
+	}
+	if e.Kind == KindFilesystem {
+		l := &Loaded{Entry: e, h: h}
+		var out []*File
+		for _, f := range e.Files {
+			rel, _ := skilluri.Within(e.Root, f.URI)
+			file, err := l.ReadFile(ctx, rel)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, file)
+		}
+		return out, nil
+	}
+	if e.Dynamic {
+		return nil, fmt.Errorf("%w: %s: %s is dynamic and cannot be verified", ErrDeclined, e.Origin, e.Name)
+	}
+	o := h.byLabel[e.Origin]
+	l := &Loaded{Entry: e, h: h}
+	var out []*File
+	for _, f := range e.Files {
+		res := f
+		data, mime, err := l.fetch(ctx, o, f.URI, &res)
+		if err != nil {
+			return nil, err
+		}
+		rel, _ := skilluri.Within(e.Root, f.URI)
+		out = append(out, &File{URI: f.URI, Path: rel, Data: data, MIMEType: mime, Verified: true})
+		if f.URI == e.URI {
+			doc, err := skill.Parse(data)
+			if err != nil {
+				return nil, &VerificationError{Origin: e.Origin, URI: e.URI, Reason: ReasonEncoding, Detail: err.Error()}
+			}
+			if diff := e.Frontmatter.Diff(doc.Frontmatter); len(diff) > 0 {
+				verr := &VerificationError{Origin: e.Origin, URI: e.URI, Reason: ReasonFrontmatter, Fields: diff, Detail: "fields " + strings.Join(diff, ", ")}
+				h.refreshAfterFailure(ctx, o, e, verr)
+				return nil, verr
+			}
+		}
+	}
+	return out, nil
+}

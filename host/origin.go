@@ -1,0 +1,228 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillport/skillport/wire"
+)
+
+// Origin configures one source of skills: an MCP server reached over stdio
+// (Command) or Streamable HTTP (URL), a ready-made Transport (an in-process
+// server), or a local skill folder (Dir). Exactly one of them is set.
+type Origin struct {
+	// Label is the host-assigned identity of the origin, matching
+	// ^[a-z0-9][a-z0-9-]{0,31}$. It is what the model and the user see, and
+	// half of every skill's identity; the server's self-reported
+	// serverInfo.name is never used in its place.
+	Label string
+
+	// Command, Args, Env and WorkDir start a server speaking MCP on stdio.
+	// Env is added to the host's environment.
+	Command string
+	Args    []string
+	Env     map[string]string
+	WorkDir string
+
+	// URL is a Streamable HTTP endpoint; Headers are sent with every request
+	// (for example Authorization: Bearer …).
+	URL     string
+	Headers map[string]string
+
+	// Transport connects to a server directly, e.g. mcp.NewInMemoryTransports.
+	Transport mcp.Transport
+
+	// Dir is a local folder of skills (each subfolder with a SKILL.md).
+	// Display is how the folder is shown to the user ("~/.claude/skills").
+	Dir     string
+	Display string
+}
+
+var labelRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
+
+// ValidLabel reports why s cannot be an origin label, or nil.
+func ValidLabel(s string) error {
+	if !labelRE.MatchString(s) {
+		return fmt.Errorf("origin label %q must be 1-32 lowercase letters, digits and hyphens, starting with a letter or digit", s)
+	}
+	return nil
+}
+
+// Kind returns the origin's kind.
+func (o *Origin) Kind() Kind {
+	if o.Dir != "" {
+		return KindFilesystem
+	}
+	return KindMCP
+}
+
+func (o *Origin) validate() error {
+	if err := ValidLabel(o.Label); err != nil {
+		return err
+	}
+	n := 0
+	for _, set := range []bool{o.Command != "", o.URL != "", o.Transport != nil, o.Dir != ""} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("origin %s: set exactly one of Command, URL, Transport or Dir", o.Label)
+	}
+	return nil
+}
+
+// Where describes how the origin is reached, for messages.
+func (o *Origin) Where() string {
+	switch {
+	case o.Command != "":
+		return "stdio: " + o.Command
+	case o.URL != "":
+		return o.URL
+	case o.Dir != "":
+		if o.Display != "" {
+			return o.Display
+		}
+		return o.Dir
+	}
+	return "in-process transport"
+}
+
+// MaxMessageBytes bounds one message from a server: a 16 MiB file as
+// base64, with room for the JSON around it. It is checked by the transport
+// before a message is decoded.
+const MaxMessageBytes = 32 << 20
+
+// transport builds the mcp.Transport for an MCP origin.
+func (o *Origin) transport(stderr io.Writer) mcp.Transport {
+	switch {
+	case o.Transport != nil:
+		return o.Transport
+	case o.Command != "":
+		return &commandTransport{origin: o, stderr: stderr}
+	default:
+		rt := http.DefaultTransport
+		if len(o.Headers) > 0 {
+			rt = &headerTransport{headers: o.Headers, next: rt}
+		}
+		return &mcp.StreamableClientTransport{
+			Endpoint:     o.URL,
+			HTTPClient:   &http.Client{Transport: rt},
+			MaxRetries:   1,
+			MaxEventSize: MaxMessageBytes,
+		}
+	}
+}
+
+type headerTransport struct {
+	headers map[string]string
+	next    http.RoundTripper
+}
+
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	return t.next.RoundTrip(r)
+}
+
+// commandTransport runs a server as a subprocess. Unlike mcp.CommandTransport
+// it raises the per-message limit to MaxMessageBytes (a skill may hold a
+// 16 MiB file) and kills a server that does not exit after its stdin closes.
+type commandTransport struct {
+	origin *Origin
+	stderr io.Writer
+}
+
+func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	cmd := exec.Command(t.origin.Command, t.origin.Args...)
+	cmd.Dir = t.origin.WorkDir
+	if len(t.origin.Env) > 0 {
+		cmd.Env = os.Environ()
+		for k, v := range t.origin.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
+	cmd.Stderr = t.stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", t.origin.Command, err)
+	}
+	inner, err := (&mcp.IOTransport{Reader: stdout, Writer: stdin, MaxLineLength: MaxMessageBytes}).Connect(ctx)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, err
+	}
+	return &processConn{Connection: inner, cmd: cmd}, nil
+}
+
+type processConn struct {
+	mcp.Connection
+	cmd  *exec.Cmd
+	once sync.Once
+	err  error
+}
+
+func (c *processConn) Close() error {
+	c.once.Do(func() {
+		c.err = c.Connection.Close() // closes stdin: a well-behaved server exits
+		done := make(chan struct{})
+		go func() { c.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			c.cmd.Process.Kill()
+			<-done
+		}
+	})
+	return c.err
+}
+
+// Read and Write pass through; they are listed so the wrapper is complete.
+func (c *processConn) Read(ctx context.Context) (jsonrpc.Message, error) { return c.Connection.Read(ctx) }
+func (c *processConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	return c.Connection.Write(ctx, m)
+}
+
+// declaration returns the extension settings a server declared, under
+// capabilities.extensions or (for older SDKs that strip unknown keys)
+// capabilities.experimental.
+func declaration(caps *mcp.ServerCapabilities) (wire.Settings, bool) {
+	if caps == nil {
+		return wire.Settings{}, false
+	}
+	for _, m := range []map[string]any{caps.Extensions, caps.Experimental} {
+		v, ok := m[wire.ExtensionID]
+		if !ok {
+			continue
+		}
+		settings, isObj := v.(map[string]any)
+		if !isObj {
+			continue
+		}
+		dr, _ := settings["directoryRead"].(bool)
+		return wire.Settings{DirectoryRead: dr}, true
+	}
+	return wire.Settings{}, false
+}
+
+var errNoResources = errors.New("declares the Skills extension without the resources capability; its skills cannot be read (H-49)")
