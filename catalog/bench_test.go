@@ -1,0 +1,375 @@
+package catalog
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/skillport/skillport/catalog/internal/gen"
+)
+
+// The benchmarks read generated trees (package gen). Generating the
+// reference tree costs tens of seconds of file creation, so each tree is
+// written once under os.TempDir() and reused by later runs; its directory
+// name carries every input of the generator, and a tree whose writing was
+// interrupted is never used (it is renamed into place only when complete).
+// Remove them with: rm -rf "$TMPDIR"/skillport-bench-*
+var (
+	benchSkills    = flag.Int("catalog.skills", gen.DefaultSkills, "top-level skills in the tree of BenchmarkOpen10k and BenchmarkReloadUnchanged")
+	benchMemSkills = flag.Int("catalog.memskills", 1000, "top-level skills in the two trees (content scale 1 and 10) of BenchmarkPeakHeap")
+)
+
+const benchSeed = 1
+
+type benchTree struct {
+	dir   string
+	stats gen.Stats
+}
+
+var (
+	benchTreesMu sync.Mutex
+	benchTrees   = map[gen.Options]benchTree{}
+)
+
+// treeFor returns the generated tree for o, writing it if no run has yet.
+func treeFor(b *testing.B, o gen.Options) benchTree {
+	b.Helper()
+	benchTreesMu.Lock()
+	defer benchTreesMu.Unlock()
+	if t, ok := benchTrees[o]; ok {
+		return t
+	}
+	base := filepath.Join(os.TempDir(), fmt.Sprintf("skillport-bench-v%d-skills%d-seed%d-scale%d", gen.Version, o.Skills, o.Seed, o.Scale))
+	t := benchTree{dir: filepath.Join(base, "tree")}
+	if data, err := os.ReadFile(filepath.Join(base, "stats.json")); err == nil && json.Unmarshal(data, &t.stats) == nil {
+		benchTrees[o] = t
+		return t
+	}
+	// Write beside the final place, then rename: a concurrent or interrupted
+	// run never leaves a half tree under the final name.
+	tmp, err := os.MkdirTemp(os.TempDir(), "skillport-bench-tmp-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	st, err := o.Write(filepath.Join(tmp, "tree"))
+	if err != nil {
+		os.RemoveAll(tmp)
+		b.Fatal(err)
+	}
+	data, _ := json.Marshal(st)
+	if err := os.WriteFile(filepath.Join(tmp, "stats.json"), data, 0o644); err != nil {
+		os.RemoveAll(tmp)
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp, base); err != nil {
+		os.RemoveAll(tmp)
+		if _, serr := os.Stat(filepath.Join(base, "stats.json")); serr != nil {
+			b.Fatalf("placing the generated tree: %v", err)
+		} // else another run placed the same tree first
+	}
+	b.Logf("generated %s: %d skills, %d files, %.0f MiB in %v", base, st.Skills, st.Files, float64(st.Bytes)/(1<<20), time.Since(start).Round(time.Millisecond))
+	t.stats = st
+	benchTrees[o] = t
+	return t
+}
+
+// floorFiles lists the files a catalog of dir publishes, as OS paths: what
+// the floor reads. Listing is not part of the floor.
+func floorFiles(b *testing.B, dir string) []string {
+	b.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return files
+}
+
+// hashFloor is the physical floor of building a catalog: open, read and
+// SHA-256 every file, with as many workers as the catalog uses, and nothing
+// else. It returns the bytes read.
+func hashFloor(files []string, workers int) (int64, error) {
+	var (
+		next  atomic.Int64
+		total atomic.Int64
+		wg    sync.WaitGroup
+		errMu sync.Mutex
+		first error
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := sha256.New()
+			buf := make([]byte, 64<<10)
+			var sum [sha256.Size]byte
+			var n int64
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(files) {
+					break
+				}
+				f, err := os.Open(files[i])
+				if err == nil {
+					// A plain read loop: io.Copy from an *os.File goes
+					// through File.WriteTo, which allocates a buffer per file.
+					h.Reset()
+					for {
+						k, rerr := f.Read(buf)
+						h.Write(buf[:k])
+						n += int64(k)
+						if rerr != nil {
+							if rerr != io.EOF {
+								err = rerr
+							}
+							break
+						}
+					}
+					h.Sum(sum[:0])
+					f.Close()
+				}
+				if err != nil {
+					errMu.Lock()
+					first = cmpErr(first, err)
+					errMu.Unlock()
+				}
+			}
+			total.Add(n)
+		}()
+	}
+	wg.Wait()
+	return total.Load(), first
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func benchOptions() *Options {
+	return &Options{Logger: slog.New(slog.DiscardHandler)}
+}
+
+// checkTree fails the benchmark when the catalog did not publish the whole
+// generated tree: a ratio to a floor that read other bytes would mean nothing.
+func checkTree(b *testing.B, c *Catalog, st gen.Stats) {
+	b.Helper()
+	cs := c.Stats()
+	if cs.Skills != st.Skills || cs.Files != st.Files || cs.Bytes != st.Bytes || len(c.Diagnostics()) != 0 {
+		b.Fatalf("catalog published %d skills, %d files, %d bytes, %d diagnostics; the tree has %d skills, %d files, %d bytes",
+			cs.Skills, cs.Files, cs.Bytes, len(c.Diagnostics()), st.Skills, st.Files, st.Bytes)
+	}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// BenchmarkOpen10k builds a catalog of the generated tree (10,000 skills,
+// about 50,000 files by default) and, in each iteration, right before it,
+// runs the physical floor: reading and hashing the same bytes with the same
+// parallelism. ns/op is the build; floor-ns/op the floor; x-floor the median
+// over iterations of build time / floor time, the pairs being measured back
+// to back so that load from other processes affects both alike. The page
+// cache is warmed by one untimed run of each first, so both read from memory.
+// Target: x-floor ≤ 1.5.
+func BenchmarkOpen10k(b *testing.B) {
+	t := treeFor(b, gen.Options{Skills: *benchSkills, Seed: benchSeed, Scale: 1})
+	files := floorFiles(b, t.dir)
+	workers := runtime.GOMAXPROCS(0)
+	if n, err := hashFloor(files, workers); err != nil || n != t.stats.Bytes {
+		b.Fatalf("floor read %d bytes (%v), the tree has %d", n, err, t.stats.Bytes)
+	}
+	c, err := OpenDir(t.dir, benchOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	checkTree(b, c, t.stats)
+
+	b.ReportAllocs()
+	b.SetBytes(t.stats.Bytes)
+	var floorTotal, openTotal time.Duration
+	var ratios []float64
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC() // neither side pays for the other's garbage
+		t0 := time.Now()
+		if _, err := hashFloor(files, workers); err != nil {
+			b.Fatal(err)
+		}
+		floor := time.Since(t0)
+		runtime.GC()
+		b.StartTimer()
+
+		t1 := time.Now()
+		c, err := OpenDir(t.dir, benchOptions())
+		open := time.Since(t1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if c.Stats().Files != t.stats.Files {
+			b.Fatalf("published %d files, want %d", c.Stats().Files, t.stats.Files)
+		}
+		floorTotal += floor
+		openTotal += open
+		ratios = append(ratios, float64(open)/float64(floor))
+	}
+	n := float64(len(ratios))
+	b.ReportMetric(float64(floorTotal.Nanoseconds())/n, "floor-ns/op")
+	b.ReportMetric(median(ratios), "x-floor")
+	b.ReportMetric(float64(t.stats.Files), "files")
+}
+
+// BenchmarkReloadUnchanged measures a second build of an unchanged tree
+// ([Catalog.Reload], which reuses digests) against the first (OpenDir),
+// both timed in every iteration. ns/op is the reload; first-ns/op the first
+// build; x-first the median ratio of reload to first build. Target: x-first ≤ 0.2.
+func BenchmarkReloadUnchanged(b *testing.B) {
+	t := treeFor(b, gen.Options{Skills: *benchSkills, Seed: benchSeed, Scale: 1})
+	if _, err := hashFloor(floorFiles(b, t.dir), runtime.GOMAXPROCS(0)); err != nil { // warm the page cache
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var firstTotal time.Duration
+	var ratios []float64
+	var hashed int
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		t0 := time.Now()
+		first, err := OpenDir(t.dir, benchOptions())
+		if err != nil {
+			b.Fatal(err)
+		}
+		firstTime := time.Since(t0)
+		runtime.GC()
+		b.StartTimer()
+
+		t1 := time.Now()
+		second, err := first.Reload()
+		reload := time.Since(t1)
+		if err != nil {
+			b.Fatal(err)
+		}
+
+		b.StopTimer()
+		checkTree(b, second, t.stats)
+		if second.ID() != first.ID() {
+			b.Fatalf("reload of an unchanged tree changed the catalog ID")
+		}
+		hashed = second.Stats().Hashed
+		firstTotal += firstTime
+		ratios = append(ratios, float64(reload)/float64(firstTime))
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(firstTotal.Nanoseconds())/float64(len(ratios)), "first-ns/op")
+	b.ReportMetric(median(ratios), "x-first")
+	b.ReportMetric(float64(hashed), "rehashed-files")
+}
+
+// BenchmarkPeakHeap builds catalogs of two trees with the same skills,
+// files and SKILL.md bytes, one with ten times the content of the other
+// (gen.Options.Scale 10), and reports for each the peak heap above the
+// starting point (sampled every 200µs) and the bytes allocated during the
+// build. Content is streamed through fixed buffers, so both should be about
+// the same for the two trees: peak-10x/1x near 1, not near 10.
+func BenchmarkPeakHeap(b *testing.B) {
+	small := treeFor(b, gen.Options{Skills: *benchMemSkills, Seed: benchSeed, Scale: 1})
+	large := treeFor(b, gen.Options{Skills: *benchMemSkills, Seed: benchSeed, Scale: 10})
+	for _, t := range []benchTree{small, large} {
+		if _, err := hashFloor(floorFiles(b, t.dir), runtime.GOMAXPROCS(0)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var peak, alloc [2][]float64
+	for b.Loop() {
+		for i, t := range []benchTree{small, large} {
+			p, a, c := measureHeap(b, t.dir)
+			checkTree(b, c, t.stats)
+			peak[i] = append(peak[i], p)
+			alloc[i] = append(alloc[i], a)
+		}
+	}
+	const mib = 1 << 20
+	b.ReportMetric(float64(small.stats.Bytes)/mib, "content-MiB-1x")
+	b.ReportMetric(float64(large.stats.Bytes)/mib, "content-MiB-10x")
+	b.ReportMetric(median(peak[0])/mib, "peak-MiB-1x")
+	b.ReportMetric(median(peak[1])/mib, "peak-MiB-10x")
+	b.ReportMetric(median(alloc[0])/mib, "alloc-MiB-1x")
+	b.ReportMetric(median(alloc[1])/mib, "alloc-MiB-10x")
+	b.ReportMetric(median(peak[1])/median(peak[0]), "peak-10x/1x")
+}
+
+// measureHeap builds a catalog of dir and returns the peak of live heap
+// objects above what was live before, and the bytes allocated meanwhile.
+func measureHeap(b *testing.B, dir string) (peak, alloc float64, c *Catalog) {
+	b.Helper()
+	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/allocs:bytes"}}
+	read := func() (heap, allocs uint64) {
+		metrics.Read(samples)
+		return samples[0].Value.Uint64(), samples[1].Value.Uint64()
+	}
+	runtime.GC()
+	base, alloc0 := read()
+	var maxHeap atomic.Uint64
+	maxHeap.Store(base)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		tick := time.NewTicker(200 * time.Microsecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				metrics.Read(s)
+				if h := s[0].Value.Uint64(); h > maxHeap.Load() {
+					maxHeap.Store(h)
+				}
+			}
+		}
+	}()
+	c, err := OpenDir(dir, benchOptions())
+	heapEnd, alloc1 := read()
+	close(done)
+	wg.Wait()
+	if err != nil {
+		b.Fatal(err)
+	}
+	mx := max(maxHeap.Load(), heapEnd)
+	runtime.KeepAlive(c)
+	return float64(mx - base), float64(alloc1 - alloc0), c
+}

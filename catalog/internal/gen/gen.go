@@ -1,0 +1,351 @@
+// Package gen writes synthetic skill trees for benchmarks.
+//
+// A tree is a function of its [Options] alone: the same skill count, seed and
+// scale give the same paths and the same bytes on every machine (only file
+// times differ), so figures measured on generated trees are comparable
+// between runs and between packages (catalog's benchmarks and the server's
+// use the same trees).
+//
+// The shape imitates real skill collections: most skills sit at the root,
+// about a third under organisational prefix directories ("team-07/…"), one
+// in twenty holds a nested skill, and each has about five files: a SKILL.md
+// with valid frontmatter (name equal to its directory, a description,
+// sometimes license and metadata), Markdown references, a script and a data
+// file, mostly 200 B to 8 KiB of UTF-8 text. About one skill in twenty-five
+// carries a binary asset of 64 KiB to 1 MiB. At the default 10,000 skills
+// that is about 50,000 files and 400 MiB.
+package gen
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultSkills is the skill count of the reference benchmark tree.
+const DefaultSkills = 10_000
+
+// Version changes whenever the same Options start producing different
+// trees; callers that cache generated trees on disk put it in their key.
+const Version = 1
+
+// Options describe a tree. The zero value is the default tree: 10,000
+// skills, seed 0, scale 1.
+type Options struct {
+	// Skills is the number of top-level skills; nested skills come on top
+	// (about one per twenty). Zero means DefaultSkills. A smaller count gives
+	// a proportionally smaller tree with the same mix.
+	Skills int
+	// Seed selects the tree; different seeds give different names, sizes
+	// and bytes with the same statistical shape.
+	Seed int64
+	// Scale multiplies every file size except SKILL.md's (zero means 1), so
+	// the same tree can be written with larger content: Scale 10 has the
+	// same paths, files and frontmatter as Scale 1 and ten times the bytes.
+	// Keep Skills × Scale reasonable: Skills 1,000 with Scale 10 is about
+	// 400 MiB.
+	Scale int
+	// Workers is how many goroutines write files; zero means GOMAXPROCS.
+	Workers int
+}
+
+// Stats count what a tree holds.
+type Stats struct {
+	Skills      int   // skills, nested ones included
+	Nested      int   // skills inside another skill's directory
+	Prefixed    int   // top-level skills under an organisational prefix directory
+	Files       int   // regular files
+	Binary      int   // files that are not UTF-8 text
+	Bytes       int64 // total size of all files
+	SkillMDSize int64 // total size of the SKILL.md files
+}
+
+// Write writes the tree of skills top-level skills chosen by seed into dir,
+// at scale 1. It is Options{Skills: skills, Seed: seed}.Write(dir).
+func Write(dir string, skills int, seed int64) (Stats, error) {
+	return Options{Skills: skills, Seed: seed}.Write(dir)
+}
+
+// Write writes the tree described by o into dir, which must be empty or not
+// exist yet. On error, dir may hold part of the tree.
+func (o Options) Write(dir string) (Stats, error) {
+	if o.Skills < 0 || o.Scale < 0 || o.Workers < 0 {
+		return Stats{}, errors.New("gen: negative option")
+	}
+	if o.Skills == 0 {
+		o.Skills = DefaultSkills
+	}
+	if o.Scale == 0 {
+		o.Scale = 1
+	}
+	if o.Workers == 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Stats{}, fmt.Errorf("gen: %w", err)
+	}
+	if ents, err := os.ReadDir(dir); err != nil {
+		return Stats{}, fmt.Errorf("gen: %w", err)
+	} else if len(ents) > 0 {
+		return Stats{}, fmt.Errorf("gen: %s: not empty; generated trees are written into empty directories", dir)
+	}
+
+	var (
+		next    atomic.Int64
+		mu      sync.Mutex
+		total   Stats
+		firstEr error
+		wg      sync.WaitGroup
+	)
+	for range o.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := &writer{buf: make([]byte, 0, 64<<10)}
+			var st Stats
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= o.Skills {
+					break
+				}
+				if err := w.skill(dir, o, i, &st); err != nil {
+					mu.Lock()
+					if firstEr == nil {
+						firstEr = err
+					}
+					mu.Unlock()
+					next.Store(int64(o.Skills)) // stop the others
+					break
+				}
+			}
+			mu.Lock()
+			total.add(st)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if firstEr != nil {
+		return total, firstEr
+	}
+	return total, nil
+}
+
+func (s *Stats) add(o Stats) {
+	s.Skills += o.Skills
+	s.Nested += o.Nested
+	s.Prefixed += o.Prefixed
+	s.Files += o.Files
+	s.Binary += o.Binary
+	s.Bytes += o.Bytes
+	s.SkillMDSize += o.SkillMDSize
+}
+
+// writer holds one goroutine's scratch buffer.
+type writer struct {
+	buf []byte
+}
+
+// file is one planned file: its path below the skill directory, its size
+// and whether it is binary. Sizes are drawn before any content so that
+// Scale changes only how many bytes each file gets.
+type file struct {
+	rel    string
+	size   int
+	binary bool
+}
+
+// skill writes top-level skill i (and its nested skill, if it has one).
+// Every random choice comes from generators seeded by (Seed, i), so skills
+// can be written in any order, by any number of workers, with the same result.
+func (w *writer) skill(root string, o Options, i int, st *Stats) error {
+	plan := rand.New(rand.NewPCG(uint64(o.Seed), uint64(i)<<1))
+	var cseed [32]byte
+	binary.LittleEndian.PutUint64(cseed[0:], uint64(o.Seed))
+	binary.LittleEndian.PutUint64(cseed[8:], uint64(i))
+	content := rand.New(rand.NewChaCha8(cseed))
+
+	name := fmt.Sprintf("skill-%05d", i)
+	dir := name
+	if plan.IntN(10) < 3 {
+		dir = fmt.Sprintf("team-%02d/%s", plan.IntN(32), name)
+		st.Prefixed++
+	}
+
+	var files []file
+	text := func(rel string) {
+		files = append(files, file{rel: rel, size: textSize(plan) * o.Scale})
+	}
+	text("references/guide.md")
+	text(scriptNames[plan.IntN(len(scriptNames))])
+	if plan.IntN(25) == 0 {
+		files = append(files, file{rel: "assets/" + binaryNames[plan.IntN(len(binaryNames))],
+			size: (64<<10 + plan.IntN(960<<10)) * o.Scale, binary: true})
+	} else {
+		text("assets/" + dataNames[plan.IntN(len(dataNames))])
+	}
+	if plan.IntN(3) == 0 {
+		text("references/examples.md")
+	}
+	if plan.IntN(2) == 0 {
+		text("references/api.md")
+	}
+	nested := ""
+	if plan.IntN(20) == 0 {
+		nested = fmt.Sprintf("helper-%05d", i)
+		text("helpers/" + nested + "/notes.md")
+	}
+
+	if err := w.skillMD(root, dir, name, plan, content, st); err != nil {
+		return err
+	}
+	if nested != "" {
+		if err := w.skillMD(root, dir+"/helpers/"+nested, nested, plan, content, st); err != nil {
+			return err
+		}
+		st.Nested++
+	}
+	for _, f := range files {
+		if f.binary {
+			w.buf = appendBinary(w.buf[:0], content, f.size)
+			st.Binary++
+		} else {
+			w.buf = appendText(w.buf[:0], content, f.size)
+		}
+		if err := w.write(root, dir+"/"+f.rel, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// skillMD writes a SKILL.md whose name is the directory's.
+func (w *writer) skillMD(root, dir, name string, plan, content *rand.Rand, st *Stats) error {
+	b := append(w.buf[:0], "---\nname: "...)
+	b = append(b, name...)
+	b = append(b, "\ndescription: "...)
+	b = appendSentence(b, content, 40+plan.IntN(260))
+	b = append(b, " Use when the task mentions "...)
+	b = append(b, words[content.IntN(len(words))]...)
+	b = append(b, ".\n"...)
+	if plan.IntN(4) == 0 {
+		b = append(b, "license: Apache-2.0\n"...)
+	}
+	if plan.IntN(3) == 0 {
+		b = fmt.Appendf(b, "metadata:\n  owner: team-%02d\n  version: \"%d.%d\"\n", plan.IntN(32), plan.IntN(5), plan.IntN(20))
+	}
+	b = append(b, "---\n\n# "...)
+	b = append(b, name...)
+	b = append(b, "\n\n"...)
+	b = appendText(b, content, textSize(plan))
+	w.buf = b
+	if err := w.write(root, dir+"/SKILL.md", st); err != nil {
+		return err
+	}
+	st.Skills++
+	st.SkillMDSize += int64(len(b))
+	return nil
+}
+
+func (w *writer) write(root, rel string, st *Stats) error {
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	err := os.WriteFile(p, w.buf, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+			err = os.WriteFile(p, w.buf, 0o644)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("gen: %w", err)
+	}
+	st.Files++
+	st.Bytes += int64(len(w.buf))
+	return nil
+}
+
+// textSize draws a text file size, 200 B to 8 KiB.
+func textSize(r *rand.Rand) int { return 200 + r.IntN(8<<10-200+1) }
+
+var (
+	scriptNames = []string{"scripts/run.py", "scripts/check.sh", "scripts/convert.js", "scripts/report.py"}
+	dataNames   = []string{"template.md", "schema.json", "config.yaml", "sample.csv", "prompt.txt"}
+	binaryNames = []string{"logo.png", "sample.pdf", "model.bin", "archive.zip"}
+	// words include a few non-ASCII ones so that text is UTF-8, not just ASCII.
+	words = strings.Fields(`the a skill file table form report invoice customer order refund
+		review commit branch merge diff test build deploy release query schema column index
+		extract convert validate render summarise translate format check parse encode
+		document page field value record batch queue worker cache token request response
+		error retry timeout limit budget policy owner team project ticket note draft
+		naïve café résumé Straße über déjà-vu 東京 データ`)
+)
+
+// appendSentence appends about n bytes of words ending in a full stop.
+func appendSentence(b []byte, r *rand.Rand, n int) []byte {
+	start := len(b)
+	first := true
+	for len(b)-start < n {
+		if !first {
+			b = append(b, ' ')
+		}
+		w := words[r.IntN(len(words))]
+		if first {
+			// Capitalise ASCII initials only; the rest stay as written.
+			if c := w[0]; c >= 'a' && c <= 'z' {
+				b = append(b, c-'a'+'A')
+				w = w[1:]
+			}
+			first = false
+		}
+		b = append(b, w...)
+	}
+	return append(b, '.')
+}
+
+// appendText appends exactly n bytes of UTF-8 text in short lines.
+func appendText(b []byte, r *rand.Rand, n int) []byte {
+	end := len(b) + n
+	col := 0
+	for {
+		w := words[r.IntN(len(words))]
+		room := end - len(b)
+		if room <= len(w)+1 {
+			// Pad with ASCII so the size is exact and no rune is cut.
+			for range room - 1 {
+				b = append(b, '.')
+			}
+			if room > 0 {
+				b = append(b, '\n')
+			}
+			return b
+		}
+		if col > 72 {
+			b = append(b, '\n')
+			col = 0
+		} else if col > 0 {
+			b = append(b, ' ')
+			col++
+		}
+		b = append(b, w...)
+		col += len(w)
+	}
+}
+
+// appendBinary appends n random bytes.
+func appendBinary(b []byte, r *rand.Rand, n int) []byte {
+	b = append(b, make([]byte, n)...)
+	tail := b[len(b)-n:]
+	for i := 0; i+8 <= len(tail); i += 8 {
+		binary.LittleEndian.PutUint64(tail[i:], r.Uint64())
+	}
+	for i := len(tail) &^ 7; i < len(tail); i++ {
+		tail[i] = byte(r.Uint32())
+	}
+	return b
+}
