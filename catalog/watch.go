@@ -1,0 +1,210 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Defaults for [WatchOptions].
+const (
+	DefaultDebounce = 150 * time.Millisecond
+	DefaultMaxDelay = 2 * time.Second
+)
+
+// ErrNotWatchable is returned by [Watch] for a catalog that was not opened
+// from a directory.
+var ErrNotWatchable = errors.New("catalog was not opened from a directory")
+
+// WatchOptions configure [Watch]. The zero value is usable.
+type WatchOptions struct {
+	// Debounce is how long the tree must stay quiet after a change before
+	// the catalog is rebuilt; zero means DefaultDebounce.
+	Debounce time.Duration
+	// MaxDelay bounds how long a stream of changes can postpone a rebuild;
+	// zero means DefaultMaxDelay. A burst of writes therefore causes at most
+	// one rebuild per MaxDelay, not one per write.
+	MaxDelay time.Duration
+	// Logger receives watch errors; nil means the catalog's logger, or slog.Default().
+	Logger *slog.Logger
+}
+
+// Watch follows the directory c was opened from with [OpenDir] until ctx is
+// done. Every directory of the tree is watched; after a change (debounced)
+// the catalog is rebuilt with [Catalog.Reload], which re-hashes only changed
+// files, and fn receives each new snapshot whose [Catalog.ID] differs from
+// the last one handed over. fn is called from one goroutine, never
+// concurrently. Watch returns nil when ctx ends, or an error if the
+// directory cannot be watched at all.
+func Watch(ctx context.Context, c *Catalog, opts *WatchOptions, fn func(*Catalog)) error {
+	if c == nil || fn == nil {
+		return errors.New("catalog: Watch needs a catalog and a callback")
+	}
+	dir := c.SourceDir()
+	if dir == "" {
+		return fmt.Errorf("catalog: cannot watch: %w", ErrNotWatchable)
+	}
+	o := WatchOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Debounce <= 0 {
+		o.Debounce = DefaultDebounce
+	}
+	if o.MaxDelay <= 0 {
+		o.MaxDelay = DefaultMaxDelay
+	}
+	log := o.Logger
+	if log == nil {
+		log = c.opts.Logger
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("catalog: watching %s: %w", dir, err)
+	}
+	defer w.Close()
+	wt := &watchTree{w: w, log: log, dotfiles: c.opts.IncludeDotFiles}
+	if err := wt.addTree(dir); err != nil {
+		return fmt.Errorf("catalog: watching %s: %w", dir, err)
+	}
+
+	cur := c
+	var (
+		quiet    *time.Timer // fires Debounce after the last event
+		deadline *time.Timer // fires MaxDelay after the first pending event
+		pending  bool
+	)
+	stop := func(t *time.Timer) {
+		if t != nil {
+			t.Stop()
+		}
+	}
+	defer func() { stop(quiet); stop(deadline) }()
+	fire := make(chan struct{}, 1)
+	signal := func() {
+		select {
+		case fire <- struct{}{}:
+		default:
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if ev.Has(fsnotify.Create) {
+				// A new directory must be watched before files appear in it;
+				// the rebuild picks up whatever was written before the watch.
+				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+					if err := wt.addTree(ev.Name); err != nil {
+						log.Warn("cannot watch new directory; changes inside it are picked up at the next rebuild", "dir", ev.Name, "err", err)
+					}
+				}
+			}
+			if ev.Has(fsnotify.Chmod) && !ev.Has(fsnotify.Write) {
+				continue // metadata only (atime, permissions)
+			}
+			if !pending {
+				pending = true
+				deadline = time.AfterFunc(o.MaxDelay, signal)
+			}
+			if quiet == nil {
+				quiet = time.AfterFunc(o.Debounce, signal)
+			} else {
+				quiet.Reset(o.Debounce)
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			// Overflow means events were lost: rebuild anyway.
+			log.Warn("file watch error; rebuilding the catalog", "dir", dir, "err", err)
+			if !pending {
+				pending = true
+				deadline = time.AfterFunc(o.MaxDelay, signal)
+			}
+			signal()
+		case <-fire:
+			if !pending {
+				continue
+			}
+			pending = false
+			stop(quiet)
+			stop(deadline)
+			quiet, deadline = nil, nil
+			next, err := cur.Reload()
+			if err != nil {
+				log.Error("cannot rebuild the catalog; still serving the previous snapshot", "dir", dir, "err", err)
+				continue
+			}
+			if next.ID() == cur.ID() {
+				cur = next
+				continue
+			}
+			cur = next
+			fn(next)
+		}
+	}
+}
+
+// watchTree adds fsnotify watches on a directory and all its subdirectories.
+type watchTree struct {
+	w        *fsnotify.Watcher
+	log      *slog.Logger
+	dotfiles bool
+}
+
+func (wt *watchTree) addTree(root string) error {
+	first := true
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		isRoot := first
+		first = false
+		if err != nil {
+			if isRoot {
+				return err
+			}
+			return nil // vanished or unreadable: the rebuild reports it
+		}
+		if !isRoot && !wt.dotfiles && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			// The catalog follows links to directories inside the tree once;
+			// watch their targets too.
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				if err := wt.w.Add(p); err != nil {
+					wt.log.Warn("cannot watch linked directory", "dir", p, "err", err)
+				}
+			}
+			return nil
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if err := wt.w.Add(p); err != nil {
+			if isRoot {
+				return err
+			}
+			wt.log.Warn("cannot watch directory; its changes are picked up with the next rebuild", "dir", p, "err", err)
+		}
+		return nil
+	})
+}

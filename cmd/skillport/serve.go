@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/server"
+)
+
+var serveCmd = &cobra.Command{
+	Use:   "serve [flags] DIR",
+	Short: "Serve a directory of Agent Skills over MCP (stdio or Streamable HTTP)",
+	Long: `serve publishes every skill under DIR over the MCP Skills Extension
+(io.modelcontextprotocol/skills): skills/list, skills/get, resources/read and
+resources/directory/read.
+
+By default it speaks newline-delimited JSON-RPC on stdin/stdout, for an MCP
+client's server configuration. With --http it serves Streamable HTTP at
+http://ADDR/mcp, on 127.0.0.1 unless ADDR names another host. Logs go to
+stderr only. The directory is watched and re-indexed when it changes
+(--watch=false to serve a fixed snapshot).`,
+	Args: cobra.ArbitraryArgs,
+	RunE: runServe,
+}
+
+func init() {
+	f := serveCmd.Flags()
+	f.String("http", "", "serve Streamable HTTP on `ADDR` (host:port, :port or port) instead of stdio")
+	f.Bool("stateless", false, "stateless Streamable HTTP (no sessions; for replicas behind a load balancer; enables protocol 2026-07-28)")
+	f.String("prefix", "", "prefix every skill path with `P` (e.g. acme/tools)")
+	f.Bool("watch", true, "re-index the directory when it changes and notify clients")
+	f.Bool("include-dotfiles", false, "publish files and directories whose names start with \".\"")
+	f.Int("page-size", 0, "items per page of skills/list, resources/list and directory reads (default 100)")
+	rootCmd.AddCommand(serveCmd)
+}
+
+func runServe(cmd *cobra.Command, args []string) error {
+	f := cmd.Flags()
+	addr, _ := f.GetString("http")
+	stateless, _ := f.GetBool("stateless")
+	prefix, _ := f.GetString("prefix")
+	watch, _ := f.GetBool("watch")
+	dotfiles, _ := f.GetBool("include-dotfiles")
+	pageSize, _ := f.GetInt("page-size")
+	switch {
+	case len(args) == 0:
+		return usageErrorf("serve: name the directory of skills to serve, e.g. skillport serve ./skills")
+	case len(args) > 1:
+		return usageErrorf("serve: one directory at a time (got %d); put the skill trees under one directory, or run one server each", len(args))
+	case stateless && addr == "":
+		return usageErrorf("serve: --stateless applies to --http only")
+	case pageSize < 0:
+		return usageErrorf("serve: --page-size must be positive")
+	}
+	dir := args[0]
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = errors.New("not a directory")
+		}
+		return usageErrorf("serve: %s: %v", dir, err)
+	}
+
+	log := slog.Default()
+	cat, err := catalog.OpenDir(dir, &catalog.Options{Prefix: prefix, IncludeDotFiles: dotfiles, Logger: log})
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+	}
+	src := server.NewCatalogSource(cat)
+	opts := &server.Options{PageSize: pageSize, Logger: log}
+	if key := os.Getenv("SKILLPORT_CURSOR_KEY"); key != "" {
+		opts.CursorKey = []byte(key)
+	}
+	s, _, err := server.New(&mcp.Implementation{Name: "skillport", Version: version()}, src, opts)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if watch {
+		go func() {
+			if err := src.Watch(ctx, nil); err != nil {
+				log.Warn("live reload is off", "err", err)
+			}
+		}()
+	}
+
+	if addr == "" {
+		summary(cat, dir, "stdio")
+		err := s.Run(ctx, &mcp.StdioTransport{})
+		if err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+			return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+		}
+		return nil
+	}
+
+	ln, err := net.Listen("tcp", listenAddr(addr))
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("serve: --http %s: %w", addr, err)}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	summary(cat, dir, "http://"+ln.Addr().String()+"/mcp")
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	return nil
+}
+
+// listenAddr binds to loopback unless the address names a host.
+func listenAddr(addr string) string {
+	if _, err := net.LookupPort("tcp", addr); err == nil && !containsColon(addr) {
+		return net.JoinHostPort("127.0.0.1", addr)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func containsColon(s string) bool {
+	for i := range len(s) {
+		if s[i] == ':' {
+			return true
+		}
+	}
+	return false
+}
+
+// summary prints the one-line account of what is served to stderr.
+func summary(cat *catalog.Catalog, dir, where string) {
+	st := cat.Stats()
+	noun := "skills"
+	if st.Skills == 1 {
+		noun = "skill"
+	}
+	msg := fmt.Sprintf("serving %d %s (%d files, %.1f MiB) from %s at %s", st.Skills, noun, st.Files, float64(st.Bytes)/(1<<20), dir, where)
+	if st.Invalid > 0 {
+		msg += fmt.Sprintf("; %d skills skipped (see above)", st.Invalid)
+	}
+	fmt.Fprintln(os.Stderr, msg)
+}
+
+func version() string { return "dev" }

@@ -1,0 +1,299 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/wire"
+)
+
+// ReadResourceResult is the resources/read result the server sends. It is
+// go-sdk's shape plus resultType, which go-sdk adds to reads only for
+// 2026-07-28 sessions and the extension's examples show on every result.
+type ReadResourceResult struct {
+	mcp.ResultBase
+	ResultType string                  `json:"resultType"`
+	Contents   []*mcp.ResourceContents `json:"contents"`
+	TTLMs      int64                   `json:"ttlMs"`
+	CacheScope string                  `json:"cacheScope"`
+}
+
+func (srv *Server) ttlMs() int64 { return srv.opts.TTL.Milliseconds() }
+
+// page resolves a cursor to the index of the first item to return. Items
+// are sorted by key; n is their number.
+func (srv *Server) page(raw string, kind byte, scope string, snap Snapshot, n int, key func(int) string) (int, error) {
+	if raw == "" {
+		return 0, nil
+	}
+	c, err := decodeCursor(srv.key, raw)
+	if err != nil || c.kind != kind || c.scope != scope {
+		return 0, errBadCursor
+	}
+	if c.snap == snap.ID() {
+		if c.offset > n {
+			return 0, errBadCursor
+		}
+		return c.offset, nil
+	}
+	// Issued for an earlier snapshot: resume after the last item returned.
+	return sort.Search(n, func(i int) bool { return key(i) > c.last }), nil
+}
+
+func badCursor(method, uri string) *jsonrpc.Error {
+	e := invalidParams(uri, "%s: invalid cursor: pass back a nextCursor exactly as this server returned it, or omit cursor to start from the beginning", method)
+	if uri == "" {
+		e.Data = nil
+	}
+	return e
+}
+
+func (srv *Server) listSkills(_ context.Context, p *wire.ListSkillsParams) (*wire.ListSkillsResult, error) {
+	snap := srv.src.Snapshot()
+	skills := snap.Skills()
+	start, err := srv.page(p.Cursor, kindSkills, "", snap, len(skills), func(i int) string { return skills[i].URI })
+	if err != nil {
+		return nil, badCursor(wire.MethodListSkills, "")
+	}
+	res := &wire.ListSkillsResult{
+		ResultType: wire.ResultComplete,
+		Skills:     []wire.Skill{},
+		TTLMs:      srv.ttlMs(),
+		CacheScope: srv.opts.CacheScope,
+	}
+	files := 0
+	i := start
+	for ; i < len(skills) && len(res.Skills) < srv.opts.PageSize; i++ {
+		sk := skills[i]
+		if len(res.Skills) > 0 && files+len(sk.Files) > maxPageResources {
+			break
+		}
+		files += len(sk.Files)
+		res.Skills = append(res.Skills, entry(sk))
+	}
+	if i < len(skills) {
+		res.NextCursor = cursor{kind: kindSkills, snap: snap.ID(), offset: i, last: skills[i-1].URI}.encode(srv.key)
+	}
+	return res, nil
+}
+
+// entry renders a skill as a SEP-2640 Skill entry.
+func entry(sk *catalog.Skill) wire.Skill {
+	if len(sk.Files) == 0 {
+		return wire.Skill{URI: sk.URI, Frontmatter: sk.Frontmatter, Resources: &wire.Resources{Dynamic: true}}
+	}
+	rs := make([]wire.SkillResource, len(sk.Files))
+	for i, f := range sk.Files {
+		rs[i] = wire.SkillResource{URI: f.URI, Digest: f.Digest, Size: f.Size}
+	}
+	return wire.Skill{URI: sk.URI, Frontmatter: sk.Frontmatter, Resources: &wire.Resources{Files: rs}}
+}
+
+func (srv *Server) getSkill(_ context.Context, p *wire.GetSkillParams) (*wire.GetSkillResult, error) {
+	snap := srv.src.Snapshot()
+	uri := p.URI
+	sk := snap.Skill(uri)
+	if sk == nil {
+		return nil, srv.notASkill(snap, uri)
+	}
+	return &wire.GetSkillResult{
+		ResultType: wire.ResultComplete,
+		Skill:      entry(sk),
+		TTLMs:      srv.ttlMs(),
+		CacheScope: srv.opts.CacheScope,
+	}, nil
+}
+
+func (srv *Server) notASkill(snap Snapshot, uri string) *jsonrpc.Error {
+	if uri == "" {
+		return invalidParams(uri, "skills/get: the uri parameter is missing or empty; pass the URI of a skill's SKILL.md, as listed by skills/list")
+	}
+	if f := snap.File(uri); f != nil {
+		return invalidParams(uri, "No skill is served at %s: it is a file, not the SKILL.md of a published skill; skills/get takes the uri of a skills/list entry", show(uri))
+	}
+	if snap.Dir(uri) != nil {
+		if snap.Skill(uri+"/SKILL.md") != nil {
+			return invalidParams(uri, "No skill is served at %s: it is a skill's directory; call skills/get with %s/SKILL.md", show(uri), show(uri))
+		}
+		return invalidParams(uri, "No skill is served at %s: it is a directory resource, not a skill's SKILL.md", show(uri))
+	}
+	return invalidParams(uri, "No skill is served at %s%s", show(uri), because(uri, srv.schemeList()))
+}
+
+func (srv *Server) readDirectory(_ context.Context, p *wire.DirectoryReadParams) (*wire.DirectoryReadResult, error) {
+	snap := srv.src.Snapshot()
+	uri := p.URI
+	d := snap.Dir(uri)
+	if d == nil {
+		switch {
+		case uri == "":
+			return nil, invalidParams(uri, "resources/directory/read: the uri parameter is missing or empty; pass a directory URI such as a skill's root")
+		case snap.File(uri) != nil:
+			return nil, invalidParams(uri, "%s is not a directory resource: it is a file; read it with resources/read", show(uri))
+		}
+		return nil, invalidParams(uri, "No directory is served at %s%s", show(uri), because(uri, srv.schemeList()))
+	}
+	kids := d.Children
+	start, err := srv.page(p.Cursor, kindDirectory, uri, snap, len(kids), func(i int) string { return kids[i].Name })
+	if err != nil {
+		return nil, badCursor(wire.MethodDirectoryRead, uri)
+	}
+	end := min(start+srv.opts.PageSize, len(kids))
+	res := &wire.DirectoryReadResult{ResultType: wire.ResultComplete, Resources: make([]wire.DirectoryEntry, 0, end-start)}
+	for _, ch := range kids[start:end] {
+		e := wire.DirectoryEntry{URI: ch.URI, Name: ch.Name, MIMEType: wire.DirectoryMIMEType}
+		if f := ch.File; f != nil {
+			size := f.Size
+			e.MIMEType, e.Size = f.MIMEType, &size
+			if sk := snap.Skill(f.URI); sk != nil {
+				// S-29: a skill's SKILL.md is named and described from its frontmatter.
+				e.Name, e.Description = sk.Name, sk.Frontmatter.Description()
+			}
+		}
+		res.Resources = append(res.Resources, e)
+	}
+	if end < len(kids) {
+		res.NextCursor = cursor{kind: kindDirectory, snap: snap.ID(), scope: uri, offset: end, last: kids[end-1].Name}.encode(srv.key)
+	}
+	return res, nil
+}
+
+// resource renders a file as a base-protocol Resource (S-12, S-14).
+func resource(snap Snapshot, f *catalog.File) *mcp.Resource {
+	r := &mcp.Resource{URI: f.URI, Name: f.Name, MIMEType: f.MIMEType, Size: f.Size,
+		Annotations: &mcp.Annotations{Audience: []mcp.Role{"assistant"}, Priority: 0.3}}
+	if sk := snap.Skill(f.URI); sk != nil {
+		r.Name, r.Description = sk.Name, sk.Frontmatter.Description()
+		r.Annotations.Priority = 0.8
+	}
+	if !f.ModTime.IsZero() {
+		r.Annotations.LastModified = f.ModTime.UTC().Format(time.RFC3339)
+	}
+	return r
+}
+
+// listResources lists the server's own resources (if any) first, then
+// every skill file. Cursors of ours carry a prefix go-sdk's never have.
+func (srv *Server) listResources(ctx context.Context, req *mcp.ListResourcesRequest, next mcp.MethodHandler) (mcp.Result, error) {
+	raw := ""
+	if req.Params != nil {
+		raw = req.Params.Cursor
+	}
+	if raw != "" && !isOurs(raw) {
+		// A cursor of the underlying server's own resources.
+		res, err := next(ctx, "resources/list", req)
+		if err != nil {
+			return nil, badCursor("resources/list", "")
+		}
+		return srv.chain(res), nil
+	}
+	if raw == "" {
+		res, err := next(ctx, "resources/list", req)
+		if err != nil {
+			return nil, err
+		}
+		if r, ok := res.(*mcp.ListResourcesResult); !ok || len(r.Resources) > 0 || r.NextCursor != "" {
+			return srv.chain(res), nil
+		}
+	}
+	snap := srv.src.Snapshot()
+	files := snap.Files()
+	start, err := srv.page(raw, kindResources, "", snap, len(files), func(i int) string { return files[i].URI })
+	if err != nil {
+		return nil, badCursor("resources/list", "")
+	}
+	end := min(start+srv.opts.PageSize, len(files))
+	res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, end-start)}
+	for _, f := range files[start:end] {
+		res.Resources = append(res.Resources, resource(snap, f))
+	}
+	if end < len(files) {
+		res.NextCursor = cursor{kind: kindResources, snap: snap.ID(), offset: end, last: files[end-1].URI}.encode(srv.key)
+	}
+	res.TTLMs, res.CacheScope = int(srv.ttlMs()), srv.opts.CacheScope
+	return res, nil
+}
+
+// chain points the last page of the underlying server's resources at the
+// first page of skill files.
+func (srv *Server) chain(res mcp.Result) mcp.Result {
+	r, ok := res.(*mcp.ListResourcesResult)
+	if !ok || r.NextCursor != "" {
+		return res
+	}
+	snap := srv.src.Snapshot()
+	if len(snap.Files()) > 0 {
+		r.NextCursor = cursor{kind: kindResources, snap: snap.ID()}.encode(srv.key)
+	}
+	return res
+}
+
+func (srv *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest, next mcp.MethodHandler) (mcp.Result, error) {
+	uri := req.Params.URI
+	if !srv.owns(uri) && srv.src.Snapshot().File(uri) == nil {
+		res, err := next(ctx, "resources/read", req)
+		var we *jsonrpc.Error
+		if err != nil && errors.As(err, &we) && we.Code == mcp.CodeResourceNotFound {
+			return nil, invalidParams(uri, "No resource is served at %s%s", show(uri), because(uri, srv.schemeList()))
+		}
+		return res, err
+	}
+	return srv.read(ctx, uri)
+}
+
+// read serves one file, always with bytes matching the digest published in
+// the snapshot it is read from.
+func (srv *Server) read(ctx context.Context, uri string) (*ReadResourceResult, error) {
+	snap := srv.src.Snapshot()
+	f := snap.File(uri)
+	if f == nil {
+		if snap.Dir(uri) != nil {
+			// S-27
+			return nil, invalidParams(uri, "%s is a directory resource, not a file: list its children with resources/directory/read", show(uri))
+		}
+		return nil, invalidParams(uri, "No resource is served at %s%s", show(uri), because(uri, srv.schemeList()))
+	}
+	data, err := snap.ReadFile(ctx, f)
+	if errors.Is(err, catalog.ErrChanged) {
+		// The file changed after the snapshot was taken: serve it from a
+		// snapshot that publishes its new digest, never the old entry.
+		fresh, rerr := srv.src.Refresh(ctx, snap)
+		if rerr != nil {
+			srv.log.Error("cannot refresh the skills after a file changed", "uri", uri, "err", rerr)
+			return nil, internalError(uri, "%s changed on the server and the skills could not be re-indexed; try again later", show(uri))
+		}
+		snap = fresh
+		if f = snap.File(uri); f == nil {
+			return nil, invalidParams(uri, "No resource is served at %s: the file was removed from the server; refresh the skill with skills/get or skills/list", show(uri))
+		}
+		data, err = snap.ReadFile(ctx, f)
+	}
+	if err != nil {
+		srv.log.Error("cannot read a skill file", "uri", uri, "err", err)
+		if errors.Is(err, catalog.ErrChanged) {
+			return nil, internalError(uri, "%s is changing on the server; try again shortly", show(uri))
+		}
+		return nil, internalError(uri, "cannot read %s on the server", show(uri))
+	}
+	c := &mcp.ResourceContents{URI: uri, MIMEType: f.MIMEType}
+	if f.Text && len(data) > 0 {
+		c.Text = string(data)
+	} else {
+		c.Blob = data
+		if c.Blob == nil {
+			c.Blob = []byte{} // "blob": "" for an empty file, never no content at all
+		}
+	}
+	return &ReadResourceResult{
+		ResultType: wire.ResultComplete,
+		Contents:   []*mcp.ResourceContents{c},
+		TTLMs:      srv.ttlMs(),
+		CacheScope: srv.opts.CacheScope,
+	}, nil
+}
