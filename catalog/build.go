@@ -6,11 +6,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillport/skillport/skill"
@@ -37,6 +42,8 @@ type node struct {
 	skillMD *walkFile // the regular file named exactly SKILL.md, if any
 	// problems that make every skill containing this directory incomplete
 	broken []Diagnostic
+	// warnings about entries of this directory, merged in tree order after the walk
+	diags []Diagnostic
 }
 
 // walkFile is a file found by the walk, before hashing.
@@ -45,24 +52,36 @@ type walkFile struct {
 	name  string
 	info  fs.FileInfo
 	ident fileIdent
+	// viaLink marks a file reached through a symbolic link: it is opened
+	// from the root, where os.Root resolves the link.
+	viaLink bool
 	// filled by hashing
+	done   bool // digest, text and err are set
 	digest string
 	text   bool
-	data   []byte // SKILL.md only
+	data   []byte // SKILL.md only, until parsed
 	err    error
 	reused *File
+	// SKILL.md only: the parse and validation, done by the goroutine that
+	// read it (or taken from the previous snapshot's skill, prevSkill).
+	parsed    bool
+	fm        skill.Frontmatter
+	findings  []skill.Finding
+	parseErr  error
+	prevSkill *Skill
 }
 
 type builder struct {
-	src    *source
-	opts   Options
-	log    *slog.Logger
-	prev   *Catalog
-	prevBy map[string]*File // previous files by tree path
-	dirty  map[string]bool
-	diags  []Diagnostic
-	hashed int
-	reused int
+	src        *source
+	opts       Options
+	log        *slog.Logger
+	prev       *Catalog
+	prevBy     map[string]*File  // previous files by tree path
+	prevSkills map[string]*Skill // previous skills by directory
+	dirty      map[string]bool
+	diags      []Diagnostic
+	hashed     atomic.Int64
+	reused     atomic.Int64
 }
 
 func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
@@ -92,6 +111,10 @@ func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
 		for _, f := range prev.files {
 			b.prevBy[f.Path] = f
 		}
+		b.prevSkills = make(map[string]*Skill, len(prev.skills))
+		for _, s := range prev.skills {
+			b.prevSkills[s.Dir] = s
+		}
 	}
 
 	rootInfo, err := fs.Stat(src.fsys, ".")
@@ -102,12 +125,11 @@ func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
 		return nil, fmt.Errorf("catalog: the root is not a directory")
 	}
 	root := &node{path: ".", real: "."}
-	b.walk(root, 0, false)
-
+	b.walkTree(root)
 	cands := b.candidates(root)
 	b.hashAll(cands)
 	c := b.assemble(cands)
-	c.stats.Hashed, c.stats.Reused = b.hashed, b.reused
+	c.stats.Hashed, c.stats.Reused = int(b.hashed.Load()), int(b.reused.Load())
 	c.stats.Duration = time.Since(start)
 	c.built = time.Now()
 	for _, d := range c.diags {
@@ -161,21 +183,212 @@ func validSegment(s string) bool {
 
 func (b *builder) diag(d Diagnostic) { b.diags = append(b.diags, d) }
 
-// walk reads directory n. inLink is set below a followed directory symlink:
-// such links are followed once, never from inside another.
-func (b *builder) walk(n *node, depth int, inLink bool) {
-	entries, err := fs.ReadDir(b.src.fsys, n.path)
+// walkTree reads the tree below root. Directories are read in parallel by
+// a fixed set of goroutines taking directories from a shared stack, and the
+// goroutine that reads a directory inside a skill also digests its files
+// while the directory is open, so that each file (and each subdirectory) is
+// opened relative to its directory instead of being resolved again from the
+// root, one path component at a time. Hashing thus overlaps the walk; what
+// candidates() later excludes before hashing (over the limits, incomplete)
+// may have been read in vain, but no file over MaxBytes is, since its skill
+// cannot pass.
+func (b *builder) walkTree(root *node) {
+	w := &walk{b: b}
+	w.cond = sync.NewCond(&w.mu)
+	w.stack = []*dirTask{{n: root}}
+	workers := b.workers()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.work()
+		}()
+	}
+	wg.Wait()
+	// Walk diagnostics in tree order, as a serial walk finds them.
+	var merge func(n *node)
+	merge = func(n *node) {
+		b.diags = append(b.diags, n.diags...)
+		for _, d := range n.dirs {
+			merge(d)
+		}
+	}
+	merge(root)
+}
+
+// workers is how many files are read at once.
+func (b *builder) workers() int {
+	if b.opts.Concurrency > 0 {
+		return b.opts.Concurrency
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// walk is the shared state of walkTree's goroutines.
+type walk struct {
+	b      *builder
+	mu     sync.Mutex
+	cond   *sync.Cond
+	stack  []*dirTask
+	active int // tasks taken and not finished
+}
+
+// dirTask is a directory to read.
+type dirTask struct {
+	n       *node
+	parent  *dirRef // the open directory holding n; nil: open n from the root
+	depth   int
+	inLink  bool // at or below a followed directory link
+	inSkill bool // a directory above holds a SKILL.md
+}
+
+// dirRef is an open directory shared with the tasks of its subdirectories,
+// which open themselves relative to it; the last user closes it.
+type dirRef struct {
+	r    *os.Root
+	refs atomic.Int32
+	keep bool // the tree's root, closed with the catalog's source
+}
+
+func (d *dirRef) release() {
+	if d != nil && !d.keep && d.refs.Add(-1) == 0 {
+		d.r.Close()
+	}
+}
+
+func (w *walk) work() {
+	h := sha256.New()
+	for {
+		w.mu.Lock()
+		for len(w.stack) == 0 && w.active > 0 {
+			w.cond.Wait()
+		}
+		if len(w.stack) == 0 {
+			w.mu.Unlock()
+			w.cond.Broadcast()
+			return
+		}
+		t := w.stack[len(w.stack)-1]
+		w.stack = w.stack[:len(w.stack)-1]
+		w.active++
+		w.mu.Unlock()
+
+		subs := w.b.visit(t, h)
+
+		w.mu.Lock()
+		w.stack = append(w.stack, subs...)
+		w.active--
+		w.mu.Unlock()
+		w.cond.Broadcast()
+	}
+}
+
+// visit reads the directory of t, digests its files if it is inside a
+// skill, and returns its subdirectories as new tasks.
+func (b *builder) visit(t *dirTask, h hash.Hash) []*dirTask {
+	n := t.n
+	var dir *os.Root
+	var entries []fs.DirEntry
+	var err error
+	if b.src.root != nil {
+		switch {
+		case n.path == ".":
+			dir = b.src.root
+		case t.parent != nil:
+			dir, err = t.parent.r.OpenRoot(path.Base(n.path))
+		default:
+			dir, err = b.src.root.OpenRoot(n.path)
+		}
+		t.parent.release()
+		if err == nil {
+			entries, err = readRootDir(dir)
+		}
+	} else {
+		entries, err = fs.ReadDir(b.src.fsys, n.path)
+	}
 	if err != nil {
+		if dir != nil && dir != b.src.root {
+			dir.Close()
+		}
 		d := Diagnostic{Path: n.path, Rule: RuleUnreadable, Severity: skill.Error, Err: ErrUnreadable,
 			Message: fmt.Sprintf("cannot read directory: %v; fix its permissions", stripOp(err))}
 		n.broken = append(n.broken, d)
-		return
+		return nil
 	}
+	subs := b.readEntries(n, entries, t.depth, t.inLink)
+
+	inSkill := t.inSkill || n.skillMD != nil
+	if inSkill {
+		for _, wf := range n.files {
+			if wf.info.Size() > b.opts.MaxBytes || b.reuse(wf) {
+				continue
+			}
+			var in *os.Root
+			if !wf.viaLink {
+				in = dir // nil for trees that are not directories
+			}
+			b.digest(wf, in, h)
+		}
+	}
+
+	// Subdirectories open relative to this one, except links: os.Root
+	// follows them only from the root.
+	var ref *dirRef
+	switch {
+	case dir == nil:
+	case dir == b.src.root:
+		ref = &dirRef{r: dir, keep: true}
+	default:
+		ref = &dirRef{r: dir}
+		ref.refs.Store(1)
+		defer ref.release()
+	}
+	tasks := make([]*dirTask, 0, len(subs))
+	for i := len(subs) - 1; i >= 0; i-- { // popped in name order
+		sub := subs[i]
+		task := &dirTask{n: sub.n, depth: t.depth + 1, inLink: sub.inLink, inSkill: inSkill}
+		if ref != nil && !sub.link {
+			ref.refs.Add(1)
+			task.parent = ref
+		}
+		tasks = append(tasks, task)
+	}
+	return tasks
+}
+
+// subdir is a directory found by readEntries, to be visited next.
+type subdir struct {
+	n      *node
+	inLink bool // at or below a followed directory link
+	link   bool // the entry itself is a link
+}
+
+// readRootDir lists a directory opened as a root, sorted by name as fs.ReadDir does.
+func readRootDir(dir *os.Root) ([]fs.DirEntry, error) {
+	f, err := dir.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, x fs.DirEntry) int { return strings.Compare(a.Name(), x.Name()) })
+	return entries, err
+}
+
+// readEntries records the entries of directory n and returns the
+// subdirectories to visit. inLink is set below a followed directory symlink:
+// such links are followed once, never from inside another.
+func (b *builder) readEntries(n *node, entries []fs.DirEntry, depth int, inLink bool) []subdir {
+	var subs []subdir
 	for _, e := range entries {
 		name := e.Name()
-		p := path.Join(n.path, name)
 		if !b.opts.IncludeDotFiles && strings.HasPrefix(name, ".") {
 			continue
+		}
+		p := name
+		if n.path != "." {
+			p = n.path + "/" + name
 		}
 		mode := e.Type()
 		var info fs.FileInfo
@@ -210,7 +423,7 @@ func (b *builder) walk(n *node, depth int, inLink bool) {
 				sub := &node{path: p, real: real}
 				n.dirs = append(n.dirs, sub)
 				if depth < DefaultMaxDepth*4 {
-					b.walk(sub, depth+1, true)
+					subs = append(subs, subdir{n: sub, inLink: true, link: true})
 				}
 				continue
 			}
@@ -225,9 +438,11 @@ func (b *builder) walk(n *node, depth int, inLink bool) {
 					Message: "directory nested too deeply"})
 				continue
 			}
-			b.walk(sub, depth+1, inLink)
+			subs = append(subs, subdir{n: sub, inLink: inLink})
 		case mode.IsRegular():
+			viaLink := info != nil
 			if info == nil {
+				var err error
 				info, err = e.Info()
 				if err != nil {
 					n.broken = append(n.broken, Diagnostic{Path: p, Rule: RuleUnreadable, Severity: skill.Error, Err: ErrUnreadable,
@@ -238,16 +453,17 @@ func (b *builder) walk(n *node, depth int, inLink bool) {
 					continue
 				}
 			}
-			wf := &walkFile{path: p, name: name, info: info, ident: identOf(info)}
+			wf := &walkFile{path: p, name: name, info: info, ident: identOf(info), viaLink: viaLink}
 			n.files = append(n.files, wf)
 			if name == FileNameSKILL {
 				n.skillMD = wf
 			}
 		default:
-			b.diag(Diagnostic{Path: p, Rule: RuleSpecialFile, Severity: skill.Warning, Err: ErrSpecialFile,
+			n.diags = append(n.diags, Diagnostic{Path: p, Rule: RuleSpecialFile, Severity: skill.Warning, Err: ErrSpecialFile,
 				Message: "not a regular file (fifo, device or socket); skipped"})
 		}
 	}
+	return subs
 }
 
 // candidate is a directory holding SKILL.md, before hashing decides its fate.
@@ -458,8 +674,10 @@ func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 		}
 	}
 
-	doc, err := skill.Parse(md.data)
-	if err != nil {
+	if !md.parsed {
+		b.parse(md)
+	}
+	if err := md.parseErr; err != nil {
 		d := Diagnostic{Path: md.path, Skill: n.path, Severity: skill.Error, Err: fmt.Errorf("%w: %w", ErrInvalidSkill, err), Message: err.Error()}
 		var pe *skill.ParseError
 		if errors.As(err, &pe) {
@@ -468,11 +686,9 @@ func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 		b.diag(d)
 		return nil, false
 	}
-	dirName := path.Base(skillPath)
-	findings := skill.Validate(doc, dirName)
 	var warnings []skill.Finding
 	invalid := false
-	for _, f := range findings {
+	for _, f := range md.findings {
 		sentinel := error(nil)
 		if f.Severity == skill.Error {
 			invalid = true
@@ -485,7 +701,7 @@ func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 	if invalid {
 		return nil, false
 	}
-	if b.opts.Filter != nil && !b.opts.Filter(skillPath, doc.Frontmatter) {
+	if b.opts.Filter != nil && !b.opts.Filter(skillPath, md.fm) {
 		return nil, true
 	}
 	uri := b.uri(md.path)
@@ -493,9 +709,9 @@ func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 		URI:         uri,
 		Root:        strings.TrimSuffix(uri, "/"+FileNameSKILL),
 		Path:        skillPath,
-		Name:        doc.Frontmatter.Name(),
+		Name:        md.fm.Name(),
 		Dir:         n.path,
-		Frontmatter: doc.Frontmatter,
+		Frontmatter: md.fm,
 		Findings:    warnings,
 	}, true
 }

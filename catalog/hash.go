@@ -8,9 +8,12 @@ import (
 	"hash"
 	"io"
 	"io/fs"
-	"runtime"
+	"os"
+	"path"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/skillport/skillport/skill"
 )
 
 // maxAttempts bounds re-reads of a file that changes while it is hashed.
@@ -18,11 +21,12 @@ const maxAttempts = 3
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
-// hashAll digests every file of every surviving candidate, in parallel,
-// streaming (only SKILL.md is kept in memory, to be parsed).
+// hashAll digests the files of surviving candidates that the walk did not
+// (those it reached outside a directory it read as part of a skill), in
+// parallel, streaming (only SKILL.md is kept in memory, until parsed).
 func (b *builder) hashAll(cands []*candidate) {
 	seen := map[*walkFile]bool{}
-	var jobs []*walkFile
+	var todo []*walkFile
 	for _, c := range cands {
 		if c.out {
 			continue
@@ -30,30 +34,13 @@ func (b *builder) hashAll(cands []*candidate) {
 		for _, f := range c.files {
 			if !seen[f] {
 				seen[f] = true
-				jobs = append(jobs, f)
+				if !f.done && !b.reuse(f) {
+					todo = append(todo, f)
+				}
 			}
 		}
 	}
-	// Reuse digests of unchanged files; SKILL.md must still be read to parse it.
-	var todo []*walkFile
-	for _, f := range jobs {
-		if prev := b.prevBy[f.path]; prev != nil && !b.dirty[f.path] && prev.ident.same(f.ident) &&
-			prev.Size == f.info.Size() && prev.ModTime.Equal(f.info.ModTime()) {
-			if f.name != FileNameSKILL {
-				f.reused, f.digest, f.text = prev, prev.Digest, prev.Text
-				b.reused++
-				continue
-			}
-		}
-		todo = append(todo, f)
-	}
-	b.hashed = len(todo)
-
-	workers := b.opts.Concurrency
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, len(todo))
+	workers := min(b.workers(), len(todo))
 	ch := make(chan *walkFile)
 	var wg sync.WaitGroup
 	for range workers {
@@ -62,7 +49,7 @@ func (b *builder) hashAll(cands []*candidate) {
 			defer wg.Done()
 			h := sha256.New()
 			for f := range ch {
-				f.err = b.hashFile(f, h)
+				b.digest(f, nil, h)
 			}
 		}()
 	}
@@ -73,13 +60,60 @@ func (b *builder) hashAll(cands []*candidate) {
 	wg.Wait()
 }
 
+// reuse takes f's digest from the previous snapshot when f is unchanged:
+// same size, modification time, inode and change time, and not found
+// changed by ReadFile since. An unchanged SKILL.md that was the entry of a
+// published skill in the same directory keeps that skill's frontmatter and
+// findings too, so it is neither read nor parsed again.
+func (b *builder) reuse(f *walkFile) bool {
+	prev := b.prevBy[f.path]
+	if prev == nil || b.dirty[f.path] || !prev.ident.same(f.ident) ||
+		prev.Size != f.info.Size() || !prev.ModTime.Equal(f.info.ModTime()) {
+		return false
+	}
+	if f.name == FileNameSKILL {
+		s := b.prevSkills[path.Dir(f.path)]
+		if s == nil || len(s.Files) == 0 || s.Files[0].Path != f.path {
+			return false // not a published skill's entry: parse it again
+		}
+		f.prevSkill, f.parsed, f.fm, f.findings = s, true, s.Frontmatter, s.Findings
+	}
+	f.reused, f.digest, f.text, f.done = prev, prev.Digest, prev.Text, true
+	b.reused.Add(1)
+	return true
+}
+
+// digest hashes f, opening it relative to dir when dir is set, and parses it
+// if it is a SKILL.md.
+func (b *builder) digest(f *walkFile, dir *os.Root, h hash.Hash) {
+	b.hashed.Add(1)
+	f.err = b.hashFile(f, dir, h)
+	f.done = true
+	if f.err == nil && f.name == FileNameSKILL {
+		b.parse(f)
+	}
+}
+
+// parse parses and validates a SKILL.md that was read, and drops its bytes.
+func (b *builder) parse(f *walkFile) {
+	f.parsed = true
+	doc, err := skill.Parse(f.data)
+	f.data = nil
+	if err != nil {
+		f.parseErr = err
+		return
+	}
+	f.fm = doc.Frontmatter
+	f.findings = skill.Validate(doc, path.Base(b.skillPath(path.Dir(f.path))))
+}
+
 // hashFile digests one file. The file must read as exactly the size seen in
 // the walk, with the same size and modification time before and after: a
 // file that changes while it is read is read again, and after maxAttempts
 // the skill is left out rather than published with a wrong digest.
-func (b *builder) hashFile(f *walkFile, h hash.Hash) error {
+func (b *builder) hashFile(f *walkFile, dir *os.Root, h hash.Hash) error {
 	for attempt := 0; ; attempt++ {
-		err := b.hashOnce(f, h)
+		err := b.hashOnce(f, dir, h)
 		if err == nil {
 			return nil
 		}
@@ -99,8 +133,14 @@ func (b *builder) hashFile(f *walkFile, h hash.Hash) error {
 
 var errRetry = fmt.Errorf("retry")
 
-func (b *builder) hashOnce(f *walkFile, h hash.Hash) error {
-	fh, err := b.src.fsys.Open(f.path)
+func (b *builder) hashOnce(f *walkFile, dir *os.Root, h hash.Hash) error {
+	var fh fs.File
+	var err error
+	if dir != nil {
+		fh, err = dir.Open(f.name)
+	} else {
+		fh, err = b.src.fsys.Open(f.path)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnreadable, stripOp(err))
 	}
