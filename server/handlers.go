@@ -145,7 +145,9 @@ func (srv *Server) readDirectory(_ context.Context, p *wire.DirectoryReadParams)
 		return nil, badCursor(wire.MethodDirectoryRead, uri)
 	}
 	end := min(start+srv.opts.PageSize, len(kids))
-	res := &wire.DirectoryReadResult{ResultType: wire.ResultComplete, Resources: make([]wire.DirectoryEntry, 0, end-start)}
+	ttl := srv.ttlMs()
+	res := &wire.DirectoryReadResult{ResultType: wire.ResultComplete, Resources: make([]wire.DirectoryEntry, 0, end-start),
+		TTLMs: &ttl, CacheScope: srv.opts.CacheScope}
 	for _, ch := range kids[start:end] {
 		e := wire.DirectoryEntry{URI: ch.URI, Name: ch.Name, MIMEType: wire.DirectoryMIMEType}
 		if f := ch.File; f != nil {

@@ -167,4 +167,9 @@ type DirectoryReadResult struct {
 	ResultType string           `json:"resultType"`
 	Resources  []DirectoryEntry `json:"resources"`
 	NextCursor string           `json:"nextCursor,omitempty"`
+	// TTLMs and CacheScope are not required on this PaginatedResult, but
+	// the TypeScript reference client insists on them under 2026-07-28, so
+	// servers send them; hosts must not depend on them.
+	TTLMs      *int64 `json:"ttlMs,omitempty"`
+	CacheScope string `json:"cacheScope,omitempty"`
 }
