@@ -13,6 +13,7 @@ import (
 	"path"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,7 @@ const (
 type node struct {
 	path    string // slash path from the root, "." for the root
 	real    string // path with followed directory links resolved, for checking link targets
+	uri     string // set by nodeURI
 	files   []*walkFile
 	dirs    []*node
 	skillMD *walkFile // the regular file named exactly SKILL.md, if any
@@ -545,8 +547,15 @@ func collect(n *node, files *[]*walkFile, broken *[]Diagnostic) {
 
 // assemble turns hashed candidates into the immutable catalog.
 func (b *builder) assemble(cands []*candidate) *Catalog {
-	c := &Catalog{src: b.src, opts: b.opts, byURI: map[string]*Skill{}, files: map[string]*File{}, dirs: map[string]*Dir{}}
-	published := map[string]*File{} // by tree path, shared between nested skills
+	nfiles := 0
+	for _, cand := range cands {
+		if !cand.out {
+			nfiles += len(cand.files)
+		}
+	}
+	c := &Catalog{src: b.src, opts: b.opts, byURI: make(map[string]*Skill, len(cands)),
+		files: make(map[string]*File, nfiles), dirs: make(map[string]*Dir, nfiles)}
+	published := make(map[string]*File, nfiles) // by tree path, shared between nested skills
 	fileFor := func(wf *walkFile) *File {
 		if f := published[wf.path]; f != nil {
 			return f
@@ -617,7 +626,7 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 			}
 		}
 	}
-	b.buildDirs(c, cands)
+	b.buildDirs(c, cands, published)
 	c.stats.Skills = len(c.skills)
 	c.id = catalogID(c)
 	slices.SortStableFunc(b.diags, func(a, x Diagnostic) int {
@@ -747,6 +756,16 @@ func (b *builder) skillPath(dir string) string {
 // uri maps a tree path to its resource URI. Directory segments are checked
 // to be plain; file names are percent-encoded where a URI needs it.
 func (b *builder) uri(p string) string {
+	if plainPath(p) {
+		// Nothing to escape: the segments are written as they are.
+		switch {
+		case p == "." || p == "":
+			return b.opts.Scheme + "://" + b.opts.Prefix
+		case b.opts.Prefix == "":
+			return b.opts.Scheme + "://" + p
+		}
+		return b.opts.Scheme + "://" + b.opts.Prefix + "/" + p
+	}
 	var sb strings.Builder
 	sb.WriteString(b.opts.Scheme)
 	sb.WriteString("://")
@@ -767,9 +786,31 @@ func (b *builder) uri(p string) string {
 	return sb.String()
 }
 
+// plainPath reports whether p has only characters that escapeSegment
+// leaves alone and no empty segment, so that its URI form is p itself.
+func plainPath(p string) bool {
+	if p == "" || p[0] == '/' || p[len(p)-1] == '/' {
+		return p == ""
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.', c == '~':
+		case c == '/':
+			if p[i-1] == '/' {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // buildDirs creates the directory resources: every directory of every
-// published skill, and the prefix levels above them.
-func (b *builder) buildDirs(c *Catalog, cands []*candidate) {
+// published skill, and the prefix levels above them. published holds the
+// catalog's files by tree path.
+func (b *builder) buildDirs(c *Catalog, cands []*candidate, published map[string]*File) {
 	add := func(d *Dir) *Dir {
 		if old := c.dirs[d.URI]; old != nil {
 			return old
@@ -784,17 +825,18 @@ func (b *builder) buildDirs(c *Catalog, cands []*candidate) {
 		}
 		var visit func(n *node)
 		visit = func(n *node) {
-			d := add(&Dir{URI: b.dirURI(n.path), Path: n.path})
+			d := add(&Dir{URI: b.nodeURI(n), Path: n.path})
 			// The innermost skill wins: candidates are visited parent first.
 			d.Skill = s
 			if len(d.Children) == 0 {
+				d.Children = make([]Child, 0, len(n.files)+len(n.dirs))
 				for _, wf := range n.files {
-					if f := c.files[b.uri(wf.path)]; f != nil {
+					if f := published[wf.path]; f != nil && c.files[f.URI] == f {
 						d.Children = append(d.Children, Child{URI: f.URI, Name: wf.name, File: f})
 					}
 				}
 				for _, sub := range n.dirs {
-					d.Children = append(d.Children, Child{URI: b.dirURI(sub.path), Name: path.Base(sub.path)})
+					d.Children = append(d.Children, Child{URI: b.nodeURI(sub), Name: path.Base(sub.path)})
 				}
 				slices.SortFunc(d.Children, func(a, x Child) int { return cmp.Compare(a.Name, x.Name) })
 			}
@@ -804,7 +846,15 @@ func (b *builder) buildDirs(c *Catalog, cands []*candidate) {
 		}
 		visit(cand.n)
 	}
-	// Prefix levels: the ancestors of each skill root, down from the first segment.
+	// Prefix levels: the ancestors of each skill root, down from the first
+	// segment. Children are gathered first and sorted once per level, since
+	// one level may hold every skill.
+	type level struct {
+		d    *Dir
+		seen map[string]bool
+	}
+	levels := map[string]*level{}
+	var order []*level
 	for _, s := range c.skills {
 		segs := strings.Split(s.Path, "/")
 		for i := len(segs) - 1; i >= 1; i-- {
@@ -821,12 +871,32 @@ func (b *builder) buildDirs(c *Catalog, cands []*candidate) {
 			if parent.Skill != nil {
 				continue // inside a skill: already complete
 			}
-			if !slices.ContainsFunc(parent.Children, func(ch Child) bool { return ch.URI == childURI }) {
+			l := levels[parentURI]
+			if l == nil {
+				l = &level{d: parent, seen: map[string]bool{}}
+				for _, ch := range parent.Children {
+					l.seen[ch.URI] = true
+				}
+				levels[parentURI] = l
+				order = append(order, l)
+			}
+			if !l.seen[childURI] {
+				l.seen[childURI] = true
 				parent.Children = append(parent.Children, Child{URI: childURI, Name: segs[i]})
-				slices.SortFunc(parent.Children, func(a, x Child) int { return cmp.Compare(a.Name, x.Name) })
 			}
 		}
 	}
+	for _, l := range order {
+		slices.SortFunc(l.d.Children, func(a, x Child) int { return cmp.Compare(a.Name, x.Name) })
+	}
+}
+
+// nodeURI is uri(n.path), computed once per directory.
+func (b *builder) nodeURI(n *node) string {
+	if n.uri == "" {
+		n.uri = b.uri(n.path)
+	}
+	return n.uri
 }
 
 func (b *builder) dirURI(p string) string { return b.uri(p) }
@@ -834,11 +904,22 @@ func (b *builder) dirURI(p string) string { return b.uri(p) }
 // catalogID digests everything a client can observe of the snapshot.
 func catalogID(c *Catalog) string {
 	h := sha256.New()
+	var buf []byte
 	for _, s := range c.skills {
-		fmt.Fprintf(h, "%s\x00%s\n", s.URI, s.Frontmatter.JSON())
+		buf = append(buf[:0], s.URI...)
+		buf = append(buf, 0)
+		buf = append(buf, s.Frontmatter.JSON()...)
+		buf = append(buf, '\n')
 		for _, f := range s.Files {
-			fmt.Fprintf(h, "\t%s\x00%s\x00%d\n", f.URI, f.Digest, f.Size)
+			buf = append(buf, '\t')
+			buf = append(buf, f.URI...)
+			buf = append(buf, 0)
+			buf = append(buf, f.Digest...)
+			buf = append(buf, 0)
+			buf = strconv.AppendInt(buf, f.Size, 10)
+			buf = append(buf, '\n')
 		}
+		h.Write(buf)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
