@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"testing/fstest"
@@ -478,7 +479,9 @@ type faultFS struct {
 	deny    map[string]bool // Open fails with permission denied
 	denyDir map[string]bool // ReadDir fails with permission denied
 	grow    map[string]int  // the file grows by one byte on each of its first N opens
-	opens   map[string]int
+
+	mu    sync.Mutex // the catalog opens files from several goroutines
+	opens map[string]int
 }
 
 func (f *faultFS) Open(name string) (fs.File, error) {
@@ -486,15 +489,18 @@ func (f *faultFS) Open(name string) (fs.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
 	}
 	if n, ok := f.grow[name]; ok {
+		f.mu.Lock()
 		if f.opens == nil {
 			f.opens = map[string]int{}
 		}
 		f.opens[name]++
-		if f.opens[name] <= n {
+		count := f.opens[name]
+		f.mu.Unlock()
+		if count <= n {
 			// Content longer than the size the walk saw: a writer is appending.
 			mf := *f.MapFS[name]
 			mf.Data = append(bytes.Clone(mf.Data), 'x')
-			mf.ModTime = mf.ModTime.Add(time.Duration(f.opens[name]) * time.Second)
+			mf.ModTime = mf.ModTime.Add(time.Duration(count) * time.Second)
 			tmp := fstest.MapFS{name: &mf}
 			return tmp.Open(name)
 		}
