@@ -110,7 +110,27 @@ func (o *originState) connect(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, o.h.opts.CallTimeout)
 	defer cancel()
 	client := newClient(o.h, o)
-	sess, err := client.Connect(ctx, o.cfg.transport(o.h.opts.ServerStderr), nil)
+	gt := &guardedTransport{inner: o.cfg.transport(o.h.opts.ServerStderr)}
+	type result struct {
+		s   *mcp.ClientSession
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := client.Connect(ctx, gt, nil)
+		done <- result{s, err}
+	}()
+	var sess *mcp.ClientSession
+	var err error
+	select {
+	case r := <-done:
+		sess, err = r.s, r.err
+	case <-ctx.Done():
+		// The SDK's writes do not watch the context: a peer that never reads
+		// would hold Connect forever. Closing the connection frees it.
+		gt.close()
+		err = ctx.Err()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: %s did not complete initialization within %v", ErrUnavailable, o.cfg.Where(), o.h.opts.CallTimeout)
@@ -193,7 +213,15 @@ func (o *originState) relist(ctx context.Context) {
 		partial bool
 		ttl     = int64(-1)
 	)
+	capped := func() {
+		o.diag(Warning, "", fmt.Sprintf("listing capped at %d entries; it is partial, and skills beyond it can still be loaded by URI", opts.MaxEntries), nil)
+		partial = true
+	}
 	for page := 0; ; page++ {
+		if items >= opts.MaxEntries {
+			capped()
+			break
+		}
 		if page >= opts.MaxPages {
 			o.diag(Warning, "", fmt.Sprintf("listing stopped after %d pages; it is partial, and skills beyond it can still be loaded by URI", opts.MaxPages), nil)
 			partial = true
@@ -233,8 +261,7 @@ func (o *originState) relist(ctx context.Context) {
 		}
 		for _, raw := range res.Skills {
 			if items >= opts.MaxEntries {
-				o.diag(Warning, "", fmt.Sprintf("listing capped at %d entries; it is partial, and skills beyond it can still be loaded by URI", opts.MaxEntries), nil)
-				partial = true
+				capped()
 				break
 			}
 			items++

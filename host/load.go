@@ -33,9 +33,9 @@ type Loaded struct {
 	h          *Host
 	grantTools bool
 
-	mu       sync.Mutex
+	mu        sync.Mutex
 	retrieved int64 // bytes read for a dynamic skill
-	closed   bool
+	closed    bool
 }
 
 // File is a verified file of a loaded skill.

@@ -198,7 +198,9 @@ func (c *processConn) Close() error {
 }
 
 // Read and Write pass through; they are listed so the wrapper is complete.
-func (c *processConn) Read(ctx context.Context) (jsonrpc.Message, error) { return c.Connection.Read(ctx) }
+func (c *processConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	return c.Connection.Read(ctx)
+}
 func (c *processConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	return c.Connection.Write(ctx, m)
 }
@@ -226,3 +228,58 @@ func declaration(caps *mcp.ServerCapabilities) (wire.Settings, bool) {
 }
 
 var errNoResources = errors.New("declares the Skills extension without the resources capability; its skills cannot be read (H-49)")
+
+// guardedTransport remembers its connection so that a stuck Connect can be
+// abandoned, and makes writes honour their context: a server that stops
+// reading would otherwise block a call past its timeout.
+type guardedTransport struct {
+	inner mcp.Transport
+	mu    sync.Mutex
+	conn  mcp.Connection
+	gone  bool
+}
+
+func (t *guardedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.gone {
+		c.Close()
+		return nil, errors.New("connection abandoned")
+	}
+	t.conn = &ctxConn{Connection: c}
+	return t.conn, nil
+}
+
+func (t *guardedTransport) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.gone = true
+	if t.conn != nil {
+		t.conn.Close()
+	}
+}
+
+type ctxConn struct{ mcp.Connection }
+
+func (c *ctxConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	done := make(chan error, 1)
+	go func() { done <- c.Connection.Write(ctx, m) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	// A context that ended just as the write started is no sign of a stuck
+	// peer; give the write a moment before giving up on the connection.
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Second):
+		c.Connection.Close()
+		return fmt.Errorf("server stopped reading: %w", ctx.Err())
+	}
+}
