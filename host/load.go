@@ -539,7 +539,10 @@ func (h *Host) FetchAll(ctx context.Context, e *Entry) ([]*File, error) {
 	o := h.byLabel[e.Origin]
 	l := &Loaded{Entry: e, h: h}
 	var out []*File
-	for _, f := range e.Files {
+	// SKILL.md first: if it fails, nothing else of the skill is read.
+	files := slices.Clone(e.Files)
+	sort.SliceStable(files, func(i, j int) bool { return files[i].URI == e.URI && files[j].URI != e.URI })
+	for _, f := range files {
 		res := f
 		data, mime, err := l.fetch(ctx, o, f.URI, &res)
 		if err != nil {

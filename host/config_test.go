@@ -1,0 +1,104 @@
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLoadConfig(t *testing.T) {
+	t.Setenv("SKILLPORT_TEST_DIR", "/skills")
+	t.Setenv("SKILLPORT_TEST_TOKEN", "tok")
+	origins, notes, err := LoadConfig("testdata/mcp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range origins {
+		got = append(got, o.Label+"="+o.Where())
+	}
+	want := "my-remote-server=https://example.com/mcp docs=stdio: node vscode=http://127.0.0.1:8080/mcp team=team-skills"
+	if strings.Join(got, " ") != want {
+		t.Errorf("origins %v\nwant %s", got, want)
+	}
+	if origins[1].Args[1] != "/skills" || origins[1].Env["TOKEN"] != "tok" || origins[0].Headers["Authorization"] != "Bearer tok" {
+		t.Errorf("expansion: %+v %+v", origins[1], origins[0])
+	}
+	if origins[3].Dir != filepath.Join("testdata", "team-skills") {
+		t.Errorf("skill dir %q not relative to the config file", origins[3].Dir)
+	}
+	if j := strings.Join(notes, "\n"); !strings.Contains(j, `"off" is disabled`) || !strings.Contains(j, `labelled "my-remote-server"`) {
+		t.Errorf("notes %v", notes)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"mcpServers":{"a":{}}}`:                                  "neither command nor url",
+		`{"mcpServers":{"a":{"command":"x","url":"y"}}}`:           "both command and url",
+		`{"mcpServers":{"a":{"command":"x","label":"Bad Label"}}}`: "origin label",
+		`{"skillDirs":[{"label":"x"}]}`:                            "no path",
+		`[1,2]`:                                                    "not a JSON configuration",
+		`{"mcpServers":{"a":{"command":"x"}},"skillDirs":[{"label":"a","path":"p"}]}`: "used twice",
+	} {
+		if _, _, err := ParseConfig([]byte(in), ""); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseConfig(%s) = %v, want %q", in, err, want)
+		}
+	}
+	if l := DeriveLabel("Ünïcode  Server!!"); l != "n-code-server" {
+		t.Errorf("DeriveLabel = %q", l)
+	}
+}
+
+func TestFetchAllAndMaterialize(t *testing.T) {
+	f := newFake("docs")
+	f.addSkill("acme/pdf", "PDF", map[string]string{"references/FORMS.md": "forms", "scripts/run.sh": "#!/bin/sh\necho hi\n"})
+	h := connect(t, nil, Origin{Label: "docs", Transport: f.transport(t)})
+	e, _ := h.Lookup("pdf")
+	files, err := h.FetchAll(context.Background(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files[0].URI != e.URI {
+		t.Errorf("SKILL.md not fetched first: %s", files[0].URI)
+	}
+	dir := t.TempDir()
+	out, err := Materialize(dir, e, files, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(out, "scripts", "run.sh"))
+	if err != nil || st.Mode().Perm()&0o111 != 0 || !st.Mode().IsRegular() {
+		t.Fatalf("script written as %v, %v; never executable", st.Mode(), err)
+	}
+	if _, err := Materialize(dir, e, files, nil); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("second pull = %v", err)
+	}
+	if _, err := Materialize(dir, e, files, &MaterializeOptions{Replace: true}); err != nil {
+		t.Errorf("replace: %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "pdf" {
+		t.Errorf("target dir holds %v; staging left behind?", entries)
+	}
+}
+
+func TestMaterializeRefusesCaseCollisions(t *testing.T) {
+	f := newFake("docs")
+	f.addSkill("x", "d", map[string]string{"Skill.md": "twin", "a": "file", "A/b": "dir"})
+	h := connect(t, nil, Origin{Label: "docs", Transport: f.transport(t)})
+	e, _ := h.Lookup("x")
+	files, err := h.FetchAll(context.Background(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := Materialize(dir, e, files, nil); err == nil || !strings.Contains(err.Error(), "case-insensitive") {
+		t.Fatalf("Materialize = %v; want a case-collision refusal (H-41)", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("partial pull left %v", entries)
+	}
+}
