@@ -89,6 +89,9 @@ func Materialize(dir string, e *Entry, files []*File, opts *MaterializeOptions) 
 		return fail("%v", err)
 	}
 	defer os.RemoveAll(stage)
+	if err := os.Chmod(stage, 0o755); err != nil {
+		return fail("%v", err)
+	}
 	root, err := os.OpenRoot(stage)
 	if err != nil {
 		return fail("%v", err)

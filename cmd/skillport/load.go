@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillport/skillport/host"
+)
+
+func init() {
+	var f hostFlags
+	var policy string
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "load [flags] ORIGIN:NAME --config FILE",
+		Short: "Load a skill the way a model would receive it, after approval and verification",
+		Long: `load finds ORIGIN:NAME (as ls shows it; a bare NAME works when it is unique),
+asks for approval, reads and verifies SKILL.md, and prints exactly what the
+model would receive from the read_skill tool.
+
+Approval is asked on the terminal and can be remembered for this exact content
+(approvals live in the user configuration directory); --policy FILE applies a
+policy file first; --yes approves this one load. Without a terminal, policy or
+--yes, loads are refused. Verified files are cached in the user cache directory.
+
+Exit status: 0 on success, 1 when the skill was refused or failed
+verification, 2 on usage errors.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("load: name one skill as ORIGIN:NAME, e.g. skillport load docs:pdf-processing --config skillport.json")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.config == "" && len(f.skillDirs) == 0 {
+				return usageErrorf("load: --config FILE is required (an mcpServers configuration naming the origin)")
+			}
+			origins, err := f.origins(cmd, nil, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return runLoad(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &f, origins, args[0], policy, yes)
+		},
+	}
+	f.register(cmd, true)
+	cmd.Flags().StringVar(&policy, "policy", "", "approval policy file (JSON allow/deny rules)")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve this load without asking (not remembered)")
+	rootCmd.AddCommand(cmd)
+}
+
+func runLoad(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins []host.Origin, name, policy string, yes bool) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	approver, store, err := approvalSetup(policy, yes)
+	if err != nil {
+		return usageErrorf("load: %v", err)
+	}
+	// Only the named origin is needed; connecting the others would only cost time.
+	if label, _, ok := strings.Cut(name, ":"); ok {
+		var only []host.Origin
+		for _, o := range origins {
+			if o.Label == label || o.Dir != "" {
+				only = append(only, o)
+			}
+		}
+		if len(only) > 0 {
+			origins = only
+		}
+	}
+	h, err := f.newHost(ctx, origins, &host.Options{Approver: approver, Approvals: store, Cache: defaultCache()})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	reportOrigins(stderr, h)
+	e, err := h.Lookup(name)
+	if err != nil {
+		if errors.Is(err, host.ErrUnknownSkill) {
+			return fmt.Errorf("load: %v; see skillport ls --config %s", err, f.config)
+		}
+		return &exitError{code: 1, err: fmt.Errorf("load: %v", err)}
+	}
+	out, err := h.Tools().ReadSkill(ctx, e.Qualified)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("load: %s", sanitizeLine(err.Error()))}
+	}
+	_, err = io.WriteString(stdout, out)
+	return err
+}

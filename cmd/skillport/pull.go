@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillport/skillport/host"
+)
+
+func init() {
+	var f hostFlags
+	var to string
+	var replace bool
+	cmd := &cobra.Command{
+		Use:   "pull [flags] --to DIR " + serverArgs,
+		Short: "Copy a server's skills into a folder, after verifying every file",
+		Long: `pull materializes a server's skills for agents that only read skill folders:
+every file of a skill is fetched and verified (size, SHA-256, SKILL.md
+frontmatter) before anything is written, SKILL.md first, and a skill whose
+SKILL.md fails is not read further. Each skill is written to DIR/NAME all at
+once, as regular non-executable files.
+
+  skillport pull http://127.0.0.1:8080/mcp --to .claude/skills
+
+Pulled skills become local skills: review them before use, since the agent will
+honour their frontmatter (allowed-tools included).
+
+Exit status: 0 when every skill was pulled, 1 otherwise, 2 on usage errors.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if to == "" {
+				return usageErrorf("pull: --to DIR is required")
+			}
+			origins, err := f.origins(cmd, args, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return runPull(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &f, origins, to, replace)
+		},
+	}
+	f.register(cmd, false)
+	cmd.Flags().StringVar(&to, "to", "", "folder to write skills into (each skill in DIR/NAME)")
+	cmd.Flags().BoolVar(&replace, "replace", false, "replace skill folders that already exist")
+	rootCmd.AddCommand(cmd)
+}
+
+func runPull(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins []host.Origin, to string, replace bool) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	h, err := f.newHost(ctx, origins, nil)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	ok := reportOrigins(stderr, h)
+	for _, o := range h.Origins() {
+		if o.Err != nil {
+			fmt.Fprintf(stderr, "skillport: %s: %s\n", o.Label, sanitizeLine(o.Err.Error()))
+		}
+	}
+	pulled, failed := 0, 0
+	names := map[string]string{}
+	for _, e := range h.Skills() {
+		if e.Kind != host.KindMCP {
+			continue
+		}
+		if prev, dup := names[e.Name]; dup {
+			failed++
+			fmt.Fprintf(stderr, "skillport: %s: not pulled: %s already goes to %s/%s; pull it separately into another folder\n", e.CLIName(), prev, to, e.Name)
+			continue
+		}
+		files, err := h.FetchAll(ctx, e)
+		if err != nil {
+			failed++
+			fmt.Fprintf(stderr, "skillport: %s: not pulled: %s\n", e.CLIName(), sanitizeLine(err.Error()))
+			continue
+		}
+		dir, err := host.Materialize(to, e, files, &host.MaterializeOptions{Replace: replace})
+		if err != nil {
+			failed++
+			fmt.Fprintf(stderr, "skillport: %s\n", sanitizeLine(err.Error()))
+			continue
+		}
+		names[e.Name] = e.CLIName()
+		pulled++
+		fmt.Fprintf(stdout, "%s -> %s (%d files verified)\n", e.CLIName(), dir, len(files))
+	}
+	fmt.Fprintf(stdout, "%d skills pulled, %d failed\n", pulled, failed)
+	if failed > 0 || !ok {
+		return errFailed
+	}
+	return nil
+}
