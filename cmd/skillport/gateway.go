@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/skillport/skillport/gateway"
+)
+
+var gatewayCmd = &cobra.Command{
+	Use:   "gateway --config FILE",
+	Short: "Serve the skills of MCP servers and local folders to any MCP client, as tools",
+	Long: `gateway aggregates the skills of the upstream MCP servers and local skill
+folders listed in FILE (gateway.json) and serves them as one MCP server: the
+tools read_skill, read_skill_file, list_skill_dir and search_skills, one
+prompt per skill, the catalog in the server instructions, and the Skills
+Extension itself with every upstream skill re-published as
+skill://<origin>/<path>/SKILL.md. Every skill is approved (policy, or the
+client through elicitation) and verified against its digests before any of
+it reaches the model.
+
+Add it to a client's MCP configuration:
+
+  {"mcpServers": {"skills": {"command": "skillport", "args": ["gateway", "--config", "/path/to/gateway.json"]}}}
+
+By default it speaks MCP on stdin/stdout. With --http it serves Streamable
+HTTP at http://ADDR/mcp, on 127.0.0.1 unless ADDR names another host.
+Logs go to stderr only.`,
+	Args: cobra.NoArgs,
+	RunE: runGateway,
+}
+
+func init() {
+	f := gatewayCmd.Flags()
+	f.String("config", "", "the gateway configuration `FILE` (gateway.json)")
+	f.String("http", "", "serve Streamable HTTP on `ADDR` (host:port, :port or port) instead of stdio")
+	rootCmd.AddCommand(gatewayCmd)
+}
+
+func runGateway(cmd *cobra.Command, _ []string) error {
+	f := cmd.Flags()
+	file, _ := f.GetString("config")
+	addr, _ := f.GetString("http")
+	if file == "" {
+		return usageErrorf("gateway: --config FILE is required (a gateway.json listing mcpServers and skillDirs)")
+	}
+	cfg, err := gateway.LoadConfig(file)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	log := slog.Default()
+	g, err := gateway.Open(cfg, &gateway.Options{
+		Implementation: &mcp.Implementation{Name: "skillport-gateway", Version: version()},
+		Logger:         log,
+	})
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	defer g.Close()
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	g.Start(ctx)
+	go func() {
+		<-g.Ready()
+		for _, d := range g.Host().Diagnostics() {
+			log.Warn("gateway: " + d.String())
+		}
+		for _, o := range g.Host().Origins() {
+			log.Info("gateway: origin", "label", o.Label, "where", o.Where, "skills", o.Skills, "err", o.Err)
+		}
+	}()
+
+	if addr == "" {
+		err := g.Run(ctx, &mcp.StdioTransport{})
+		if err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+			return &exitError{code: 1, err: fmt.Errorf("gateway: %w", err)}
+		}
+		return nil
+	}
+	ln, err := net.Listen("tcp", listenAddr(addr))
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("gateway: --http %s: %w", addr, err)}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", g.Handler(&mcp.StreamableHTTPOptions{Logger: log}))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(os.Stderr, "gateway listening at http://%s/mcp (config %s)\n", ln.Addr(), file)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return &exitError{code: 1, err: fmt.Errorf("gateway: %w", err)}
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	return nil
+}

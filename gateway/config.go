@@ -1,0 +1,450 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/host/approval"
+)
+
+// ErrConfig is wrapped by every error about a gateway.json file.
+var ErrConfig = errors.New("gateway: bad configuration")
+
+// Config is a parsed gateway.json:
+//
+//	{
+//	  "mcpServers": {
+//	    "docs": {"command": "skillport", "args": ["serve", "./skills"], "include": ["pdf-*"]},
+//	    "team": {"url": "https://skills.example.com/mcp", "headers": {"Authorization": "Bearer ${TEAM_TOKEN}"},
+//	             "exclude": ["experimental-*"]}
+//	  },
+//	  "skillDirs": {"local": "~/.claude/skills", "project": {"path": ".claude/skills", "include": []}},
+//	  "approvals": {"allow": [{"origin": "docs", "skill": "*"}], "deny": [], "elicit": true},
+//	  "tokenBudget": 2000,
+//	  "indexBodies": false
+//	}
+//
+// mcpServers has the format Claude Desktop, Cursor and VS Code use; each key
+// becomes the origin label (lowercase letters, digits and hyphens), which is
+// half of every skill's identity and what the model sees. Fields of other
+// clients ("disabled", "autoApprove", …) are accepted; "disabled": true
+// leaves the server out. skillDirs maps labels to local skill folders.
+//
+// include and exclude filter an origin's skills by name or skill path, with
+// shell patterns, case-insensitively. An absent include list means every
+// skill; an empty one means none. exclude wins over include.
+//
+// Relative paths are relative to the file's directory; "~/" is the home
+// directory. "${VAR}" in env values and header values is replaced by the
+// environment variable VAR, so that secrets need not live in the file.
+type Config struct {
+	// Path is the file the configuration was read from.
+	Path string
+	// Origins are the upstream servers and skill folders, in label order
+	// (servers first).
+	Origins []host.Origin
+	// Filters hold each origin's include/exclude lists, by label.
+	Filters map[string]*Filter
+	// Approvals are the approval settings.
+	Approvals ApprovalConfig
+	// TokenBudget bounds the catalog in the instructions and in the
+	// read_skill description, in tokens (4 bytes each). 0 means the default.
+	TokenBudget int
+	// IndexBodies adds SKILL.md bodies to the search index: those of local
+	// folders when the index is built, those of MCP skills once they were
+	// loaded. MCP bodies are never fetched for the index (lazy retrieval).
+	IndexBodies bool
+	// CallTimeout bounds each call to an upstream; 0 means host's default.
+	CallTimeout time.Duration
+	// StartupWait bounds how long the first client waits for upstreams at
+	// initialize; 0 means the default.
+	StartupWait time.Duration
+	// AllowDynamic lets skills with "dynamic" resources be loaded (after
+	// approval on every load).
+	AllowDynamic bool
+	// Cache keeps verified files in the user cache directory (default true).
+	Cache bool
+}
+
+// ApprovalConfig is the "approvals" object.
+type ApprovalConfig struct {
+	// Allow and Deny are policy rules ({"origin", "skill"}, "*" for any);
+	// deny wins. They decide before anyone is asked.
+	Allow []approval.Rule `json:"allow"`
+	Deny  []approval.Rule `json:"deny"`
+	// Elicit asks the user through the connected client (MCP elicitation)
+	// when no rule decides and the client supports it. Default true.
+	Elicit *bool `json:"elicit"`
+	// Store is the approvals file; default approval.DefaultPath(). "" keeps
+	// approvals in memory only.
+	Store *string `json:"store"`
+}
+
+// ElicitEnabled reports whether unmatched requests are asked through elicitation.
+func (a *ApprovalConfig) ElicitEnabled() bool { return a.Elicit == nil || *a.Elicit }
+
+// Filter is an origin's include/exclude lists.
+type Filter struct {
+	// Include, when non-nil, admits only skills matching one of its
+	// patterns; an empty, non-nil Include admits none.
+	Include []string
+	// Exclude removes skills matching one of its patterns.
+	Exclude []string
+}
+
+// Admits reports whether the skill with this name and path passes the
+// filter. Patterns are path.Match patterns compared case-insensitively
+// with the name, the skill path and the qualified name.
+func (f *Filter) Admits(name, skillPath, qualified string) bool {
+	if f == nil {
+		return true
+	}
+	cands := []string{strings.ToLower(name), strings.ToLower(skillPath), strings.ToLower(qualified)}
+	match := func(pats []string) bool {
+		for _, p := range pats {
+			for _, c := range cands {
+				if ok, _ := path.Match(strings.ToLower(p), c); ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if match(f.Exclude) {
+		return false
+	}
+	return f.Include == nil || match(f.Include)
+}
+
+// Default configuration values.
+const (
+	DefaultTokenBudget = 2000
+	DefaultStartupWait = 5 * time.Second
+)
+
+// LoadConfig reads and parses a gateway.json file.
+func LoadConfig(file string) (*Config, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	return ParseConfig(file, data)
+}
+
+var topKeys = []string{"mcpServers", "skillDirs", "approvals", "tokenBudget", "indexBodies", "callTimeoutMs", "startupWaitMs", "allowDynamic", "cache"}
+
+// ParseConfig parses gateway.json content; file names it in errors and
+// anchors relative paths.
+func ParseConfig(file string, data []byte) (*Config, error) {
+	bad := func(field, format string, args ...any) error {
+		where := file
+		if field != "" {
+			where += ": " + field
+		}
+		return fmt.Errorf("%w: %s: %s", ErrConfig, where, fmt.Sprintf(format, args...))
+	}
+	top, err := objectOf(data)
+	if err != nil {
+		return nil, bad("", "not a JSON object: %v", err)
+	}
+	for k := range top {
+		if !slices.Contains(topKeys, k) {
+			return nil, bad(k, "unknown field; the fields are %s", strings.Join(topKeys, ", "))
+		}
+	}
+	base := "."
+	if file != "" {
+		base = filepath.Dir(file)
+	}
+	cfg := &Config{Path: file, Filters: map[string]*Filter{}, Cache: true}
+	labels := map[string]string{}
+	claim := func(label, field string) error {
+		if err := host.ValidLabel(label); err != nil {
+			return bad(field, "%v; the key is the origin label the model sees, rename it", err)
+		}
+		if prev, dup := labels[label]; dup {
+			return bad(field, "label %q is already used by %s; labels must be unique", label, prev)
+		}
+		labels[label] = field
+		return nil
+	}
+
+	if raw, ok := top["mcpServers"]; ok {
+		servers, err := objectOf(raw)
+		if err != nil {
+			return nil, bad("mcpServers", "must be an object mapping labels to servers: %v", err)
+		}
+		for _, label := range sortedKeys(servers) {
+			field := fmt.Sprintf("mcpServers[%q]", label)
+			var s struct {
+				Type     string            `json:"type"`
+				Command  string            `json:"command"`
+				Args     []string          `json:"args"`
+				Env      map[string]string `json:"env"`
+				Cwd      string            `json:"cwd"`
+				URL      string            `json:"url"`
+				Headers  map[string]string `json:"headers"`
+				Disabled bool              `json:"disabled"`
+				Include  *[]string         `json:"include"`
+				Exclude  []string          `json:"exclude"`
+			}
+			if err := decodeObject(servers[label], &s); err != nil {
+				return nil, bad(field, "%v", err)
+			}
+			if s.Disabled {
+				continue
+			}
+			if err := claim(label, field); err != nil {
+				return nil, err
+			}
+			switch strings.ToLower(s.Type) {
+			case "", "stdio", "http", "streamable-http", "streamablehttp":
+			case "sse":
+				return nil, bad(field+".type", "the legacy SSE transport is not supported; use the server's Streamable HTTP endpoint (type \"http\")")
+			default:
+				return nil, bad(field+".type", "%q is not a transport; use \"stdio\" (with command) or \"http\" (with url)", s.Type)
+			}
+			o := host.Origin{Label: label}
+			switch {
+			case s.Command != "" && s.URL != "":
+				return nil, bad(field, "set command (stdio) or url (Streamable HTTP), not both")
+			case s.Command != "":
+				o.Command, o.Args = expandHome(s.Command), s.Args
+				o.Env = expandEnvMap(s.Env)
+				if s.Cwd != "" {
+					o.WorkDir = resolvePath(base, s.Cwd)
+				}
+			case s.URL != "":
+				if !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
+					return nil, bad(field+".url", "%q is not an http:// or https:// URL", s.URL)
+				}
+				o.URL, o.Headers = os.ExpandEnv(s.URL), expandEnvMap(s.Headers)
+			default:
+				return nil, bad(field, "set command (a server started on stdio) or url (a Streamable HTTP endpoint)")
+			}
+			f, err := newFilter(s.Include, s.Exclude)
+			if err != nil {
+				return nil, bad(field, "%v", err)
+			}
+			cfg.Filters[label] = f
+			cfg.Origins = append(cfg.Origins, o)
+		}
+	}
+
+	if raw, ok := top["skillDirs"]; ok {
+		dirs, err := objectOf(raw)
+		if err != nil {
+			return nil, bad("skillDirs", "must be an object mapping labels to folders, e.g. {\"local\": \"~/.claude/skills\"}: %v", err)
+		}
+		for _, label := range sortedKeys(dirs) {
+			field := fmt.Sprintf("skillDirs[%q]", label)
+			var d struct {
+				Path    string    `json:"path"`
+				Include *[]string `json:"include"`
+				Exclude []string  `json:"exclude"`
+			}
+			if bytes.HasPrefix(bytes.TrimSpace(dirs[label]), []byte(`"`)) {
+				if err := json.Unmarshal(dirs[label], &d.Path); err != nil {
+					return nil, bad(field, "%v", err)
+				}
+			} else if err := decodeObject(dirs[label], &d); err != nil {
+				return nil, bad(field, "%v", err)
+			}
+			if d.Path == "" {
+				return nil, bad(field, "needs a folder: a string, or {\"path\": ...}")
+			}
+			if err := claim(label, field); err != nil {
+				return nil, err
+			}
+			f, err := newFilter(d.Include, d.Exclude)
+			if err != nil {
+				return nil, bad(field, "%v", err)
+			}
+			cfg.Filters[label] = f
+			cfg.Origins = append(cfg.Origins, host.Origin{Label: label, Dir: resolvePath(base, d.Path), Display: d.Path})
+		}
+	}
+
+	if raw, ok := top["approvals"]; ok {
+		if err := decodeObject(raw, &cfg.Approvals); err != nil {
+			return nil, bad("approvals", "%v", err)
+		}
+		for kind, rules := range map[string][]approval.Rule{"allow": cfg.Approvals.Allow, "deny": cfg.Approvals.Deny} {
+			for i, r := range rules {
+				if r.Origin == "" || r.Skill == "" {
+					return nil, bad(fmt.Sprintf("approvals.%s[%d]", kind, i), "a rule needs both origin and skill (use \"*\" for any)")
+				}
+				if r.Origin != "*" && labels[r.Origin] == "" {
+					return nil, bad(fmt.Sprintf("approvals.%s[%d].origin", kind, i), "%q is not a configured origin (labels: %s)", r.Origin, strings.Join(sortedKeys(labels), ", "))
+				}
+			}
+		}
+		if s := cfg.Approvals.Store; s != nil && *s != "" {
+			p := resolvePath(base, *s)
+			cfg.Approvals.Store = &p
+		}
+	}
+
+	num := func(key string, min int64) (int64, bool, error) {
+		raw, ok := top[key]
+		if !ok {
+			return 0, false, nil
+		}
+		var n int64
+		if err := json.Unmarshal(raw, &n); err != nil || n < min {
+			return 0, false, bad(key, "must be an integer >= %d", min)
+		}
+		return n, true, nil
+	}
+	flag := func(key string, dst *bool) error {
+		if raw, ok := top[key]; ok {
+			if err := json.Unmarshal(raw, dst); err != nil {
+				return bad(key, "must be true or false")
+			}
+		}
+		return nil
+	}
+	cfg.TokenBudget = DefaultTokenBudget
+	if n, ok, err := num("tokenBudget", 100); err != nil {
+		return nil, err
+	} else if ok {
+		cfg.TokenBudget = int(n)
+	}
+	if n, ok, err := num("callTimeoutMs", 1); err != nil {
+		return nil, err
+	} else if ok {
+		cfg.CallTimeout = time.Duration(n) * time.Millisecond
+	}
+	cfg.StartupWait = DefaultStartupWait
+	if n, ok, err := num("startupWaitMs", 0); err != nil {
+		return nil, err
+	} else if ok {
+		cfg.StartupWait = time.Duration(n) * time.Millisecond
+	}
+	for key, dst := range map[string]*bool{"indexBodies": &cfg.IndexBodies, "allowDynamic": &cfg.AllowDynamic, "cache": &cfg.Cache} {
+		if err := flag(key, dst); err != nil {
+			return nil, err
+		}
+	}
+	if len(cfg.Origins) == 0 {
+		return nil, bad("", "no origins: add upstream servers under \"mcpServers\" or local folders under \"skillDirs\"")
+	}
+	return cfg, nil
+}
+
+func newFilter(include *[]string, exclude []string) (*Filter, error) {
+	f := &Filter{Exclude: exclude}
+	if include != nil {
+		f.Include = *include
+		if f.Include == nil {
+			f.Include = []string{}
+		}
+	}
+	for _, list := range []struct {
+		name string
+		pats []string
+	}{{"include", f.Include}, {"exclude", f.Exclude}} {
+		for i, p := range list.pats {
+			if _, err := path.Match(p, ""); err != nil || p == "" {
+				return nil, fmt.Errorf("%s[%d]: %q is not a valid pattern (use a name, a skill path, or a shell pattern such as \"pdf-*\")", list.name, i, p)
+			}
+		}
+	}
+	if include == nil && len(exclude) == 0 {
+		return nil, nil
+	}
+	return f, nil
+}
+
+// objectOf splits a JSON object into its fields, refusing duplicate keys
+// (a second "include" must not silently replace the first).
+func objectOf(raw []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("not an object")
+	}
+	out := map[string]json.RawMessage{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := kt.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("%q: %v", k, err)
+		}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("%q appears twice", k)
+		}
+		out[k] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, errors.New("trailing data after the object")
+	}
+	return out, nil
+}
+
+// decodeObject decodes raw, which must be a JSON object without duplicate
+// keys, into v. Unknown fields are ignored: server entries carry fields of
+// other clients ("autoApprove", "timeout").
+func decodeObject(raw []byte, v any) error {
+	if _, err := objectOf(raw); err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, v)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
+	return p
+}
+
+func resolvePath(base, p string) string {
+	p = expandHome(os.ExpandEnv(p))
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	return p
+}
+
+func expandEnvMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = os.ExpandEnv(v)
+	}
+	return out
+}

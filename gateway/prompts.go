@@ -1,0 +1,76 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillport/skillport/host"
+)
+
+// promptArg is the optional argument of every skill prompt.
+const promptArg = "task"
+
+// syncPrompts registers one prompt per shown skill, named by its qualified
+// name ("pdf-processing", "docs__pdf-processing" when names collide), and
+// removes the prompts of skills that are gone. Unchanged prompts are left
+// alone so that prompts/list_changed is sent only for real changes.
+func (g *Gateway) syncPrompts(v *view) {
+	want := map[string]*host.Entry{}
+	for _, e := range v.entries {
+		want[e.Qualified] = e
+	}
+	var gone []string
+	for name := range g.prompts {
+		if want[name] == nil {
+			gone = append(gone, name)
+			delete(g.prompts, name)
+		}
+	}
+	if len(gone) > 0 {
+		g.srv.RemovePrompts(gone...)
+	}
+	for _, e := range v.entries {
+		p := &mcp.Prompt{
+			Name:        e.Qualified,
+			Title:       e.Name + " (skill from " + e.Origin + ")",
+			Description: fmt.Sprintf("Use the %s skill (%s): %s", e.Name, e.Source(), sanitizeLine(e.Description(), maxDescription)),
+			Arguments: []*mcp.PromptArgument{{Name: promptArg, Required: false,
+				Description: "What to do with the skill (optional)"}},
+		}
+		sig := p.Title + "\x00" + p.Description + "\x00" + contentSig(e)
+		if g.prompts[p.Name] == sig {
+			continue
+		}
+		g.prompts[p.Name] = sig
+		g.srv.AddPrompt(p, g.promptHandler(e.Qualified))
+	}
+}
+
+// promptHandler loads the skill, with approval and verification, and
+// returns it as a user message, followed by the task when one was given.
+func (g *Gateway) promptHandler(name string) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		e, err := g.visible(name)
+		if err != nil {
+			return nil, fmt.Errorf("prompt %s: %w", name, err)
+		}
+		l, err := g.load(ctx, e)
+		if err != nil {
+			return nil, g.describeErr("prompt", e, err)
+		}
+		text := "Use the following skill for this task. It was loaded by the skillport gateway from " + e.Source() +
+			"; read its files with the read_skill_file tool (skill=\"" + e.Qualified + "\").\n\n" + host.RenderSkill(l)
+		if req.Params != nil {
+			if task := strings.TrimSpace(req.Params.Arguments[promptArg]); task != "" {
+				text += "\nTask: " + task + "\n"
+			}
+		}
+		return &mcp.GetPromptResult{
+			Description: "Skill " + e.Qualified + " from " + e.Source(),
+			Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}},
+		}, nil
+	}
+}
