@@ -1,0 +1,261 @@
+package e2e_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skill"
+)
+
+// inProcess starts n servers over examples and returns one origin per server.
+func inProcess(b *testing.B, cat *catalog.Catalog, n int) ([]host.Origin, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var out []host.Origin
+	for i := range n {
+		s, _, err := server.New(nil, server.NewCatalogSource(cat), &server.Options{Logger: quiet})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ct, st := mcp.NewInMemoryTransports()
+		go s.Run(ctx, st)
+		out = append(out, host.Origin{Label: fmt.Sprintf("s%d", i), Transport: ct})
+	}
+	return out, cancel
+}
+
+func discover(b *testing.B, origins []host.Origin) time.Duration {
+	start := time.Now()
+	h, err := host.New(origins, &host.Options{Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := h.Connect(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	d := time.Since(start)
+	for _, o := range h.Origins() {
+		if o.Err != nil {
+			b.Fatal(o.Err)
+		}
+	}
+	h.Close()
+	return d
+}
+
+// BenchmarkDiscovery20 measures discovery (connect + every skills/list
+// page) across 20 servers at once against the slowest of the same servers
+// discovered alone, in the same run. Target (issue 4): ratio <= 1.3.
+func BenchmarkDiscovery20(b *testing.B) {
+	cat, err := catalog.OpenDir(examples, &catalog.Options{Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("in-process", func(b *testing.B) {
+		var all, slowest time.Duration
+		for b.Loop() {
+			origins, stop := inProcess(b, cat, 20)
+			all += discover(b, origins)
+			stop()
+			var worst time.Duration
+			for range 20 {
+				one, stop := inProcess(b, cat, 1)
+				if d := discover(b, one); d > worst {
+					worst = d
+				}
+				stop()
+			}
+			slowest += worst
+		}
+		b.ReportMetric(float64(all)/float64(b.N)/1e6, "ms-20-servers")
+		b.ReportMetric(float64(slowest)/float64(b.N)/1e6, "ms-slowest-single")
+		b.ReportMetric(float64(all)/float64(slowest), "ratio")
+	})
+	// With 2 ms of one-way latency per message, as on a network, the same
+	// servers show whether discovery overlaps or serialises; in-process
+	// without latency it is CPU-bound and scales with cores, not servers.
+	b.Run("in-process-2ms-latency", func(b *testing.B) {
+		slow := func(os []host.Origin) []host.Origin {
+			for i := range os {
+				os[i].Transport = &latency{inner: os[i].Transport, d: 2 * time.Millisecond}
+			}
+			return os
+		}
+		var all, slowest time.Duration
+		for b.Loop() {
+			origins, stop := inProcess(b, cat, 20)
+			all += discover(b, slow(origins))
+			stop()
+			var worst time.Duration
+			for range 5 {
+				one, stop := inProcess(b, cat, 1)
+				if d := discover(b, slow(one)); d > worst {
+					worst = d
+				}
+				stop()
+			}
+			slowest += worst
+		}
+		b.ReportMetric(float64(all)/float64(b.N)/1e6, "ms-20-servers")
+		b.ReportMetric(float64(slowest)/float64(b.N)/1e6, "ms-slowest-single")
+		b.ReportMetric(float64(all)/float64(slowest), "ratio")
+	})
+	b.Run("subprocess", func(b *testing.B) {
+		bin := filepath.Join(b.TempDir(), "skillport")
+		if out, err := runGo("build", "-o", bin, "github.com/skillport/skillport/cmd/skillport"); err != nil {
+			b.Fatalf("%v\n%s", err, out)
+		}
+		dir, _ := filepath.Abs(examples)
+		mk := func(n int) []host.Origin {
+			var out []host.Origin
+			for i := range n {
+				out = append(out, host.Origin{Label: fmt.Sprintf("p%d", i), Command: bin, Args: []string{"serve", "--watch=false", "--log-level", "error", dir}})
+			}
+			return out
+		}
+		var all, slowest time.Duration
+		for b.Loop() {
+			all += discover(b, mk(20))
+			var worst time.Duration
+			for range 5 {
+				if d := discover(b, mk(1)); d > worst {
+					worst = d
+				}
+			}
+			slowest += worst
+		}
+		b.ReportMetric(float64(all)/float64(b.N)/1e6, "ms-20-servers")
+		b.ReportMetric(float64(slowest)/float64(b.N)/1e6, "ms-slowest-single")
+		b.ReportMetric(float64(all)/float64(slowest), "ratio")
+	})
+}
+
+// BenchmarkVerifiedLoad6 loads a 6-file skill (SKILL.md, then its five
+// supporting files) through the host, and in the same run measures the six
+// resources/read round trips alone and the verification work alone (size,
+// SHA-256, frontmatter parse and field-by-field comparison) over the same
+// bytes. Target (issue 4): verification <= 10% of the round trips.
+func BenchmarkVerifiedLoad6(b *testing.B) {
+	dir := b.TempDir()
+	sk := filepath.Join(dir, "bench-skill")
+	body := "---\nname: bench-skill\ndescription: A skill used to measure verified loading\nlicense: Apache-2.0\nmetadata:\n  version: \"1.0\"\n---\n\n" + strings.Repeat("Instructions line for the benchmark skill.\n", 100)
+	files := map[string]string{"SKILL.md": body}
+	for i, size := range []int{2 << 10, 8 << 10, 16 << 10, 4 << 10, 32 << 10} {
+		files[fmt.Sprintf("references/ref%d.md", i)] = strings.Repeat("x", size-1) + "\n"
+	}
+	for p, c := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(sk, p)), 0o755)
+		os.WriteFile(filepath.Join(sk, p), []byte(c), 0o644)
+	}
+	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: quiet})
+	if err != nil || len(cat.Skills()) != 1 || len(cat.Skills()[0].Files) != 6 {
+		b.Fatalf("bench skill: %v", err)
+	}
+	origins, stop := inProcess(b, cat, 1)
+	defer stop()
+	h, err := host.New(origins, &host.Options{Logger: quiet, Approver: allow()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	ctx := context.Background()
+	if err := h.Connect(ctx); err != nil {
+		b.Fatal(err)
+	}
+	e := h.Skills()[0]
+	// A plain client on a second server for the raw round trips.
+	rawOrigins, stop2 := inProcess(b, cat, 1)
+	defer stop2()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "raw"}, nil).Connect(ctx, rawOrigins[0].Transport, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+
+	var loadT, rttT, verifyT time.Duration
+	var data [][]byte
+	for b.Loop() {
+		start := time.Now()
+		l, err := h.Load(ctx, e)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range 5 {
+			if _, err := l.ReadFile(ctx, fmt.Sprintf("references/ref%d.md", i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		loadT += time.Since(start)
+
+		start = time.Now()
+		data = data[:0]
+		for _, f := range e.Files {
+			r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: f.URI})
+			if err != nil {
+				b.Fatal(err)
+			}
+			data = append(data, []byte(r.Contents[0].Text))
+		}
+		rttT += time.Since(start)
+
+		start = time.Now()
+		for i, f := range e.Files {
+			d := data[i]
+			if int64(len(d)) != f.Size {
+				b.Fatal("size")
+			}
+			sum := sha256.Sum256(d)
+			if fmt.Sprintf("sha256:%x", sum) != f.Digest {
+				b.Fatal("digest")
+			}
+			if f.URI == e.URI {
+				doc, err := skill.Parse(d)
+				if err != nil || len(e.Frontmatter.Diff(doc.Frontmatter)) != 0 {
+					b.Fatal("frontmatter")
+				}
+			}
+		}
+		verifyT += time.Since(start)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(loadT)/n/1e3, "µs-verified-load")
+	b.ReportMetric(float64(rttT)/n/1e3, "µs-6-round-trips")
+	b.ReportMetric(float64(verifyT)/n/1e3, "µs-verification")
+	b.ReportMetric(100*float64(verifyT)/float64(rttT), "%-verify-of-rtt")
+}
+
+// latency delays every message a server sends.
+type latency struct {
+	inner mcp.Transport
+	d     time.Duration
+}
+
+func (l *latency) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := l.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &slowConn{Connection: c, d: l.d}, nil
+}
+
+type slowConn struct {
+	mcp.Connection
+	d time.Duration
+}
+
+func (c *slowConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	time.Sleep(c.d)
+	return m, err
+}
