@@ -1,0 +1,80 @@
+// Package sandbox runs one script of a skill inside a bubblewrap (bwrap)
+// sandbox. It backs the seed-001 "skills/execute" compatibility method, which
+// a server offers only when its operator enables scripts.
+//
+// There is no unsandboxed path: [New] runs a trivial sandboxed command first
+// and returns an error wrapping [ErrUnavailable] when bwrap or prlimit is
+// missing or cannot set the sandbox up; callers then refuse execution.
+//
+// # What a script sees
+//
+// Every run gets fresh namespaces (user, mount, pid, network, ipc, uts,
+// cgroup where possible) and:
+//
+//   - no network: only a loopback interface of its own;
+//   - a read-only view of /usr (with /bin, /sbin, /lib* as on the host), a
+//     few files under /etc that interpreters need (/etc/alternatives, the
+//     dynamic linker's cache, /etc/perl, /etc/python3*), and a synthetic
+//     /etc/passwd, /etc/group and /etc/hosts; nothing of /root, /home, the
+//     host's /tmp, /etc/shadow or the caller's working directory;
+//   - the skill directory read-only at /skill;
+//   - a fresh, empty, writable work directory at /work, which is the working
+//     directory and $HOME; files left there are returned in [Result.Outputs]
+//     and the directory is then removed;
+//   - a small size-bounded tmpfs at /tmp; everything else is read-only;
+//   - a fresh /proc and a minimal /dev;
+//   - an environment of exactly PATH, HOME, LANG and TMPDIR;
+//   - uid/gid 65534, no capabilities, no_new_privs, its own session, and no
+//     way to create further user namespaces;
+//   - resource limits set by prlimit(1) just before the script starts:
+//     address space, CPU seconds, processes, file size, open files, no core
+//     dumps.
+//
+// # Process-count limit and the caller's uid
+//
+// The kernel does not enforce RLIMIT_NPROC for the global root user, even
+// inside a user namespace that maps to it. When the caller runs as root the
+// sandbox is therefore started inside a user namespace whose only uid maps to
+// [Options.UID] (65534, "nobody", by default), so a fork bomb hits the limit.
+// The process count is per user namespace, so concurrent runs do not share
+// it. A non-root caller needs unprivileged user namespaces (the Debian
+// default); the sandbox then runs under the caller's own uid.
+//
+// The skill directory is copied for each run (bounded by [Limits.SkillFiles]
+// and [Limits.SkillBytes]) into a private directory under
+// [Options.WorkRoot], readable by the sandbox's uid and group only, and that
+// copy is what /skill shows. bwrap resolves what it mounts by path as the
+// sandbox's uid, which could not reach a skill kept under /root or a 0700
+// directory; the copy also pins the files that were checked. Symbolic links
+// are copied as links: inside the sandbox they can only reach what the
+// sandbox shows. Options.WorkRoot itself must be reachable by that uid
+// (/tmp is); [New] checks.
+//
+// # How a script is started
+//
+// The script is named relative to the skill directory and must be a regular
+// file inside it; os.Root resolves the name, so ".." or a symbolic link
+// leading out is refused with [ErrScriptNotFound]. It is then started, in
+// order of preference:
+//
+//  1. a "#!" line names the interpreter, which is run explicitly with the
+//     line's optional argument and the script's path, exactly as the kernel
+//     would, but without needing the execute bit (skills copied from archives
+//     often lose it) or an exec-permitting mount;
+//  2. otherwise the extension picks an interpreter found under /usr: .py
+//     python3, .sh sh, .bash bash, .pl perl, .rb ruby, .js and .mjs node;
+//  3. otherwise a file with the execute bit is executed directly (a binary);
+//  4. otherwise [ErrNoInterpreter].
+//
+// # Limits
+//
+// Exceeding a limit is not an error: [Runner.Run] returns a [Result] whose
+// Reason says which limit ended the run. Wall-clock time, output size and
+// the work directory's size are watched from outside and end the run by
+// killing the sandbox (its pid namespace dies with it); CPU time and file
+// size are enforced by the kernel with SIGXCPU and SIGXFSZ; memory and
+// process exhaustion make allocations and forks fail inside the script, and
+// are recognised from the messages common runtimes print ("MemoryError",
+// "Cannot fork", "File too large", ...), so those reasons are best-effort:
+// they explain a failure, they never decide one.
+package sandbox

@@ -1,0 +1,288 @@
+package sandbox
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// workspace is one run's host-side state: a private parent directory
+// holding a copy of the skill and the work directory, and the descriptors
+// handed to bwrap.
+//
+// The skill is copied rather than bound in place: the sandbox's unprivileged
+// uid could not reach a skill under a private directory such as /root, and
+// bwrap resolves even descriptor binds by path. The copy is also a snapshot
+// (the script sees exactly the files that were checked) with permissions
+// that let only the sandbox read it: root:65534 0750 for a root caller.
+type workspace struct {
+	r      *Runner
+	parent string // 0711, owned by the caller
+	skill  string
+	work   string     // owned by the sandbox's uid, 0700
+	files  []*os.File // fds 3.. for bwrap, see bwrapArgs
+}
+
+func (r *Runner) newWorkspace(j job) (_ *workspace, err error) {
+	parent, err := os.MkdirTemp(r.workRoot, "skillport-run-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %s: work directory under %s: %w", j.label, r.workRoot, err)
+	}
+	ws := &workspace{r: r, parent: parent, skill: filepath.Join(parent, "skill"), work: filepath.Join(parent, "work")}
+	defer func() {
+		if err != nil {
+			ws.closeFiles()
+			ws.remove()
+		}
+	}()
+	fail := func(err error) (*workspace, error) {
+		return nil, fmt.Errorf("sandbox: %s: %w", j.label, err)
+	}
+	// bwrap, running as the sandbox's uid, must traverse the parent.
+	if err := os.Chmod(parent, 0o711); err != nil {
+		return fail(err)
+	}
+	if err := os.Mkdir(ws.work, 0o700); err != nil {
+		return fail(err)
+	}
+	if err := ws.own(ws.work, r.uid); err != nil {
+		return fail(err)
+	}
+	if err := os.Mkdir(ws.skill, 0o750); err != nil {
+		return fail(err)
+	}
+	if err := ws.own(ws.skill, 0); err != nil {
+		return fail(err)
+	}
+	if j.skillDir != "" {
+		if err := ws.copySkill(j.skillDir, j.limits); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range etcFiles {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return fail(err)
+		}
+		ws.files = append(ws.files, pr)
+		// Far below the pipe's buffer, so this cannot block.
+		_, err = io.WriteString(pw, f.content)
+		pw.Close()
+		if err != nil {
+			return fail(err)
+		}
+	}
+	return ws, nil
+}
+
+// own gives a path to uid and the sandbox's group when the caller is root;
+// a non-root caller's sandbox runs as the caller, who owns it already.
+func (ws *workspace) own(p string, uid int) error {
+	if !ws.r.asRoot {
+		return nil
+	}
+	return os.Lchown(p, uid, ws.r.gid)
+}
+
+// copySkill copies the skill's directories, regular files and symbolic links
+// (as links: inside the sandbox they can only reach what the sandbox shows)
+// into ws.skill, within the limits. Other special files are left out.
+func (ws *workspace) copySkill(src string, l Limits) error {
+	root, err := os.OpenRoot(src)
+	if err != nil {
+		return fmt.Errorf("sandbox: skill directory %s: %w", src, err)
+	}
+	defer root.Close()
+	var files int
+	var size int64
+	return fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("sandbox: %s: %w", filepath.Join(src, p), err)
+		}
+		if p == "." {
+			return nil
+		}
+		if files++; files > l.SkillFiles {
+			return fmt.Errorf("sandbox: %s: more than %d files: %w", src, l.SkillFiles, ErrSkillTooLarge)
+		}
+		dst := filepath.Join(ws.skill, filepath.FromSlash(p))
+		switch {
+		case d.IsDir():
+			if err := os.Mkdir(dst, 0o750); err != nil {
+				return fmt.Errorf("sandbox: %w", err)
+			}
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := root.Readlink(p)
+			if err != nil {
+				return fmt.Errorf("sandbox: %s: %w", filepath.Join(src, p), err)
+			}
+			if err := os.Symlink(target, dst); err != nil {
+				return fmt.Errorf("sandbox: %w", err)
+			}
+		case d.Type().IsRegular():
+			n, err := copyFile(root, p, dst, l.SkillBytes-size)
+			if err != nil {
+				return fmt.Errorf("sandbox: %s: %w", filepath.Join(src, p), err)
+			}
+			size += n
+		default:
+			return nil
+		}
+		if err := ws.own(dst, 0); err != nil {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+		return nil
+	})
+}
+
+// copyFile copies at most max bytes of one regular file, keeping whether it
+// is executable.
+func copyFile(root *os.Root, p, dst string, max int64) (int64, error) {
+	in, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if !st.Mode().IsRegular() {
+		return 0, fmt.Errorf("%w: replaced while being copied", ErrScriptNotFound)
+	}
+	mode := fs.FileMode(0o640)
+	if executable(st) {
+		mode = 0o750
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(out, io.LimitReader(in, max+1))
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n > max {
+		err = fmt.Errorf("skill larger than %d bytes: %w", max, ErrSkillTooLarge)
+	}
+	return n, err
+}
+
+// closeFiles drops our copies of the descriptors once bwrap holds them.
+func (ws *workspace) closeFiles() {
+	for _, f := range ws.files {
+		f.Close()
+	}
+	ws.files = nil
+}
+
+// watch polls the work directory until done and calls exceeded once it holds
+// more than the limits allow. RLIMIT_FSIZE bounds single files; this bounds
+// their number and sum.
+func (ws *workspace) watch(done <-chan struct{}, l Limits, exceeded func()) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		var n int
+		var size int64
+		over := false
+		filepath.WalkDir(ws.work, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // a directory the script made unreadable (non-root callers only)
+			}
+			n++
+			if info, err := d.Info(); err == nil {
+				size += info.Size()
+			}
+			if n > l.WorkDirFiles || size > l.WorkDirBytes {
+				over = true
+				return filepath.SkipAll
+			}
+			return nil
+		})
+		if over {
+			exceeded()
+			return
+		}
+	}
+}
+
+// collect returns the regular files of the work directory, within the
+// limits. The sandbox is gone by now, so nothing changes under us; os.Root
+// and the same-file check still keep a planted link from leading outside.
+func (ws *workspace) collect(l Limits) (outs []Output, truncated bool) {
+	root, err := os.OpenRoot(ws.work)
+	if err != nil {
+		return nil, false
+	}
+	defer root.Close()
+	budget := l.OutputFileBytes
+	fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		if len(outs) >= l.OutputFiles {
+			truncated = true
+			return fs.SkipAll
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		f, err := root.OpenFile(filepath.FromSlash(p), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		if fst, err := f.Stat(); err != nil || !os.SameFile(info, fst) || !fst.Mode().IsRegular() {
+			return nil
+		}
+		data, _ := io.ReadAll(io.LimitReader(f, budget))
+		budget -= int64(len(data))
+		o := Output{Path: p, Size: info.Size(), Data: data, Truncated: int64(len(data)) < info.Size()}
+		if o.Truncated {
+			truncated = true
+		}
+		o.MIMEType = mime.TypeByExtension(path.Ext(p))
+		switch {
+		case o.MIMEType != "":
+		case o.Truncated:
+			// A cut prefix would be sniffed wrongly (a PNG header reads as text).
+			o.MIMEType = "application/octet-stream"
+		default:
+			o.MIMEType = http.DetectContentType(data)
+		}
+		outs = append(outs, o)
+		return nil
+	})
+	return outs, truncated
+}
+
+// remove deletes the run's directories. A non-root caller may first have to
+// restore permissions the script took away from its own directories.
+func (ws *workspace) remove() {
+	if err := os.RemoveAll(ws.parent); err == nil {
+		return
+	}
+	filepath.WalkDir(ws.parent, func(p string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	if err := os.RemoveAll(ws.parent); err != nil {
+		ws.r.log.Warn("sandbox: work directory left behind", "dir", ws.parent, "err", err)
+	}
+}
