@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -61,13 +62,32 @@ const (
 )
 
 // Approve implements [approval.Approver].
+//
+// Since protocol 2026-07-28 a server may not send elicitation/create while
+// serving a request; it returns the question as an input request
+// (multi round-trip requests, SEP-2322) and the client retries the call
+// with the answer. The gateway's tool and prompt handlers do that: they
+// put an approval slot in the context, in which Approve records the
+// question (and fails the load), or finds the answer on the retry. go-sdk
+// turns the same input request into a direct elicitation/create for older
+// clients. Requests that cannot carry input requests (resources/read of a
+// re-published skill) ask older clients directly and leave newer ones to
+// Fallback.
 func (a *Elicitation) Approve(ctx context.Context, req *approval.Request) (approval.Decision, error) {
 	ss := SessionFrom(ctx)
 	if req.Kind != approval.Load || !CanElicit(ss) {
-		if a.Fallback == nil {
-			return approval.Decision{}, nil
+		return a.fallback(ctx, req)
+	}
+	if slot := slotFrom(ctx); slot != nil {
+		if slot.answer != nil && slot.answerFor == requestKey(req) {
+			return decide(slot.answer, req), nil
 		}
-		return a.Fallback.Approve(ctx, req)
+		r := *req
+		slot.asked = &r
+		return approval.Decision{}, errInputRequired
+	}
+	if p := ss.InitializeParams(); p != nil && p.ProtocolVersion >= "2026-07-28" {
+		return a.fallback(ctx, req)
 	}
 	timeout := a.Timeout
 	if timeout <= 0 {
@@ -75,6 +95,68 @@ func (a *Elicitation) Approve(ctx context.Context, req *approval.Request) (appro
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	res, err := ss.Elicit(ctx, elicitParams(req))
+	if err != nil {
+		return approval.Decision{}, fmt.Errorf("asking the user through the client failed: %v", err)
+	}
+	return decide(res, req), nil
+}
+
+func (a *Elicitation) fallback(ctx context.Context, req *approval.Request) (approval.Decision, error) {
+	if a.Fallback == nil {
+		return approval.Decision{}, nil
+	}
+	return a.Fallback.Approve(ctx, req)
+}
+
+// errInputRequired fails a load whose approval must first be asked.
+var errInputRequired = errors.New("the user's approval is being asked")
+
+// approvalInput is the id of the approval question in an input request map.
+const approvalInput = "skillport-approval"
+
+// approvalSlot carries an approval question out of a load, and its answer
+// back into the retried load.
+type approvalSlot struct {
+	asked     *approval.Request
+	answer    *mcp.ElicitResult
+	answerFor string
+}
+
+type slotKey struct{}
+
+func slotFrom(ctx context.Context) *approvalSlot {
+	s, _ := ctx.Value(slotKey{}).(*approvalSlot)
+	return s
+}
+
+// withApprovalSlot prepares ctx for a handler that can ask for approval
+// with an input request; responses and state are the retried call's.
+func withApprovalSlot(ctx context.Context, responses mcp.InputResponseMap, state string) (context.Context, *approvalSlot) {
+	slot := &approvalSlot{}
+	if r, ok := responses[approvalInput].(*mcp.ElicitResult); ok {
+		slot.answer, slot.answerFor = r, state
+	}
+	return context.WithValue(ctx, slotKey{}, slot), slot
+}
+
+// inputRequests returns the question recorded in slot, if any.
+func (slot *approvalSlot) inputRequests() (mcp.InputRequestMap, string, bool) {
+	if slot.asked == nil {
+		return nil, "", false
+	}
+	return mcp.InputRequestMap{approvalInput: elicitParams(slot.asked)}, requestKey(slot.asked), true
+}
+
+// requestKey binds an answer to the exact content it was given for.
+func requestKey(req *approval.Request) string {
+	if req.Dynamic {
+		return "dynamic\x00" + req.Origin + "\x00" + req.URI
+	}
+	return approval.Key(req.Origin, req.URI, req.Files)
+}
+
+func elicitParams(req *approval.Request) *mcp.ElicitParams {
 	choices := []string{answerOnce, answerAlways, answerDeny}
 	labels := []string{"Yes, this time", "Yes, always for this exact content", "No"}
 	if req.Dynamic {
@@ -90,26 +172,26 @@ func (a *Elicitation) Approve(ctx context.Context, req *approval.Request) (appro
 	if req.AllowedTools != "" {
 		props["grantAllowedTools"] = map[string]any{"type": "boolean", "title": "Also grant the tools it requests (" + line(req.AllowedTools, 200) + ")", "default": false}
 	}
-	res, err := ss.Elicit(ctx, &mcp.ElicitParams{
+	return &mcp.ElicitParams{
 		Mode:            "form",
 		Message:         approvalMessage(req),
 		RequestedSchema: map[string]any{"type": "object", "properties": props, "required": []string{"decision"}},
-	})
-	if err != nil {
-		return approval.Decision{}, fmt.Errorf("asking the user through the client failed: %v", err)
 	}
-	if res.Action != "accept" {
-		return approval.Decision{}, nil
+}
+
+func decide(res *mcp.ElicitResult, req *approval.Request) approval.Decision {
+	if res == nil || res.Action != "accept" {
+		return approval.Decision{}
 	}
 	d, _ := res.Content["decision"].(string)
 	grant, _ := res.Content["grantAllowedTools"].(bool)
 	switch d {
 	case answerOnce:
-		return approval.Decision{Allow: true, GrantTools: grant}, nil
+		return approval.Decision{Allow: true, GrantTools: grant}
 	case answerAlways:
-		return approval.Decision{Allow: true, Remember: !req.Dynamic, GrantTools: grant}, nil
+		return approval.Decision{Allow: true, Remember: !req.Dynamic, GrantTools: grant}
 	}
-	return approval.Decision{}, nil
+	return approval.Decision{}
 }
 
 // maxShownFiles bounds the file list in an approval message.

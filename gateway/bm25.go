@@ -15,11 +15,16 @@ const (
 	bm25K1 = 1.2
 	bm25B  = 0.75
 
-	weightName = 3.0
+	weightName = 4.0
 	weightDesc = 1.0
 	weightBody = 0.5
 
 	numFields = 3
+
+	// maxTF caps the count of one term in one field: repeating a keyword
+	// in a description must not buy rank (keyword stuffing), and past a
+	// few occurrences BM25 would barely reward it anyway.
+	maxTF = 3
 )
 
 // maxTokenLen bounds one token: longer runs of letters are not words anyone
@@ -126,7 +131,7 @@ func (ix *Index) Search(query string, limit int) []Hit {
 				if ix.avgLen[f] > 0 {
 					norm = 1 - bm25B + bm25B*float64(ix.docLen[p.doc][f])/ix.avgLen[f]
 				}
-				tf += weights[f] * float64(p.tf[f]) / norm
+				tf += weights[f] * float64(min(p.tf[f], maxTF)) / norm
 			}
 			scores[p.doc] += idf * tf / (bm25K1 + tf)
 		}

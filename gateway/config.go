@@ -28,28 +28,26 @@ var ErrConfig = errors.New("gateway: bad configuration")
 //	    "team": {"url": "https://skills.example.com/mcp", "headers": {"Authorization": "Bearer ${TEAM_TOKEN}"},
 //	             "exclude": ["experimental-*"]}
 //	  },
-//	  "skillDirs": {"local": "~/.claude/skills", "project": {"path": ".claude/skills", "include": []}},
+//	  "skillDirs": [{"label": "local", "path": "~/.claude/skills", "exclude": ["scratch"]}],
 //	  "approvals": {"allow": [{"origin": "docs", "skill": "*"}], "deny": [], "elicit": true},
 //	  "tokenBudget": 2000,
 //	  "indexBodies": false
 //	}
 //
-// mcpServers has the format Claude Desktop, Cursor and VS Code use; each key
-// becomes the origin label (lowercase letters, digits and hyphens), which is
-// half of every skill's identity and what the model sees. Fields of other
-// clients ("disabled", "autoApprove", …) are accepted; "disabled": true
-// leaves the server out. skillDirs maps labels to local skill folders.
+// The origins are read by [host.ParseConfig]: mcpServers (Claude Desktop,
+// Cursor) or servers (VS Code), each key giving the origin label the model
+// sees (derived to lowercase letters, digits and hyphens, or set with
+// "label"), and skillDirs, local skill folders. "${VAR}" is replaced from
+// the environment, so secrets need not live in the file.
 //
-// include and exclude filter an origin's skills by name or skill path, with
-// shell patterns, case-insensitively. An absent include list means every
-// skill; an empty one means none. exclude wins over include.
-//
-// Relative paths are relative to the file's directory; "~/" is the home
-// directory. "${VAR}" in env values and header values is replaced by the
-// environment variable VAR, so that secrets need not live in the file.
+// include and exclude filter an origin's skills by name, skill path or
+// qualified name, with shell patterns, case-insensitively. An absent
+// include list means every skill; an empty one means none. exclude wins.
 type Config struct {
 	// Path is the file the configuration was read from.
 	Path string
+	// Notes are remarks for the user: derived labels, skipped servers.
+	Notes []string
 	// Origins are the upstream servers and skill folders, in label order
 	// (servers first).
 	Origins []host.Origin
@@ -141,7 +139,7 @@ func LoadConfig(file string) (*Config, error) {
 	return ParseConfig(file, data)
 }
 
-var topKeys = []string{"mcpServers", "skillDirs", "approvals", "tokenBudget", "indexBodies", "callTimeoutMs", "startupWaitMs", "allowDynamic", "cache"}
+var topKeys = []string{"mcpServers", "servers", "skillDirs", "approvals", "tokenBudget", "indexBodies", "callTimeoutMs", "startupWaitMs", "allowDynamic", "cache"}
 
 // ParseConfig parses gateway.json content; file names it in errors and
 // anchors relative paths.
@@ -167,111 +165,69 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		base = filepath.Dir(file)
 	}
 	cfg := &Config{Path: file, Filters: map[string]*Filter{}, Cache: true}
-	labels := map[string]string{}
-	claim := func(label, field string) error {
-		if err := host.ValidLabel(label); err != nil {
-			return bad(field, "%v; the key is the origin label the model sees, rename it", err)
-		}
-		if prev, dup := labels[label]; dup {
-			return bad(field, "label %q is already used by %s; labels must be unique", label, prev)
-		}
-		labels[label] = field
-		return nil
+	origins, notes, err := host.ParseConfig(data, base)
+	if err != nil {
+		return nil, bad("", "%v", err)
 	}
-
-	if raw, ok := top["mcpServers"]; ok {
+	cfg.Origins, cfg.Notes = origins, notes
+	labels := map[string]string{}
+	for _, o := range origins {
+		labels[o.Label] = o.Label
+	}
+	// host.ParseConfig returns the enabled servers of mcpServers, then of
+	// servers, each in key order, then skillDirs in order: walk the same
+	// entries to find each origin's include/exclude lists.
+	var raws []json.RawMessage
+	var fields []string
+	for _, group := range []string{"mcpServers", "servers"} {
+		raw, ok := top[group]
+		if !ok {
+			continue
+		}
 		servers, err := objectOf(raw)
 		if err != nil {
-			return nil, bad("mcpServers", "must be an object mapping labels to servers: %v", err)
+			return nil, bad(group, "must be an object mapping names to servers: %v", err)
 		}
-		for _, label := range sortedKeys(servers) {
-			field := fmt.Sprintf("mcpServers[%q]", label)
-			var s struct {
-				Type     string            `json:"type"`
-				Command  string            `json:"command"`
-				Args     []string          `json:"args"`
-				Env      map[string]string `json:"env"`
-				Cwd      string            `json:"cwd"`
-				URL      string            `json:"url"`
-				Headers  map[string]string `json:"headers"`
-				Disabled bool              `json:"disabled"`
-				Include  *[]string         `json:"include"`
-				Exclude  []string          `json:"exclude"`
+		for _, k := range sortedKeys(servers) {
+			var d struct {
+				Disabled bool `json:"disabled"`
 			}
-			if err := decodeObject(servers[label], &s); err != nil {
-				return nil, bad(field, "%v", err)
+			if err := decodeObject(servers[k], &d); err != nil {
+				return nil, bad(fmt.Sprintf("%s[%q]", group, k), "%v", err)
 			}
-			if s.Disabled {
-				continue
+			if !d.Disabled {
+				raws = append(raws, servers[k])
+				fields = append(fields, fmt.Sprintf("%s[%q]", group, k))
 			}
-			if err := claim(label, field); err != nil {
-				return nil, err
-			}
-			switch strings.ToLower(s.Type) {
-			case "", "stdio", "http", "streamable-http", "streamablehttp":
-			case "sse":
-				return nil, bad(field+".type", "the legacy SSE transport is not supported; use the server's Streamable HTTP endpoint (type \"http\")")
-			default:
-				return nil, bad(field+".type", "%q is not a transport; use \"stdio\" (with command) or \"http\" (with url)", s.Type)
-			}
-			o := host.Origin{Label: label}
-			switch {
-			case s.Command != "" && s.URL != "":
-				return nil, bad(field, "set command (stdio) or url (Streamable HTTP), not both")
-			case s.Command != "":
-				o.Command, o.Args = expandHome(s.Command), s.Args
-				o.Env = expandEnvMap(s.Env)
-				if s.Cwd != "" {
-					o.WorkDir = resolvePath(base, s.Cwd)
-				}
-			case s.URL != "":
-				if !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
-					return nil, bad(field+".url", "%q is not an http:// or https:// URL", s.URL)
-				}
-				o.URL, o.Headers = os.ExpandEnv(s.URL), expandEnvMap(s.Headers)
-			default:
-				return nil, bad(field, "set command (a server started on stdio) or url (a Streamable HTTP endpoint)")
-			}
-			f, err := newFilter(s.Include, s.Exclude)
-			if err != nil {
-				return nil, bad(field, "%v", err)
-			}
-			cfg.Filters[label] = f
-			cfg.Origins = append(cfg.Origins, o)
 		}
 	}
-
 	if raw, ok := top["skillDirs"]; ok {
-		dirs, err := objectOf(raw)
-		if err != nil {
-			return nil, bad("skillDirs", "must be an object mapping labels to folders, e.g. {\"local\": \"~/.claude/skills\"}: %v", err)
+		var dirs []json.RawMessage
+		if err := json.Unmarshal(raw, &dirs); err != nil {
+			return nil, bad("skillDirs", "must be an array of {\"label\": ..., \"path\": ...}: %v", err)
 		}
-		for _, label := range sortedKeys(dirs) {
-			field := fmt.Sprintf("skillDirs[%q]", label)
-			var d struct {
-				Path    string    `json:"path"`
-				Include *[]string `json:"include"`
-				Exclude []string  `json:"exclude"`
-			}
-			if bytes.HasPrefix(bytes.TrimSpace(dirs[label]), []byte(`"`)) {
-				if err := json.Unmarshal(dirs[label], &d.Path); err != nil {
-					return nil, bad(field, "%v", err)
-				}
-			} else if err := decodeObject(dirs[label], &d); err != nil {
-				return nil, bad(field, "%v", err)
-			}
-			if d.Path == "" {
-				return nil, bad(field, "needs a folder: a string, or {\"path\": ...}")
-			}
-			if err := claim(label, field); err != nil {
-				return nil, err
-			}
-			f, err := newFilter(d.Include, d.Exclude)
-			if err != nil {
-				return nil, bad(field, "%v", err)
-			}
-			cfg.Filters[label] = f
-			cfg.Origins = append(cfg.Origins, host.Origin{Label: label, Dir: resolvePath(base, d.Path), Display: d.Path})
+		for i, d := range dirs {
+			raws = append(raws, d)
+			fields = append(fields, fmt.Sprintf("skillDirs[%d]", i))
+		}
+	}
+	if len(raws) != len(origins) {
+		return nil, bad("", "cannot match the %d configured origins with their entries (%d)", len(origins), len(raws))
+	}
+	for i, raw := range raws {
+		var f struct {
+			Include *[]string `json:"include"`
+			Exclude []string  `json:"exclude"`
+		}
+		if err := decodeObject(raw, &f); err != nil {
+			return nil, bad(fields[i], "%v", err)
+		}
+		filter, err := newFilter(f.Include, f.Exclude)
+		if err != nil {
+			return nil, bad(fields[i], "%v", err)
+		}
+		if filter != nil {
+			cfg.Filters[origins[i].Label] = filter
 		}
 	}
 
@@ -421,30 +377,17 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-func expandHome(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, p[1:])
-		}
-	}
-	return p
-}
 
 func resolvePath(base, p string) string {
-	p = expandHome(os.ExpandEnv(p))
+	p = os.ExpandEnv(p)
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, p[1:])
+		}
+	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(base, p)
 	}
 	return p
 }
 
-func expandEnvMap(m map[string]string) map[string]string {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = os.ExpandEnv(v)
-	}
-	return out
-}

@@ -154,8 +154,8 @@ func digest(s string) string {
 // (which a test may make differ), optionally through a read hook.
 type fake struct {
 	mu        sync.Mutex
-	published map[string]string // file URI -> content the entry describes
-	served    map[string]string // file URI -> content resources/read returns
+	published map[string]string                     // file URI -> content the entry describes
+	served    map[string]string                     // file URI -> content resources/read returns
 	read      func(ctx context.Context, uri string) // called before every read (may block)
 	reads     map[string]int
 	server    *mcp.Server

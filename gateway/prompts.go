@@ -57,8 +57,17 @@ func (g *Gateway) promptHandler(name string) mcp.PromptHandler {
 		if err != nil {
 			return nil, fmt.Errorf("prompt %s: %w", name, err)
 		}
+		var slot *approvalSlot
+		if req.Params != nil {
+			ctx, slot = withApprovalSlot(ctx, req.Params.InputResponses, req.Params.RequestState)
+		}
 		l, err := g.load(ctx, e)
 		if err != nil {
+			if slot != nil {
+				if ir, state, ok := slot.inputRequests(); ok {
+					return &mcp.GetPromptResult{InputRequests: ir, RequestState: state}, nil
+				}
+			}
 			return nil, g.describeErr("prompt", e, err)
 		}
 		text := "Use the following skill for this task. It was loaded by the skillport gateway from " + e.Source() +

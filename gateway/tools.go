@@ -117,10 +117,14 @@ type toolArgs struct {
 func (g *Gateway) toolHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var a toolArgs
-		if req.Params != nil && len(req.Params.Arguments) > 0 {
-			if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
-				return toolError(fmt.Sprintf("%s: the arguments are not valid: %v", name, err)), nil
+		var slot *approvalSlot
+		if req.Params != nil {
+			if len(req.Params.Arguments) > 0 {
+				if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+					return toolError(fmt.Sprintf("%s: the arguments are not valid: %v", name, err)), nil
+				}
 			}
+			ctx, slot = withApprovalSlot(ctx, req.Params.InputResponses, req.Params.RequestState)
 		}
 		var (
 			text string
@@ -141,6 +145,11 @@ func (g *Gateway) toolHandler(name string) mcp.ToolHandler {
 			text, err = g.SearchSkills(ctx, a.Query, limit)
 		}
 		if err != nil {
+			if slot != nil {
+				if ir, state, ok := slot.inputRequests(); ok {
+					return &mcp.CallToolResult{InputRequests: ir, RequestState: state}, nil
+				}
+			}
 			return toolError(err.Error()), nil
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
