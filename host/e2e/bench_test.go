@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,9 +164,26 @@ func BenchmarkVerifiedLoad6(b *testing.B) {
 	if err != nil || len(cat.Skills()) != 1 || len(cat.Skills()[0].Files) != 6 {
 		b.Fatalf("bench skill: %v", err)
 	}
-	origins, stop := inProcess(b, cat, 1)
-	defer stop()
-	h, err := host.New(origins, &host.Options{Logger: quiet, Approver: allow()})
+	b.Run("in-process", func(b *testing.B) {
+		origins, stop := inProcess(b, cat, 1)
+		defer stop()
+		raw, stop2 := inProcess(b, cat, 1)
+		defer stop2()
+		benchLoad(b, origins[0], raw[0].Transport)
+	})
+	b.Run("http-loopback", func(b *testing.B) {
+		s, _, err := server.New(nil, server.NewCatalogSource(cat), &server.Options{Logger: quiet})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+		defer ts.Close()
+		benchLoad(b, host.Origin{Label: "http", URL: ts.URL}, &mcp.StreamableClientTransport{Endpoint: ts.URL})
+	})
+}
+
+func benchLoad(b *testing.B, origin host.Origin, rawTransport mcp.Transport) {
+	h, err := host.New([]host.Origin{origin}, &host.Options{Logger: quiet, Approver: allow()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -174,10 +193,8 @@ func BenchmarkVerifiedLoad6(b *testing.B) {
 		b.Fatal(err)
 	}
 	e := h.Skills()[0]
-	// A plain client on a second server for the raw round trips.
-	rawOrigins, stop2 := inProcess(b, cat, 1)
-	defer stop2()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "raw"}, nil).Connect(ctx, rawOrigins[0].Transport, nil)
+	// A plain client, without verification, for the raw round trips.
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "raw"}, nil).Connect(ctx, rawTransport, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
