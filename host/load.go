@@ -205,10 +205,10 @@ func (l *Loaded) fetch(ctx context.Context, o *originState, uri string, res *wir
 	}
 	if b := h.opts.FetchBudget; b > 0 && res != nil {
 		o.mu.Lock()
-		over := o.fetched+res.Size > b
+		sent := o.fetched
 		o.mu.Unlock()
-		if over {
-			return nil, "", fmt.Errorf("%w: %s has already sent %d bytes this session (budget %d)", ErrBudget, label, o.fetched, b)
+		if sent+res.Size > b {
+			return nil, "", fmt.Errorf("%w: %s has already sent %d bytes this session (budget %d)", ErrBudget, label, sent, b)
 		}
 	}
 	sess, err := o.sess()
