@@ -377,7 +377,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-
 func resolvePath(base, p string) string {
 	p = os.ExpandEnv(p)
 	if p == "~" || strings.HasPrefix(p, "~/") {
@@ -390,4 +389,3 @@ func resolvePath(base, p string) string {
 	}
 	return p
 }
-

@@ -32,6 +32,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -359,15 +360,20 @@ func (g *Gateway) waitReady(ctx context.Context) {
 }
 
 // middleware puts the session in the context of every request (for
-// elicitation) and gives initialize the current instructions.
+// elicitation), holds requests that arrive before the upstreams were
+// listed (at most StartupWait after Start; clients of protocol 2026-07-28
+// may call skills/list or tools/list without any handshake), and gives
+// initialize the current instructions.
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 			ctx = withSession(ctx, ss)
 		}
+		if !strings.HasPrefix(method, "notifications/") && method != "ping" {
+			g.waitReady(ctx)
+		}
 		switch method {
 		case "initialize", "server/discover":
-			g.waitReady(ctx)
 			res, err := next(ctx, method, req)
 			switch r := res.(type) {
 			case *mcp.InitializeResult:

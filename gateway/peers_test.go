@@ -1,0 +1,312 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skillport/skillport/internal/peers"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+	binDir  string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// skillportBin builds the skillport binary once per test binary.
+func skillportBin(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "skillport-gateway-test-")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "skillport")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/skillport")
+		cmd.Dir = repoRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("building skillport failed: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// peerConfig writes a gateway.json with two upstreams serving the example
+// skills: "docs", our own server over stdio (the built binary), and "ts",
+// the TypeScript reference server over Streamable HTTP. Every skill is
+// approved by policy; approvals stay in the test's directory.
+func peerConfig(t *testing.T) string {
+	t.Helper()
+	bin := skillportBin(t)
+	tsURL := peers.StartTSServer(t, examples)
+	dir := t.TempDir()
+	cfg := map[string]any{
+		"mcpServers": map[string]any{
+			"docs": map[string]any{"command": bin, "args": []string{"serve", "--watch=false", examples}},
+			"ts":   map[string]any{"url": tsURL},
+		},
+		"approvals": map[string]any{
+			"allow": []map[string]any{{"origin": "*", "skill": "*"}},
+			"store": filepath.Join(dir, "approvals.json"),
+		},
+		"cache": false,
+	}
+	data, _ := json.MarshalIndent(cfg, "", "  ")
+	file := filepath.Join(dir, "gateway.json")
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// gatewayHTTP starts `skillport gateway --http 127.0.0.1:0` and returns its URL.
+func gatewayHTTP(t *testing.T, config string) string {
+	t.Helper()
+	cmd := exec.Command(skillportBin(t), "gateway", "--config", config, "--http", "127.0.0.1:0")
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var stderr strings.Builder
+	urlc := make(chan string, 1)
+	re := regexp.MustCompile(`gateway listening at (http://\S+/mcp)`)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			mu.Lock()
+			stderr.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				urlc <- m[1]
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("skillport gateway did not exit within 10s of SIGINT")
+		}
+	})
+	select {
+	case u := <-urlc:
+		return u
+	case <-time.After(30 * time.Second):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("skillport gateway printed no listening line within 30s:\n%s", stderr.String())
+	}
+	return ""
+}
+
+type agentReport struct {
+	Instructions  string   `json:"instructions"`
+	Tools         []string `json:"tools"`
+	ReadSkillEnum []string `json:"readSkillEnum"`
+	SearchNames   []string `json:"searchNames"`
+	Followed      string   `json:"followed"`
+	Prompts       []string `json:"prompts"`
+	Error         string   `json:"error"`
+	Steps         []struct {
+		Tool    string `json:"tool"`
+		IsError bool   `json:"isError"`
+		Text    string `json:"text"`
+	} `json:"steps"`
+}
+
+func (r *agentReport) step(tool string) string {
+	for _, s := range r.Steps {
+		if s.Tool == tool {
+			return s.Text
+		}
+	}
+	return ""
+}
+
+// runAgent runs testdata/ts-agent.mjs (the official TypeScript SDK client)
+// against the gateway: target is "--url URL" or "-- command args...".
+func runAgent(t *testing.T, query, skill string, target ...string) *agentReport {
+	t.Helper()
+	script, _ := filepath.Abs(filepath.Join("testdata", "ts-agent.mjs"))
+	args := append([]string{peers.Node(t), script, peers.Dir(t), query, skill}, target...)
+	res, err := peers.Run(context.Background(), peers.Command{Args: args, Env: peers.Env(t), Timeout: 90 * time.Second})
+	var r agentReport
+	if jerr := json.Unmarshal(res.Stdout, &r); jerr != nil {
+		t.Fatalf("ts-agent printed no report: %v (run: %v)\n%s\n%s", jerr, err, res.Stdout, res.Stderr)
+	}
+	if err != nil {
+		t.Fatalf("ts-agent failed: %v\nreport: %s", err, res.Stdout)
+	}
+	return &r
+}
+
+// checkAgent asserts what an agent saw when it loaded code-review from origin.
+func checkAgent(t *testing.T, r *agentReport, origin string) {
+	t.Helper()
+	if want := []string{"list_skill_dir", "read_skill", "read_skill_file", "search_skills"}; !slices.Equal(r.Tools, want) {
+		t.Errorf("tools %v, want %v", r.Tools, want)
+	}
+	for _, want := range []string{"<available_skills>", "<source>mcp:docs</source>", "<source>mcp:ts</source>", "docs__code-review", "ts__code-review"} {
+		if !strings.Contains(r.Instructions, want) {
+			t.Errorf("instructions lack %q", want)
+		}
+	}
+	if !slices.Contains(r.ReadSkillEnum, "ts__pdf-processing") {
+		t.Errorf("read_skill enum %v lacks ts__pdf-processing", r.ReadSkillEnum)
+	}
+	if len(r.SearchNames) == 0 || !strings.HasSuffix(r.SearchNames[0], "code-review") {
+		t.Errorf("search ranked %v", r.SearchNames)
+	}
+	body := r.step("read_skill")
+	for _, want := range []string{`source="mcp:` + origin + `"`, `trust="untrusted"`, "Read the whole change"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("read_skill result lacks %q:\n%s", want, body)
+		}
+	}
+	if r.Followed != "references/CHECKLIST.md" {
+		t.Errorf("the agent followed %q, want references/CHECKLIST.md", r.Followed)
+	}
+	if file := r.step("read_skill_file"); !strings.Contains(file, "# Review checklist") {
+		t.Errorf("read_skill_file result:\n%s", file)
+	}
+	if !slices.Contains(r.Prompts, origin+"__code-review") {
+		t.Errorf("prompts %v lack %s__code-review", r.Prompts, origin)
+	}
+}
+
+// TestTSClientStdio: the official TypeScript SDK client drives `skillport
+// gateway` over stdio, with our server and the TS reference server upstream;
+// the skill comes from the TS reference server.
+func TestTSClientStdio(t *testing.T) {
+	cfg := peerConfig(t)
+	r := runAgent(t, "review a pull request diff", "ts__code-review", "--", skillportBin(t), "gateway", "--config", cfg)
+	checkAgent(t, r, "ts")
+}
+
+// TestTSClientHTTP: the same over Streamable HTTP, loading from our server.
+func TestTSClientHTTP(t *testing.T) {
+	cfg := peerConfig(t)
+	url := gatewayHTTP(t, cfg)
+	r := runAgent(t, "review a pull request diff", "docs__code-review", "--url", url)
+	checkAgent(t, r, "docs")
+}
+
+// TestInspectorCLI: the MCP Inspector CLI lists the gateway's tools and
+// calls read_skill.
+func TestInspectorCLI(t *testing.T) {
+	cfg := peerConfig(t)
+	server := []string{"--", skillportBin(t), "gateway", "--config", cfg}
+	res, err := peers.Run(context.Background(), peers.Command{
+		Args: append(append(peers.Inspector(t), "--method", "tools/list"), server...), Env: peers.Env(t), Timeout: 90 * time.Second})
+	if err != nil {
+		t.Fatalf("inspector tools/list: %v", err)
+	}
+	var list struct {
+		Tools []struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(res.Stdout, &list); err != nil {
+		t.Fatalf("inspector tools/list output: %v\n%s", err, res.Stdout)
+	}
+	var names []string
+	for _, tl := range list.Tools {
+		names = append(names, tl.Name)
+		if tl.Name == "read_skill" && !strings.Contains(tl.Description, "ts__pdf-processing") {
+			t.Errorf("read_skill description lacks the catalog:\n%s", tl.Description)
+		}
+	}
+	slices.Sort(names)
+	if want := []string{"list_skill_dir", "read_skill", "read_skill_file", "search_skills"}; !slices.Equal(names, want) {
+		t.Errorf("inspector saw tools %v, want %v", names, want)
+	}
+
+	res, err = peers.Run(context.Background(), peers.Command{
+		Args: append(append(peers.Inspector(t), "--method", "tools/call", "--tool-name", "read_skill", "--tool-arg", "name=ts__pdf-processing"), server...),
+		Env:  peers.Env(t), Timeout: 90 * time.Second})
+	if err != nil {
+		t.Fatalf("inspector tools/call read_skill: %v", err)
+	}
+	var call struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(res.Stdout, &call); err != nil || len(call.Content) == 0 {
+		t.Fatalf("inspector tools/call output: %v\n%s", err, res.Stdout)
+	}
+	text := call.Content[0].Text
+	if call.IsError || !strings.Contains(text, `source="mcp:ts"`) || !strings.Contains(text, "# PDF processing") || !strings.Contains(text, "<file>references/FORMS.md</file>") {
+		t.Errorf("inspector read_skill result (error %v):\n%s", call.IsError, text)
+	}
+}
+
+// TestTSSkillsClientVerifiesRepublished: the official TypeScript
+// SkillsClient lists the gateway's re-published skills and reads and
+// verifies every file (size, digest, frontmatter) with its own checks.
+func TestTSSkillsClientVerifiesRepublished(t *testing.T) {
+	cfg := peerConfig(t)
+	res, err := peers.Run(context.Background(), peers.Command{
+		Args: []string{peers.Node(t), peers.Script(t, "ts-skills-client.mjs"), "--directories", "--", skillportBin(t), "gateway", "--config", cfg},
+		Env:  peers.Env(t), Timeout: 120 * time.Second})
+	var rep struct {
+		Supported bool `json:"supported"`
+		Skills    []struct {
+			URI      string `json:"uri"`
+			Files    int    `json:"files"`
+			Verified bool   `json:"verified"`
+		} `json:"skills"`
+		Errors []map[string]any `json:"errors"`
+	}
+	if jerr := json.Unmarshal(res.Stdout, &rep); jerr != nil {
+		t.Fatalf("ts-skills-client report: %v (%v)\n%s\n%s", jerr, err, res.Stdout, res.Stderr)
+	}
+	if err != nil || !rep.Supported || len(rep.Errors) > 0 {
+		t.Fatalf("ts-skills-client against the gateway: %v\n%s", err, res.Stdout)
+	}
+	var uris []string
+	for _, s := range rep.Skills {
+		uris = append(uris, s.URI)
+		if !s.Verified || s.Files == 0 {
+			t.Errorf("%s: verified=%v files=%d", s.URI, s.Verified, s.Files)
+		}
+	}
+	for _, want := range []string{"skill://docs/pdf-processing/SKILL.md", "skill://ts/pdf-processing/SKILL.md", "skill://ts/acme/billing/refunds/SKILL.md"} {
+		if !slices.Contains(uris, want) {
+			t.Errorf("TS client did not see %s: %v", want, uris)
+		}
+	}
+}
