@@ -89,6 +89,8 @@ type Server struct {
 
 	mu   sync.Mutex
 	subs map[string]int // subscribed URI -> number of subscriptions
+
+	notify sync.Mutex // serialises resources/updated batches
 }
 
 // Attach makes s serve the skills of src, alongside whatever else s serves.
@@ -358,14 +360,23 @@ func (srv *Server) changed(old, snap Snapshot) {
 		}
 	}
 	srv.mu.Unlock()
-	slices.Sort(updated)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, uri := range updated {
-		if err := srv.mcp.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
-			srv.log.Warn("cannot send notifications/resources/updated", "uri", uri, "err", err)
-		}
+	if len(updated) == 0 {
+		return
 	}
+	slices.Sort(updated)
+	// Sent from another goroutine: a client that does not read its
+	// connection must not hold up the reload that swapped snapshots.
+	go func() {
+		srv.notify.Lock()
+		defer srv.notify.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for _, uri := range updated {
+			if err := srv.mcp.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+				srv.log.Warn("cannot send notifications/resources/updated", "uri", uri, "err", err)
+			}
+		}
+	}()
 }
 
 // schemesOf returns the URI schemes a snapshot publishes ("skill" at least).

@@ -1,0 +1,4 @@
+package server
+
+// Show exposes how error messages render a URI.
+var Show = show
