@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"math"
+	"slices"
 	"sort"
+	"sync"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -49,6 +51,7 @@ type Index struct {
 	avgLen   [numFields]float64
 	docLen   [][numFields]uint32
 	postings map[string][]posting
+	pool     sync.Pool // *accumulator
 }
 
 type posting struct {
@@ -107,14 +110,27 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	if ix.n == 0 || limit <= 0 {
 		return nil
 	}
-	seen := map[string]bool{}
-	scores := map[int32]float64{}
+	// Scores accumulate in a dense array, reused across searches: a common
+	// term touches thousands of documents, and a map there costs more than
+	// the scoring itself.
+	acc, _ := ix.pool.Get().(*accumulator)
+	if acc == nil {
+		acc = &accumulator{scores: make([]float64, ix.n)}
+	}
+	defer func() {
+		for _, d := range acc.touched {
+			acc.scores[d] = 0
+		}
+		acc.touched = acc.touched[:0]
+		ix.pool.Put(acc)
+	}()
+	var seen []string
 	weights := [numFields]float64{weightName, weightDesc, weightBody}
 	tokenize(query, true, func(tok string) {
-		if seen[tok] {
+		if slices.Contains(seen, tok) {
 			return
 		}
-		seen[tok] = true
+		seen = append(seen, tok)
 		ps := ix.postings[tok]
 		if len(ps) == 0 {
 			return
@@ -133,23 +149,56 @@ func (ix *Index) Search(query string, limit int) []Hit {
 				}
 				tf += weights[f] * float64(min(p.tf[f], maxTF)) / norm
 			}
-			scores[p.doc] += idf * tf / (bm25K1 + tf)
+			if acc.scores[p.doc] == 0 {
+				acc.touched = append(acc.touched, p.doc)
+			}
+			acc.scores[p.doc] += idf * tf / (bm25K1 + tf)
 		}
 	})
-	hits := make([]Hit, 0, len(scores))
-	for d, s := range scores {
-		hits = append(hits, Hit{Doc: int(d), Score: s})
-	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
+	// Keep the best limit hits in a min-heap ordered worst first.
+	worse := func(a, b Hit) bool { return a.Score < b.Score || a.Score == b.Score && a.Doc > b.Doc }
+	heap := make([]Hit, 0, min(limit, len(acc.touched)))
+	down := func(i int) {
+		for {
+			l, small := 2*i+1, i
+			if l < len(heap) && worse(heap[l], heap[small]) {
+				small = l
+			}
+			if r := l + 1; r < len(heap) && worse(heap[r], heap[small]) {
+				small = r
+			}
+			if small == i {
+				return
+			}
+			heap[i], heap[small] = heap[small], heap[i]
+			i = small
 		}
-		return hits[i].Doc < hits[j].Doc
-	})
-	if len(hits) > limit {
-		hits = hits[:limit]
 	}
-	return hits
+	for _, d := range acc.touched {
+		h := Hit{Doc: int(d), Score: acc.scores[d]}
+		if len(heap) < limit {
+			heap = append(heap, h)
+			for i := len(heap) - 1; i > 0; {
+				parent := (i - 1) / 2
+				if !worse(heap[i], heap[parent]) {
+					break
+				}
+				heap[i], heap[parent] = heap[parent], heap[i]
+				i = parent
+			}
+		} else if worse(heap[0], h) {
+			heap[0] = h
+			down(0)
+		}
+	}
+	sort.Slice(heap, func(i, j int) bool { return worse(heap[j], heap[i]) })
+	return heap
+}
+
+// accumulator is the per-search scratch space of an Index.
+type accumulator struct {
+	scores  []float64
+	touched []int32
 }
 
 // tokenize calls emit for each search term of s: runs of letters and digits,

@@ -181,20 +181,25 @@ func (f *fake) add(path, desc, body string, extra map[string]string) {
 func (f *fake) entries() []json.RawMessage {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []json.RawMessage
-	for _, uri := range slices.Sorted(maps.Keys(f.published)) {
-		if !strings.HasSuffix(uri, "/SKILL.md") {
-			continue
+	// Files by skill root: every skill root above a file lists it.
+	files := map[string][]string{}
+	for _, u := range slices.Sorted(maps.Keys(f.published)) {
+		for dir := u; strings.Contains(dir, "/"); {
+			dir = dir[:strings.LastIndex(dir, "/")]
+			if _, ok := f.published[dir+"/SKILL.md"]; ok {
+				files[dir] = append(files[dir], u)
+			}
 		}
-		root := strings.TrimSuffix(uri, "/SKILL.md")
+	}
+	var out []json.RawMessage
+	for _, root := range slices.Sorted(maps.Keys(files)) {
+		uri := root + "/SKILL.md"
 		name := root[strings.LastIndex(root, "/")+1:]
 		md := f.published[uri]
 		desc := strings.TrimSpace(strings.SplitN(strings.SplitN(md, "description: ", 2)[1], "\n", 2)[0])
 		var res []wire.SkillResource
-		for _, u := range slices.Sorted(maps.Keys(f.published)) {
-			if u == uri || strings.HasPrefix(u, root+"/") {
-				res = append(res, wire.SkillResource{URI: u, Digest: digest(f.published[u]), Size: int64(len(f.published[u]))})
-			}
+		for _, u := range files[root] {
+			res = append(res, wire.SkillResource{URI: u, Digest: digest(f.published[u]), Size: int64(len(f.published[u]))})
 		}
 		b, _ := json.Marshal(map[string]any{"uri": uri, "frontmatter": map[string]any{"name": name, "description": desc}, "resources": res})
 		out = append(out, b)
