@@ -4,8 +4,8 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"sync"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )

@@ -3,6 +3,8 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -255,5 +257,39 @@ func TestListChangedPropagates(t *testing.T) {
 		if tl.Name == "read_skill" && !strings.Contains(tl.Description, "new-skill") {
 			t.Error("read_skill's catalog lacks the new skill")
 		}
+	}
+}
+
+// TestSkillChangedUpstream: once a loaded skill changes upstream, its held
+// window no longer serves files (the model is told to load it again), and
+// read_skill loads and verifies the new version.
+func TestSkillChangedUpstream(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, examples, dir)
+	docs, src := ourUpstream(t, "docs", dir)
+	g := newGateway(t, []host.Origin{docs}, &host.Options{Approver: &allow{}, RefreshInterval: 10 * time.Millisecond}, nil)
+	cs := clientOf(t, g, nil)
+	if out, isErr := call(t, cs, "read_skill", map[string]any{"name": "code-review"}); isErr {
+		t.Fatal(out)
+	}
+	checklist := filepath.Join(dir, "code-review", "references", "CHECKLIST.md")
+	if err := os.WriteFile(checklist, []byte("# Checklist v2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := src.Catalog().Reload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Swap(c)
+	waitFor(t, "the changed skill to be re-listed", 10*time.Second, func() bool {
+		out, isErr := call(t, cs, "read_skill_file", map[string]any{"skill": "code-review", "path": "references/CHECKLIST.md"})
+		return isErr && strings.Contains(out, "changed upstream") && strings.Contains(out, `read_skill(name="code-review") again`)
+	})
+	if out, isErr := call(t, cs, "read_skill", map[string]any{"name": "code-review"}); isErr {
+		t.Fatalf("reloading the changed skill: %s", out)
+	}
+	out, isErr := call(t, cs, "read_skill_file", map[string]any{"skill": "code-review", "path": "references/CHECKLIST.md"})
+	if isErr || !strings.Contains(out, "# Checklist v2") {
+		t.Errorf("after reloading: %s", out)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -307,6 +308,28 @@ func TestTSSkillsClientVerifiesRepublished(t *testing.T) {
 	for _, want := range []string{"skill://docs/pdf-processing/SKILL.md", "skill://ts/pdf-processing/SKILL.md", "skill://ts/acme/billing/refunds/SKILL.md"} {
 		if !slices.Contains(uris, want) {
 			t.Errorf("TS client did not see %s: %v", want, uris)
+		}
+	}
+}
+
+// TestCLIUsageErrors: `skillport gateway` without a usable configuration
+// exits 2 with a message naming the file and field.
+func TestCLIUsageErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "gw.json")
+	os.WriteFile(bad, []byte(`{"mcpServers": {"a": {"command": "x", "include": ["[oops"]}}}`), 0o600)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gateway"}, "--config FILE is required"},
+		{[]string{"gateway", "--config", bad}, bad + `: mcpServers["a"]: include[0]`},
+		{[]string{"gateway", "--config", filepath.Join(t.TempDir(), "missing.json")}, "missing.json"},
+		{[]string{"gateway", "--config", bad, "extra"}, "unknown command"},
+	} {
+		out, err := exec.Command(skillportBin(t), c.args...).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
+			t.Errorf("skillport %v: %v\n%s\nwant exit 2 and %q", c.args, err, out, c.want)
 		}
 	}
 }

@@ -60,6 +60,9 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 		return usageErrorf("%v", err)
 	}
 	log := slog.Default()
+	for _, n := range cfg.Notes {
+		log.Info("gateway: " + n)
+	}
 	g, err := gateway.Open(cfg, &gateway.Options{
 		Implementation: &mcp.Implementation{Name: "skillport-gateway", Version: version()},
 		Logger:         log,
