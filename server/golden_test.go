@@ -24,7 +24,10 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := server.New(nil, server.NewCatalogSource(cat), &server.Options{TTL: 5 * time.Minute, Logger: discard})
+	s, _, err := server.New(nil, server.NewCatalogSource(cat), &server.Options{TTL: 5 * time.Minute, Logger: discard,
+		// The SEP-2640 wire as the extension defines it; the compatibility
+		// profiles have their own goldens (profile_golden_test.go).
+		Profiles: []server.Profile{server.ProfileSEP2640}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -211,7 +211,10 @@ func (srv *Server) listResources(ctx context.Context, req *mcp.ListResourcesRequ
 		return nil, badCursor("resources/list", "")
 	}
 	end := min(start+srv.opts.PageSize, len(files))
-	res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, end-start)}
+	res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, end-start+1)}
+	if start == 0 && srv.prof.index {
+		res.Resources = append(res.Resources, indexResource())
+	}
 	for _, f := range files[start:end] {
 		res.Resources = append(res.Resources, resource(snap, f))
 	}
@@ -230,7 +233,7 @@ func (srv *Server) chain(res mcp.Result) mcp.Result {
 		return res
 	}
 	snap := srv.src.Snapshot()
-	if len(snap.Files()) > 0 {
+	if len(snap.Files()) > 0 || srv.prof.index {
 		r.NextCursor = cursor{kind: kindResources, snap: snap.ID()}.encode(srv.key)
 	}
 	return res
@@ -238,6 +241,9 @@ func (srv *Server) chain(res mcp.Result) mcp.Result {
 
 func (srv *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest, next mcp.MethodHandler) (mcp.Result, error) {
 	uri := req.Params.URI
+	if uri == wire.IndexURI && srv.prof.index {
+		return srv.readIndex(ctx)
+	}
 	if !srv.owns(uri) && srv.src.Snapshot().File(uri) == nil {
 		res, err := next(ctx, "resources/read", req)
 		var we *jsonrpc.Error

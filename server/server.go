@@ -73,6 +73,18 @@ type Options struct {
 	OmitInstructions bool
 	// Logger receives one line per internal error; nil means slog.Default().
 	Logger *slog.Logger
+	// Profiles are the wire designs served (see [Profile]); nil means
+	// [DefaultProfiles].
+	Profiles []Profile
+	// Scripts, when set, enables seed 001's skills/execute, which runs
+	// scripts only through it. Leave it nil unless the operator asked for
+	// script execution.
+	Scripts ScriptRunner
+	// LegacyErrorCodes makes the seed-001 methods answer an unknown skill
+	// with -32002 and an unknown reference with -32004, as that design
+	// suggests, instead of -32602; -32002 is also the base protocol's legacy
+	// "resource not found" code, hence off by default.
+	LegacyErrorCodes bool
 }
 
 // Server is what [Attach] installed on an [mcp.Server]: the skills half of
@@ -91,6 +103,11 @@ type Server struct {
 	subs map[string]int // subscribed URI -> number of subscriptions
 
 	notify sync.Mutex // serialises resources/updated batches
+
+	prof        profiles
+	names       namesCache
+	deps        depState
+	legacyConns connSet
 }
 
 // Attach makes s serve the skills of src, alongside whatever else s serves.
@@ -135,6 +152,9 @@ func Attach(s *mcp.Server, src Source, opts *Options) (*Server, error) {
 	srv.log = o.Logger
 	if srv.log == nil {
 		srv.log = slog.Default()
+	}
+	if err := srv.setProfiles(); err != nil {
+		return nil, err
 	}
 	if err := srv.register(); err != nil {
 		return nil, err
@@ -190,21 +210,28 @@ func (srv *Server) Source() Source { return srv.src }
 // the receiving middleware below, so that one place knows them all.
 func (srv *Server) register() error {
 	s := srv.mcp
-	if err := mcp.AddReceivingCustomMethod(s, wire.MethodListSkills, func(ctx context.Context, _ *mcp.ServerSession, p *wire.ListSkillsParams) (*wire.ListSkillsResult, error) {
+	// skills/list and skills/get are shared by several profiles and
+	// dispatched on the session and the parameters (profile.go).
+	if err := mcp.AddReceivingCustomMethod(s, wire.MethodListSkills, func(ctx context.Context, ss *mcp.ServerSession, p *wire.ListSkillsParams) (*wire.ListResult, error) {
 		if p == nil {
 			p = &wire.ListSkillsParams{}
 		}
-		return srv.listSkills(ctx, p)
+		return srv.listAny(ctx, ss, p)
 	}); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
-	if err := mcp.AddReceivingCustomMethod(s, wire.MethodGetSkill, func(ctx context.Context, _ *mcp.ServerSession, p *wire.GetSkillParams) (*wire.GetSkillResult, error) {
-		if p == nil {
-			return nil, invalidParams("", "skills/get needs params {\"uri\": <URI of a skill's SKILL.md>}")
-		}
-		return srv.getSkill(ctx, p)
+	if err := mcp.AddReceivingCustomMethod(s, wire.MethodGetSkill, func(ctx context.Context, _ *mcp.ServerSession, p *wire.GetParams) (*getResponse, error) {
+		return srv.getAny(ctx, p)
 	}); err != nil {
 		return fmt.Errorf("server: %w", err)
+	}
+	if err := srv.registerProfiles(); err != nil {
+		return err
+	}
+	if !srv.prof.sep2640 {
+		s.AddReceivingMiddleware(srv.middleware)
+		srv.addTemplates(srv.src.Snapshot())
+		return nil
 	}
 	if err := mcp.AddReceivingCustomMethod(s, wire.MethodDirectoryRead, func(ctx context.Context, _ *mcp.ServerSession, p *wire.DirectoryReadParams) (*wire.DirectoryReadResult, error) {
 		if p == nil {
@@ -237,6 +264,7 @@ func (srv *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if r, ok := res.(*mcp.InitializeResult); ok && err == nil {
 				r.Capabilities = srv.capabilities(r.Capabilities)
 				r.Instructions = srv.instructions(r.Instructions)
+				return srv.decorate(r), nil
 			}
 			return res, err
 		case "server/discover":
@@ -244,6 +272,7 @@ func (srv *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if r, ok := res.(*mcp.DiscoverResult); ok && err == nil {
 				r.Capabilities = srv.capabilities(r.Capabilities)
 				r.Instructions = srv.instructions(r.Instructions)
+				return srv.decorate(r), nil
 			}
 			return res, err
 		case "resources/subscribe":
@@ -282,7 +311,16 @@ func (srv *Server) capabilities(c *mcp.ServerCapabilities) *mcp.ServerCapabiliti
 	if c == nil {
 		c = &mcp.ServerCapabilities{}
 	}
-	c.AddExtension(wire.ExtensionID, map[string]any{"directoryRead": true})
+	if srv.prof.sep2640 {
+		c.AddExtension(wire.ExtensionID, map[string]any{"directoryRead": true})
+	}
+	if srv.prof.index && srv.prof.sep2640 {
+		// The gemini-cli prototype looks for the declaration here too (V-7).
+		if c.Experimental == nil {
+			c.Experimental = map[string]any{}
+		}
+		c.Experimental[wire.ExtensionID] = map[string]any{}
+	}
 	if c.Resources == nil {
 		c.Resources = &mcp.ResourceCapabilities{ListChanged: true}
 	}
@@ -343,6 +381,7 @@ func (srv *Server) subscribe(uri string, delta int) {
 // resources/updated for subscribed URIs whose content changed or vanished.
 func (srv *Server) changed(old, snap Snapshot) {
 	srv.setSchemes(snap)
+	srv.skillsChanged()
 	// Re-registering the templates is how go-sdk is asked to send
 	// notifications/resources/list_changed (debounced) to every session,
 	// legacy sessions and subscriptions/listen streams alike.

@@ -367,7 +367,7 @@ func TestDirectoryRead(t *testing.T) {
 }
 
 func TestResourcesList(t *testing.T) {
-	f := newFixture(t, baseFiles(), &server.Options{PageSize: 3, TTL: -1})
+	f := newFixture(t, baseFiles(), &server.Options{PageSize: 3, TTL: -1, Profiles: []server.Profile{server.ProfileSEP2640}})
 	c := connectRaw(t, f.MCP, "")
 	var all []mcp.Resource
 	cursor := ""
@@ -527,7 +527,7 @@ func TestAttachAlongside(t *testing.T) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "app://readme", Text: "hello"}}}, nil
 	})
 	s.AddResource(&mcp.Resource{URI: "app://second", Name: "second"}, nil)
-	if _, err := server.Attach(s, server.NewCatalogSource(cat), &server.Options{Logger: discard}); err != nil {
+	if _, err := server.Attach(s, server.NewCatalogSource(cat), &server.Options{Logger: discard, Profiles: []server.Profile{server.ProfileSEP2640}}); err != nil {
 		t.Fatal(err)
 	}
 	c := connectRaw(t, s, "")
