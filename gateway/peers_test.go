@@ -59,16 +59,19 @@ func skillportBin(t testing.TB) string {
 // skills: "docs", our own server over stdio (the built binary), and "ts",
 // the TypeScript reference server over Streamable HTTP. Every skill is
 // approved by policy; approvals stay in the test's directory.
-func peerConfig(t *testing.T) string {
+func peerConfig(t *testing.T, only ...string) string {
 	t.Helper()
 	bin := skillportBin(t)
-	tsURL := peers.StartTSServer(t, examples)
+	servers := map[string]any{}
+	if len(only) == 0 || slices.Contains(only, "docs") {
+		servers["docs"] = map[string]any{"command": bin, "args": []string{"serve", "--watch=false", examples}}
+	}
+	if len(only) == 0 || slices.Contains(only, "ts") {
+		servers["ts"] = map[string]any{"url": peers.StartTSServer(t, examples)}
+	}
 	dir := t.TempDir()
 	cfg := map[string]any{
-		"mcpServers": map[string]any{
-			"docs": map[string]any{"command": bin, "args": []string{"serve", "--watch=false", examples}},
-			"ts":   map[string]any{"url": tsURL},
-		},
+		"mcpServers": servers,
 		"approvals": map[string]any{
 			"allow": []map[string]any{{"origin": "*", "skill": "*"}},
 			"store": filepath.Join(dir, "approvals.json"),
@@ -84,9 +87,9 @@ func peerConfig(t *testing.T) string {
 }
 
 // gatewayHTTP starts `skillport gateway --http 127.0.0.1:0` and returns its URL.
-func gatewayHTTP(t *testing.T, config string) string {
+func gatewayHTTP(t *testing.T, config string, flags ...string) string {
 	t.Helper()
-	cmd := exec.Command(skillportBin(t), "gateway", "--config", config, "--http", "127.0.0.1:0")
+	cmd := exec.Command(skillportBin(t), append([]string{"gateway", "--config", config, "--http", "127.0.0.1:0"}, flags...)...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -331,5 +334,35 @@ func TestCLIUsageErrors(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
 			t.Errorf("skillport %v: %v\n%s\nwant exit 2 and %q", c.args, err, out, c.want)
 		}
+	}
+}
+
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+// TestConformanceRepublished runs the official MCP conformance suite's
+// SEP-2640 server scenarios against the gateway's re-published Skills
+// Extension (stateless Streamable HTTP, protocol 2026-07-28), re-publishing
+// the TypeScript reference server's skills: every check passes, with no
+// warning. (With two origins serving the same skills, the one warning is
+// sep-2640-names-should-be-unique: the gateway keeps both, under distinct
+// URIs, as it must.)
+func TestConformanceRepublished(t *testing.T) {
+	url := gatewayHTTP(t, peerConfig(t, "ts"), "--stateless")
+	for _, scenario := range []string{"sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory"} {
+		t.Run(scenario, func(t *testing.T) {
+			res, err := peers.Run(context.Background(), peers.Command{
+				Args: append(peers.Conformance(t), "server", "--url", url, "--scenario", scenario),
+				Dir:  t.TempDir(), Env: peers.Env(t)})
+			out := ansiRE.ReplaceAllString(string(res.Stdout)+string(res.Stderr), "")
+			if err != nil {
+				t.Fatalf("conformance %s: %v\n%s", scenario, err, out)
+			}
+			m := regexp.MustCompile(`Passed: (\d+)/(\d+), (\d+) failed, (\d+) warnings`).FindStringSubmatch(out)
+			if m == nil || m[1] != m[2] || m[3] != "0" || m[4] != "0" || m[2] == "0" {
+				t.Errorf("conformance %s: %v\n%s", scenario, m, out)
+			} else {
+				t.Logf("%s: %s", scenario, m[0])
+			}
+		})
 	}
 }

@@ -45,6 +45,7 @@ func init() {
 	f := gatewayCmd.Flags()
 	f.String("config", "", "the gateway configuration `FILE` (gateway.json)")
 	f.String("http", "", "serve Streamable HTTP on `ADDR` (host:port, :port or port) instead of stdio")
+	f.Bool("stateless", false, "stateless Streamable HTTP (no sessions; enables protocol 2026-07-28; approvals come from the policy or multi round-trip input requests)")
 	rootCmd.AddCommand(gatewayCmd)
 }
 
@@ -52,8 +53,12 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	f := cmd.Flags()
 	file, _ := f.GetString("config")
 	addr, _ := f.GetString("http")
+	stateless, _ := f.GetBool("stateless")
 	if file == "" {
 		return usageErrorf("gateway: --config FILE is required (a gateway.json listing mcpServers and skillDirs)")
+	}
+	if stateless && addr == "" {
+		return usageErrorf("gateway: --stateless applies to --http only")
 	}
 	cfg, err := gateway.LoadConfig(file)
 	if err != nil {
@@ -97,7 +102,7 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 		return &exitError{code: 1, err: fmt.Errorf("gateway: --http %s: %w", addr, err)}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.Handler(&mcp.StreamableHTTPOptions{Logger: log}))
+	mux.Handle("/mcp", g.Handler(&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(os.Stderr, "gateway listening at http://%s/mcp (config %s)\n", ln.Addr(), file)
 	errc := make(chan error, 1)
