@@ -206,7 +206,13 @@ func New(origins []host.Origin, hostOpts *host.Options, opts *Options) (*Gateway
 		},
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
-	g.ext, err = server.Attach(g.srv, g.src, &server.Options{OmitInstructions: true, Logger: g.log, CacheScope: "private", TTL: -1})
+	// Instructions are set before the extension decorates the handshake
+	// result (it may wrap it in a type of its own).
+	g.srv.AddReceivingMiddleware(g.instructionsMiddleware)
+	// Only the standard extension: the gateway re-publishes what it has
+	// verified, in the one design whose integrity rules it applies.
+	g.ext, err = server.Attach(g.srv, g.src, &server.Options{OmitInstructions: true, Logger: g.log, CacheScope: "private", TTL: -1,
+		Profiles: []server.Profile{server.ProfileSEP2640}})
 	if err != nil {
 		h.Close()
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -360,10 +366,9 @@ func (g *Gateway) waitReady(ctx context.Context) {
 }
 
 // middleware puts the session in the context of every request (for
-// elicitation), holds requests that arrive before the upstreams were
+// elicitation) and holds requests that arrive before the upstreams were
 // listed (at most StartupWait after Start; clients of protocol 2026-07-28
-// may call skills/list or tools/list without any handshake), and gives
-// initialize the current instructions.
+// may call skills/list or tools/list without any handshake).
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
@@ -372,18 +377,21 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if !strings.HasPrefix(method, "notifications/") && method != "ping" {
 			g.waitReady(ctx)
 		}
-		switch method {
-		case "initialize", "server/discover":
-			res, err := next(ctx, method, req)
-			switch r := res.(type) {
-			case *mcp.InitializeResult:
-				r.Instructions = g.instructions()
-			case *mcp.DiscoverResult:
-				r.Instructions = g.instructions()
-			}
-			return res, err
-		}
 		return next(ctx, method, req)
+	}
+}
+
+// instructionsMiddleware gives the handshake the current instructions.
+func (g *Gateway) instructionsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			r.Instructions = g.instructions()
+		case *mcp.DiscoverResult:
+			r.Instructions = g.instructions()
+		}
+		return res, err
 	}
 }
 
