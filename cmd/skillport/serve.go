@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/sandbox"
 	"github.com/skillport/skillport/server"
 )
 
@@ -43,6 +45,9 @@ func init() {
 	f.Bool("watch", true, "re-index the directory when it changes and notify clients")
 	f.Bool("include-dotfiles", false, "publish files and directories whose names start with \".\"")
 	f.Int("page-size", 0, "items per page of skills/list, resources/list and directory reads (default 100)")
+	f.String("profiles", "", "comma-separated wire designs to serve: sep2640, index (skill://index.json), sep2076, seed001 (default all; see the README, \"Compatibility profiles\")")
+	f.Bool("allow-scripts", false, "answer seed-001 skills/execute by running skill scripts in a bubblewrap sandbox (refused if the sandbox cannot be set up)")
+	f.Bool("legacy-error-codes", false, "answer seed-001 methods with its -32002/-32004 codes instead of -32602")
 	rootCmd.AddCommand(serveCmd)
 }
 
@@ -54,6 +59,9 @@ func runServe(cmd *cobra.Command, args []string) error {
 	watch, _ := f.GetBool("watch")
 	dotfiles, _ := f.GetBool("include-dotfiles")
 	pageSize, _ := f.GetInt("page-size")
+	profileList, _ := f.GetString("profiles")
+	allowScripts, _ := f.GetBool("allow-scripts")
+	legacyCodes, _ := f.GetBool("legacy-error-codes")
 	switch {
 	case len(args) == 0:
 		return usageErrorf("serve: name the directory of skills to serve, e.g. skillport serve ./skills")
@@ -63,6 +71,16 @@ func runServe(cmd *cobra.Command, args []string) error {
 		return usageErrorf("serve: --stateless applies to --http only")
 	case pageSize < 0:
 		return usageErrorf("serve: --page-size must be positive")
+	}
+	var profiles []server.Profile
+	if profileList != "" {
+		var err error
+		if profiles, err = server.ParseProfiles(profileList); err != nil {
+			return usageErrorf("serve: --profiles: %v", err)
+		}
+	}
+	if allowScripts && profiles != nil && !slices.Contains(profiles, server.ProfileSeed001) {
+		return usageErrorf("serve: --allow-scripts needs the seed001 profile, which defines skills/execute; add it to --profiles")
 	}
 	dir := args[0]
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
@@ -78,13 +96,26 @@ func runServe(cmd *cobra.Command, args []string) error {
 		return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 	}
 	src := server.NewCatalogSource(cat)
-	opts := &server.Options{PageSize: pageSize, Logger: log}
+	opts := &server.Options{PageSize: pageSize, Logger: log, Profiles: profiles, LegacyErrorCodes: legacyCodes}
+	if allowScripts {
+		runner, err := sandbox.New(&sandbox.Options{Logger: log})
+		if err != nil {
+			// Never fall back to running scripts unsandboxed.
+			return &exitError{code: 1, err: fmt.Errorf("serve: --allow-scripts: %w", err)}
+		}
+		opts.Scripts = runner
+	}
 	if key := os.Getenv("SKILLPORT_CURSOR_KEY"); key != "" {
 		opts.CursorKey = []byte(key)
 	}
-	s, _, err := server.New(&mcp.Implementation{Name: "skillport", Version: version()}, src, opts)
+	s, skills, err := server.New(&mcp.Implementation{Name: "skillport", Version: version()}, src, opts)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+	}
+	// skillport serve registers no tools or prompts: every SEP-2076
+	// dependency on one is logged, so that the operator knows.
+	if _, err := skills.CheckDependencies(cmd.Context()); err != nil {
+		log.Warn("cannot check skill dependencies", "err", err)
 	}
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -99,7 +130,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 
 	if addr == "" {
 		summary(cat, dir, "stdio")
-		err := s.Run(ctx, &mcp.StdioTransport{})
+		err := s.Run(ctx, skills.Transport(&mcp.StdioTransport{}))
 		if err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 			return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 		}
