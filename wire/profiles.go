@@ -72,7 +72,7 @@ type LegacyCapability struct {
 type SkillArgument struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
-	Required    bool   `json:"required,omitempty"`
+	Required    bool   `json:"required"`
 }
 
 // PromptReference names a prompt of the same server (SEP-2076).
