@@ -253,7 +253,7 @@ func synthTree(tb testing.TB, n int) string {
 	}
 	os.RemoveAll(dir)
 	r := rand.New(rand.NewPCG(1, uint64(n)))
-	filler := strings.Repeat("Step: do the thing carefully, then check the result.\n", 64)
+	filler := strings.Repeat("Step: do the thing carefully, then check the result.\n", 96)
 	for i := range n {
 		name := fmt.Sprintf("skill-%05d", i)
 		rel := name
