@@ -160,6 +160,64 @@ func hashFloor(files []string, workers int) (int64, error) {
 	return total.Load(), first
 }
 
+// walkFloor is the floor of a program that must find the files first:
+// filepath.WalkDir lists the tree (one goroutine, as WalkDir is serial) and
+// hands every regular file to workers goroutines that open, read and
+// SHA-256 it as hashFloor does. It returns the bytes read.
+func walkFloor(dir string, workers int) (int64, error) {
+	paths := make(chan string, 1024)
+	var (
+		total atomic.Int64
+		wg    sync.WaitGroup
+		errMu sync.Mutex
+		first error
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := sha256.New()
+			buf := make([]byte, 64<<10)
+			var sum [sha256.Size]byte
+			var n int64
+			for p := range paths {
+				f, err := os.Open(p)
+				if err == nil {
+					h.Reset()
+					for {
+						k, rerr := f.Read(buf)
+						h.Write(buf[:k])
+						n += int64(k)
+						if rerr != nil {
+							if rerr != io.EOF {
+								err = rerr
+							}
+							break
+						}
+					}
+					h.Sum(sum[:0])
+					f.Close()
+				}
+				if err != nil {
+					errMu.Lock()
+					first = cmpErr(first, err)
+					errMu.Unlock()
+				}
+			}
+			total.Add(n)
+		}()
+	}
+	werr := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			paths <- p
+		}
+		return err
+	})
+	close(paths)
+	wg.Wait()
+	return total.Load(), cmpErr(werr, first)
+}
+
 func cmpErr(a, b error) error {
 	if a != nil {
 		return a
@@ -196,18 +254,23 @@ func median(xs []float64) float64 {
 
 // BenchmarkOpen10k builds a catalog of the generated tree (10,000 skills,
 // about 50,000 files by default) and, in each iteration, right before it,
-// runs the physical floor: reading and hashing the same bytes with the same
-// parallelism. ns/op is the build; floor-ns/op the floor; x-floor the median
-// over iterations of build time / floor time, the pairs being measured back
-// to back so that load from other processes affects both alike. The page
-// cache is warmed by one untimed run of each first, so both read from memory.
-// Target: x-floor ≤ 1.5.
+// runs two floors with the same parallelism: the physical floor (open, read
+// and hash a given list of the same files: hashFloor) and the floor of a
+// program that must also find them (filepath.WalkDir feeding the same
+// workers: walkFloor). ns/op is the build; floor-ns/op and walkfloor-ns/op
+// the floors; x-floor and x-walkfloor the medians over iterations of build
+// time / floor time, each triple being measured back to back so that load
+// from other processes affects all alike. The page cache is warmed by one
+// untimed run of each first, so all read from memory. Target: x-floor ≤ 1.5.
 func BenchmarkOpen10k(b *testing.B) {
 	t := treeFor(b, gen.Options{Skills: *benchSkills, Seed: benchSeed, Scale: 1})
 	files := floorFiles(b, t.dir)
 	workers := runtime.GOMAXPROCS(0)
 	if n, err := hashFloor(files, workers); err != nil || n != t.stats.Bytes {
 		b.Fatalf("floor read %d bytes (%v), the tree has %d", n, err, t.stats.Bytes)
+	}
+	if n, err := walkFloor(t.dir, workers); err != nil || n != t.stats.Bytes {
+		b.Fatalf("walk floor read %d bytes (%v), the tree has %d", n, err, t.stats.Bytes)
 	}
 	c, err := OpenDir(t.dir, benchOptions())
 	if err != nil {
@@ -217,16 +280,22 @@ func BenchmarkOpen10k(b *testing.B) {
 
 	b.ReportAllocs()
 	b.SetBytes(t.stats.Bytes)
-	var floorTotal, openTotal time.Duration
-	var ratios []float64
+	var floorTotal, walkTotal, openTotal time.Duration
+	var ratios, walkRatios []float64
 	for b.Loop() {
 		b.StopTimer()
-		runtime.GC() // neither side pays for the other's garbage
+		runtime.GC() // no side pays for another's garbage
 		t0 := time.Now()
 		if _, err := hashFloor(files, workers); err != nil {
 			b.Fatal(err)
 		}
 		floor := time.Since(t0)
+		runtime.GC()
+		t0 = time.Now()
+		if _, err := walkFloor(t.dir, workers); err != nil {
+			b.Fatal(err)
+		}
+		walk := time.Since(t0)
 		runtime.GC()
 		b.StartTimer()
 
@@ -240,12 +309,16 @@ func BenchmarkOpen10k(b *testing.B) {
 			b.Fatalf("published %d files, want %d", c.Stats().Files, t.stats.Files)
 		}
 		floorTotal += floor
+		walkTotal += walk
 		openTotal += open
 		ratios = append(ratios, float64(open)/float64(floor))
+		walkRatios = append(walkRatios, float64(open)/float64(walk))
 	}
 	n := float64(len(ratios))
 	b.ReportMetric(float64(floorTotal.Nanoseconds())/n, "floor-ns/op")
 	b.ReportMetric(median(ratios), "x-floor")
+	b.ReportMetric(float64(walkTotal.Nanoseconds())/n, "walkfloor-ns/op")
+	b.ReportMetric(median(walkRatios), "x-walkfloor")
 	b.ReportMetric(float64(t.stats.Files), "files")
 }
 

@@ -46,13 +46,47 @@ type node struct {
 	broken []Diagnostic
 	// warnings about entries of this directory, merged in tree order after the walk
 	diags []Diagnostic
+	// listing is kept for the next build (descriptor walk only)
+	listing *listing
+}
+
+// listing is a directory's entries as the descriptor walk read them, kept
+// by the source so that a later build can skip reading a directory whose
+// stamp is unchanged.
+type listing struct {
+	stamp   dirStamp
+	entries []fs.DirEntry // sorted by name; shared, never modified
+}
+
+// dirStamp identifies a directory's state: creating, removing or renaming
+// an entry changes its modification and change times.
+type dirStamp struct {
+	dev, ino     uint64
+	mtime, ctime int64 // Unix nanoseconds
+}
+
+// racyWindow is how long a directory must have been left alone before its
+// listing is trusted by later builds: file system timestamps come from a
+// coarse clock, so two changes a moment apart can leave the same times,
+// and a listing read between them would be kept forever.
+var racyWindow = 2 * time.Second
+
+// settled reports whether the directory was last changed well before a
+// walk that started at start.
+func (s dirStamp) settled(start time.Time) bool {
+	limit := start.Add(-racyWindow).UnixNano()
+	return s.mtime < limit && s.ctime < limit
 }
 
 // walkFile is a file found by the walk, before hashing.
 type walkFile struct {
-	path  string
-	name  string
-	info  fs.FileInfo
+	path string
+	name string
+	// size, mtime and ident are what the last stat saw. A file found by the
+	// descriptor walk is stat'ed only when it is opened (fstat on the open
+	// descriptor), so outside skills they stay zero: nothing uses them there.
+	size  int64
+	mtime time.Time
 	ident fileIdent
 	// viaLink marks a file reached through a symbolic link: it is opened
 	// from the root, where os.Root resolves the link.
@@ -74,16 +108,24 @@ type walkFile struct {
 }
 
 type builder struct {
-	src        *source
-	opts       Options
-	log        *slog.Logger
-	prev       *Catalog
-	prevBy     map[string]*File  // previous files by tree path
-	prevSkills map[string]*Skill // previous skills by directory
-	dirty      map[string]bool
-	diags      []Diagnostic
-	hashed     atomic.Int64
-	reused     atomic.Int64
+	src *source
+	// rootDir is the open root of the descriptor walk, nil for the
+	// portable walk.
+	rootDir *fdDir
+	// prevListings are the directory listings the last descriptor walk of
+	// this source kept; the walk records its own in each node.listing.
+	prevListings map[string]*listing
+	listings     map[string]*listing // this walk's, stored with the catalog built
+	walkStart    time.Time
+	opts         Options
+	log          *slog.Logger
+	prev         *Catalog
+	prevBy       map[string]*File  // previous files by tree path
+	prevSkills   map[string]*Skill // previous skills by directory
+	dirty        map[string]bool
+	diags        []Diagnostic
+	hashed       atomic.Int64
+	reused       atomic.Int64
 }
 
 func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
@@ -126,12 +168,35 @@ func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
 	if !rootInfo.IsDir() {
 		return nil, fmt.Errorf("catalog: the root is not a directory")
 	}
+	if src.root != nil && useFDWalk {
+		if err := b.openFDRoot(); err != nil {
+			return nil, fmt.Errorf("catalog: %w", err)
+		}
+		defer b.rootDir.close()
+		var owner *Catalog
+		b.prevListings, owner = src.loadListings()
+		if prev != nil && owner == prev {
+			if c := b.reloadUnchanged(prev); c != nil {
+				src.storeListings(b.prevListings, c)
+				return b.finish(c, start), nil
+			}
+		}
+	}
+	b.walkStart = time.Now()
 	root := &node{path: ".", real: "."}
 	b.walkTree(root)
 	cands := b.candidates(root)
 	b.hashAll(cands)
 	c := b.assemble(cands)
 	c.stats.Hashed, c.stats.Reused = int(b.hashed.Load()), int(b.reused.Load())
+	if b.rootDir != nil {
+		src.storeListings(b.listings, c)
+	}
+	return b.finish(c, start), nil
+}
+
+// finish stamps a built catalog and logs its diagnostics.
+func (b *builder) finish(c *Catalog, start time.Time) *Catalog {
 	c.stats.Duration = time.Since(start)
 	c.built = time.Now()
 	for _, d := range c.diags {
@@ -145,7 +210,7 @@ func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
 			b.log.Debug(d.Message, attrs...)
 		}
 	}
-	return c, nil
+	return c
 }
 
 // isAncestor reports whether directory a is d or one of its ancestors.
@@ -195,29 +260,32 @@ func (b *builder) diag(d Diagnostic) { b.diags = append(b.diags, d) }
 // may have been read in vain, but no file over MaxBytes is, since its skill
 // cannot pass.
 func (b *builder) walkTree(root *node) {
-	w := &walk{b: b}
-	w.cond = sync.NewCond(&w.mu)
-	w.stack = []*dirTask{{n: root}}
-	workers := b.workers()
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.work()
-		}()
-	}
-	wg.Wait()
+	runStack(b.workers(), []*dirTask{{n: root}}, func() func(*dirTask) []*dirTask {
+		h := sha256.New() // one per goroutine
+		return func(t *dirTask) []*dirTask { return b.visit(t, h) }
+	})
 	// Walk diagnostics in tree order, as a serial walk finds them.
+	var listings map[string]*listing
+	if b.rootDir != nil {
+		listings = make(map[string]*listing, len(b.prevListings))
+	}
 	var merge func(n *node)
 	merge = func(n *node) {
 		b.diags = append(b.diags, n.diags...)
+		if n.listing != nil {
+			listings[n.path] = n.listing
+		}
 		for _, d := range n.dirs {
 			merge(d)
 		}
 	}
 	merge(root)
+	b.listings = listings
 }
+
+// useFDWalk selects the descriptor walk for trees opened with OpenDir
+// where the platform has it; tests turn it off to cover the portable walk.
+var useFDWalk = fdWalkSupported
 
 // workers is how many files are read at once.
 func (b *builder) workers() int {
@@ -227,19 +295,11 @@ func (b *builder) workers() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// walk is the shared state of walkTree's goroutines.
-type walk struct {
-	b      *builder
-	mu     sync.Mutex
-	cond   *sync.Cond
-	stack  []*dirTask
-	active int // tasks taken and not finished
-}
-
 // dirTask is a directory to read.
 type dirTask struct {
 	n       *node
 	parent  *dirRef // the open directory holding n; nil: open n from the root
+	pfd     *fdDir  // the same for the descriptor walk
 	depth   int
 	inLink  bool // at or below a followed directory link
 	inSkill bool // a directory above holds a SKILL.md
@@ -259,36 +319,57 @@ func (d *dirRef) release() {
 	}
 }
 
-func (w *walk) work() {
-	h := sha256.New()
-	for {
-		w.mu.Lock()
-		for len(w.stack) == 0 && w.active > 0 {
-			w.cond.Wait()
-		}
-		if len(w.stack) == 0 {
-			w.mu.Unlock()
-			w.cond.Broadcast()
-			return
-		}
-		t := w.stack[len(w.stack)-1]
-		w.stack = w.stack[:len(w.stack)-1]
-		w.active++
-		w.mu.Unlock()
+// runStack runs visit on every task and on the tasks it returns, with
+// workers goroutines taking tasks from a shared stack (so that the tree is
+// walked depth first, which bounds how many directories are open at once),
+// until no task is left. newVisit is called once per goroutine, for state
+// of its own.
+func runStack[T any](workers int, tasks []T, newVisit func() func(T) []T) {
+	var (
+		mu     sync.Mutex
+		cond   = sync.NewCond(&mu)
+		active int // tasks taken and not finished
+		wg     sync.WaitGroup
+	)
+	for range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			visit := newVisit()
+			for {
+				mu.Lock()
+				for len(tasks) == 0 && active > 0 {
+					cond.Wait()
+				}
+				if len(tasks) == 0 {
+					mu.Unlock()
+					cond.Broadcast()
+					return
+				}
+				t := tasks[len(tasks)-1]
+				tasks = tasks[:len(tasks)-1]
+				active++
+				mu.Unlock()
 
-		subs := w.b.visit(t, h)
+				subs := visit(t)
 
-		w.mu.Lock()
-		w.stack = append(w.stack, subs...)
-		w.active--
-		w.mu.Unlock()
-		w.cond.Broadcast()
+				mu.Lock()
+				tasks = append(tasks, subs...)
+				active--
+				mu.Unlock()
+				cond.Broadcast()
+			}
+		}()
 	}
+	wg.Wait()
 }
 
 // visit reads the directory of t, digests its files if it is inside a
 // skill, and returns its subdirectories as new tasks.
 func (b *builder) visit(t *dirTask, h hash.Hash) []*dirTask {
+	if b.rootDir != nil {
+		return b.visitFD(t, h)
+	}
 	n := t.n
 	var dir *os.Root
 	var entries []fs.DirEntry
@@ -318,12 +399,12 @@ func (b *builder) visit(t *dirTask, h hash.Hash) []*dirTask {
 		n.broken = append(n.broken, d)
 		return nil
 	}
-	subs := b.readEntries(n, entries, t.depth, t.inLink)
+	subs := b.readEntries(n, entries, t.depth, t.inLink, false)
 
 	inSkill := t.inSkill || n.skillMD != nil
 	if inSkill {
 		for _, wf := range n.files {
-			if wf.info.Size() > b.opts.MaxBytes || b.reuse(wf) {
+			if wf.size > b.opts.MaxBytes || b.reuse(wf) {
 				continue
 			}
 			var in *os.Root
@@ -380,8 +461,10 @@ func readRootDir(dir *os.Root) ([]fs.DirEntry, error) {
 
 // readEntries records the entries of directory n and returns the
 // subdirectories to visit. inLink is set below a followed directory symlink:
-// such links are followed once, never from inside another.
-func (b *builder) readEntries(n *node, entries []fs.DirEntry, depth int, inLink bool) []subdir {
+// such links are followed once, never from inside another. With lazyStat,
+// regular files are recorded without a stat: the descriptor walk stats
+// them on the descriptor it reads them from.
+func (b *builder) readEntries(n *node, entries []fs.DirEntry, depth int, inLink, lazyStat bool) []subdir {
 	var subs []subdir
 	for _, e := range entries {
 		name := e.Name()
@@ -443,7 +526,7 @@ func (b *builder) readEntries(n *node, entries []fs.DirEntry, depth int, inLink 
 			subs = append(subs, subdir{n: sub, inLink: inLink})
 		case mode.IsRegular():
 			viaLink := info != nil
-			if info == nil {
+			if info == nil && !lazyStat {
 				var err error
 				info, err = e.Info()
 				if err != nil {
@@ -455,7 +538,10 @@ func (b *builder) readEntries(n *node, entries []fs.DirEntry, depth int, inLink 
 					continue
 				}
 			}
-			wf := &walkFile{path: p, name: name, info: info, ident: identOf(info), viaLink: viaLink}
+			wf := &walkFile{path: p, name: name, viaLink: viaLink}
+			if info != nil {
+				wf.setInfo(info)
+			}
 			n.files = append(n.files, wf)
 			if name == FileNameSKILL {
 				n.skillMD = wf
@@ -526,7 +612,7 @@ func (b *builder) candidates(root *node) []*candidate {
 		}
 		var total int64
 		for _, f := range c.files {
-			total += f.info.Size()
+			total += f.size
 		}
 		if total > b.opts.MaxBytes {
 			c.out = true
@@ -568,11 +654,11 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 			URI:      b.uri(wf.path),
 			Path:     wf.path,
 			Name:     wf.name,
-			Size:     wf.info.Size(),
+			Size:     wf.size,
 			Digest:   wf.digest,
 			MIMEType: mimeType(wf.name, wf.text),
 			Text:     wf.text,
-			ModTime:  wf.info.ModTime(),
+			ModTime:  wf.mtime,
 			ident:    wf.ident,
 		}
 		published[wf.path] = f
@@ -898,8 +984,6 @@ func (b *builder) nodeURI(n *node) string {
 	}
 	return n.uri
 }
-
-func (b *builder) dirURI(p string) string { return b.uri(p) }
 
 // catalogID digests everything a client can observe of the snapshot.
 func catalogID(c *Catalog) string {

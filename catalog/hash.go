@@ -68,7 +68,7 @@ func (b *builder) hashAll(cands []*candidate) {
 func (b *builder) reuse(f *walkFile) bool {
 	prev := b.prevBy[f.path]
 	if prev == nil || b.dirty[f.path] || !prev.ident.same(f.ident) ||
-		prev.Size != f.info.Size() || !prev.ModTime.Equal(f.info.ModTime()) {
+		prev.Size != f.size || !prev.ModTime.Equal(f.mtime) {
 		return false
 	}
 	if f.name == FileNameSKILL {
@@ -127,7 +127,7 @@ func (b *builder) hashFile(f *walkFile, dir *os.Root, h hash.Hash) error {
 		if serr != nil || !fi.Mode().IsRegular() {
 			return fmt.Errorf("%w: %s vanished while being read", ErrUnreadable, f.path)
 		}
-		f.info, f.ident = fi, identOf(fi)
+		f.setInfo(fi)
 	}
 }
 
@@ -145,7 +145,7 @@ func (b *builder) hashOnce(f *walkFile, dir *os.Root, h hash.Hash) error {
 		return fmt.Errorf("%w: %v", ErrUnreadable, stripOp(err))
 	}
 	defer fh.Close()
-	size := f.info.Size()
+	size := f.size
 	h.Reset()
 	var tv textValidator
 	var n int64
@@ -170,13 +170,28 @@ func (b *builder) hashOnce(f *walkFile, dir *os.Root, h hash.Hash) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnreadable, stripOp(err))
 	}
-	if n != size || after.Size() != size || !after.ModTime().Equal(f.info.ModTime()) {
+	if n != size || after.Size() != size || !after.ModTime().Equal(f.mtime) {
 		f.data = nil
 		return errRetry
 	}
-	f.digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	f.digest = digestString(h)
 	f.text = tv.valid()
 	return nil
+}
+
+// digestString formats h's sum as "sha256:" and 64 lowercase hex digits,
+// in one allocation.
+func digestString(h hash.Hash) string {
+	var sum [sha256.Size]byte
+	var out [len("sha256:") + 2*sha256.Size]byte
+	copy(out[:], "sha256:")
+	hex.Encode(out[len("sha256:"):], h.Sum(sum[:0]))
+	return string(out[:])
+}
+
+// setInfo records what a stat of f returned.
+func (f *walkFile) setInfo(fi fs.FileInfo) {
+	f.size, f.mtime, f.ident = fi.Size(), fi.ModTime(), identOf(fi)
 }
 
 // textValidator checks, while streaming, that content is valid UTF-8 with no

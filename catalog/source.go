@@ -27,6 +27,25 @@ type source struct {
 	// dirty lists paths whose bytes no longer matched their digest on read;
 	// the next build re-hashes them even if size and times look unchanged.
 	dirty map[string]bool
+	// listings are the directory listings of the last descriptor walk, by
+	// tree path, and listingsOf the catalog that walk built. Whether a
+	// listing still holds depends only on the directory's stamp now, so any
+	// snapshot's Reload may use the latest; only listingsOf's Reload may
+	// conclude from them that nothing changed (reloadUnchanged).
+	listings   map[string]*listing
+	listingsOf *Catalog
+}
+
+func (s *source) loadListings() (map[string]*listing, *Catalog) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listings, s.listingsOf
+}
+
+func (s *source) storeListings(l map[string]*listing, of *Catalog) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listings, s.listingsOf = l, of
 }
 
 func (s *source) markDirty(p string) {

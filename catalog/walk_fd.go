@@ -1,0 +1,558 @@
+//go:build linux && (amd64 || arm64)
+
+package catalog
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/skillport/skillport/skill"
+)
+
+// The descriptor walk reads a tree opened with OpenDir through directory
+// descriptors instead of os.Root paths: each directory is opened once,
+// relative to its parent's descriptor, by its single name component with
+// O_NOFOLLOW|O_DIRECTORY, and each file relative to its directory with
+// O_NOFOLLOW. That is the same containment os.Root gives (a name from
+// getdents has no "/" and is never "." or "..", and the kernel refuses to
+// follow a link in its place), at a fraction of the system calls: os.Root
+// re-validates every open, registers each file with the poller, and
+// DirEntry.Info costs an lstat per entry, where this walk takes the kind
+// from getdents' d_type and size and times from fstat on the descriptor it
+// reads. Symbolic links are still resolved by os.Root, from the root, as in
+// the portable walk.
+
+// fdWalkSupported reports whether this platform has the descriptor walk.
+const fdWalkSupported = true
+
+const (
+	openDirFlags  = syscall.O_RDONLY | syscall.O_DIRECTORY | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
+	openFileFlags = syscall.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_CLOEXEC | syscall.O_NOCTTY |
+		// A FIFO swapped in after getdents would block a blocking open;
+		// O_NONBLOCK makes that open return, and fstat then refuses it.
+		// Reads of regular files ignore the flag.
+		syscall.O_NONBLOCK
+)
+
+// fdDir is an open directory, shared with the tasks of its subdirectories,
+// which open themselves relative to it; the last user closes it.
+type fdDir struct {
+	fd   int
+	f    *os.File // set when opened through os.Root; owns fd
+	refs atomic.Int32
+	keep bool // the tree's root, closed at the end of the build
+}
+
+func (d *fdDir) release() {
+	if d != nil && !d.keep && d.refs.Add(-1) == 0 {
+		d.close()
+	}
+}
+
+func (d *fdDir) close() {
+	if d.f != nil {
+		d.f.Close()
+	} else {
+		syscall.Close(d.fd)
+	}
+}
+
+// openFDRoot opens the tree's root for the descriptor walk, through the
+// source's os.Root.
+func (b *builder) openFDRoot() error {
+	f, err := b.src.root.OpenFile(".", os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	b.rootDir = &fdDir{fd: int(f.Fd()), f: f, keep: true}
+	return nil
+}
+
+// visitFD is visit for the descriptor walk.
+func (b *builder) visitFD(t *dirTask, h hash.Hash) []*dirTask {
+	n := t.n
+	d, err := b.openDirFD(t)
+	t.pfd.release()
+	var entries []fs.DirEntry
+	if err == nil {
+		entries, err = b.listFD(n, d)
+		if err != nil {
+			d.release()
+		}
+	}
+	if err != nil {
+		n.broken = append(n.broken, Diagnostic{Path: n.path, Rule: RuleUnreadable, Severity: skill.Error, Err: ErrUnreadable,
+			Message: fmt.Sprintf("cannot read directory: %v; fix its permissions", stripOp(err))})
+		return nil
+	}
+	defer d.release()
+	subs := b.readEntries(n, entries, t.depth, t.inLink, true)
+
+	inSkill := t.inSkill || n.skillMD != nil
+	if inSkill {
+		for _, wf := range n.files {
+			if !wf.viaLink { // links are opened from the root by hashAll
+				b.digestAt(wf, d.fd, h)
+			}
+		}
+	}
+
+	tasks := make([]*dirTask, 0, len(subs))
+	for i := len(subs) - 1; i >= 0; i-- { // popped in name order
+		sub := subs[i]
+		task := &dirTask{n: sub.n, depth: t.depth + 1, inLink: sub.inLink, inSkill: inSkill}
+		// A link is resolved from the root by os.Root; anything else opens
+		// relative to this directory.
+		if !sub.link {
+			d.refs.Add(1)
+			task.pfd = d
+		}
+		tasks = append(tasks, task)
+	}
+	return tasks
+}
+
+// openDirFD opens the directory of t, holding one reference for the caller.
+func (b *builder) openDirFD(t *dirTask) (*fdDir, error) {
+	n := t.n
+	switch {
+	case n.path == ".":
+		return b.rootDir, nil
+	case t.pfd != nil:
+		fd, err := openat(t.pfd.fd, path.Base(n.path), openDirFlags)
+		if err != nil {
+			return nil, &fs.PathError{Op: "openat", Path: n.path, Err: err}
+		}
+		d := &fdDir{fd: fd}
+		d.refs.Store(1)
+		return d, nil
+	}
+	// A followed directory link: os.Root resolves it, inside the root only.
+	f, err := b.src.root.OpenFile(n.path, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	d := &fdDir{fd: int(f.Fd()), f: f}
+	d.refs.Store(1)
+	return d, nil
+}
+
+// listFD returns the entries of directory n, sorted by name. A directory
+// whose identity (device, inode, modification and change time) is that of
+// the listing the previous build kept is not read again: creating,
+// removing or renaming an entry changes the directory's times.
+func (b *builder) listFD(n *node, d *fdDir) ([]fs.DirEntry, error) {
+	var st syscall.Stat_t
+	if err := fstat(d.fd, &st); err != nil {
+		return nil, err
+	}
+	id := dirStamp{dev: uint64(st.Dev), ino: uint64(st.Ino), mtime: timespecNanos(st.Mtim), ctime: timespecNanos(st.Ctim)}
+	if l := b.prevListings[n.path]; l != nil && l.stamp == id {
+		n.listing = l
+		return l.entries, nil
+	}
+	entries, err := readDirFD(d.fd)
+	if err != nil {
+		return nil, err
+	}
+	// A directory changed so recently that a further change could carry
+	// the same times (file system timestamps come from a clock that ticks
+	// in milliseconds) is read again next time rather than trusted.
+	if id.settled(b.walkStart) {
+		n.listing = &listing{stamp: id, entries: entries}
+	}
+	return entries, nil
+}
+
+// rawEntry is a directory entry as getdents returned it.
+type rawEntry struct {
+	name string
+	typ  fs.FileMode
+}
+
+func (e *rawEntry) Name() string      { return e.name }
+func (e *rawEntry) IsDir() bool       { return e.typ.IsDir() }
+func (e *rawEntry) Type() fs.FileMode { return e.typ }
+
+// Info is never called: the descriptor walk stats a file on the descriptor
+// it reads.
+func (e *rawEntry) Info() (fs.FileInfo, error) {
+	return nil, &fs.PathError{Op: "stat", Path: e.name, Err: syscall.ENOTSUP}
+}
+
+var direntPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// Offsets in a struct linux_dirent64 record.
+const (
+	direntInoOff    = unsafe.Offsetof(syscall.Dirent{}.Ino)
+	direntReclenOff = unsafe.Offsetof(syscall.Dirent{}.Reclen)
+	direntTypeOff   = unsafe.Offsetof(syscall.Dirent{}.Type)
+	direntNameOff   = unsafe.Offsetof(syscall.Dirent{}.Name)
+)
+
+// readDirFD lists an open directory, sorted by name, without "." and "..".
+func readDirFD(fd int) ([]fs.DirEntry, error) {
+	bp := direntPool.Get().(*[]byte)
+	defer direntPool.Put(bp)
+	buf := *bp
+	var raw []rawEntry
+	for {
+		n, err := ignoringEINTR2(func() (int, error) { return syscall.ReadDirent(fd, buf) })
+		if err != nil {
+			return nil, &fs.PathError{Op: "getdents", Err: err}
+		}
+		if n <= 0 {
+			break
+		}
+		for rec := buf[:n]; len(rec) > int(direntNameOff); {
+			reclen := int(binary.NativeEndian.Uint16(rec[direntReclenOff:]))
+			if reclen < int(direntNameOff) || reclen > len(rec) {
+				return nil, &fs.PathError{Op: "getdents", Err: syscall.EIO}
+			}
+			ino := binary.NativeEndian.Uint64(rec[direntInoOff:])
+			typ := rec[direntTypeOff]
+			name := rec[direntNameOff:reclen]
+			if i := slices.Index(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			rec = rec[reclen:]
+			if ino == 0 || string(name) == "." || string(name) == ".." {
+				continue
+			}
+			e := rawEntry{name: string(name)}
+			switch typ {
+			case syscall.DT_REG:
+			case syscall.DT_DIR:
+				e.typ = fs.ModeDir
+			case syscall.DT_LNK:
+				e.typ = fs.ModeSymlink
+			case syscall.DT_FIFO:
+				e.typ = fs.ModeNamedPipe
+			case syscall.DT_SOCK:
+				e.typ = fs.ModeSocket
+			case syscall.DT_CHR:
+				e.typ = fs.ModeDevice | fs.ModeCharDevice
+			case syscall.DT_BLK:
+				e.typ = fs.ModeDevice
+			default: // DT_UNKNOWN: the file system does not fill d_type
+				var st syscall.Stat_t
+				if err := lstatat(fd, e.name, &st); err != nil {
+					if err == syscall.ENOENT {
+						continue // removed since getdents
+					}
+					return nil, &fs.PathError{Op: "lstat", Path: e.name, Err: err}
+				}
+				e.typ = modeType(st.Mode)
+			}
+			raw = append(raw, e)
+		}
+	}
+	slices.SortFunc(raw, func(a, x rawEntry) int { return strings.Compare(a.name, x.name) })
+	entries := make([]fs.DirEntry, len(raw))
+	for i := range raw {
+		entries[i] = &raw[i]
+	}
+	return entries, nil
+}
+
+// modeType maps st_mode's file type to fs.FileMode type bits.
+func modeType(m uint32) fs.FileMode {
+	switch m & syscall.S_IFMT {
+	case syscall.S_IFREG:
+		return 0
+	case syscall.S_IFDIR:
+		return fs.ModeDir
+	case syscall.S_IFLNK:
+		return fs.ModeSymlink
+	case syscall.S_IFIFO:
+		return fs.ModeNamedPipe
+	case syscall.S_IFSOCK:
+		return fs.ModeSocket
+	case syscall.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFBLK:
+		return fs.ModeDevice
+	}
+	return fs.ModeIrregular
+}
+
+func timespecNanos(ts syscall.Timespec) int64 { return int64(ts.Sec)*1e9 + int64(ts.Nsec) }
+
+// setStat records what fstat or fstatat returned for f.
+func (f *walkFile) setStat(st *syscall.Stat_t) {
+	f.size = st.Size
+	f.mtime = time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))
+	f.ident = fileIdent{dev: uint64(st.Dev), ino: uint64(st.Ino), ctimeNanos: timespecNanos(st.Ctim), known: true}
+}
+
+// digestAt digests the regular file f of the open directory dirfd, unless
+// the previous snapshot's digest still holds (one fstatat tells) or f is
+// too large for any skill to publish.
+func (b *builder) digestAt(f *walkFile, dirfd int, h hash.Hash) {
+	if b.prevBy[f.path] != nil {
+		var st syscall.Stat_t
+		if lstatat(dirfd, f.name, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
+			f.setStat(&st)
+			if b.reuse(f) {
+				return
+			}
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		err := b.hashAt(f, dirfd, h)
+		if err == errTooLarge {
+			return // its skill is over the limit: candidates() says so
+		}
+		if err == errRetry {
+			if attempt+1 < maxAttempts {
+				continue
+			}
+			err = fmt.Errorf("%w: %s", ErrUnstable, f.path)
+		}
+		b.hashed.Add(1)
+		f.err, f.done = err, true
+		if err == nil && f.name == FileNameSKILL {
+			b.parse(f)
+		}
+		return
+	}
+}
+
+// errTooLarge stops hashAt on a file over the per-skill byte limit.
+var errTooLarge = fmt.Errorf("too large")
+
+// hashAt reads and digests f once: open relative to dirfd, fstat, read
+// exactly the size fstat gave, fstat again. A file whose size or
+// modification time moved meanwhile, or that ends early, returns errRetry.
+// Reading exactly size bytes (not to EOF) is enough: growth shows in the
+// second fstat.
+func (b *builder) hashAt(f *walkFile, dirfd int, h hash.Hash) error {
+	fd, err := openat(dirfd, f.name, openFileFlags)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnreadable, err)
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := fstat(fd, &st); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnreadable, err)
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return fmt.Errorf("%w: %s is no longer a regular file", ErrUnreadable, f.path)
+	}
+	f.setStat(&st)
+	if f.size > b.opts.MaxBytes {
+		return errTooLarge
+	}
+	h.Reset()
+	var tv textValidator
+	if f.name == FileNameSKILL {
+		data := make([]byte, f.size)
+		if err := readInto(fd, data); err != nil {
+			return err
+		}
+		h.Write(data)
+		tv.Write(data)
+		f.data = data
+	} else {
+		bp := bufPool.Get().(*[]byte)
+		err := readHash(fd, f.size, *bp, h, &tv)
+		bufPool.Put(bp)
+		if err != nil {
+			return err
+		}
+	}
+	var after syscall.Stat_t
+	if err := fstat(fd, &after); err != nil {
+		f.data = nil
+		return fmt.Errorf("%w: %v", ErrUnreadable, err)
+	}
+	if after.Size != st.Size || after.Mtim != st.Mtim {
+		f.data = nil
+		return errRetry
+	}
+	f.digest = digestString(h)
+	f.text = tv.valid()
+	return nil
+}
+
+// readInto reads exactly len(p) bytes from fd.
+func readInto(fd int, p []byte) error {
+	for len(p) > 0 {
+		k, err := ignoringEINTR2(func() (int, error) { return syscall.Read(fd, p) })
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrUnreadable, err)
+		}
+		if k == 0 {
+			return errRetry // shorter than fstat said: truncated meanwhile
+		}
+		p = p[k:]
+	}
+	return nil
+}
+
+// readHash streams exactly size bytes from fd through h and tv.
+func readHash(fd int, size int64, buf []byte, h hash.Hash, tv *textValidator) error {
+	for size > 0 {
+		p := buf
+		if int64(len(p)) > size {
+			p = p[:size]
+		}
+		k, err := ignoringEINTR2(func() (int, error) { return syscall.Read(fd, p) })
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrUnreadable, err)
+		}
+		if k == 0 {
+			return errRetry
+		}
+		h.Write(p[:k])
+		tv.Write(p[:k])
+		size -= int64(k)
+	}
+	return nil
+}
+
+func openat(dirfd int, name string, flags int) (int, error) {
+	return ignoringEINTR2(func() (int, error) { return syscall.Openat(dirfd, name, flags, 0) })
+}
+
+func fstat(fd int, st *syscall.Stat_t) error {
+	_, err := ignoringEINTR2(func() (int, error) { return 0, syscall.Fstat(fd, st) })
+	return err
+}
+
+// ignoringEINTR2 retries f while it is interrupted by a signal, as package
+// os does: the Go runtime's own signals can interrupt a system call.
+func ignoringEINTR2(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
+}
+
+// checkTask is a directory for reloadUnchanged to check.
+type checkTask struct {
+	path    string
+	parent  *fdDir // nil for the root
+	depth   int
+	inSkill bool
+}
+
+// reloadUnchanged returns a snapshot sharing prev's contents when the tree
+// is provably the one prev was built from, or nil. prev must have been
+// built by the descriptor walk whose listings b.prevListings are. Proof:
+// every directory prev's walk reached still has the stamp of its listing
+// (so the same entries), and every regular file in a skill was published by
+// prev and still has the size, modification time, inode and change time it
+// was hashed with (the same test as digest reuse). Everything else prev
+// derived (skills, findings, limits, URIs, directories, diagnostics) is a
+// function of those alone, except what a symbolic link points to, an
+// unpublished file, and the Filter: a tree with any of them takes the full
+// build. Checking costs an open and fstat per directory and an fstatat per
+// file: no listing, no allocation per file, no assembly.
+func (b *builder) reloadUnchanged(prev *Catalog) *Catalog {
+	if b.opts.Filter != nil || len(b.dirty) > 0 || b.prevListings == nil {
+		return nil
+	}
+	var failed atomic.Bool
+	var files atomic.Int64
+	runStack(b.workers(), []*checkTask{{path: "."}}, func() func(*checkTask) []*checkTask {
+		return func(t *checkTask) []*checkTask {
+			subs, n, ok := b.checkDir(t, &failed)
+			if !ok {
+				failed.Store(true)
+			}
+			files.Add(n)
+			return subs
+		}
+	})
+	if failed.Load() || files.Load() != int64(len(prev.files)) {
+		return nil
+	}
+	c := &Catalog{src: b.src, opts: b.opts, skills: prev.skills, byURI: prev.byURI, files: prev.files,
+		dirs: prev.dirs, diags: prev.diags, stats: prev.stats, id: prev.id}
+	c.stats.Hashed, c.stats.Reused = 0, len(prev.files)
+	return c
+}
+
+// checkDir checks one directory for reloadUnchanged: it returns the
+// subdirectories to check, how many published files it confirmed, and
+// false on the first difference. Subdirectories already taken are returned
+// even then, so that their tasks release the directory.
+func (b *builder) checkDir(t *checkTask, failed *atomic.Bool) ([]*checkTask, int64, bool) {
+	if failed.Load() {
+		t.parent.release()
+		return nil, 0, false
+	}
+	d := b.rootDir
+	if t.parent != nil {
+		fd, err := openat(t.parent.fd, path.Base(t.path), openDirFlags)
+		t.parent.release()
+		if err != nil {
+			return nil, 0, false
+		}
+		d = &fdDir{fd: fd}
+		d.refs.Store(1)
+	}
+	defer d.release()
+	l := b.prevListings[t.path]
+	var st syscall.Stat_t
+	if l == nil || fstat(d.fd, &st) != nil ||
+		l.stamp != (dirStamp{dev: uint64(st.Dev), ino: uint64(st.Ino), mtime: timespecNanos(st.Mtim), ctime: timespecNanos(st.Ctim)}) {
+		return nil, 0, false
+	}
+	inSkill := t.inSkill
+	for _, e := range l.entries {
+		if e.Name() == FileNameSKILL && e.Type().IsRegular() {
+			inSkill = true
+		}
+	}
+	var subs []*checkTask
+	var n int64
+	for _, e := range l.entries {
+		name := e.Name()
+		if !b.opts.IncludeDotFiles && strings.HasPrefix(name, ".") {
+			continue
+		}
+		p := name
+		if t.path != "." {
+			p = t.path + "/" + name
+		}
+		switch typ := e.Type(); {
+		case typ&fs.ModeSymlink != 0:
+			return subs, 0, false // its target may have changed
+		case typ.IsDir():
+			if t.depth < DefaultMaxDepth*4 {
+				d.refs.Add(1)
+				subs = append(subs, &checkTask{path: p, parent: d, depth: t.depth + 1, inSkill: inSkill})
+			}
+		case typ.IsRegular() && inSkill:
+			pf := b.prevBy[p]
+			if pf == nil {
+				return subs, 0, false // not published: something about it was wrong
+			}
+			var wf walkFile
+			if lstatat(d.fd, name, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+				return subs, 0, false
+			}
+			wf.setStat(&st)
+			if !pf.ident.same(wf.ident) || pf.Size != wf.size || !pf.ModTime.Equal(wf.mtime) {
+				return subs, 0, false
+			}
+			n++
+		}
+	}
+	return subs, n, true
+}
