@@ -149,6 +149,8 @@ type Host struct {
 	origins []*originState
 	byLabel map[string]*originState
 
+	rebuildMu sync.Mutex // serialises rebuild
+
 	mu        sync.RWMutex
 	entries   []*Entry // registry, sorted by origin order then path
 	byKey     map[key]*Entry
@@ -231,10 +233,12 @@ func (h *Host) Connect(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			o.start(ctx)
+			// Publish each origin's skills as soon as it answers: one slow
+			// server must not hide the others' skills until it times out.
+			h.rebuild()
 		}()
 	}
 	wg.Wait()
-	h.rebuild()
 	return ctx.Err()
 }
 
@@ -393,6 +397,10 @@ func (h *Host) Get(ctx context.Context, label, uri string) (*Entry, error) {
 
 // rebuild recomputes the registry and its names from every origin's entries.
 func (h *Host) rebuild() {
+	// Serialised, so that the last rebuild to finish is computed from the
+	// newest state of every origin.
+	h.rebuildMu.Lock()
+	defer h.rebuildMu.Unlock()
 	var all []*Entry
 	for _, o := range h.origins {
 		all = append(all, o.snapshot()...)

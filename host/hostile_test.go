@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -509,5 +510,44 @@ func TestResultTypeRules(t *testing.T) {
 	}
 	if !hasDiag(h, "other", `"input_required"`) {
 		t.Errorf("diagnostics:\n%s", diags(h))
+	}
+}
+
+// A server that never answers skills/list must not hide the skills of the
+// servers that did answer while Connect is still waiting for it.
+func TestSlowServerDoesNotHideOthers(t *testing.T) {
+	fast := newFake("fast")
+	fast.addSkill("quick", "Answers at once", nil)
+	slow := newFake("slow")
+	release := make(chan struct{})
+	slow.list = func(ctx context.Context, ss *mcp.ServerSession, cursor string) (json.RawMessage, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, errors.New("gave up")
+	}
+	h, err := New([]Origin{{Label: "slow", Transport: slow.transport(t)}, {Label: "fast", Transport: fast.transport(t)}},
+		&Options{CallTimeout: 20 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { h.Connect(context.Background()); close(done) }()
+	defer func() { close(release); <-done; h.Close() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.Skills()) == 0 {
+		select {
+		case <-done:
+			t.Fatal("Connect returned before the slow server answered; the test did not exercise the wait")
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the fast server's skill was not published while the slow server was still listing")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := names(h.Skills()); len(got) != 1 || got[0] != "fast:quick" {
+		t.Errorf("skills %v, want [fast:quick]", got)
 	}
 }

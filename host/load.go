@@ -162,7 +162,7 @@ func (h *Host) approve(ctx context.Context, e *Entry) (grantTools bool, err erro
 	}
 	d, err := h.opts.Approver.Approve(ctx, req)
 	if err != nil {
-		return false, fmt.Errorf("%w: %s: %s: %v", ErrNotApproved, e.Origin, e.Name, err)
+		return false, fmt.Errorf("%w: %s: %s: %w", ErrNotApproved, e.Origin, e.Name, err)
 	}
 	if !d.Allow {
 		return false, fmt.Errorf("%w: loading skill %s from %s was not approved", ErrNotApproved, e.Name, e.Origin)
