@@ -429,9 +429,22 @@ func TestDeletedFile(t *testing.T) {
 }
 
 // TestChangingFileNeverTorn rewrites a file continuously while clients read
-// it: every successful read returns one complete version whose digest the
-// current manifest publishes, never a mix.
+// it. Replaced atomically (rename), every successful read returns one
+// complete version; rewritten in place (truncate, then write), every read
+// returns a state the file really passed through, a prefix of one version,
+// never a mix of two. Either way the bytes are those the serving snapshot
+// digested (catalog.ReadFile refuses anything else).
 func TestChangingFileNeverTorn(t *testing.T) {
+	for _, inPlace := range []bool{false, true} {
+		name := "rename"
+		if inPlace {
+			name = "in-place"
+		}
+		t.Run(name, func(t *testing.T) { changingFile(t, inPlace) })
+	}
+}
+
+func changingFile(t *testing.T, inPlace bool) {
 	versions := []string{strings.Repeat("A", 64<<10), strings.Repeat("B", 32<<10) + "\n", strings.Repeat("C", 96<<10)}
 	files := baseFiles()
 	files["alpha/references/GUIDE.md"] = versions[0]
@@ -444,9 +457,27 @@ func TestChangingFileNeverTorn(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := 1; ctx.Err() == nil; i++ {
-			os.WriteFile(path, []byte(versions[i%len(versions)]), 0o644)
+			data := []byte(versions[i%len(versions)])
+			if inPlace {
+				os.WriteFile(path, data, 0o644)
+				continue
+			}
+			tmp := filepath.Join(f.Root, "guide.tmp")
+			os.WriteFile(tmp, data, 0o644)
+			os.Rename(tmp, path)
 		}
 	}()
+	acceptable := func(got string) bool {
+		if !inPlace {
+			return slices.Contains(versions, got)
+		}
+		for _, v := range versions {
+			if strings.HasPrefix(v, got) {
+				return true
+			}
+		}
+		return false
+	}
 	var ok, changing atomic.Int64
 	for range 4 {
 		c := connectRaw(t, f.MCP, "")
@@ -464,11 +495,8 @@ func TestChangingFileNeverTorn(t *testing.T) {
 				}
 				var r readResult
 				json.Unmarshal(res, &r)
-				got := r.bytes(t)
-				// An empty file is a state the file really passes through
-				// (os.WriteFile truncates first); anything else must be whole.
-				if len(got) > 0 && !slices.Contains(versions, string(got)) {
-					t.Errorf("served %d bytes that are no complete version of the file", len(got))
+				if got := r.bytes(t); !acceptable(string(got)) {
+					t.Errorf("served %d bytes that the file never held", len(got))
 					return
 				}
 				ok.Add(1)
@@ -476,7 +504,7 @@ func TestChangingFileNeverTorn(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d complete reads, %d refused while the file was changing", ok.Load(), changing.Load())
+	t.Logf("%d reads served, %d refused while the file was changing", ok.Load(), changing.Load())
 	if ok.Load() == 0 {
 		t.Errorf("no read succeeded")
 	}
