@@ -98,6 +98,9 @@ type walkFile struct {
 	data   []byte // SKILL.md only, until parsed
 	err    error
 	reused *File
+	// pub is the File published for this walkFile (set by assemble); nested
+	// skills share walkFiles, so it is also what makes them share Files.
+	pub *File
 	// SKILL.md only: the parse and validation, done by the goroutine that
 	// read it (or taken from the previous snapshot's skill, prevSkill).
 	parsed    bool
@@ -641,13 +644,12 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 	}
 	c := &Catalog{src: b.src, opts: b.opts, byURI: make(map[string]*Skill, len(cands)),
 		files: make(map[string]*File, nfiles), dirs: make(map[string]*Dir, nfiles)}
-	published := make(map[string]*File, nfiles) // by tree path, shared between nested skills
 	fileFor := func(wf *walkFile) *File {
-		if f := published[wf.path]; f != nil {
-			return f
+		if wf.pub != nil {
+			return wf.pub
 		}
 		if wf.reused != nil {
-			published[wf.path] = wf.reused
+			wf.pub = wf.reused
 			return wf.reused
 		}
 		f := &File{
@@ -661,7 +663,7 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 			ModTime:  wf.mtime,
 			ident:    wf.ident,
 		}
-		published[wf.path] = f
+		wf.pub = f
 		return f
 	}
 
@@ -712,7 +714,7 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 			}
 		}
 	}
-	b.buildDirs(c, cands, published)
+	b.buildDirs(c, cands)
 	c.stats.Skills = len(c.skills)
 	c.id = catalogID(c)
 	slices.SortStableFunc(b.diags, func(a, x Diagnostic) int {
@@ -894,9 +896,8 @@ func plainPath(p string) bool {
 }
 
 // buildDirs creates the directory resources: every directory of every
-// published skill, and the prefix levels above them. published holds the
-// catalog's files by tree path.
-func (b *builder) buildDirs(c *Catalog, cands []*candidate, published map[string]*File) {
+// published skill, and the prefix levels above them.
+func (b *builder) buildDirs(c *Catalog, cands []*candidate) {
 	add := func(d *Dir) *Dir {
 		if old := c.dirs[d.URI]; old != nil {
 			return old
@@ -917,7 +918,7 @@ func (b *builder) buildDirs(c *Catalog, cands []*candidate, published map[string
 			if len(d.Children) == 0 {
 				d.Children = make([]Child, 0, len(n.files)+len(n.dirs))
 				for _, wf := range n.files {
-					if f := published[wf.path]; f != nil && c.files[f.URI] == f {
+					if f := wf.pub; f != nil && c.files[f.URI] == f {
 						d.Children = append(d.Children, Child{URI: f.URI, Name: wf.name, File: f})
 					}
 				}
