@@ -27,6 +27,7 @@ type originState struct {
 	mu       sync.Mutex
 	session  *mcp.ClientSession
 	settings wire.Settings
+	profile  string // "" for the Skills Extension, else ProfileIndex or ProfileLegacy
 	status   OriginStatus
 	listing  []*Entry          // last good listing, in server order
 	got      map[string]*Entry // entries confirmed by skills/get, by URI
@@ -151,6 +152,11 @@ func (o *originState) connect(ctx context.Context) error {
 	}
 	settings, ok := declaration(caps)
 	if !ok {
+		// Without the extension, a compatibility profile (profiles.go).
+		if p := pickProfile(caps, gt.legacyCapability()); p != "" {
+			o.profile, o.status.Profile = p, p
+			return nil
+		}
 		return fmt.Errorf("%w: the server does not declare the Skills extension (%s)", ErrUnavailable, wire.ExtensionID)
 	}
 	o.status.Declared = true
@@ -202,6 +208,10 @@ func (o *originState) relist(ctx context.Context) {
 	o.refreshMu.Lock()
 	o.lastList = time.Now()
 	o.refreshMu.Unlock()
+	if o.profile != "" {
+		o.relistProfile(ctx, sess)
+		return
+	}
 
 	opts := &o.h.opts
 	var (

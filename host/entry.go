@@ -85,6 +85,14 @@ type Entry struct {
 	// Dir is the local folder of a filesystem skill.
 	Dir string
 
+	// Profile is "" for a skill listed over the Skills extension (or a
+	// folder), else the compatibility profile it came through (ProfileIndex,
+	// ProfileLegacy). Such entries are "dynamic": never persistently approved.
+	Profile string
+	// Unverified says what the host could not verify about the skill.
+	Unverified  string
+	indexDigest string
+
 	expires time.Time
 	local   *catalog.Skill
 	cat     *catalog.Catalog

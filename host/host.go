@@ -132,6 +132,10 @@ type OriginStatus struct {
 	Declared bool
 	// DirectoryRead is the server's directoryRead setting.
 	DirectoryRead bool
+	// Profile is "" when the server declared the Skills extension, else the
+	// compatibility profile its skills are read through (ProfileIndex,
+	// ProfileLegacy); such skills cannot be fully verified.
+	Profile string
 	// Skills is how many entries it contributed.
 	Skills int
 	// Partial is set when the listing was cut short (caps, a failed page).
@@ -549,8 +553,10 @@ type getResult struct {
 	mcp.ResultBase
 	ResultType *string         `json:"resultType"`
 	Skill      json.RawMessage `json:"skill"`
-	TTLMs      *int64          `json:"ttlMs"`
-	CacheScope *string         `json:"cacheScope"`
+	// Instructions is set instead of Skill by a SEP-2076 skills/get by name.
+	Instructions *string `json:"instructions"`
+	TTLMs        *int64  `json:"ttlMs"`
+	CacheScope   *string `json:"cacheScope"`
 }
 
 func newClient(h *Host, o *originState) *mcp.Client {
@@ -567,5 +573,6 @@ func newClient(h *Host, o *originState) *mcp.Client {
 	_ = mcp.AddSendingCustomMethod[*wire.ListSkillsParams, *listResult](c, wire.MethodListSkills)
 	_ = mcp.AddSendingCustomMethod[*wire.GetSkillParams, *getResult](c, wire.MethodGetSkill)
 	_ = mcp.AddSendingCustomMethod[*wire.DirectoryReadParams, *wire.DirectoryReadResult](c, wire.MethodDirectoryRead)
+	_ = mcp.AddSendingCustomMethod[*wire.NameParams, *wire.ReadResult](c, wire.MethodReadSkill)
 	return c
 }

@@ -93,7 +93,7 @@ func (h *Host) Load(ctx context.Context, e *Entry) (*Loaded, error) {
 	if o == nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownOrigin, e.Origin)
 	}
-	if time.Now().After(e.expires) {
+	if e.Profile == "" && time.Now().After(e.expires) {
 		if fresh, err := o.get(ctx, e.URI); err == nil {
 			h.rebuild()
 			e = h.current(fresh)
@@ -113,9 +113,15 @@ func (h *Host) Load(ctx context.Context, e *Entry) (*Loaded, error) {
 		r, _ := e.File(e.URI)
 		res = &r
 	}
+	if e.Profile == ProfileLegacy {
+		return h.loadLegacy(ctx, o, e, grant)
+	}
 	l := &Loaded{Entry: e, h: h, grantTools: grant}
 	data, _, err := l.fetch(ctx, o, e.URI, res)
 	if err != nil {
+		return nil, err
+	}
+	if err := e.checkIndexDigest(data); err != nil {
 		return nil, err
 	}
 	doc, err := skill.Parse(data)

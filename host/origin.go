@@ -250,7 +250,7 @@ func (t *guardedTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		c.Close()
 		return nil, errors.New("connection abandoned")
 	}
-	t.conn = &ctxConn{Connection: c}
+	t.conn = &ctxConn{Connection: &sniffConn{Connection: c}}
 	return t.conn, nil
 }
 

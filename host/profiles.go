@@ -1,0 +1,285 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillport/skillport/skill"
+	"github.com/skillport/skillport/wire"
+)
+
+// Profiles an MCP origin can be read through. The host always prefers the
+// Skills Extension: the others are used only for a server that does not
+// declare it, and what they carry cannot be verified the way a SEP-2640
+// manifest can.
+const (
+	// ProfileSEP2640 is the Skills Extension: complete manifests with digests.
+	ProfileSEP2640 = "sep2640"
+	// ProfileIndex is a server publishing skill://index.json: the digest
+	// covers SKILL.md only.
+	ProfileIndex = "index"
+	// ProfileLegacy is a server with the top-level "skills" capability of
+	// SEP-2076 or seed 001: instructions by name, no digests at all.
+	ProfileLegacy = "skills"
+)
+
+// Notes set in Entry.Unverified.
+const (
+	unverifiedIndex  = "listed by skill://index.json: its digest covers SKILL.md only, so the supporting files cannot be verified"
+	unverifiedLegacy = "served through the pre-extension skills primitive (SEP-2076 / seed 001): no digests, nothing can be verified"
+)
+
+// sniffConn records the top-level "skills" capability of the initialize
+// result, which go-sdk's ServerCapabilities has no field for.
+type sniffConn struct {
+	mcp.Connection
+	skills atomic.Pointer[json.RawMessage]
+}
+
+func (c *sniffConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if r, ok := msg.(*jsonrpc.Response); ok && err == nil && c.skills.Load() == nil && len(r.Result) > 0 {
+		// The first result with capabilities: initialize, or server/discover
+		// for 2026-07-28 sessions.
+		var res struct {
+			Capabilities *struct {
+				Skills json.RawMessage `json:"skills"`
+			} `json:"capabilities"`
+		}
+		if json.Unmarshal(r.Result, &res) == nil && res.Capabilities != nil {
+			raw := res.Capabilities.Skills
+			c.skills.Store(&raw)
+		}
+	}
+	return msg, err
+}
+
+// legacyCapability reports whether the server declared a top-level
+// "skills" object.
+func (t *guardedTransport) legacyCapability() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cc, ok := t.conn.(*ctxConn)
+	if !ok {
+		return false
+	}
+	sc, ok := cc.Connection.(*sniffConn)
+	if !ok {
+		return false
+	}
+	raw := sc.skills.Load()
+	return raw != nil && len(*raw) > 0 && (*raw)[0] == '{'
+}
+
+// pickProfile chooses how to read an origin that did not declare the
+// extension; "" means it serves no skills the host can use.
+func pickProfile(caps *mcp.ServerCapabilities, legacy bool) string {
+	switch {
+	case legacy:
+		return ProfileLegacy
+	case caps != nil && caps.Resources != nil:
+		return ProfileIndex
+	}
+	return ""
+}
+
+// relistProfile lists an origin through its compatibility profile.
+func (o *originState) relistProfile(ctx context.Context, sess *mcp.ClientSession) {
+	var entries []*Entry
+	var err error
+	switch o.profile {
+	case ProfileIndex:
+		entries, err = o.listIndex(ctx, sess)
+	case ProfileLegacy:
+		entries, err = o.listLegacy(ctx, sess)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err != nil {
+		if o.listing == nil {
+			o.status.Err = fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		o.diagLocked(Error, "", err.Error(), err)
+		return
+	}
+	o.listing = entries
+	o.status.Err = nil
+	o.status.Skills = len(entries)
+	o.status.Listed = time.Now()
+	// Nothing here carries a ttl; entries are re-listed on demand.
+	o.expires = o.status.Listed
+	for _, e := range entries {
+		e.expires = o.expires
+	}
+}
+
+// listIndex reads skill://index.json (seed 002). Entries are "dynamic"
+// (no complete manifest): declined unless the host allows such skills,
+// never persistently approved; the SKILL.md digest is still checked on load.
+func (o *originState) listIndex(ctx context.Context, sess *mcp.ClientSession) ([]*Entry, error) {
+	callCtx, cancel := context.WithTimeout(ctx, o.h.opts.CallTimeout)
+	defer cancel()
+	res, err := sess.ReadResource(callCtx, &mcp.ReadResourceParams{URI: wire.IndexURI})
+	if err != nil {
+		return nil, fmt.Errorf("the server does not declare the Skills extension and %s cannot be read: %v", wire.IndexURI, err)
+	}
+	if len(res.Contents) != 1 || res.Contents[0].URI != wire.IndexURI {
+		return nil, fmt.Errorf("%s: expected exactly one content item for the index", wire.IndexURI)
+	}
+	c := res.Contents[0]
+	data := []byte(c.Text)
+	if c.Text == "" {
+		data = c.Blob
+	}
+	var ix wire.Index
+	if err := json.Unmarshal(data, &ix); err != nil {
+		return nil, fmt.Errorf("%s is not a JSON index: %v", wire.IndexURI, err)
+	}
+	var out []*Entry
+	for i, ie := range ix.Skills {
+		if len(out) >= o.h.opts.MaxEntries {
+			o.diag(Warning, "", fmt.Sprintf("index capped at %d entries", o.h.opts.MaxEntries), nil)
+			break
+		}
+		if ie.Type != wire.IndexTypeSkillMD {
+			o.diag(Warning, ie.URL, fmt.Sprintf("index entry %d has type %q; only %q entries are skills this host can load", i, clip(ie.Type), wire.IndexTypeSkillMD), nil)
+			continue
+		}
+		fm, err := indexFrontmatter(ie)
+		if err != nil {
+			o.diag(Warning, ie.URL, "index entry left out: "+err.Error(), err)
+			continue
+		}
+		e, err := ValidateEntry(o.cfg.Label, &wire.Skill{URI: ie.URL, Frontmatter: fm, Resources: &wire.Resources{Dynamic: true}})
+		if err != nil {
+			o.diag(Warning, entryURI(err), "index entry left out: "+entryMsg(err), err)
+			continue
+		}
+		e.Profile, e.Unverified, e.indexDigest = ProfileIndex, unverifiedIndex, ie.Digest
+		o.ingest(e)
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// indexFrontmatter is the entry's verbatim frontmatter when the index has
+// it (then it must agree with name and description), else name and
+// description alone.
+func indexFrontmatter(ie wire.IndexEntry) (skill.Frontmatter, error) {
+	var fm skill.Frontmatter
+	if len(ie.Frontmatter) > 0 {
+		if err := fm.UnmarshalJSON(ie.Frontmatter); err != nil {
+			return fm, err
+		}
+		if fm.Name() != ie.Name || fm.Description() != ie.Description {
+			return fm, errors.New("name or description differs from the entry's frontmatter")
+		}
+		return fm, nil
+	}
+	return skill.FrontmatterFromMap([]string{"name", "description"}, map[string]any{"name": ie.Name, "description": ie.Description})
+}
+
+// listLegacy pages the SEP-2076 / seed-001 skills/list ({name,
+// description, ...}). Such skills have no URI; the host names each one
+// skill://<name>/SKILL.md, a key for its registry that is never read.
+func (o *originState) listLegacy(ctx context.Context, sess *mcp.ClientSession) ([]*Entry, error) {
+	var out []*Entry
+	cursor := ""
+	seen := map[string]bool{}
+	for page := 0; page < o.h.opts.MaxPages; page++ {
+		callCtx, cancel := context.WithTimeout(ctx, o.h.opts.CallTimeout)
+		res, err := mcp.CallCustomMethod[*wire.ListSkillsParams, *listResult](callCtx, sess, wire.MethodListSkills, &wire.ListSkillsParams{Cursor: cursor})
+		cancel()
+		if err != nil {
+			if page == 0 {
+				return nil, fmt.Errorf("skills/list failed: %v", err)
+			}
+			break
+		}
+		for _, raw := range res.Skills {
+			if len(out) >= o.h.opts.MaxEntries {
+				break
+			}
+			var le wire.ListEntry
+			if err := json.Unmarshal(raw, &le); err != nil || le.Name == "" || seen[le.Name] {
+				o.diag(Warning, "", "skills/list entry without a usable, unique name left out", err)
+				continue
+			}
+			seen[le.Name] = true
+			fm, err := skill.FrontmatterFromMap([]string{"name", "description"}, map[string]any{"name": le.Name, "description": le.Description})
+			if err != nil {
+				continue
+			}
+			e, err := ValidateEntry(o.cfg.Label, &wire.Skill{URI: "skill://" + le.Name + "/SKILL.md", Frontmatter: fm, Resources: &wire.Resources{Dynamic: true}})
+			if err != nil {
+				o.diag(Warning, "", "skills/list entry left out: "+entryMsg(err), err)
+				continue
+			}
+			e.Profile, e.Unverified = ProfileLegacy, unverifiedLegacy
+			o.ingest(e)
+			out = append(out, e)
+		}
+		if res.NextCursor == "" || res.NextCursor == cursor {
+			break
+		}
+		cursor = res.NextCursor
+	}
+	return out, nil
+}
+
+// checkIndexDigest verifies a SKILL.md fetched for an index entry against
+// the index's digest, the one thing the index lets a host verify.
+func (e *Entry) checkIndexDigest(data []byte) error {
+	if e.Profile != ProfileIndex || e.indexDigest == "" {
+		return nil
+	}
+	sum := sha256.Sum256(data)
+	if got := "sha256:" + hex.EncodeToString(sum[:]); got != e.indexDigest {
+		return &VerificationError{Origin: e.Origin, URI: e.URI, Reason: ReasonDigest, Detail: "SKILL.md does not match the digest in " + wire.IndexURI}
+	}
+	return nil
+}
+
+// loadLegacy fetches the instructions of a skill of a legacy origin:
+// skills/read (seed 001), else skills/get by name (SEP-2076).
+func (h *Host) loadLegacy(ctx context.Context, o *originState, e *Entry, grant bool) (*Loaded, error) {
+	sess, err := o.sess()
+	if err != nil {
+		return nil, err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, h.opts.CallTimeout)
+	defer cancel()
+	var body string
+	rr, err := mcp.CallCustomMethod[*wire.NameParams, *wire.ReadResult](callCtx, sess, wire.MethodReadSkill, &wire.NameParams{Name: e.Name})
+	if err == nil {
+		body = rr.Skill.Instructions
+	} else {
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) || we.Code != jsonrpc.CodeMethodNotFound {
+			return nil, fmt.Errorf("%w: %s: skills/read %s: %v", ErrUnknownSkill, e.Origin, e.Name, err)
+		}
+		name := e.Name
+		gr, err := mcp.CallCustomMethod[*wire.GetParams, *getResult](callCtx, sess, wire.MethodGetSkill, &wire.GetParams{Name: &name})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: skills/get %s: %v", ErrUnknownSkill, e.Origin, e.Name, err)
+		}
+		if gr.Instructions == nil {
+			return nil, fmt.Errorf("%w: %s: skills/get %s returned no instructions", ErrInvalidEntry, e.Origin, e.Name)
+		}
+		body = *gr.Instructions
+	}
+	if int64(len(body)) > wire.MaxTotalBytes {
+		return nil, fmt.Errorf("%w: %s: %s: instructions larger than %d bytes", ErrDeclined, e.Origin, e.Name, wire.MaxTotalBytes)
+	}
+	doc := &skill.Document{Frontmatter: e.Frontmatter, Body: []byte(body), BodyLine: 1}
+	return &Loaded{Entry: e, h: h, grantTools: grant, Document: doc, Content: []byte(body)}, nil
+}
