@@ -143,15 +143,20 @@ func (srv *Server) registerProfiles() error {
 	}); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
-	if srv.prof.execute {
-		if err := mcp.AddReceivingCustomMethod(s, wire.MethodExecute, func(ctx context.Context, _ *mcp.ServerSession, p *wire.ExecuteParams) (*wire.ExecuteResult, error) {
-			if p == nil {
-				p = &wire.ExecuteParams{}
-			}
-			return srv.execute(ctx, p)
-		}); err != nil {
-			return fmt.Errorf("server: %w", err)
+	// Registered even when disabled, so that every transport answers with
+	// a JSON-RPC -32601 that says how to enable it (go-sdk's HTTP handler
+	// would otherwise reject the unknown method with a bare HTTP 400).
+	if err := mcp.AddReceivingCustomMethod(s, wire.MethodExecute, func(ctx context.Context, _ *mcp.ServerSession, p *wire.ExecuteParams) (*wire.ExecuteResult, error) {
+		if !srv.prof.execute {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+				Message: "skills/execute is disabled on this server: scripts run only when the operator enables them (skillport serve --allow-scripts), and then only in a sandbox"}
 		}
+		if p == nil {
+			p = &wire.ExecuteParams{}
+		}
+		return srv.execute(ctx, p)
+	}); err != nil {
+		return fmt.Errorf("server: %w", err)
 	}
 	return nil
 }
