@@ -263,8 +263,11 @@ func (h *Host) loadLegacy(ctx context.Context, o *originState, e *Entry, grant b
 	if err == nil {
 		body = rr.Skill.Instructions
 	} else {
+		// An unknown skill is final; anything else (-32601, or the bare
+		// HTTP 400 go-sdk's HTTP handler gives an unregistered method) means
+		// the server may speak SEP-2076 instead.
 		var we *jsonrpc.Error
-		if !errors.As(err, &we) || we.Code != jsonrpc.CodeMethodNotFound {
+		if errors.As(err, &we) && (we.Code == jsonrpc.CodeInvalidParams || we.Code == wire.CodeSkillNotFound) {
 			return nil, fmt.Errorf("%w: %s: skills/read %s: %v", ErrUnknownSkill, e.Origin, e.Name, err)
 		}
 		name := e.Name
