@@ -239,6 +239,10 @@ func (srv *Server) chain(res mcp.Result) mcp.Result {
 	return res
 }
 
+// legacyResourceNotFound is the resource-not-found code of MCP revisions
+// before SEP-2164, still sent by servers that opt back into it.
+const legacyResourceNotFound = -32002
+
 func (srv *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest, next mcp.MethodHandler) (mcp.Result, error) {
 	uri := req.Params.URI
 	if uri == wire.IndexURI && srv.prof.index {
@@ -247,7 +251,9 @@ func (srv *Server) readResource(ctx context.Context, req *mcp.ReadResourceReques
 	if !srv.owns(uri) && srv.src.Snapshot().File(uri) == nil {
 		res, err := next(ctx, "resources/read", req)
 		var we *jsonrpc.Error
-		if err != nil && errors.As(err, &we) && we.Code == mcp.CodeResourceNotFound {
+		// The wrapped server's own "not found": -32602 today, -32002 from
+		// servers that opted back into the legacy code.
+		if err != nil && errors.As(err, &we) && (we.Code == jsonrpc.CodeInvalidParams || we.Code == legacyResourceNotFound) {
 			return nil, invalidParams(uri, "No resource is served at %s%s", show(uri), because(uri, srv.schemeList()))
 		}
 		return res, err

@@ -200,11 +200,7 @@ func TestSkillsGetByName(t *testing.T) {
 func TestSkillsListShapes(t *testing.T) {
 	f := newFixture(t, legacyFiles(), nil)
 	entries := func(c *rawClient) []map[string]any {
-		var res struct {
-			Skills     []map[string]any `json:"skills"`
-			ResultType string           `json:"resultType"`
-		}
-		res = get[struct {
+		res := get[struct {
 			Skills     []map[string]any `json:"skills"`
 			ResultType string           `json:"resultType"`
 		}](c, "skills/list", map[string]any{})
