@@ -1,0 +1,110 @@
+// Tests of the descriptor walk and the reload shortcut: a reload must
+// publish exactly what a fresh build of the changed tree publishes, on
+// both walks, and the old os.Root walk must still pass the containment
+// tests where the descriptor walk is used by default.
+
+package catalog
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func catalogState(c *Catalog) (ids []string) {
+	ids = append(ids, "ID="+c.ID())
+	for _, d := range c.Diagnostics() {
+		ids = append(ids, "D:"+d.Path+":"+d.Rule+":"+d.Message)
+	}
+	for u, d := range c.dirs {
+		names := []string{}
+		for _, ch := range d.Children {
+			names = append(names, ch.Name)
+		}
+		ids = append(ids, "DIR:"+u+":"+filepath.Join(names...))
+	}
+	for u, f := range c.files {
+		ids = append(ids, "F:"+u+":"+f.Digest+":"+f.MIMEType)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func TestWalkReloadMatchesFresh(t *testing.T) {
+	old := racyWindow
+	racyWindow = -time.Hour // trust every listing: exercise the fast path
+	defer func() { racyWindow = old }()
+	for _, fd := range []bool{true, false} {
+		useFDWalk = fd && fdWalkSupported
+		mutations := map[string]func(t *testing.T, dir string){
+			"none": func(t *testing.T, dir string) {},
+			"content": func(t *testing.T, dir string) {
+				p := filepath.Join(dir, "pdf", "references", "FORMS.md")
+				fi, _ := os.Stat(p)
+				data, _ := os.ReadFile(p)
+				data[0] ^= 1
+				os.WriteFile(p, data, 0o644)
+				os.Chtimes(p, fi.ModTime(), fi.ModTime())
+			},
+			"add-file":     func(t *testing.T, dir string) { os.WriteFile(filepath.Join(dir, "pdf", "new.md"), []byte("x"), 0o644) },
+			"add-emptydir": func(t *testing.T, dir string) { os.Mkdir(filepath.Join(dir, "pdf", "emptydir"), 0o755) },
+			"remove-file":  func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, "pdf", "references", "FORMS.md")) },
+			"symlink":      func(t *testing.T, dir string) { os.Symlink("SKILL.md", filepath.Join(dir, "pdf", "alias.md")) },
+			"fifo":         func(t *testing.T, dir string) { syscall.Mkfifo(filepath.Join(dir, "pdf", "p"), 0o644) },
+			"new-skill": func(t *testing.T, dir string) {
+				os.MkdirAll(filepath.Join(dir, "zz"), 0o755)
+				os.WriteFile(filepath.Join(dir, "zz", "SKILL.md"), []byte(md("zz", "d")), 0o644)
+			},
+			"bad-skill": func(t *testing.T, dir string) {
+				os.WriteFile(filepath.Join(dir, "pdf", "SKILL.md"), []byte("no frontmatter"), 0o644)
+			},
+			"dotfile": func(t *testing.T, dir string) { os.WriteFile(filepath.Join(dir, "pdf", ".env"), []byte("x"), 0o644) },
+		}
+		for name, mutate := range mutations {
+			t.Run(name, func(t *testing.T) {
+				dir := writeTree(t, tree)
+				c1, err := OpenDir(dir, &Options{Logger: quiet})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c2, _ := c1.Reload()
+				if got, want := catalogState(c2), catalogState(c1); !slices.Equal(got, want) {
+					t.Fatalf("unchanged reload differs")
+				}
+				if fd != (reflect.ValueOf(c2.files).UnsafePointer() == reflect.ValueOf(c1.files).UnsafePointer()) {
+					t.Errorf("fast path not taken? %+v", c2.Stats())
+				}
+				mutate(t, dir)
+				for i, c := range []*Catalog{c2, c1} { // c1 is not the listings' owner
+					r, err := c.Reload()
+					if err != nil {
+						t.Fatal(err)
+					}
+					fresh, _ := OpenDir(dir, &Options{Logger: quiet})
+					if got, want := catalogState(r), catalogState(fresh); !slices.Equal(got, want) {
+						t.Errorf("fd=%v reload %d after %s differs from a fresh build:\n got %v\nwant %v", fd, i, name, got, want)
+					}
+					r2, _ := r.Reload() // and again (now possibly the fast path)
+					if got, want := catalogState(r2), catalogState(fresh); !slices.Equal(got, want) {
+						t.Errorf("fd=%v second reload %d after %s differs from a fresh build", fd, i, name)
+					}
+				}
+			})
+		}
+	}
+	useFDWalk = fdWalkSupported
+}
+
+func TestWalkPortableWalkStillWorks(t *testing.T) {
+	useFDWalk = false
+	defer func() { useFDWalk = fdWalkSupported }()
+	TestSymlinks(t)
+	TestSpecialFilesSkipped(t)
+	TestReadFileDetectsChangeAndReloadRehashes(t)
+	TestReloadReusesDigests(t)
+	TestSameCatalogAcrossFS(t)
+}
