@@ -1,10 +1,11 @@
-//go:build !unix
+//go:build !linux
 
 package catalog
 
 import "io/fs"
 
-// fileIdent is empty where the platform gives no inode: digests are never reused.
+// fileIdent is empty where skillport does not read the inode and change time
+// (everywhere but Linux): digests are then never reused across snapshots.
 type fileIdent struct{}
 
 func identOf(fs.FileInfo) fileIdent { return fileIdent{} }
