@@ -109,7 +109,9 @@ func (r *Resources) UnmarshalJSON(data []byte) error {
 type Skill struct {
 	URI         string            `json:"uri"`
 	Frontmatter skill.Frontmatter `json:"frontmatter"`
-	Resources   *Resources        `json:"resources"`
+	// Resources is nil when the field was absent or null: such an entry is
+	// invalid and a host must not load it.
+	Resources *Resources `json:"resources"`
 }
 
 // ListSkillsParams are the parameters of skills/list.
