@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -101,21 +98,6 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("gateway: --http %s: %w", addr, err)}
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.Handler(&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(os.Stderr, "gateway listening at http://%s/mcp (config %s)\n", ln.Addr(), file)
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return &exitError{code: 1, err: fmt.Errorf("gateway: %w", err)}
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		hs.Close()
-	}
-	return nil
+	return serveHTTP(ctx, ln, g.Handler(&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), "gateway")
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	"os/signal"
 	"slices"
 	"syscall"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -141,25 +139,13 @@ func runServe(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("serve: --http %s: %w", addr, err)}
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	summary(cat, dir, "http://"+ln.Addr().String()+"/mcp")
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
-	case <-ctx.Done():
+	err = serveHTTP(ctx, ln, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), "serve")
+	if err == nil {
+		log.Info("shut down")
 	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		hs.Close()
-	}
-	return nil
+	return err
 }
 
 // listenAddr binds to loopback unless the address names a host.
