@@ -1,19 +1,16 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/sanitize"
-	"github.com/skillport/skillport/host/skilluri"
 )
 
 // Search limits.
@@ -210,34 +207,7 @@ func (g *Gateway) ReadSkillFile(ctx context.Context, name, path string) (string,
 	if err != nil {
 		return "", g.describeErr(host.ToolReadSkillFile, e, err)
 	}
-	var b strings.Builder
-	rel := cleanPath(f.Path)
-	if e.Kind == host.KindFilesystem {
-		fmt.Fprintf(&b, "<skill_file skill=\"%s\" path=\"%s\" source=\"%s\">\n", attr(e.Qualified), attr(rel), attr(e.Source()))
-	} else {
-		trust := "untrusted"
-		if !f.Verified {
-			trust = "untrusted unverified"
-		}
-		fmt.Fprintf(&b, "<skill_file skill=\"%s\" path=\"%s\" source=\"%s\" uri=\"%s\" trust=\"%s\">\n", attr(e.Qualified), attr(rel), attr(e.Source()), attr(f.URI), trust)
-	}
-	switch {
-	case !utf8.Valid(f.Data) || bytes.IndexByte(f.Data, 0) >= 0:
-		fmt.Fprintf(&b, "[binary file, %d bytes, %s: not shown]\n", len(f.Data), attr(f.MIMEType))
-	case e.Kind == host.KindFilesystem:
-		// A local file is the user's own: shown as it is, like a file read.
-		b.Write(f.Data)
-		b.WriteString("\n")
-	default:
-		text, flags := sanitize.Text(string(f.Data))
-		if flags != 0 {
-			fmt.Fprintf(&b, "<notice>Hidden or control characters (%s) were removed from this file.</notice>\n", flags)
-		}
-		b.WriteString(sanitize.XML(text))
-		b.WriteString("\n")
-	}
-	b.WriteString("</skill_file>\n")
-	return b.String(), nil
+	return host.RenderFile(e, f), nil
 }
 
 // ListSkillDir is the list_skill_dir tool: the children of a directory of
@@ -374,13 +344,3 @@ func sanitizeLine(s string, max int) string {
 	return c
 }
 
-// cleanPath shows a relative path with its segments percent-decoded.
-func cleanPath(rel string) string {
-	parts := strings.Split(rel, "/")
-	for i, p := range parts {
-		if u, err := skilluri.Parse("x://x/" + p); err == nil && len(u.Segments) == 1 {
-			parts[i] = u.Segments[0]
-		}
-	}
-	return strings.Join(parts, "/")
-}

@@ -225,7 +225,14 @@ func (t *Tools) ReadSkillFile(ctx context.Context, name, path string) (string, e
 	if err != nil {
 		return "", err
 	}
-	e := l.Entry
+	return RenderFile(l.Entry, f), nil
+}
+
+// RenderFile renders a file of a loaded skill the way the model receives
+// it: tagged with skill, path and origin; MCP content marked untrusted (and
+// unverified where no digest covers it), sanitized and XML-escaped; binary
+// content described, never inlined.
+func RenderFile(e *Entry, f *File) string {
 	var b strings.Builder
 	if e.Kind == KindFilesystem {
 		fmt.Fprintf(&b, "<skill_file skill=\"%s\" path=\"%s\" source=\"%s\">\n", xmlAttr(e.Qualified), xmlAttr(f.Path), xmlAttr(e.Source()))
@@ -251,7 +258,7 @@ func (t *Tools) ReadSkillFile(ctx context.Context, name, path string) (string, e
 		b.WriteString("\n")
 	}
 	b.WriteString("</skill_file>\n")
-	return b.String(), nil
+	return b.String()
 }
 
 // ListSkillDir lists a directory of a loaded skill.
