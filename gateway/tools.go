@@ -343,4 +343,3 @@ func sanitizeLine(s string, max int) string {
 	}
 	return c
 }
-
