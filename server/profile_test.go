@@ -479,3 +479,43 @@ for host in ("127.0.0.1", "1.1.1.1"):
 		t.Errorf("a script wrote into the skill directory")
 	}
 }
+
+// TestInstructionsNameOnlyEnabledProfiles checks that the server's
+// instructions point a client at methods the operator left on, and never
+// at the Skills Extension when it is off.
+func TestInstructionsNameOnlyEnabledProfiles(t *testing.T) {
+	cases := []struct {
+		profiles   []server.Profile
+		want, deny []string
+	}{
+		{[]server.Profile{server.ProfileSEP2640}, []string{wire.ExtensionID, "resources/read"}, []string{"skills/read", wire.IndexURI}},
+		{[]server.Profile{server.ProfileSeed001}, []string{"skills/read", "skills/read_reference"}, []string{wire.ExtensionID, "resources/read"}},
+		{[]server.Profile{server.ProfileSEP2076}, []string{"skills/get {name}"}, []string{wire.ExtensionID, "skills/read"}},
+		{[]server.Profile{server.ProfileIndex}, []string{wire.IndexURI}, []string{wire.ExtensionID, "skills/list"}},
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.profiles[0]), func(t *testing.T) {
+			s, _, _ := profileServer(t, server.Options{Profiles: tc.profiles})
+			c := connectWith(t, s, nil, nil)
+			var init struct {
+				Instructions string `json:"instructions"`
+			}
+			if err := json.Unmarshal(c.init, &init); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(init.Instructions, "3 Agent skills") {
+				t.Errorf("instructions %q do not say how many skills are served", init.Instructions)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(init.Instructions, w) {
+					t.Errorf("instructions %q lack %q", init.Instructions, w)
+				}
+			}
+			for _, d := range tc.deny {
+				if strings.Contains(init.Instructions, d) {
+					t.Errorf("instructions %q mention %q, which this server does not serve", init.Instructions, d)
+				}
+			}
+		})
+	}
+}

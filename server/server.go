@@ -334,7 +334,7 @@ func (srv *Server) instructions(own string) string {
 	}
 	text := srv.opts.Instructions
 	if text == "" {
-		text = describe(srv.src.Snapshot())
+		text = describe(srv.src.Snapshot(), srv.prof)
 	}
 	if own == "" {
 		return text
@@ -342,11 +342,14 @@ func (srv *Server) instructions(own string) string {
 	return own + "\n\n" + text
 }
 
-// describe names what a snapshot serves in one or two sentences.
-func describe(snap Snapshot) string {
+// describe names what a snapshot serves in one or two sentences, and how
+// to read it in the profiles this server speaks: a client must not be told
+// about methods the operator turned off.
+func describe(snap Snapshot, p profiles) string {
+	how := p.howToRead()
 	skills := snap.Skills()
 	if len(skills) == 0 {
-		return "This server implements the MCP Skills Extension (io.modelcontextprotocol/skills) but currently serves no skills."
+		return "This server serves Agent Skills " + how.over + " but currently serves none."
 	}
 	const show = 12
 	var names []string
@@ -361,9 +364,30 @@ func describe(snap Snapshot) string {
 	if len(skills) == 1 {
 		noun = "skill"
 	}
-	return fmt.Sprintf("This server serves %d Agent %s over the MCP Skills Extension (io.modelcontextprotocol/skills): %s. "+
-		"List them with skills/list and read a skill's files with resources/read, starting from its SKILL.md.",
-		len(skills), noun, strings.Join(names, ", "))
+	return fmt.Sprintf("This server serves %d Agent %s %s: %s. %s",
+		len(skills), noun, how.over, strings.Join(names, ", "), how.read)
+}
+
+// reading says, for instructions, which wire design a client should use.
+type reading struct{ over, read string }
+
+// howToRead picks the first enabled profile in order of preference: the
+// Skills Extension, then the designs a client is likelier to speak.
+func (p profiles) howToRead() reading {
+	switch {
+	case p.sep2640:
+		return reading{"over the MCP Skills Extension (io.modelcontextprotocol/skills)",
+			"List them with skills/list and read a skill's files with resources/read, starting from its SKILL.md."}
+	case p.seed001:
+		return reading{"through the skills capability",
+			"List them with skills/list, read one with skills/read {name} and its references with skills/read_reference."}
+	case p.sep2076:
+		return reading{"through the skills capability (skills/list, skills/get)",
+			"List them with skills/list and get one's instructions with skills/get {name}."}
+	default: // index only
+		return reading{"through the skill index resource " + wire.IndexURI,
+			"Read " + wire.IndexURI + " for the list, then each skill's SKILL.md by its url."}
+	}
 }
 
 func (srv *Server) subscribe(uri string, delta int) {
