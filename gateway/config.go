@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
+	"github.com/skillport/skillport/internal/jsonobj"
 )
 
 // ErrConfig is wrapped by every error about a gateway.json file.
@@ -325,37 +325,12 @@ func newFilter(include *[]string, exclude []string) (*Filter, error) {
 // objectOf splits a JSON object into its fields, refusing duplicate keys
 // (a second "include" must not silently replace the first).
 func objectOf(raw []byte) (map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
+	m, err := jsonobj.Map(raw)
+	var dup *jsonobj.DuplicateKeyError
+	if errors.As(err, &dup) {
+		return nil, fmt.Errorf("%q appears twice", dup.Key)
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("not an object")
-	}
-	out := map[string]json.RawMessage{}
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		k, _ := kt.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("%q: %v", k, err)
-		}
-		if _, dup := out[k]; dup {
-			return nil, fmt.Errorf("%q appears twice", k)
-		}
-		out[k] = v
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, errors.New("trailing data after the object")
-	}
-	return out, nil
+	return m, err
 }
 
 // decodeObject decodes raw, which must be a JSON object without duplicate

@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host/skilluri"
+	"github.com/skillport/skillport/internal/jsonobj"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/wire"
 )
@@ -233,36 +234,7 @@ func clip(s string) string {
 }
 
 // objectFields splits a JSON object into its fields, refusing duplicate keys.
-func objectFields(raw []byte) (map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("not an object")
-	}
-	out := map[string]json.RawMessage{}
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		k, _ := kt.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		if _, dup := out[k]; dup {
-			return nil, fmt.Errorf("duplicate key %q", k)
-		}
-		out[k] = v
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
+func objectFields(raw []byte) (map[string]json.RawMessage, error) { return jsonobj.Map(raw) }
 
 // ValidateEntry checks a decoded entry against the extension's rules (H-11)
 // and returns it as a registry entry. An invalid entry yields an

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/jsonobj"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/wire"
 )
@@ -419,21 +419,10 @@ func (srv *Server) body(ctx context.Context, snap Snapshot, sk *catalog.Skill) (
 // rawField returns a top-level field of a JSON object as raw bytes, keys
 // and nested order as written.
 func rawField(obj []byte, key string) json.RawMessage {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil
-		}
-		if t == key {
-			return v
+	fs, _ := jsonobj.Fields(obj)
+	for _, f := range fs {
+		if f.Key == key {
+			return f.Value
 		}
 	}
 	return nil

@@ -1,0 +1,118 @@
+package jsonobj
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+func TestFields(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []Field // nil with err
+		err  string
+	}{
+		{`{}`, []Field{}, ""},
+		{` { } `, []Field{}, ""},
+		{`{"a":1}`, []Field{{"a", json.RawMessage(`1`)}}, ""},
+		{`{"a" : "x,}" , "b":[1,{"c":"]"}],"d":{"e":null},"f":true,"g":-1.5e3}`, []Field{
+			{"a", json.RawMessage(`"x,}"`)}, {"b", json.RawMessage(`[1,{"c":"]"}]`)},
+			{"d", json.RawMessage(`{"e":null}`)}, {"f", json.RawMessage(`true`)}, {"g", json.RawMessage(`-1.5e3`)},
+		}, ""},
+		{`{"q\"k":"v\\"}`, []Field{{`q"k`, json.RawMessage(`"v\\"`)}}, ""},
+		{`{"\u0061":1,"b":2}`, []Field{{"a", json.RawMessage(`1`)}, {"b", json.RawMessage(`2`)}}, ""},
+		{"{\n\t\"a\"\n:\n1\n}\n", []Field{{"a", json.RawMessage(`1`)}}, ""},
+		{`{"a":1,"a":2}`, nil, `duplicate key "a"`},
+		{`{"a":1,"\u0061":2}`, nil, `duplicate key "a"`},
+		{`[1]`, nil, "not a JSON object"},
+		{`"s"`, nil, "not a JSON object"},
+		{`{"a":1} {}`, nil, "invalid"},
+		{`{"a":1`, nil, "unexpected end"},
+		{`{"a":01}`, nil, "invalid"},
+		{"{\"a\":\"\xff\"}", nil, "invalid UTF-8"},
+		{``, nil, "unexpected end"},
+	}
+	for _, tc := range cases {
+		got, err := Fields([]byte(tc.in))
+		if tc.err != "" {
+			if err == nil || !bytes.Contains([]byte(err.Error()), []byte(tc.err)) {
+				t.Errorf("Fields(%q) = %v, %v; want error containing %q", tc.in, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || len(got) != len(tc.want) {
+			t.Errorf("Fields(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i].Key != tc.want[i].Key || !bytes.Equal(got[i].Value, tc.want[i].Value) {
+				t.Errorf("Fields(%q)[%d] = %q:%s; want %q:%s", tc.in, i, got[i].Key, got[i].Value, tc.want[i].Key, tc.want[i].Value)
+			}
+		}
+	}
+	var dup *DuplicateKeyError
+	if _, err := Fields([]byte(`{"x":1,"x":1}`)); !errors.As(err, &dup) || dup.Key != "x" {
+		t.Errorf("duplicate: %v; want a *DuplicateKeyError for x", err)
+	}
+	if _, err := Fields([]byte(`5`)); !errors.Is(err, ErrNotObject) {
+		t.Errorf("number: %v; want ErrNotObject", err)
+	}
+}
+
+// FuzzFields checks Fields against encoding/json: whatever it accepts,
+// encoding/json decodes to the same members, each value valid JSON, keys
+// unique; whatever encoding/json refuses as an object, Fields refuses.
+func FuzzFields(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1,"b":[{"c":"}"}]}`, `{"a":1,"a":2}`, `{"\u00e9":"\\\""}`, `[]`, `{"a":}`, " {\"x\" :\t\"y\" }\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		fs, err := Fields(raw)
+		var m map[string]json.RawMessage
+		stdErr := json.Unmarshal(raw, &m)
+		if err != nil {
+			var dup *DuplicateKeyError
+			if stdErr == nil && m != nil && !errors.As(err, &dup) && json.Valid(raw) && bytes.Equal(bytes.ToValidUTF8(raw, nil), raw) {
+				t.Fatalf("Fields refused %q (%v), which encoding/json decodes as an object", raw, err)
+			}
+			return
+		}
+		if stdErr != nil || m == nil {
+			t.Fatalf("Fields accepted %q, which encoding/json refuses as an object: %v", raw, stdErr)
+		}
+		if len(fs) != len(m) {
+			t.Fatalf("Fields found %d members in %q, encoding/json %d (a duplicate slipped through?)", len(fs), raw, len(m))
+		}
+		for _, f := range fs {
+			v, ok := m[f.Key]
+			if !ok || !bytes.Equal(v, f.Value) || !json.Valid(f.Value) {
+				t.Fatalf("member %q of %q: Fields %s, encoding/json %s", f.Key, raw, f.Value, v)
+			}
+		}
+	})
+}
+
+func BenchmarkFields(b *testing.B) {
+	entry := []byte(`{"uri":"skill://acme/billing/refunds/SKILL.md","frontmatter":{"name":"refunds","description":"Process customer refunds for the billing team, within policy.","license":"Apache-2.0","metadata":{"owner":"billing"}},"resources":[{"uri":"skill://acme/billing/refunds/SKILL.md","digest":"sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","size":812},{"uri":"skill://acme/billing/refunds/references/policy.md","digest":"sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","size":2048}]}`)
+	b.Run("jsonobj", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Map(entry); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("token-decoder", func(b *testing.B) {
+		for b.Loop() {
+			dec := json.NewDecoder(bytes.NewReader(entry))
+			dec.Token()
+			m := map[string]json.RawMessage{}
+			for dec.More() {
+				k, _ := dec.Token()
+				var v json.RawMessage
+				dec.Decode(&v)
+				m[k.(string)] = v
+			}
+		}
+	})
+}
