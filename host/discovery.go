@@ -93,6 +93,12 @@ func (o *originState) snapshot() []*Entry {
 }
 
 func (o *originState) start(ctx context.Context) {
+	began := time.Now()
+	defer func() {
+		o.mu.Lock()
+		o.status.Discovery = time.Since(began)
+		o.mu.Unlock()
+	}()
 	if o.cfg.Kind() == KindFilesystem {
 		o.openDir()
 		return

@@ -144,6 +144,11 @@ type OriginStatus struct {
 	Err error
 	// Listed is when the last listing completed.
 	Listed time.Time
+	// Discovery is how long the origin's first discovery took: connecting,
+	// initializing and every page of the first listing (or opening the
+	// folder), measured from when Connect started it. It shows which
+	// origin held discovery up.
+	Discovery time.Duration
 }
 
 // Host discovers, registers and loads skills. It is safe for concurrent use.

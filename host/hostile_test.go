@@ -372,6 +372,15 @@ func TestServerThatNeverAnswers(t *testing.T) {
 	if !errors.Is(st[1].Err, ErrUnavailable) || !strings.Contains(st[1].Err.Error(), "initialization") {
 		t.Errorf("silent: %v", st[1].Err)
 	}
+	// Each origin's discovery time says which one held discovery up.
+	for _, o := range st[:2] {
+		if o.Discovery < 300*time.Millisecond {
+			t.Errorf("%s: Discovery %v, shorter than the 300ms timeout it waited for", o.Label, o.Discovery)
+		}
+	}
+	if good := st[2].Discovery; good <= 0 || good >= st[0].Discovery {
+		t.Errorf("good: Discovery %v; want > 0 and below the hung server's %v", good, st[0].Discovery)
+	}
 }
 
 func TestServerDiesMidCall(t *testing.T) {
