@@ -558,10 +558,13 @@ type getResult struct {
 	mcp.ResultBase
 	ResultType *string         `json:"resultType"`
 	Skill      json.RawMessage `json:"skill"`
-	// Instructions is set instead of Skill by a SEP-2076 skills/get by name.
-	Instructions *string `json:"instructions"`
-	TTLMs        *int64  `json:"ttlMs"`
-	CacheScope   *string `json:"cacheScope"`
+	// Instructions is set instead of Skill by a SEP-2076 skills/get by
+	// name, and Files lists its supporting files (kept raw: one bad item
+	// is left out on its own).
+	Instructions *string         `json:"instructions"`
+	Files        json.RawMessage `json:"files"`
+	TTLMs        *int64          `json:"ttlMs"`
+	CacheScope   *string         `json:"cacheScope"`
 }
 
 func newClient(h *Host, o *originState) *mcp.Client {
@@ -578,6 +581,7 @@ func newClient(h *Host, o *originState) *mcp.Client {
 	_ = mcp.AddSendingCustomMethod[*wire.ListSkillsParams, *listResult](c, wire.MethodListSkills)
 	_ = mcp.AddSendingCustomMethod[*wire.GetSkillParams, *getResult](c, wire.MethodGetSkill)
 	_ = mcp.AddSendingCustomMethod[*wire.DirectoryReadParams, *wire.DirectoryReadResult](c, wire.MethodDirectoryRead)
-	_ = mcp.AddSendingCustomMethod[*wire.NameParams, *wire.ReadResult](c, wire.MethodReadSkill)
+	_ = mcp.AddSendingCustomMethod[*wire.NameParams, *readResult](c, wire.MethodReadSkill)
+	_ = mcp.AddSendingCustomMethod[*wire.ReadReferenceParams, *referenceResult](c, wire.MethodReadReference)
 	return c
 }

@@ -21,7 +21,10 @@ import (
 // model's context, and the host holds the entry it was loaded from (the
 // acting window, H-45). Every file read through it resolves against the
 // skill root, must be listed in the held entry, and is verified; reads go to
-// the skill's own origin only.
+// the skill's own origin only. A legacy-profile skill (ProfileLegacy) has
+// no manifest: the files its server listed when it was loaded are held
+// instead, and reads of them are bounded like those of a "dynamic" skill
+// and never verified.
 type Loaded struct {
 	// Entry is the held entry.
 	Entry *Entry
@@ -32,6 +35,7 @@ type Loaded struct {
 
 	h          *Host
 	grantTools bool
+	legacy     *legacySet // files a legacy server listed; nil otherwise
 
 	mu        sync.Mutex
 	retrieved int64 // bytes read for a dynamic skill
@@ -250,21 +254,19 @@ func (l *Loaded) fetch(ctx context.Context, o *originState, uri string, res *wir
 	if c.Blob == nil {
 		n = int64(len(c.Text))
 	}
-	o.mu.Lock()
-	o.fetched += n
-	o.mu.Unlock()
 	if res == nil {
-		l.mu.Lock()
-		l.retrieved += n
-		over := l.retrieved > wire.MaxTotalBytes
-		l.mu.Unlock()
-		if over {
-			return nil, "", &VerificationError{Origin: label, URI: uri, Reason: ReasonLimit}
+		if err := l.account(o, uri, n); err != nil {
+			return nil, "", err
 		}
-	} else if n != res.Size {
-		verr := &VerificationError{Origin: label, URI: uri, Reason: ReasonSize, Detail: fmt.Sprintf("entry says %d bytes, server sent %d", res.Size, n)}
-		h.refreshAfterFailure(ctx, o, l.Entry, verr)
-		return nil, "", verr
+	} else {
+		o.mu.Lock()
+		o.fetched += n
+		o.mu.Unlock()
+		if n != res.Size {
+			verr := &VerificationError{Origin: label, URI: uri, Reason: ReasonSize, Detail: fmt.Sprintf("entry says %d bytes, server sent %d", res.Size, n)}
+			h.refreshAfterFailure(ctx, o, l.Entry, verr)
+			return nil, "", verr
+		}
 	}
 	data := c.Blob
 	if data == nil {
@@ -283,6 +285,32 @@ func (l *Loaded) fetch(ctx context.Context, o *originState, uri string, res *wir
 		}
 	}
 	return data, c.MIMEType, nil
+}
+
+// account counts n bytes of unverified content read for uri against the
+// origin's session total and the skill's 16 MiB retrieval limit.
+func (l *Loaded) account(o *originState, uri string, n int64) error {
+	o.mu.Lock()
+	o.fetched += n
+	o.mu.Unlock()
+	l.mu.Lock()
+	l.retrieved += n
+	over := l.retrieved > wire.MaxTotalBytes
+	l.mu.Unlock()
+	if over {
+		return &VerificationError{Origin: o.cfg.Label, URI: uri, Reason: ReasonLimit}
+	}
+	return nil
+}
+
+// manifest returns the files a read may name: the held entry's manifest,
+// or for a legacy skill the files its server listed on load. ok is false
+// for a "dynamic" skill, which has neither.
+func (l *Loaded) manifest() (files []wire.SkillResource, ok bool) {
+	if l.legacy != nil {
+		return l.legacy.manifest, true
+	}
+	return l.Entry.Files, !l.Entry.Dynamic
 }
 
 func (l *Loaded) open() error {
@@ -311,11 +339,24 @@ func (l *Loaded) resolve(ref string) (string, error) {
 // skill changed. The read goes to the skill's own origin and is verified.
 // A nested SKILL.md read this way is ordinary content: its frontmatter has
 // no effect.
+//
+// For a legacy skill the held set is what its server listed on load (for
+// SEP-2076 a listed file may also be named by the URI files[] gave); a
+// listed file is read on the same origin and returned unverified, and any
+// other reference fails like an unlisted file of a manifest, before
+// anything is sent to the server.
 func (l *Loaded) ReadFile(ctx context.Context, ref string) (*File, error) {
 	if err := l.open(); err != nil {
 		return nil, err
 	}
 	e := l.Entry
+	if l.legacy != nil {
+		// Listed names are checked paths; matching them first lets a model
+		// pass a name as the server wrote it (spaces and all).
+		if f := l.legacy.lookup(ref, ""); f != nil {
+			return l.readLegacy(ctx, l.h.byLabel[e.Origin], f)
+		}
+	}
 	uri, err := l.resolve(ref)
 	if err != nil {
 		return nil, err
@@ -336,6 +377,14 @@ func (l *Loaded) ReadFile(ctx context.Context, ref string) (*File, error) {
 		return &File{URI: uri, Path: rel, Data: data, MIMEType: f.MIMEType, Verified: true}, nil
 	}
 	o := l.h.byLabel[e.Origin]
+	if l.legacy != nil {
+		f := l.legacy.lookup("", uri)
+		if f == nil {
+			// No refresh: a legacy skill has no entry to fetch by URI.
+			return nil, &VerificationError{Origin: e.Origin, URI: uri, Reason: ReasonUnlisted}
+		}
+		return l.readLegacy(ctx, o, f)
+	}
 	if e.Dynamic {
 		data, mime, err := l.fetch(ctx, o, uri, nil)
 		if err != nil {
@@ -358,7 +407,8 @@ func (l *Loaded) ReadFile(ctx context.Context, ref string) (*File, error) {
 
 // isDir reports whether the manifest has files below uri.
 func (l *Loaded) isDir(uri string) bool {
-	for _, f := range l.Entry.Files {
+	files, _ := l.manifest()
+	for _, f := range files {
 		if _, ok := skilluri.Within(uri, f.URI); ok {
 			return true
 		}
@@ -370,7 +420,8 @@ func (l *Loaded) isDir(uri string) bool {
 // skill with a manifest the answer comes from the held entry alone, so it
 // never shows a file the host would refuse to read (H-47). For a "dynamic"
 // skill it uses resources/directory/read when the server declared
-// directoryRead, keeping only direct children of the directory.
+// directoryRead, keeping only direct children of the directory. For a
+// legacy skill it comes from the files its server listed on load.
 func (l *Loaded) ListDir(ctx context.Context, ref string) ([]DirEntry, error) {
 	if err := l.open(); err != nil {
 		return nil, err
@@ -380,13 +431,13 @@ func (l *Loaded) ListDir(ctx context.Context, ref string) ([]DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !e.Dynamic {
-		if _, isFile := e.File(dir); isFile {
+	if files, ok := l.manifest(); ok {
+		if slices.ContainsFunc(files, func(f wire.SkillResource) bool { return f.URI == dir }) {
 			return nil, fmt.Errorf("%q is a file of skill %s, not a directory; read it with read_skill_file", ref, e.Name)
 		}
 		seen := map[string]bool{}
 		var out []DirEntry
-		for _, f := range e.Files {
+		for _, f := range files {
 			rel, ok := skilluri.Within(dir, f.URI)
 			if !ok {
 				continue

@@ -132,7 +132,7 @@ func (o *originState) listIndex(ctx context.Context, sess *mcp.ClientSession) ([
 	if err != nil {
 		return nil, fmt.Errorf("the server does not declare the Skills extension and %s cannot be read: %v", wire.IndexURI, err)
 	}
-	if len(res.Contents) != 1 || res.Contents[0].URI != wire.IndexURI {
+	if len(res.Contents) != 1 || res.Contents[0] == nil || res.Contents[0].URI != wire.IndexURI {
 		return nil, fmt.Errorf("%s: expected exactly one content item for the index", wire.IndexURI)
 	}
 	c := res.Contents[0]
@@ -140,35 +140,76 @@ func (o *originState) listIndex(ctx context.Context, sess *mcp.ClientSession) ([
 	if c.Text == "" {
 		data = c.Blob
 	}
-	var ix wire.Index
+	entries, notes, err := decodeIndex(o.cfg.Label, data, o.h.opts.MaxEntries)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range notes {
+		o.diag(d.Severity, d.URI, d.Message, d.Err)
+	}
+	for _, e := range entries {
+		o.ingest(e)
+	}
+	return entries, nil
+}
+
+// decodeIndex turns the content of skill://index.json into registry
+// entries of origin label, at most max of them. What is left out (entries
+// of other types, invalid or repeated ones, those past max) is returned as
+// notes; only content that is not an index at all is an error.
+func decodeIndex(label string, data []byte, max int) ([]*Entry, []Diagnostic, error) {
+	var ix struct {
+		Skills []json.RawMessage `json:"skills"`
+	}
 	if err := json.Unmarshal(data, &ix); err != nil {
-		return nil, fmt.Errorf("%s is not a JSON index: %v", wire.IndexURI, err)
+		return nil, nil, fmt.Errorf("%s is not a JSON index: %v", wire.IndexURI, err)
+	}
+	if ix.Skills == nil {
+		return nil, nil, fmt.Errorf("%s has no skills array; it is not a skills index", wire.IndexURI)
 	}
 	var out []*Entry
-	for i, ie := range ix.Skills {
-		if len(out) >= o.h.opts.MaxEntries {
-			o.diag(Warning, "", fmt.Sprintf("index capped at %d entries", o.h.opts.MaxEntries), nil)
+	var notes []Diagnostic
+	note := func(uri, msg string, err error) {
+		notes = append(notes, Diagnostic{Origin: label, URI: uri, Severity: Warning, Message: msg, Err: err})
+	}
+	seen := map[string]bool{}
+	for i, raw := range ix.Skills {
+		if len(out) >= max {
+			note("", fmt.Sprintf("index capped at %d entries", max), nil)
 			break
 		}
+		var ie wire.IndexEntry
+		if err := json.Unmarshal(raw, &ie); err != nil {
+			note("", fmt.Sprintf("index entry %d is not an entry object; left out", i), err)
+			continue
+		}
 		if ie.Type != wire.IndexTypeSkillMD {
-			o.diag(Warning, ie.URL, fmt.Sprintf("index entry %d has type %q; only %q entries are skills this host can load", i, clip(ie.Type), wire.IndexTypeSkillMD), nil)
+			note(ie.URL, fmt.Sprintf("index entry %d has type %q; only %q entries are skills this host can load", i, clip(ie.Type), wire.IndexTypeSkillMD), nil)
+			continue
+		}
+		if ie.Digest != "" && !digestRE.MatchString(ie.Digest) {
+			note(ie.URL, fmt.Sprintf("index entry left out: digest %q is not sha256: and 64 lowercase hex digits", clip(ie.Digest)), nil)
 			continue
 		}
 		fm, err := indexFrontmatter(ie)
 		if err != nil {
-			o.diag(Warning, ie.URL, "index entry left out: "+err.Error(), err)
+			note(ie.URL, "index entry left out: "+err.Error(), err)
 			continue
 		}
-		e, err := ValidateEntry(o.cfg.Label, &wire.Skill{URI: ie.URL, Frontmatter: fm, Resources: &wire.Resources{Dynamic: true}})
+		e, err := ValidateEntry(label, &wire.Skill{URI: ie.URL, Frontmatter: fm, Resources: &wire.Resources{Dynamic: true}})
 		if err != nil {
-			o.diag(Warning, entryURI(err), "index entry left out: "+entryMsg(err), err)
+			note(entryURI(err), "index entry left out: "+entryMsg(err), err)
 			continue
 		}
+		if seen[e.URI] {
+			note(e.URI, "listed twice in the index; the first entry is kept", nil)
+			continue
+		}
+		seen[e.URI] = true
 		e.Profile, e.Unverified, e.indexDigest = ProfileIndex, unverifiedIndex, ie.Digest
-		o.ingest(e)
 		out = append(out, e)
 	}
-	return out, nil
+	return out, notes, nil
 }
 
 // indexFrontmatter is the entry's verbatim frontmatter when the index has
@@ -207,24 +248,19 @@ func (o *originState) listLegacy(ctx context.Context, sess *mcp.ClientSession) (
 		}
 		for _, raw := range res.Skills {
 			if len(out) >= o.h.opts.MaxEntries {
+				o.diag(Warning, "", fmt.Sprintf("listing capped at %d entries", o.h.opts.MaxEntries), nil)
 				break
 			}
-			var le wire.ListEntry
-			if err := json.Unmarshal(raw, &le); err != nil || le.Name == "" || seen[le.Name] {
-				o.diag(Warning, "", "skills/list entry without a usable, unique name left out", err)
-				continue
-			}
-			seen[le.Name] = true
-			fm, err := skill.FrontmatterFromMap([]string{"name", "description"}, map[string]any{"name": le.Name, "description": le.Description})
+			e, err := decodeLegacyEntry(o.cfg.Label, raw)
 			if err != nil {
+				o.diag(Warning, entryURI(err), "skills/list entry left out: "+entryMsg(err), err)
 				continue
 			}
-			e, err := ValidateEntry(o.cfg.Label, &wire.Skill{URI: "skill://" + le.Name + "/SKILL.md", Frontmatter: fm, Resources: &wire.Resources{Dynamic: true}})
-			if err != nil {
-				o.diag(Warning, "", "skills/list entry left out: "+entryMsg(err), err)
+			if seen[e.Name] {
+				o.diag(Warning, e.URI, "skills/list names "+e.Name+" twice; the first entry is kept", nil)
 				continue
 			}
-			e.Profile, e.Unverified = ProfileLegacy, unverifiedLegacy
+			seen[e.Name] = true
 			o.ingest(e)
 			out = append(out, e)
 		}
@@ -234,6 +270,30 @@ func (o *originState) listLegacy(ctx context.Context, sess *mcp.ClientSession) (
 		cursor = res.NextCursor
 	}
 	return out, nil
+}
+
+// decodeLegacyEntry turns one SEP-2076 / seed-001 skills/list entry into a
+// registry entry of origin label, named skill://<name>/SKILL.md. Fields
+// other than name and description are not used.
+func decodeLegacyEntry(label string, raw json.RawMessage) (*Entry, error) {
+	var le struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	}
+	if err := json.Unmarshal(raw, &le); err != nil || le.Name == "" {
+		return nil, &EntryError{Origin: label, Err: ErrInvalidEntry, Msg: "entry without a usable name (a string) and description"}
+	}
+	uri := "skill://" + le.Name + "/SKILL.md"
+	fm, err := skill.FrontmatterFromMap([]string{"name", "description"}, map[string]any{"name": le.Name, "description": le.Description})
+	if err != nil {
+		return nil, &EntryError{Origin: label, URI: uri, Err: ErrInvalidEntry, Msg: err.Error()}
+	}
+	e, err := ValidateEntry(label, &wire.Skill{URI: uri, Frontmatter: fm, Resources: &wire.Resources{Dynamic: true}})
+	if err != nil {
+		return nil, err
+	}
+	e.Profile, e.Unverified = ProfileLegacy, unverifiedLegacy
+	return e, nil
 }
 
 // checkIndexDigest verifies a SKILL.md fetched for an index entry against
@@ -249,7 +309,8 @@ func (e *Entry) checkIndexDigest(data []byte) error {
 	return nil
 }
 
-// loadLegacy fetches the instructions of a skill of a legacy origin:
+// loadLegacy fetches the instructions of a skill of a legacy origin, with
+// the list of its supporting files that the acting window then holds:
 // skills/read (seed 001), else skills/get by name (SEP-2076).
 func (h *Host) loadLegacy(ctx context.Context, o *originState, e *Entry, grant bool) (*Loaded, error) {
 	sess, err := o.sess()
@@ -258,10 +319,16 @@ func (h *Host) loadLegacy(ctx context.Context, o *originState, e *Entry, grant b
 	}
 	callCtx, cancel := context.WithTimeout(ctx, h.opts.CallTimeout)
 	defer cancel()
-	var body string
-	rr, err := mcp.CallCustomMethod[*wire.NameParams, *wire.ReadResult](callCtx, sess, wire.MethodReadSkill, &wire.NameParams{Name: e.Name})
+	var (
+		body  string
+		set   *legacySet
+		notes []string
+	)
+	rr, err := mcp.CallCustomMethod[*wire.NameParams, *readResult](callCtx, sess, wire.MethodReadSkill, &wire.NameParams{Name: e.Name})
 	if err == nil {
-		body = rr.Skill.Instructions
+		if body, set, notes, err = decodeLegacyRead(e.Name, e.Root, rr); err != nil {
+			return nil, fmt.Errorf("%s: skills/read %s: %w", e.Origin, e.Name, err)
+		}
 	} else {
 		// An unknown skill is final; anything else (-32601, or the bare
 		// HTTP 400 go-sdk's HTTP handler gives an unregistered method) means
@@ -275,14 +342,15 @@ func (h *Host) loadLegacy(ctx context.Context, o *originState, e *Entry, grant b
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: skills/get %s: %v", ErrUnknownSkill, e.Origin, e.Name, err)
 		}
-		if gr.Instructions == nil {
-			return nil, fmt.Errorf("%w: %s: skills/get %s returned no instructions", ErrInvalidEntry, e.Origin, e.Name)
+		if body, set, notes, err = decodeLegacyGet(e.Root, gr); err != nil {
+			return nil, fmt.Errorf("%s: skills/get %s: %w", e.Origin, e.Name, err)
 		}
-		body = *gr.Instructions
 	}
-	if int64(len(body)) > wire.MaxTotalBytes {
-		return nil, fmt.Errorf("%w: %s: %s: instructions larger than %d bytes", ErrDeclined, e.Origin, e.Name, wire.MaxTotalBytes)
+	for _, n := range notes {
+		o.diag(Warning, e.URI, "supporting file of "+e.Name+": "+n, nil)
 	}
 	doc := &skill.Document{Frontmatter: e.Frontmatter, Body: []byte(body), BodyLine: 1}
-	return &Loaded{Entry: e, h: h, grantTools: grant, Document: doc, Content: []byte(body)}, nil
+	// The instructions count toward the skill's retrieval limit, as a
+	// dynamic skill's SKILL.md does.
+	return &Loaded{Entry: e, h: h, grantTools: grant, Document: doc, Content: []byte(body), legacy: set, retrieved: int64(len(body))}, nil
 }

@@ -179,19 +179,23 @@ func RenderSkill(l *Loaded) string {
 		fmt.Fprintf(&b, "\nSkill root: %s (server %s). Relative paths in this skill are relative to the skill root; read them with %s(skill=\"%s\", path=...) and list directories with %s.\n",
 			sanitize.XML(e.Root), e.Origin, ToolReadSkillFile, xmlAttr(e.Qualified), ToolListSkillDir)
 	}
-	if !e.Dynamic {
-		b.WriteString("<skill_resources>\n")
-		n := 0
-		for _, f := range e.Files {
-			rel, _ := skilluri.Within(e.Root, f.URI)
+	// The files a read may name: the manifest, or what a legacy server
+	// listed on load. A "dynamic" skill has no such list.
+	if files, ok := l.manifest(); ok {
+		var rels []string
+		for _, f := range files {
 			if f.URI == e.URI {
 				continue
 			}
-			if n == maxListedFiles {
-				fmt.Fprintf(&b, "<more count=\"%d\">use %s to see the rest</more>\n", len(e.Files)-1-n, ToolListSkillDir)
+			rel, _ := skilluri.Within(e.Root, f.URI)
+			rels = append(rels, rel)
+		}
+		b.WriteString("<skill_resources>\n")
+		for i, rel := range rels {
+			if i == maxListedFiles {
+				fmt.Fprintf(&b, "<more count=\"%d\">use %s to see the rest</more>\n", len(rels)-i, ToolListSkillDir)
 				break
 			}
-			n++
 			fmt.Fprintf(&b, "<file>%s</file>\n", sanitize.XML(unescapePath(rel)))
 		}
 		b.WriteString("</skill_resources>\n")

@@ -1,15 +1,19 @@
 package e2e_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
@@ -164,4 +168,201 @@ func TestProfilesRoundTrip(t *testing.T) {
 func refDir(t *testing.T, e *host.Entry) string {
 	t.Helper()
 	return strings.TrimPrefix(strings.TrimSuffix(e.URI, "/SKILL.md"), "skill://")
+}
+
+// callLog records the requests a server received, method and params.
+type callLog struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (c *callLog) snapshot() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.calls)
+}
+
+// countingTransport is the server side of a connection, recording every
+// request that reaches the server.
+type countingTransport struct {
+	mcp.Transport
+	log *callLog
+}
+
+func (t *countingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Connection: c, log: t.log}, nil
+}
+
+type countingConn struct {
+	mcp.Connection
+	log *callLog
+}
+
+func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if r, ok := msg.(*jsonrpc.Request); ok && err == nil && r.IsCall() {
+		c.log.mu.Lock()
+		c.log.calls = append(c.log.calls, r.Method+" "+string(r.Params))
+		c.log.mu.Unlock()
+	}
+	return msg, err
+}
+
+// serveCounted is serveProfiles with every request the server receives
+// recorded.
+func serveCounted(t *testing.T, dir string, profiles ...server.Profile) (host.Origin, *callLog) {
+	t.Helper()
+	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := server.New(nil, server.NewCatalogSource(cat), &server.Options{Logger: quiet, Profiles: profiles})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	log := &callLog{}
+	go s.Run(ctx, &countingTransport{Transport: st, log: log})
+	return host.Origin{Label: "own", Transport: ct}, log
+}
+
+// TestLegacySupportingFiles: a host connected to our server through one
+// legacy profile reads the supporting files of a skill byte for byte,
+// through that profile's method on the same server, marked unverified;
+// a path the server did not list, or one climbing out of the skill, is
+// refused with the error a SEP-2640 skill gets, and no request for it
+// reaches the server.
+func TestLegacySupportingFiles(t *testing.T) {
+	cases := []struct {
+		profile server.Profile
+		method  string // how a supporting file is read
+	}{
+		{server.ProfileSEP2076, "resources/read"},
+		{server.ProfileSeed001, "skills/read_reference"},
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.profile), func(t *testing.T) {
+			origin, calls := serveCounted(t, examples, tc.profile)
+			ap := &rememberingApprover{}
+			h, err := host.New([]host.Origin{origin}, &host.Options{Approver: ap, Logger: quiet, CallTimeout: 20 * time.Second, AllowDynamic: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			ctx := context.Background()
+			if err := h.Connect(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if st := h.Origins()[0]; st.Profile != host.ProfileLegacy {
+				t.Fatalf("origin profile %q, want %q", st.Profile, host.ProfileLegacy)
+			}
+			tools := h.Tools()
+			out, err := tools.ReadSkill(ctx, "pdf-processing")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{"references/FORMS.md", "scripts/extract_text.py", "assets/logo.png"} {
+				if !strings.Contains(out, "<file>"+f+"</file>") {
+					t.Errorf("read_skill does not list %s:\n%s", f, out)
+				}
+			}
+			if ap.asked.Load() != 1 {
+				t.Errorf("approval asked %d times for one load", ap.asked.Load())
+			}
+			l, err := tools.Active("pdf-processing")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []string{"references/FORMS.md", "scripts/extract_text.py", "assets/logo.png"} {
+				want, err := os.ReadFile(filepath.Join(examples, "pdf-processing", p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := len(calls.snapshot())
+				f, err := l.ReadFile(ctx, p)
+				if err != nil {
+					t.Fatalf("%s: %v", p, err)
+				}
+				if !bytes.Equal(f.Data, want) || f.Verified || f.Path != p {
+					t.Errorf("%s: %d bytes (want %d), verified=%v, path %q", p, len(f.Data), len(want), f.Verified, f.Path)
+				}
+				got := calls.snapshot()[before:]
+				if len(got) != 1 || !strings.HasPrefix(got[0], tc.method+" ") {
+					t.Errorf("%s: the server received %q, want one %s", p, got, tc.method)
+				}
+			}
+			// Reading files opens no further approval.
+			if ap.asked.Load() != 1 {
+				t.Errorf("approval asked %d times after file reads", ap.asked.Load())
+			}
+			txt, err := tools.ReadSkillFile(ctx, "pdf-processing", "references/FORMS.md")
+			if err != nil || !strings.Contains(txt, `trust="untrusted unverified"`) {
+				t.Errorf("read_skill_file: %v\n%s", err, txt)
+			}
+			dir, err := tools.ListSkillDir(ctx, "pdf-processing", "references")
+			if err != nil || !strings.Contains(dir, "<file>FORMS.md</file>") {
+				t.Errorf("list_skill_dir references: %v\n%s", err, dir)
+			}
+
+			before := calls.snapshot()
+			for _, ref := range []struct {
+				path   string
+				reason host.Reason
+			}{
+				{"references/NOT-LISTED.md", host.ReasonUnlisted},
+				{"SKILL.md", host.ReasonUnlisted},
+				{"../code-review/SKILL.md", host.ReasonOutsideRoot},
+				{"../other/SKILL.md", host.ReasonOutsideRoot},
+				{"references/../../code-review/references/CHECKLIST.md", host.ReasonOutsideRoot},
+			} {
+				var verr *host.VerificationError
+				if _, err := l.ReadFile(ctx, ref.path); !errors.As(err, &verr) || verr.Reason != ref.reason {
+					t.Errorf("%s: %v, want a verification error %q", ref.path, err, ref.reason)
+				}
+				if _, err := tools.ReadSkillFile(ctx, "pdf-processing", ref.path); !errors.Is(err, host.ErrVerification) {
+					t.Errorf("read_skill_file %s: %v, want ErrVerification", ref.path, err)
+				}
+			}
+			if after := calls.snapshot(); len(after) != len(before) {
+				t.Errorf("refused reads reached the server: %q", after[len(before):])
+			}
+
+			// A nested skill's file: SEP-2076 lists it with the server's own
+			// URI, which the host reads as listed; seed 001 lists only
+			// references/, scripts/ and assets/, so the host refuses it.
+			if _, err := tools.ReadSkill(ctx, "refunds"); err != nil {
+				t.Fatal(err)
+			}
+			nested, err := tools.Active("refunds")
+			if err != nil {
+				t.Fatal(err)
+			}
+			mark := len(calls.snapshot())
+			f, err := nested.ReadFile(ctx, "examples/email.md")
+			switch tc.profile {
+			case server.ProfileSEP2076:
+				want, _ := os.ReadFile(filepath.Join(examples, "acme/billing/refunds/examples/email.md"))
+				if err != nil || !bytes.Equal(f.Data, want) || f.URI != "skill://acme/billing/refunds/examples/email.md" {
+					t.Errorf("refunds examples/email.md: %+v, %v", f, err)
+				}
+			default:
+				var verr *host.VerificationError
+				if !errors.As(err, &verr) || verr.Reason != host.ReasonUnlisted || len(calls.snapshot()) != mark {
+					t.Errorf("refunds examples/email.md over seed 001: %v, want unlisted and no request", err)
+				}
+			}
+
+			// The acting window ends with the skill's release.
+			tools.Release("pdf-processing")
+			if _, err := l.ReadFile(ctx, "references/FORMS.md"); !errors.Is(err, host.ErrNotLoaded) {
+				t.Errorf("read after release: %v, want ErrNotLoaded", err)
+			}
+		})
+	}
 }
