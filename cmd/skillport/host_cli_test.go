@@ -22,8 +22,13 @@ import (
 
 // examplesOrigin serves examples/skills in-process under the label "docs".
 func examplesOrigin(t *testing.T) host.Origin {
+	return dirOrigin(t, "../../examples/skills", "docs")
+}
+
+// dirOrigin serves the skills under dir in-process under label.
+func dirOrigin(t *testing.T, dir, label string) host.Origin {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cat, err := catalog.OpenDir("../../examples/skills", &catalog.Options{Logger: quiet})
+	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +40,7 @@ func examplesOrigin(t *testing.T) host.Origin {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go s.Run(ctx, st)
-	return host.Origin{Label: "docs", Transport: ct}
+	return host.Origin{Label: label, Transport: ct}
 }
 
 func flags() *hostFlags { return &hostFlags{timeout: 10 * time.Second} }
@@ -99,6 +104,53 @@ func TestVerifyAndPull(t *testing.T) {
 	})
 	if _, err := os.Stat(filepath.Join(dir, "pdf-processing", "SKILL.md")); err != nil {
 		t.Error(err)
+	}
+}
+
+// A skill whose supporting files have non-ASCII names goes through the
+// real server and is pulled byte for byte (H-41 refuses only names whose
+// normalisation it cannot decide).
+func TestPullNonASCIIFileNames(t *testing.T) {
+	src := t.TempDir()
+	files := map[string]string{
+		"intl/SKILL.md":               "---\nname: intl\ndescription: Files named in several scripts.\n---\n\nSee references/café.md.\n",
+		"intl/references/café.md":     "# Café\n\nUn café, s'il vous plaît.\n",
+		"intl/references/日本語.md":      "日本語のテキスト\n",
+		"intl/references/Привет.md":   "Привет, мир\r\n",
+		"intl/assets/straße-plan.txt": "Straße",
+	}
+	for p, c := range files {
+		full := filepath.Join(src, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	if err := runPull(context.Background(), &out, &errOut, flags(), []host.Origin{dirOrigin(t, src, "docs")}, dir, false); err != nil {
+		t.Fatalf("pull: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	for p, c := range files {
+		got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+		if err != nil || string(got) != c {
+			t.Errorf("%s = %q, %v; want %q", p, got, err, c)
+		}
+	}
+}
+
+// Two servers with a skill of the same name: the second is not pulled over
+// the first, and the user is told where the first went.
+func TestPullSameNameTwice(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	origins := []host.Origin{examplesOrigin(t), dirOrigin(t, "../../examples/skills", "mirror")}
+	err := runPull(context.Background(), &out, &errOut, flags(), origins, dir, false)
+	want := "not pulled: docs:pdf-processing already goes to " + filepath.Join(dir, "pdf-processing")
+	if exitCode(err) != 1 || !strings.Contains(errOut.String(), want) {
+		t.Errorf("exit %d; stderr lacks %q:\n%s", exitCode(err), want, errOut.String())
 	}
 }
 

@@ -62,14 +62,17 @@ func runPull(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 		}
 	}
 	pulled, failed := 0, 0
-	names := map[string]string{}
+	// Folder names are compared as Materialize compares file names, so that
+	// two skills never share a folder on a case-insensitive filesystem.
+	type pulledTo struct{ skill, dir string }
+	names := map[string]pulledTo{}
 	for _, e := range h.Skills() {
 		if e.Kind != host.KindMCP {
 			continue
 		}
-		if prev, dup := names[e.Name]; dup {
+		if prev, dup := names[host.FoldName(e.Name)]; dup {
 			failed++
-			fmt.Fprintf(stderr, "skillport: %s: not pulled: %s already goes to %s/%s; pull it separately into another folder\n", e.CLIName(), prev, to, e.Name)
+			fmt.Fprintf(stderr, "skillport: %s: not pulled: %s already goes to %s (folder names are compared ignoring case); pull it separately into another folder\n", e.CLIName(), prev.skill, prev.dir)
 			continue
 		}
 		files, err := h.FetchAll(ctx, e)
@@ -84,7 +87,7 @@ func runPull(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 			fmt.Fprintf(stderr, "skillport: %s\n", sanitizeLine(err.Error()))
 			continue
 		}
-		names[e.Name] = e.CLIName()
+		names[host.FoldName(e.Name)] = pulledTo{e.CLIName(), dir}
 		pulled++
 		fmt.Fprintf(stdout, "%s -> %s (%d files verified)\n", e.CLIName(), dir, len(files))
 	}
