@@ -155,7 +155,7 @@ func loadLegacySkill(t *testing.T, f *legacyFake) (*Host, *Loaded) {
 
 func sep2076Fake() *legacyFake {
 	f := &legacyFake{files: map[string]string{
-		"file:///skills/pdf/forms.md":         "# Forms\n",
+		"file:///skills/pdf/forms.md":          "# Forms\n",
 		"skill://elsewhere/pdf/guide/INTRO.md": "intro",
 		"skill://pdf/not-listed.md":            "never read",
 	}}
