@@ -160,8 +160,8 @@ func DecodeEntry(origin string, raw []byte) (*Entry, error) {
 	if err != nil {
 		return nil, bad("", "entry is not a JSON object: %v", err)
 	}
-	var uri string
-	if err := json.Unmarshal(fields["uri"], &uri); err != nil || fields["uri"] == nil {
+	uri, err := jsonobj.String(fields["uri"])
+	if err != nil || fields["uri"] == nil {
 		return nil, bad("", "uri is missing or not a string")
 	}
 	fmRaw, ok := fields["frontmatter"]
@@ -192,8 +192,8 @@ func decodeResources(raw []byte) (*wire.Resources, error) {
 	if len(raw) == 0 || raw[0] != '[' {
 		return nil, errors.New(`must be an array or the string "dynamic"`)
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
+	items, err := jsonobj.Elements(raw)
+	if err != nil {
 		return nil, err
 	}
 	files := make([]wire.SkillResource, 0, len(items))
@@ -203,10 +203,10 @@ func decodeResources(raw []byte) (*wire.Resources, error) {
 			return nil, fmt.Errorf("item %d: not a JSON object: %v", i, err)
 		}
 		var r wire.SkillResource
-		if err := json.Unmarshal(f["uri"], &r.URI); err != nil || f["uri"] == nil {
+		if r.URI, err = jsonobj.String(f["uri"]); err != nil || f["uri"] == nil {
 			return nil, fmt.Errorf("item %d: uri is missing or not a string", i)
 		}
-		if err := json.Unmarshal(f["digest"], &r.Digest); err != nil || f["digest"] == nil {
+		if r.Digest, err = jsonobj.String(f["digest"]); err != nil || f["digest"] == nil {
 			return nil, fmt.Errorf("item %d (%q): digest is missing or not a string", i, r.URI)
 		}
 		size := string(bytes.TrimSpace(f["size"]))

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/skillport/skillport/internal/jsonobj"
 )
 
 // Frontmatter is a SKILL.md frontmatter as an ordered JSON object.
@@ -81,92 +83,35 @@ func (f Frontmatter) JSON() []byte {
 // Key order is kept; duplicate keys are an error, because a field-by-field
 // comparison with an ambiguous object means nothing.
 func (f *Frontmatter) UnmarshalJSON(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
+	fields, err := jsonobj.Fields(data)
 	if err != nil {
+		var dup *jsonobj.DuplicateKeyError
+		if errors.As(err, &dup) {
+			return fmt.Errorf("frontmatter: duplicate key %q", dup.Key)
+		}
 		return fmt.Errorf("frontmatter: %w", err)
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return errors.New("frontmatter: not a JSON object")
-	}
-	out := Frontmatter{values: map[string]any{}}
-	for dec.More() {
-		tok, err := dec.Token()
+	out := Frontmatter{values: make(map[string]any, len(fields)), keys: make([]string, 0, len(fields))}
+	for _, fd := range fields {
+		// Containers directly inside a field value are depth 0, as in YAML.
+		v, err := jsonobj.Decode(fd.Value, maxDepth+1)
+		if errors.Is(err, jsonobj.ErrTooDeep) {
+			err = ErrTooDeep
+		}
 		if err != nil {
-			return fmt.Errorf("frontmatter: %w", err)
+			return fmt.Errorf("frontmatter: field %q: %w", fd.Key, err)
 		}
-		key := tok.(string)
-		v, err := decodeJSONValue(dec, 0)
-		if err != nil {
-			return fmt.Errorf("frontmatter: field %q: %w", key, err)
-		}
-		if _, dup := out.values[key]; dup {
-			return fmt.Errorf("frontmatter: duplicate key %q", key)
-		}
-		out.keys = append(out.keys, key)
-		out.values[key] = v
-	}
-	if _, err := dec.Token(); err != nil {
-		return fmt.Errorf("frontmatter: %w", err)
+		out.keys = append(out.keys, fd.Key)
+		out.values[fd.Key] = v
 	}
 	var buf bytes.Buffer
+	buf.Grow(len(data))
 	if err := json.Compact(&buf, data); err != nil {
 		return fmt.Errorf("frontmatter: %w", err)
 	}
 	out.raw = buf.Bytes()
 	*f = out
 	return nil
-}
-
-// decodeJSONValue decodes one value token by token, refusing duplicate keys
-// at any depth (encoding/json would silently keep the last one).
-func decodeJSONValue(dec *json.Decoder, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, ErrTooDeep
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			m := map[string]any{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k := kt.(string)
-				v, err := decodeJSONValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				if _, dup := m[k]; dup {
-					return nil, fmt.Errorf("duplicate key %q", k)
-				}
-				m[k] = v
-			}
-			_, err := dec.Token()
-			return m, err
-		case '[':
-			s := []any{}
-			for dec.More() {
-				v, err := decodeJSONValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				s = append(s, v)
-			}
-			_, err := dec.Token()
-			return s, err
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	default:
-		return t, nil // string, json.Number, bool, nil
-	}
 }
 
 // FrontmatterFromMap builds a Frontmatter from Go values (string, bool, nil,

@@ -34,50 +34,61 @@ func (e *DuplicateKeyError) Error() string { return fmt.Sprintf("duplicate key %
 // trailing white space is allowed; anything else around the object, invalid
 // JSON (including invalid UTF-8 in strings) and duplicate keys are errors.
 func Fields(raw []byte) ([]Field, error) {
-	if !json.Valid(raw) {
-		// Let encoding/json say where and why.
-		var v any
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return nil, err
-		}
-		return nil, errors.New("invalid JSON")
+	if err := check(raw); err != nil {
+		return nil, err
 	}
-	// Outside strings valid JSON is ASCII, so this checks the strings:
-	// encoding/json would turn invalid bytes into U+FFFD, and two keys that
-	// differ only there would look like one.
-	if !utf8.Valid(raw) {
-		return nil, errors.New("invalid UTF-8 in a string")
-	}
-	i := skipSpace(raw, 0)
-	if raw[i] != '{' {
+	lit := trimSpace(raw)
+	if lit[0] != '{' {
 		return nil, ErrNotObject
 	}
-	i = skipSpace(raw, i+1)
-	var out []Field
-	if raw[i] == '}' {
+	return fields(lit)
+}
+
+// fields splits the valid object that starts at lit[0] == '{'.
+func fields(lit []byte) ([]Field, error) {
+	i := skipSpace(lit, 1)
+	out := []Field{}
+	var seen map[string]bool
+	if lit[i] == '}' {
 		return out, nil
 	}
 	for {
-		// raw is valid JSON, so here is a key string, ':' and a value.
-		kend := stringEnd(raw, i)
-		key, err := unquote(raw[i:kend])
+		// lit is valid JSON, so here is a key string, ':' and a value.
+		kend := stringEnd(lit, i)
+		key, err := unquote(lit[i:kend])
 		if err != nil {
 			return nil, err
 		}
-		i = skipSpace(raw, kend)
-		i = skipSpace(raw, i+1) // ':'
-		vend := valueEnd(raw, i)
-		for _, f := range out {
-			if f.Key == key {
+		i = skipSpace(lit, kend)
+		i = skipSpace(lit, i+1) // ':'
+		vend := valueEnd(lit, i)
+		// A scan is fastest for the few keys of real objects; a hostile one
+		// with many keys must not make it quadratic.
+		if seen != nil {
+			if seen[key] {
 				return nil, &DuplicateKeyError{Key: key}
 			}
+			seen[key] = true
+		} else {
+			for _, f := range out {
+				if f.Key == key {
+					return nil, &DuplicateKeyError{Key: key}
+				}
+			}
+			if len(out) == 16 {
+				seen = make(map[string]bool, 64)
+				for _, f := range out {
+					seen[f.Key] = true
+				}
+				seen[key] = true
+			}
 		}
-		out = append(out, Field{Key: key, Value: raw[i:vend:vend]})
-		i = skipSpace(raw, vend)
-		if raw[i] == '}' {
+		out = append(out, Field{Key: key, Value: lit[i:vend:vend]})
+		i = skipSpace(lit, vend)
+		if lit[i] == '}' {
 			return out, nil
 		}
-		i = skipSpace(raw, i+1) // ','
+		i = skipSpace(lit, i+1) // ','
 	}
 }
 
@@ -161,4 +172,134 @@ func unquote(lit []byte) (string, error) {
 		}
 	}
 	return string(inner), nil
+}
+
+// ErrTooDeep is returned by Decode for values nested deeper than its limit.
+var ErrTooDeep = errors.New("nested too deeply")
+
+// Elements returns the elements of the JSON array raw, in order, each as
+// written (a sub-slice of the input).
+func Elements(raw []byte) ([]json.RawMessage, error) {
+	if err := check(raw); err != nil {
+		return nil, err
+	}
+	i := skipSpace(raw, 0)
+	if raw[i] != '[' {
+		return nil, errors.New("not a JSON array")
+	}
+	return elements(raw, i), nil
+}
+
+// elements splits the valid array starting at raw[i] == '['.
+func elements(raw []byte, i int) []json.RawMessage {
+	out := []json.RawMessage{}
+	i = skipSpace(raw, i+1)
+	if raw[i] == ']' {
+		return out
+	}
+	for {
+		end := valueEnd(raw, i)
+		out = append(out, raw[i:end:end])
+		i = skipSpace(raw, end)
+		if raw[i] == ']' {
+			return out
+		}
+		i = skipSpace(raw, i+1) // ','
+	}
+}
+
+// String decodes raw, which must be a JSON string.
+func String(raw []byte) (string, error) {
+	if err := check(raw); err != nil {
+		return "", err
+	}
+	lit := trimSpace(raw)
+	if lit[0] != '"' {
+		return "", errors.New("not a JSON string")
+	}
+	return unquote(lit)
+}
+
+// Decode decodes the JSON value raw into string, json.Number, bool, nil,
+// []any or map[string]any, like encoding/json with UseNumber, except that a
+// duplicate key at any depth is an error, and so is nesting deeper than
+// maxDepth (an object or array directly inside raw is depth 1).
+func Decode(raw []byte, maxDepth int) (any, error) {
+	if err := check(raw); err != nil {
+		return nil, err
+	}
+	lit := trimSpace(raw)
+	return decode(lit, 0, maxDepth)
+}
+
+// decode decodes the valid value that is exactly lit.
+func decode(lit []byte, depth, maxDepth int) (any, error) {
+	switch lit[0] {
+	case '{', '[':
+		if depth >= maxDepth {
+			return nil, ErrTooDeep
+		}
+		if lit[0] == '[' {
+			els := elements(lit, 0)
+			s := make([]any, len(els))
+			for i, e := range els {
+				v, err := decode(e, depth+1, maxDepth)
+				if err != nil {
+					return nil, err
+				}
+				s[i] = v
+			}
+			return s, nil
+		}
+		fs, err := fields(lit)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[string]any, len(fs))
+		for _, f := range fs {
+			v, err := decode(f.Value, depth+1, maxDepth)
+			if err != nil {
+				return nil, fmt.Errorf("%q: %w", f.Key, err)
+			}
+			m[f.Key] = v
+		}
+		return m, nil
+	case '"':
+		return unquote(lit)
+	case 't':
+		return true, nil
+	case 'f':
+		return false, nil
+	case 'n':
+		return nil, nil
+	}
+	return json.Number(lit), nil
+}
+
+// check reports whether raw is one valid JSON value in valid UTF-8.
+func check(raw []byte) error {
+	if !json.Valid(raw) {
+		// Let encoding/json say where and why.
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return err
+		}
+		return errors.New("invalid JSON")
+	}
+	// Outside strings valid JSON is ASCII, so this checks the strings:
+	// encoding/json would turn invalid bytes into U+FFFD, and two keys that
+	// differ only there would look like one.
+	if !utf8.Valid(raw) {
+		return errors.New("invalid UTF-8 in a string")
+	}
+	return nil
+}
+
+func trimSpace(raw []byte) []byte {
+	i := skipSpace(raw, 0)
+	j := len(raw)
+	for j > i && (raw[j-1] == ' ' || raw[j-1] == '\t' || raw[j-1] == '\n' || raw[j-1] == '\r') {
+		j--
+	}
+	return raw[i:j]
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -115,4 +117,53 @@ func BenchmarkFields(b *testing.B) {
 			}
 		}
 	})
+}
+
+// FuzzDecode checks Decode against encoding/json with UseNumber: the same
+// value whenever the input has no duplicate keys and is not too deep.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"a":[1,"x",{"b":null}],"c":true}`, `[[[]]]`, `"\u00e9"`, `-0.5e-3`, `{"a":{"a":1,"a":2}}`, `{"k":[{}, {"k":[false]}]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, err := Decode(raw, 4)
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var want any
+		stdErr := dec.Decode(&want)
+		if !json.Valid(raw) { // trailing data, which Decoder leaves unread
+			stdErr = errors.New("invalid")
+		}
+		if err != nil {
+			var dup *DuplicateKeyError
+			if stdErr == nil && !errors.As(err, &dup) && !errors.Is(err, ErrTooDeep) && utf8Valid(raw) {
+				t.Fatalf("Decode refused %q (%v), which encoding/json decodes", raw, err)
+			}
+			return
+		}
+		if stdErr != nil {
+			t.Fatalf("Decode accepted %q as %#v; encoding/json: %v", raw, got, stdErr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("Decode(%q) = %#v; encoding/json %#v", raw, got, want)
+		}
+	})
+}
+
+func utf8Valid(b []byte) bool { return bytes.Equal(bytes.ToValidUTF8(b, nil), b) }
+
+func TestManyKeysAreNotQuadratic(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i := range 200000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%d":0`, i)
+	}
+	b.WriteString(`,"k7":1}`)
+	var dup *DuplicateKeyError
+	if _, err := Fields(b.Bytes()); !errors.As(err, &dup) || dup.Key != "k7" {
+		t.Fatalf("Fields: %v; want duplicate k7", err)
+	}
 }
