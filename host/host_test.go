@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/skillport/skillport/host/approval"
 )
@@ -88,5 +90,47 @@ func TestExtensionWithoutResourcesUnavailable(t *testing.T) {
 	h := connect(t, nil, Origin{Label: "broken", Transport: f.transport(t)})
 	if len(h.Skills()) != 0 || !hasDiag(h, "broken", "resources capability") {
 		t.Errorf("H-49: skills %v, diagnostics:\n%s", names(h.Skills()), diags(h))
+	}
+}
+
+// TestRebuildsCoalesce checks that concurrent rebuild requests share
+// rebuilds, and that each request returns only after a rebuild that saw its
+// change.
+func TestRebuildsCoalesce(t *testing.T) {
+	var (
+		r       rebuilds
+		mu      sync.Mutex
+		version int // bumped by each caller before it asks for a rebuild
+		built   int // the version the last finished rebuild saw
+		runs    int
+	)
+	rebuild := func() {
+		mu.Lock()
+		saw := version
+		runs++
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+		mu.Lock()
+		built = saw
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			mu.Lock()
+			version++
+			mine := version
+			mu.Unlock()
+			r.do(rebuild)
+			mu.Lock()
+			defer mu.Unlock()
+			if built < mine {
+				t.Errorf("a request returned before its change was built (built %d, mine %d)", built, mine)
+			}
+		})
+	}
+	wg.Wait()
+	if runs >= 50 || runs < 1 {
+		t.Errorf("%d rebuilds for 50 concurrent requests; want them shared", runs)
 	}
 }
