@@ -1,11 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillport/skillport/internal/jsonobj"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -79,28 +81,67 @@ func (r *discoverResult) MarshalJSON() ([]byte, error) {
 	return addCapability(r.DiscoverResult, r.skills)
 }
 
+// addCapability marshals res and splices "skills" into its capabilities,
+// members otherwise as go-sdk wrote them (once per connection, so without
+// a round trip through maps).
 func addCapability(res any, c wire.LegacyCapability) ([]byte, error) {
 	b, err := json.Marshal(res)
 	if err != nil {
 		return nil, err
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
+	skills, err := json.Marshal(c)
+	if err != nil {
 		return nil, err
 	}
-	caps := map[string]json.RawMessage{}
-	if raw := m["capabilities"]; len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &caps); err != nil {
+	fields, err := jsonobj.Fields(b)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	out.Grow(len(b) + len(skills) + 32)
+	member := func(first bool, key string, value []byte) {
+		if !first {
+			out.WriteByte(',')
+		}
+		k, _ := json.Marshal(key)
+		out.Write(k)
+		out.WriteByte(':')
+		out.Write(value)
+	}
+	out.WriteByte('{')
+	top, hasCaps := 0, false
+	for _, f := range fields {
+		if f.Key != "capabilities" {
+			member(top == 0, f.Key, f.Value)
+			top++
+			continue
+		}
+		if string(f.Value) == "null" {
+			continue // written below, with skills alone
+		}
+		hasCaps = true
+		caps, err := jsonobj.Fields(f.Value)
+		if err != nil {
 			return nil, err
 		}
+		member(top == 0, f.Key, nil)
+		top++
+		out.WriteByte('{')
+		n := 0
+		for _, cf := range caps {
+			if cf.Key != "skills" {
+				member(n == 0, cf.Key, cf.Value)
+				n++
+			}
+		}
+		member(n == 0, "skills", skills)
+		out.WriteByte('}')
 	}
-	if caps["skills"], err = json.Marshal(c); err != nil {
-		return nil, err
+	if !hasCaps {
+		member(top == 0, "capabilities", append(append([]byte(`{"skills":`), skills...), '}'))
 	}
-	if m["capabilities"], err = json.Marshal(caps); err != nil {
-		return nil, err
-	}
-	return json.Marshal(m)
+	out.WriteByte('}')
+	return out.Bytes(), nil
 }
 
 // decorate wraps an initialize or server/discover result so that it

@@ -519,3 +519,22 @@ func TestInstructionsNameOnlyEnabledProfiles(t *testing.T) {
 		})
 	}
 }
+
+// TestAddCapability checks the splice of the legacy "skills" capability
+// into initialize and server/discover results of every shape.
+func TestAddCapability(t *testing.T) {
+	c := wire.LegacyCapability{ListChanged: true}
+	for _, tc := range []struct{ in, want string }{
+		{`{"protocolVersion":"x","capabilities":{"resources":{}},"serverInfo":{"name":"s"}}`, `{"protocolVersion":"x","capabilities":{"resources":{},"skills":{"listChanged":true}},"serverInfo":{"name":"s"}}`},
+		{`{"capabilities":{"skills":{"old":1},"tools":{}}}`, `{"capabilities":{"tools":{},"skills":{"listChanged":true}}}`},
+		{`{"capabilities":null,"a":1}`, `{"a":1,"capabilities":{"skills":{"listChanged":true}}}`},
+		{`{"a":1}`, `{"a":1,"capabilities":{"skills":{"listChanged":true}}}`},
+		{`{}`, `{"capabilities":{"skills":{"listChanged":true}}}`},
+		{`{"capabilities":{}}`, `{"capabilities":{"skills":{"listChanged":true}}}`},
+	} {
+		got, err := server.AddCapability(json.RawMessage(tc.in), c)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("AddCapability(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
+		}
+	}
+}
