@@ -43,7 +43,7 @@ func init() {
 	f.String("config", "", "the gateway configuration `FILE` (gateway.json)")
 	f.String("http", "", "serve Streamable HTTP on `ADDR` (host:port, :port or port) instead of stdio")
 	f.Bool("stateless", false, "stateless Streamable HTTP (no sessions; enables protocol 2026-07-28; approvals come from the policy or multi round-trip input requests)")
-	rootCmd.AddCommand(gatewayCmd)
+	rootCmd.AddCommand(hostCommand(gatewayCmd))
 }
 
 func runGateway(cmd *cobra.Command, _ []string) error {

@@ -50,7 +50,7 @@ verification, 2 on usage errors.`,
 	f.register(cmd, true)
 	cmd.Flags().StringVar(&policy, "policy", "", "approval policy file (JSON allow/deny rules)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve this load without asking (not remembered)")
-	rootCmd.AddCommand(cmd)
+	rootCmd.AddCommand(hostCommand(cmd))
 }
 
 func runLoad(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins []host.Origin, name, policy string, yes bool) error {

@@ -43,7 +43,7 @@ Exit status: 0 when every server could be listed, 1 otherwise, 2 on usage errors
 	}
 	f.register(cmd, true)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
-	rootCmd.AddCommand(cmd)
+	rootCmd.AddCommand(hostCommand(cmd))
 }
 
 type lsSkill struct {

@@ -46,6 +46,7 @@ and consumes skills from MCP servers with verification and approval.`,
 		if err := logLevel.UnmarshalText([]byte(lvl)); err != nil {
 			return usageErrorf("--log-level: %q is not one of debug, info, warn, error", lvl)
 		}
+		hostGC(cmd)
 		return nil
 	},
 }

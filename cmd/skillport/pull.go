@@ -43,7 +43,7 @@ Exit status: 0 when every skill was pulled, 1 otherwise, 2 on usage errors.`,
 	f.register(cmd, false)
 	cmd.Flags().StringVar(&to, "to", "", "folder to write skills into (each skill in DIR/NAME)")
 	cmd.Flags().BoolVar(&replace, "replace", false, "replace skill folders that already exist")
-	rootCmd.AddCommand(cmd)
+	rootCmd.AddCommand(hostCommand(cmd))
 }
 
 func runPull(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins []host.Origin, to string, replace bool) error {

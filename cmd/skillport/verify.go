@@ -32,7 +32,7 @@ Exit status: 0 when everything verified, 1 otherwise, 2 on usage errors.`,
 		},
 	}
 	f.register(cmd, false)
-	rootCmd.AddCommand(cmd)
+	rootCmd.AddCommand(hostCommand(cmd))
 }
 
 func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins []host.Origin) error {

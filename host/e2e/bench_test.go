@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -134,23 +135,37 @@ func BenchmarkDiscovery20(b *testing.B) {
 			return os, stop
 		}
 	}
-	b.Run("in-process", func(b *testing.B) { benchDiscovery(b, 20, 20, local) })
-	b.Run("in-process-2ms-latency", func(b *testing.B) { benchDiscovery(b, 20, 5, remote(2*time.Millisecond)) })
-	b.Run("in-process-10ms-latency", func(b *testing.B) { benchDiscovery(b, 20, 5, remote(10*time.Millisecond)) })
-	b.Run("subprocess", func(b *testing.B) {
-		bin := filepath.Join(b.TempDir(), "skillport")
-		if out, err := runGo("build", "-o", bin, "github.com/skillport/skillport/cmd/skillport"); err != nil {
-			b.Fatalf("%v\n%s", err, out)
+	bin := filepath.Join(b.TempDir(), "skillport")
+	if out, err := runGo("build", "-o", bin, "github.com/skillport/skillport/cmd/skillport"); err != nil {
+		b.Fatalf("%v\n%s", err, out)
+	}
+	dir, _ := filepath.Abs(examples)
+	sub := func(n int) ([]host.Origin, func()) {
+		var out []host.Origin
+		for i := range n {
+			out = append(out, host.Origin{Label: fmt.Sprintf("p%d", i), Command: bin, Args: []string{"serve", "--watch=false", "--log-level", "error", dir}})
 		}
-		dir, _ := filepath.Abs(examples)
-		benchDiscovery(b, 20, 5, func(n int) ([]host.Origin, func()) {
-			var out []host.Origin
-			for i := range n {
-				out = append(out, host.Origin{Label: fmt.Sprintf("p%d", i), Command: bin, Args: []string{"serve", "--watch=false", "--log-level", "error", dir}})
-			}
-			return out, func() {}
-		})
-	})
+		return out, func() {}
+	}
+	// Each case at the runtime's default GC setting (an embedding program
+	// that sets nothing) and at host.GCPercent (what skillport's host
+	// commands run with).
+	for _, gc := range []int{100, host.GCPercent} {
+		suffix := ""
+		if gc != 100 {
+			suffix = fmt.Sprintf("-gc%d", gc)
+		}
+		run := func(name string, singles int, mk func(n int) ([]host.Origin, func())) {
+			b.Run(name+suffix, func(b *testing.B) {
+				defer debug.SetGCPercent(debug.SetGCPercent(gc))
+				benchDiscovery(b, 20, singles, mk)
+			})
+		}
+		run("in-process", 20, local)
+		run("in-process-2ms-latency", 5, remote(2*time.Millisecond))
+		run("in-process-10ms-latency", 5, remote(10*time.Millisecond))
+		run("subprocess", 5, sub)
+	}
 }
 
 // BenchmarkVerifiedLoad6 loads a 6-file skill (SKILL.md, then its five
