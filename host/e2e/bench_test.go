@@ -163,7 +163,8 @@ func BenchmarkDiscovery20(b *testing.B) {
 		}
 		run("in-process", 20, local)
 		run("in-process-2ms-latency", 5, remote(2*time.Millisecond))
-		run("in-process-10ms-latency", 5, remote(10*time.Millisecond))
+		run("in-process-20ms-latency", 5, remote(20*time.Millisecond))
+		run("in-process-50ms-latency", 3, remote(50*time.Millisecond))
 		run("subprocess", 5, sub)
 	}
 }
@@ -277,7 +278,9 @@ func benchLoad(b *testing.B, origin host.Origin, rawTransport mcp.Transport) {
 	b.ReportMetric(100*float64(verifyT)/float64(rttT), "%-verify-of-rtt")
 }
 
-// latency delays every message a server sends.
+// latency delivers every message a server sends d after it was sent, as a
+// network does: messages in flight together arrive together (a reader that
+// slept d per message would charge pipelined messages one after another).
 type latency struct {
 	inner mcp.Transport
 	d     time.Duration
@@ -288,16 +291,44 @@ func (l *latency) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &slowConn{Connection: c, d: l.d}, nil
+	sc := &slowConn{Connection: c, d: l.d, in: make(chan arrival, 64)}
+	go sc.pump()
+	return sc, nil
+}
+
+type arrival struct {
+	m   jsonrpc.Message
+	err error
+	at  time.Time
 }
 
 type slowConn struct {
 	mcp.Connection
-	d time.Duration
+	d  time.Duration
+	in chan arrival
+}
+
+// pump reads ahead, like a socket buffer, stamping each message with when
+// it may be delivered.
+func (c *slowConn) pump() {
+	for {
+		m, err := c.Connection.Read(context.Background())
+		c.in <- arrival{m, err, time.Now().Add(c.d)}
+		if err != nil {
+			return
+		}
+	}
 }
 
 func (c *slowConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
-	time.Sleep(c.d)
-	return m, err
+	select {
+	case a := <-c.in:
+		time.Sleep(time.Until(a.at))
+		if a.err != nil {
+			c.in <- a // every later Read sees the end too
+		}
+		return a.m, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
