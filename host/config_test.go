@@ -86,14 +86,7 @@ func TestFetchAllAndMaterialize(t *testing.T) {
 }
 
 func TestMaterializeRefusesCaseCollisions(t *testing.T) {
-	f := newFake("docs")
-	f.addSkill("x", "d", map[string]string{"Skill.md": "twin", "a": "file", "A/b": "dir"})
-	h := connect(t, nil, Origin{Label: "docs", Transport: f.transport(t)})
-	e, _ := h.Lookup("x")
-	files, err := h.FetchAll(context.Background(), e)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, files := fetchedSkill(t, "x", map[string]string{"Skill.md": "twin", "a": "file", "A/b": "dir"})
 	dir := t.TempDir()
 	if _, err := Materialize(dir, e, files, nil); err == nil || !strings.Contains(err.Error(), "case-insensitive") {
 		t.Fatalf("Materialize = %v; want a case-collision refusal (H-41)", err)

@@ -226,14 +226,7 @@ func TestMaterializeNonASCIINames(t *testing.T) {
 	for p, c := range want {
 		extra[pathURI(p)] = c
 	}
-	f := newFake("docs")
-	f.addSkill("acme/intl", "international files", extra)
-	h := connect(t, nil, Origin{Label: "docs", Transport: f.transport(t)})
-	e, _ := h.Lookup("intl")
-	files, err := h.FetchAll(context.Background(), e)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, files := fetchedSkill(t, "acme/intl", extra)
 	out, err := Materialize(t.TempDir(), e, files, nil)
 	if err != nil {
 		t.Fatalf("Materialize: %v", err)
@@ -271,16 +264,9 @@ func TestMaterializeRefusesUnsafeNames(t *testing.T) {
 			for _, p := range tc.files {
 				extra[pathURI(p)] = "content of " + p
 			}
-			f := newFake("docs")
-			f.addSkill("x", "d", extra)
-			h := connect(t, nil, Origin{Label: "docs", Transport: f.transport(t)})
-			e, _ := h.Lookup("x")
-			files, err := h.FetchAll(context.Background(), e)
-			if err != nil {
-				t.Fatal(err)
-			}
+			e, files := fetchedSkill(t, "x", extra)
 			dir := t.TempDir()
-			_, err = Materialize(dir, e, files, nil)
+			_, err := Materialize(dir, e, files, nil)
 			if !errors.Is(err, ErrMaterialize) || !errors.Is(err, tc.sentinel) {
 				t.Fatalf("Materialize = %v; want ErrMaterialize and %v", err, tc.sentinel)
 			}
@@ -331,4 +317,24 @@ func TestMaterializeRefusesUnsafeSkillName(t *testing.T) {
 func ExampleFoldName() {
 	fmt.Println(FoldName("Straße/Café.md") == FoldName("STRASSE/café.MD"))
 	// Output: true
+}
+
+// fetchedSkill serves one skill at path with the extra files (URI-relative
+// path to content) from a fake server and returns its entry and verified
+// files, ready to materialise.
+func fetchedSkill(t *testing.T, path string, extra map[string]string) (*Entry, []*File) {
+	t.Helper()
+	f := newFake("docs")
+	f.addSkill(path, "d", extra)
+	h := connect(t, nil, Origin{Label: "docs", Transport: f.transport(t)})
+	name := path[strings.LastIndex(path, "/")+1:]
+	e, err := h.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := h.FetchAll(context.Background(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, files
 }

@@ -26,19 +26,8 @@ import (
 // profiles and returns an origin connected to it in process.
 func serveProfiles(t *testing.T, dir string, profiles ...server.Profile) host.Origin {
 	t.Helper()
-	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _, err := server.New(nil, server.NewCatalogSource(cat), &server.Options{Logger: quiet, Profiles: profiles})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct, st := mcp.NewInMemoryTransports()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go s.Run(ctx, st)
-	return host.Origin{Label: "own", Transport: ct}
+	o, _ := serveCounted(t, dir, profiles...)
+	return o
 }
 
 // rememberingApprover allows and asks to remember; it counts requests.
