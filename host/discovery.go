@@ -117,7 +117,7 @@ func (o *originState) connect(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, o.h.opts.CallTimeout)
 	defer cancel()
 	client := newClient(o.h, o)
-	gt := &guardedTransport{inner: o.cfg.transport(o.h.opts.ServerStderr)}
+	gt := &guardedTransport{inner: o.cfg.transport(o.h.opts.ServerStderr), skillsChanged: o.scheduleRefresh}
 	type result struct {
 		s   *mcp.ClientSession
 		err error
@@ -433,7 +433,8 @@ func (o *originState) get(ctx context.Context, uri string) (*Entry, error) {
 	return e, nil
 }
 
-// scheduleRefresh re-lists the server after notifications/resources/list_changed,
+// scheduleRefresh re-lists the server after notifications/resources/list_changed
+// (or a legacy server's notifications/skills/list_changed),
 // at most once per RefreshInterval however many notifications arrive.
 // Refreshing never fetches files and never prompts.
 func (o *originState) scheduleRefresh() {

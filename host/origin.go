@@ -234,9 +234,12 @@ var errNoResources = errors.New("declares the Skills extension without the resou
 // reading would otherwise block a call past its timeout.
 type guardedTransport struct {
 	inner mcp.Transport
-	mu    sync.Mutex
-	conn  mcp.Connection
-	gone  bool
+	// skillsChanged runs on notifications/skills/list_changed, which only
+	// legacy-profile servers send and go-sdk's client cannot receive.
+	skillsChanged func()
+	mu            sync.Mutex
+	conn          mcp.Connection
+	gone          bool
 }
 
 func (t *guardedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -250,7 +253,7 @@ func (t *guardedTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		c.Close()
 		return nil, errors.New("connection abandoned")
 	}
-	t.conn = &ctxConn{Connection: &sniffConn{Connection: c}}
+	t.conn = &ctxConn{Connection: &sniffConn{Connection: c, skillsChanged: t.skillsChanged}}
 	return t.conn, nil
 }
 

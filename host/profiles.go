@@ -42,11 +42,21 @@ const (
 // result, which go-sdk's ServerCapabilities has no field for.
 type sniffConn struct {
 	mcp.Connection
-	skills atomic.Pointer[json.RawMessage]
+	skills        atomic.Pointer[json.RawMessage]
+	skillsChanged func()
 }
 
 func (c *sniffConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
+	// A legacy server's notifications/skills/list_changed (SEP-2076, seed
+	// 001) is handled here and not passed on: go-sdk's client knows no such
+	// method and would only log it.
+	for err == nil && isSkillsListChanged(msg) {
+		if c.skillsChanged != nil {
+			c.skillsChanged()
+		}
+		msg, err = c.Connection.Read(ctx)
+	}
 	if r, ok := msg.(*jsonrpc.Response); ok && err == nil && c.skills.Load() == nil && len(r.Result) > 0 {
 		// The first result with capabilities: initialize, or server/discover
 		// for 2026-07-28 sessions.
@@ -61,6 +71,11 @@ func (c *sniffConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 	}
 	return msg, err
+}
+
+func isSkillsListChanged(msg jsonrpc.Message) bool {
+	r, ok := msg.(*jsonrpc.Request)
+	return ok && !r.IsCall() && r.Method == wire.NotificationSkillsList
 }
 
 // legacyCapability reports whether the server declared a top-level
