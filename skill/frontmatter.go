@@ -83,27 +83,16 @@ func (f Frontmatter) JSON() []byte {
 // Key order is kept; duplicate keys are an error, because a field-by-field
 // comparison with an ambiguous object means nothing.
 func (f *Frontmatter) UnmarshalJSON(data []byte) error {
-	fields, err := jsonobj.Fields(data)
+	// Containers directly inside a field value are depth 0, as in YAML;
+	// the object itself is depth 0 for jsonobj, so one more level.
+	keys, values, err := jsonobj.Object(data, maxDepth+2)
+	if errors.Is(err, jsonobj.ErrTooDeep) {
+		return fmt.Errorf("frontmatter: %v: %w", err, ErrTooDeep)
+	}
 	if err != nil {
-		var dup *jsonobj.DuplicateKeyError
-		if errors.As(err, &dup) {
-			return fmt.Errorf("frontmatter: duplicate key %q", dup.Key)
-		}
 		return fmt.Errorf("frontmatter: %w", err)
 	}
-	out := Frontmatter{values: make(map[string]any, len(fields)), keys: make([]string, 0, len(fields))}
-	for _, fd := range fields {
-		// Containers directly inside a field value are depth 0, as in YAML.
-		v, err := jsonobj.Decode(fd.Value, maxDepth+1)
-		if errors.Is(err, jsonobj.ErrTooDeep) {
-			err = ErrTooDeep
-		}
-		if err != nil {
-			return fmt.Errorf("frontmatter: field %q: %w", fd.Key, err)
-		}
-		out.keys = append(out.keys, fd.Key)
-		out.values[fd.Key] = v
-	}
+	out := Frontmatter{values: values, keys: keys}
 	var buf bytes.Buffer
 	buf.Grow(len(data))
 	if err := json.Compact(&buf, data); err != nil {

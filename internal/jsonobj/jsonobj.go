@@ -232,6 +232,32 @@ func Decode(raw []byte, maxDepth int) (any, error) {
 	return decode(lit, 0, maxDepth)
 }
 
+// Object decodes the JSON object raw as Decode would, and also returns its
+// keys in order; raw is validated once, not once per member.
+func Object(raw []byte, maxDepth int) (keys []string, values map[string]any, err error) {
+	if err := check(raw); err != nil {
+		return nil, nil, err
+	}
+	lit := trimSpace(raw)
+	if lit[0] != '{' {
+		return nil, nil, ErrNotObject
+	}
+	fs, err := fields(lit)
+	if err != nil {
+		return nil, nil, err
+	}
+	keys = make([]string, len(fs))
+	values = make(map[string]any, len(fs))
+	for i, f := range fs {
+		v, err := decode(f.Value, 1, maxDepth)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%q: %w", f.Key, err)
+		}
+		keys[i], values[f.Key] = f.Key, v
+	}
+	return keys, values, nil
+}
+
 // decode decodes the valid value that is exactly lit.
 func decode(lit []byte, depth, maxDepth int) (any, error) {
 	switch lit[0] {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -165,5 +166,22 @@ func TestManyKeysAreNotQuadratic(t *testing.T) {
 	var dup *DuplicateKeyError
 	if _, err := Fields(b.Bytes()); !errors.As(err, &dup) || dup.Key != "k7" {
 		t.Fatalf("Fields: %v; want duplicate k7", err)
+	}
+}
+
+func TestObject(t *testing.T) {
+	keys, values, err := Object([]byte(`{"b":[1],"a":{"c":"x"}}`), 3)
+	if err != nil || !reflect.DeepEqual(keys, []string{"b", "a"}) ||
+		!reflect.DeepEqual(values, map[string]any{"b": []any{json.Number("1")}, "a": map[string]any{"c": "x"}}) {
+		t.Fatalf("Object = %v, %v, %v", keys, values, err)
+	}
+	if _, _, err := Object([]byte(`{"a":[[1]]}`), 2); !errors.Is(err, ErrTooDeep) {
+		t.Errorf("depth 3 under a limit of 2: %v; want ErrTooDeep", err)
+	}
+	if _, _, err := Object([]byte(`{"a":{"x":1,"x":2}}`), 5); err == nil || !strings.Contains(err.Error(), `"a": duplicate key "x"`) {
+		t.Errorf("nested duplicate: %v", err)
+	}
+	if _, _, err := Object([]byte(`[]`), 5); !errors.Is(err, ErrNotObject) {
+		t.Errorf("array: %v; want ErrNotObject", err)
 	}
 }
