@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/skillport/skillport/skill"
 )
 
 // ServerConfig is one server in an mcpServers-style configuration file, as
@@ -173,23 +175,8 @@ func ParseConfig(data []byte, base string) ([]Origin, []string, error) {
 // DeriveLabel turns a configuration key ("My Docs Server") into a valid
 // origin label ("my-docs-server").
 func DeriveLabel(key string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(key) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
+	if l := skill.Slug(key, 32); l != "" {
+		return l
 	}
-	l := strings.TrimRight(b.String(), "-")
-	if len(l) > 32 {
-		l = strings.TrimRight(l[:32], "-")
-	}
-	if l == "" {
-		l = "server"
-	}
-	return l
+	return "server"
 }

@@ -224,6 +224,16 @@ func jsonType(v any) string {
 
 // suggestName turns s into the closest valid name, for messages.
 func suggestName(s string) string {
+	if out := Slug(s, MaxNameLength); out != "" {
+		return out
+	}
+	return "my-skill"
+}
+
+// Slug turns s into lowercase ASCII letters and digits joined by single
+// hyphens, at most max bytes, with no hyphen at either end; it may be
+// empty. It makes a valid skill name, or origin label, out of free text.
+func Slug(s string, max int) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(s) {
@@ -236,11 +246,8 @@ func suggestName(s string) string {
 		}
 	}
 	out := strings.TrimRight(b.String(), "-")
-	if len(out) > MaxNameLength {
-		out = strings.TrimRight(out[:MaxNameLength], "-")
-	}
-	if out == "" {
-		return "my-skill"
+	if len(out) > max {
+		out = strings.TrimRight(out[:max], "-")
 	}
 	return out
 }
