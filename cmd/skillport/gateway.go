@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -43,6 +44,7 @@ func init() {
 	f.String("config", "", "the gateway configuration `FILE` (gateway.json)")
 	f.String("http", "", "serve Streamable HTTP on `ADDR` (host:port, :port or port) instead of stdio")
 	f.Bool("stateless", false, "stateless Streamable HTTP (no sessions; enables protocol 2026-07-28; approvals come from the policy or multi round-trip input requests)")
+	httpFlags(f)
 	rootCmd.AddCommand(hostCommand(gatewayCmd))
 }
 
@@ -99,5 +101,13 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 		return &exitError{code: 1, err: fmt.Errorf("gateway: --http %s: %w", addr, err)}
 	}
 	fmt.Fprintf(os.Stderr, "gateway listening at http://%s/mcp (config %s)\n", ln.Addr(), file)
-	return serveHTTP(ctx, ln, g.Handler(&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), "gateway")
+	ready := func(context.Context) error {
+		select {
+		case <-g.Ready():
+			return nil
+		default:
+			return errors.New("the gateway is still discovering the skills of its upstream servers")
+		}
+	}
+	return serveHTTP(ctx, f, ln, g.Handler(&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), nil, ready, "gateway")
 }

@@ -3,28 +3,45 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
-	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/skillport/skillport/endpoint"
+	"github.com/skillport/skillport/server"
 )
 
-// serveHTTP serves h at /mcp on ln until ctx ends, then shuts down
-// gracefully (in-flight requests get 5 s). what names the command in errors.
-func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, what string) error {
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return &exitError{code: 1, err: fmt.Errorf("%s: %w", what, err)}
-	case <-ctx.Done():
+// httpFlags adds the flags of the HTTP endpoint (see package endpoint) to
+// a command that serves --http.
+func httpFlags(f *pflag.FlagSet) {
+	f.StringArray("allow-origin", nil, "also serve requests from the web `ORIGIN` (scheme://host[:port]; repeatable); other cross-origin requests get 403")
+	f.Int("max-connections", endpoint.DefaultMaxConns, "refuse connections beyond `N` open at once with 503")
+}
+
+// serveHTTP serves h at /mcp, with /healthz, /readyz and /metrics, behind
+// the limits of package endpoint, on ln until ctx ends, then shuts down
+// gracefully. src (optional) and ready (optional) feed /readyz and the
+// snapshot metrics. what names the command in errors.
+func serveHTTP(ctx context.Context, f *pflag.FlagSet, ln net.Listener, h http.Handler, src server.Source, ready func(context.Context) error, what string) error {
+	origins, _ := f.GetStringArray("allow-origin")
+	conns, _ := f.GetInt("max-connections")
+	if conns <= 0 {
+		return usageErrorf("%s: --max-connections must be positive", what)
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		hs.Close()
+	ep, err := endpoint.New(h, &endpoint.Options{
+		AllowOrigins: origins,
+		MaxConns:     conns,
+		Source:       src,
+		Ready:        ready,
+		Logger:       slog.Default(),
+	})
+	if err != nil {
+		return usageErrorf("%s: --allow-origin: %v", what, err)
+	}
+	if err := ep.Serve(ctx, ln); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("%s: %w", what, err)}
 	}
 	return nil
 }

@@ -46,6 +46,7 @@ func init() {
 	f.String("profiles", "", "comma-separated wire designs to serve: sep2640, index (skill://index.json), sep2076, seed001 (default all; see the README, \"Compatibility profiles\")")
 	f.Bool("allow-scripts", false, "answer seed-001 skills/execute by running skill scripts in a bubblewrap sandbox (refused if the sandbox cannot be set up)")
 	f.Bool("legacy-error-codes", false, "answer seed-001 methods with its -32002/-32004 codes instead of -32602")
+	httpFlags(f)
 	rootCmd.AddCommand(serveCmd)
 }
 
@@ -140,8 +141,8 @@ func runServe(cmd *cobra.Command, args []string) error {
 		return &exitError{code: 1, err: fmt.Errorf("serve: --http %s: %w", addr, err)}
 	}
 	summary(cat, dir, "http://"+ln.Addr().String()+"/mcp")
-	err = serveHTTP(ctx, ln, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), "serve")
+	err = serveHTTP(ctx, f, ln, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), src, nil, "serve")
 	if err == nil {
 		log.Info("shut down")
 	}

@@ -1,0 +1,374 @@
+package endpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// serveMCP reads a POST body within the body limits, refuses batches, and
+// hands the buffered request to the MCP handler.
+func (e *Endpoint) serveMCP(w http.ResponseWriter, r *http.Request) {
+	rec := w.(*recorder)
+	if r.Method != http.MethodPost {
+		rec.rpcMethod = ""
+		e.mcp.ServeHTTP(w, r)
+		return
+	}
+	limit := e.opts.MaxBodyBytes
+	tooLarge := func() {
+		rec.refused = "body_too_large"
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds this server's limit of %d bytes; send one smaller JSON-RPC message per POST", limit))
+	}
+	if r.ContentLength > limit {
+		tooLarge()
+		return
+	}
+	rc := http.NewResponseController(rec.ResponseWriter)
+	if d := e.opts.BodyTimeout; d > 0 {
+		rc.SetReadDeadline(time.Now().Add(d))
+	}
+	body, held, err := e.readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
+	defer e.bodies.Add(-held)
+	// Once the body is in, nothing more is read but the next request, which
+	// ReadHeaderTimeout and IdleTimeout bound; a deadline left here would
+	// cancel a long-lived response stream.
+	rc.SetReadDeadline(time.Time{})
+	rec.bytesIn = int64(len(body))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			tooLarge()
+		case errors.Is(err, errBusy):
+			rec.refused = "body_budget"
+			w.Header().Set("Connection", "close")
+			w.Header().Set("Retry-After", "1")
+			writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("the server is holding %d bytes of request bodies, its limit; retry shortly", e.opts.MaxBodyBuffer))
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			rec.refused = "slow_body"
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %s; the connection is closed", e.opts.BodyTimeout))
+		default:
+			rec.refused = "body_read"
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusBadRequest, "reading the request body: "+err.Error())
+		}
+		return
+	}
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		rec.refused = "batch"
+		writeError(w, http.StatusBadRequest, "JSON-RPC batches are not accepted: send one message per POST (protocol revisions from 2025-06-18 on have no batching)")
+		return
+	}
+	var head struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(body, &head) == nil {
+		rec.rpcMethod = methodLabel(head.Method)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	e.mcp.ServeHTTP(w, r)
+}
+
+var errBusy = errors.New("request body budget exhausted")
+
+// readBody reads a request body whose declared length is n (-1 when
+// unknown), charging the memory it holds to the endpoint's MaxBodyBuffer
+// as it grows, so that bodies on every connection together stay within
+// it. It returns what it charged, to be given back when the request is
+// done.
+func (e *Endpoint) readBody(r io.Reader, n int64) (body []byte, held int64, err error) {
+	grow := func(size int64) error {
+		if e.bodies.Add(size) > e.opts.MaxBodyBuffer {
+			e.bodies.Add(-size)
+			return errBusy
+		}
+		held += size
+		return nil
+	}
+	size := int64(4 << 10)
+	if n >= 0 {
+		size = n + 1 // +1 to read the EOF without growing
+	}
+	if err := grow(size); err != nil {
+		return nil, held, err
+	}
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			more := int64(cap(buf))
+			if err := grow(more); err != nil {
+				return nil, held, err
+			}
+			buf = slices.Grow(buf, int(more))
+		}
+		k, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+k]
+		if err == io.EOF {
+			return buf, held, nil
+		}
+		if err != nil {
+			return nil, held, err
+		}
+	}
+}
+
+// writeError writes a JSON-RPC error response (id null: the request was
+// not read as JSON-RPC) with the given HTTP status.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}})
+	if err != nil {
+		http.Error(w, msg, status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(data)
+}
+
+// originAllowed reports whether a request carrying this Origin is served:
+// its own origin, a listed one, or a loopback origin reaching the server
+// on a loopback address (a web page cannot take a loopback origin, and
+// the MCP handler already refuses loopback requests naming a foreign
+// Host).
+func (e *Endpoint) originAllowed(r *http.Request, origin string) bool {
+	n, err := normalizeOrigin(origin)
+	if err != nil {
+		return false
+	}
+	if e.origins[n] {
+		return true
+	}
+	u, _ := url.Parse(n)
+	if strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	if isLoopback(u.Hostname()) {
+		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			if host, _, err := net.SplitHostPort(la.String()); err == nil && isLoopback(host) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// normalizeOrigin returns scheme://host[:port] in lower case, without a
+// default port, or an error when s is not an origin.
+func normalizeOrigin(s string) (string, error) {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return "", err
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", errors.New("want http:// or https://")
+	case u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+		return "", errors.New("want scheme://host[:port] and nothing more")
+	}
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	return scheme + "://" + host, nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// recorder observes a response for the metrics and access log, and gives
+// each write WriteTimeout to complete: a client that does not read is cut
+// off, a stream that is merely quiet is not.
+type recorder struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+
+	status    int
+	bytesIn   int64
+	bytesOut  int64
+	prefix    []byte // the response's first bytes, to tell JSON-RPC errors
+	rpcMethod string
+	refused   string // why the endpoint refused the request, if it did
+}
+
+const prefixLen = 256
+
+func (e *Endpoint) track(w http.ResponseWriter) *recorder {
+	return &recorder{ResponseWriter: w, rc: http.NewResponseController(w), timeout: e.opts.WriteTimeout, rpcMethod: "none"}
+}
+
+func (w *recorder) arm() {
+	if w.timeout > 0 {
+		w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	}
+}
+
+func (w *recorder) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recorder) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if len(w.prefix) < prefixLen {
+		w.prefix = append(w.prefix, p[:min(len(p), prefixLen-len(w.prefix))]...)
+	}
+	w.arm()
+	n, err := w.ResponseWriter.Write(p)
+	w.bytesOut += int64(n)
+	return n, err
+}
+
+// FlushError lets http.ResponseController (which go-sdk uses) flush
+// through the recorder under the write deadline.
+func (w *recorder) FlushError() error {
+	w.arm()
+	return w.rc.Flush()
+}
+
+// Flush implements http.Flusher.
+func (w *recorder) Flush() { w.FlushError() }
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// done gives the server's final flush of the response its own deadline.
+func (w *recorder) done() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	w.arm()
+}
+
+// result classifies the response for the metrics.
+func (w *recorder) result() string {
+	switch {
+	case w.refused != "":
+		return "refused"
+	case w.status >= 500:
+		return "server_error"
+	case w.status >= 400:
+		return "client_error"
+	case bytes.Contains(w.prefix, []byte(`"error":{"code":`)):
+		return "rpc_error"
+	}
+	return "ok"
+}
+
+// limitListener accepts at most max connections at once; the next one is
+// answered 503 with a JSON-RPC error naming the limit and closed.
+type limitListener struct {
+	net.Listener
+	sem      chan struct{}
+	refusing chan struct{} // bounds the goroutines answering refusals
+	refused  func()
+	open     func(delta float64)
+}
+
+// Listener wraps ln to apply MaxConns and count open connections;
+// [Endpoint.Serve] uses it.
+func (e *Endpoint) Listener(ln net.Listener) net.Listener {
+	l := &limitListener{Listener: ln, refusing: make(chan struct{}, 64),
+		refused: func() { e.m.refused.WithLabelValues("connection_limit").Inc() },
+		open:    e.m.conns.Add}
+	if e.opts.MaxConns > 0 {
+		l.sem = make(chan struct{}, e.opts.MaxConns)
+	}
+	return l
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.sem != nil {
+			select {
+			case l.sem <- struct{}{}:
+			default:
+				l.refused()
+				l.refuse(c)
+				continue
+			}
+		}
+		l.open(1)
+		return &countedConn{Conn: c, release: func() {
+			l.open(-1)
+			if l.sem != nil {
+				<-l.sem
+			}
+		}}, nil
+	}
+}
+
+var connLimitResponse = func() []byte {
+	msg := "this server is at its limit of concurrent connections; retry later or raise the limit"
+	body, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}})
+	return fmt.Appendf(nil, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\nRetry-After: 1\r\n\r\n%s", len(body), body)
+}()
+
+// refuse answers c with 503 and closes it, in the background and within a
+// second; when too many refusals are under way, it just closes c.
+func (l *limitListener) refuse(c net.Conn) {
+	select {
+	case l.refusing <- struct{}{}:
+	default:
+		c.Close()
+		return
+	}
+	go func() {
+		defer func() { <-l.refusing }()
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(time.Second))
+		c.Write(connLimitResponse)
+		if tc, ok := c.(interface{ CloseWrite() error }); ok {
+			tc.CloseWrite()
+		}
+		// Read what the client sent, so that closing does not reset the
+		// connection before it reads the answer.
+		io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+	}()
+}
+
+type countedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *countedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
