@@ -34,6 +34,7 @@ func (e *Endpoint) serveMCP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds this server's limit of %d bytes; send one smaller JSON-RPC message per POST", limit))
 	}
 	if r.ContentLength > limit {
+		http.NewResponseController(rec.ResponseWriter).SetReadDeadline(time.Now())
 		tooLarge()
 		return
 	}
@@ -46,9 +47,11 @@ func (e *Endpoint) serveMCP(w http.ResponseWriter, r *http.Request) {
 	// Once the body is in, nothing more is read but the next request, which
 	// ReadHeaderTimeout and IdleTimeout bound; a deadline left here would
 	// cancel a long-lived response stream.
-	rc.SetReadDeadline(time.Time{})
 	rec.bytesIn = int64(len(body))
 	if err != nil {
+		// Expire the read deadline so that the server does not wait for the
+		// rest of a refused body before closing the connection.
+		rc.SetReadDeadline(time.Now())
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
@@ -69,6 +72,7 @@ func (e *Endpoint) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	rc.SetReadDeadline(time.Time{})
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
 		rec.refused = "batch"
 		writeError(w, http.StatusBadRequest, "JSON-RPC batches are not accepted: send one message per POST (protocol revisions from 2025-06-18 on have no batching)")

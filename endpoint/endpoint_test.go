@@ -1,0 +1,480 @@
+package endpoint_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/skillport/skillport/endpoint"
+	"github.com/skillport/skillport/server"
+)
+
+// TestBatchRefused sends the batch that amplified one POST into a
+// gigabyte: whatever its size and the protocol header, it gets a JSON-RPC
+// error and no skills/list is run.
+func TestBatchRefused(t *testing.T) {
+	ts := serve(t, skillTree(t, 100, 0), endpoint.Options{})
+	sid := session(t, ts)
+	for _, tc := range []struct {
+		name   string
+		n      int
+		status int
+		want   string
+	}{
+		{"1,000 requests", 1000, http.StatusBadRequest, "batches are not accepted"},
+		{"one request", 1, http.StatusBadRequest, "batches are not accepted"},
+		{"70,000 requests", 70000, http.StatusRequestEntityTooLarge, "limit of 1048576 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := post(t, ts, string(batch(tc.n)), map[string]string{"Mcp-Session-Id": sid})
+			if resp.StatusCode != tc.status {
+				t.Errorf("status %s, want %d", resp.Status, tc.status)
+			}
+			code, msg := rpcError(t, body)
+			if code != -32600 || !strings.Contains(msg, tc.want) {
+				t.Errorf("error %d %q, want -32600 containing %q", code, msg, tc.want)
+			}
+			if len(body) > 512 {
+				t.Errorf("the refusal is %d bytes: the batch was answered", len(body))
+			}
+		})
+	}
+	// Leading whitespace does not hide a batch.
+	resp, _ := post(t, ts, " \n\t"+string(batch(2)), map[string]string{"Mcp-Session-Id": sid})
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("batch after whitespace: %s, want 400", resp.Status)
+	}
+	// A single request still works.
+	resp, body := post(t, ts, `{"jsonrpc":"2.0","id":9,"method":"skills/list","params":{}}`, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte("skill-099")) {
+		t.Errorf("skills/list: %s %s", resp.Status, trunc(body))
+	}
+}
+
+// TestBodyLimits checks the per-request cap (declared or chunked) and the
+// budget shared by every connection's body.
+func TestBodyLimits(t *testing.T) {
+	ts := serve(t, skillTree(t, 1, 0), endpoint.Options{MaxBodyBytes: 1000, MaxBodyBuffer: 8 << 10})
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2000) + `"}}`
+	resp, body := post(t, ts, big, nil)
+	if resp.StatusCode != 413 {
+		t.Errorf("declared length over the cap: %s, want 413", resp.Status)
+	}
+	if _, msg := rpcError(t, body); !strings.Contains(msg, "limit of 1000 bytes") {
+		t.Errorf("message %q does not name the limit", msg)
+	}
+	// Chunked: no length declared, cut while reading.
+	req, _ := http.NewRequest("POST", ts.URL+"/mcp", io.MultiReader(strings.NewReader(big)))
+	req.ContentLength = -1
+	req.Header.Set("Content-Type", "application/json")
+	r2, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2.Body.Close()
+	if r2.StatusCode != 413 {
+		t.Errorf("chunked body over the cap: %s, want 413", r2.Status)
+	}
+
+	// Budget: slow clients each holding most of a body use up 8 KiB
+	// together; the next body is refused with 503 instead of buffered.
+	part := bytes.Repeat([]byte(" "), 900)
+	var held []net.Conn
+	for range 12 {
+		c, err := net.Dial("tcp", ts.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n", ts.Addr)
+		c.Write(part)
+		held = append(held, c)
+	}
+	refused := 0
+	for _, c := range held {
+		c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		if b, _ := io.ReadAll(c); bytes.Contains(b, []byte("503 Service Unavailable")) && bytes.Contains(b, []byte("request bodies")) {
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Errorf("12 bodies of 1000 bytes were held against a budget of 8 KiB: none refused")
+	}
+}
+
+// TestOrigin checks that a request whose Origin is present and not allowed
+// gets 403, before the MCP handler sees it.
+func TestOrigin(t *testing.T) {
+	ts := serve(t, skillTree(t, 1, 0), endpoint.Options{AllowOrigins: []string{"https://app.example.com", "HTTP://Other.Example:8080/"}})
+	for _, tc := range []struct {
+		origin string
+		status int
+	}{
+		{"", 200},
+		{"http://evil.example", 403},
+		{"null", 403},
+		{"https://app.example.com", 200},
+		{"https://APP.example.com:443", 200},
+		{"http://app.example.com", 403}, // scheme matters
+		{"http://other.example:8080", 200},
+		{"http://other.example", 403}, // port matters
+		{"http://localhost:6274", 200},
+		{"http://127.0.0.1:3000", 200},
+		{"http://[::1]:3000", 200},
+		{"http://localhost.evil.example", 403},
+		{ts.URL, 200}, // same origin
+	} {
+		t.Run(tc.origin, func(t *testing.T) {
+			h := map[string]string{}
+			if tc.origin != "" {
+				h["Origin"] = tc.origin
+			}
+			resp, body := post(t, ts, initBody, h)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %s, want %d: %s", resp.Status, tc.status, trunc(body))
+			}
+			if tc.status == 403 {
+				if _, msg := rpcError(t, body); !strings.Contains(msg, "--allow-origin") {
+					t.Errorf("message %q does not say how to allow the origin", msg)
+				}
+				if resp.Header.Get("Mcp-Session-Id") != "" {
+					t.Errorf("a refused origin got a session")
+				}
+			}
+		})
+	}
+	for _, bad := range []string{"evil.example", "ftp://x", "https://x/path", "https://u@x", "*"} {
+		if _, err := endpoint.New(http.NotFoundHandler(), &endpoint.Options{AllowOrigins: []string{bad}}); err == nil {
+			t.Errorf("AllowOrigins %q accepted", bad)
+		}
+	}
+}
+
+// TestSlowClients checks that the body, header and idle timeouts close
+// connections that hold the server without completing a request.
+func TestSlowClients(t *testing.T) {
+	const d = 300 * time.Millisecond
+	ts := serve(t, skillTree(t, 1, 0), endpoint.Options{BodyTimeout: d, IdleTimeout: d, ReadHeaderTimeout: d})
+	closedWithin := func(t *testing.T, c net.Conn, limit time.Duration) []byte {
+		t.Helper()
+		start := time.Now()
+		c.SetReadDeadline(time.Now().Add(limit))
+		b, err := io.ReadAll(c)
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatalf("connection still open after %s (read %q)", time.Since(start), b)
+		}
+		return b
+	}
+	t.Run("slow body", func(t *testing.T) {
+		c, _ := net.Dial("tcp", ts.Addr)
+		defer c.Close()
+		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\"", ts.Addr)
+		go func() { // one byte now and then, never the whole body
+			for range 20 {
+				time.Sleep(100 * time.Millisecond)
+				if _, err := c.Write([]byte(" ")); err != nil {
+					return
+				}
+			}
+		}()
+		if b := closedWithin(t, c, 5*d); !bytes.Contains(b, []byte("408")) {
+			t.Errorf("slow body answered %q, want 408", b)
+		}
+	})
+	t.Run("slow headers", func(t *testing.T) {
+		c, _ := net.Dial("tcp", ts.Addr)
+		defer c.Close()
+		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\n")
+		closedWithin(t, c, 5*d)
+	})
+	t.Run("idle keep-alive", func(t *testing.T) {
+		c, _ := net.Dial("tcp", ts.Addr)
+		defer c.Close()
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", ts.Addr)
+		if resp, _ := readResponse(t, c, time.Second); resp.StatusCode != 200 {
+			t.Fatalf("healthz: %s", resp.Status)
+		}
+		c.SetReadDeadline(time.Time{})
+		closedWithin(t, c, 5*d)
+	})
+	t.Run("quiet SSE stream survives", func(t *testing.T) {
+		sid := session(t, ts)
+		c, _ := net.Dial("tcp", ts.Addr)
+		defer c.Close()
+		fmt.Fprintf(c, "GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n", ts.Addr, sid)
+		c.SetReadDeadline(time.Now().Add(5 * d))
+		b, err := io.ReadAll(c)
+		if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+			t.Fatalf("the quiet SSE stream ended within %s (%v): %q", 5*d, err, b)
+		}
+		if !bytes.Contains(b, []byte("200 OK")) {
+			t.Errorf("stream answered %q", b)
+		}
+	})
+}
+
+// TestNonReadingClient: a client that asks for large responses and never
+// reads its socket is cut off by the write timeout, while a well-behaved
+// client keeps being answered.
+func TestNonReadingClient(t *testing.T) {
+	ts := serve(t, skillTree(t, 2, 8<<20), endpoint.Options{WriteTimeout: 300 * time.Millisecond})
+	sid := session(t, ts)
+	read := `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"skill://skill-000/big.md"}}`
+	var conns []net.Conn
+	for range 4 {
+		hdr := fmt.Sprintf("Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\n", session(t, ts))
+		c := rawPost(t, ts.Addr, []byte(read), hdr)
+		conns = append(conns, c)
+	}
+	for i := range 5 {
+		resp, body := post(t, ts, `{"jsonrpc":"2.0","id":3,"method":"skills/list","params":{}}`, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
+		if resp.StatusCode != 200 || !bytes.Contains(body, []byte("skill-001")) {
+			t.Fatalf("well-behaved request %d while others stall: %s %s", i, resp.Status, trunc(body))
+		}
+	}
+	time.Sleep(1500 * time.Millisecond)
+	for i, c := range conns {
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		n, err := io.Copy(io.Discard, c)
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Errorf("non-reading client %d: connection still open after the write timeout (%d bytes readable)", i, n)
+		} else if n >= 8<<20 {
+			t.Errorf("non-reading client %d got its whole %d-byte response: nothing was cut", i, n)
+		}
+	}
+}
+
+// TestConnectionLimit: beyond MaxConns, a connection is answered 503 with
+// an error naming the limit; closing one frees a place.
+func TestConnectionLimit(t *testing.T) {
+	ts := serve(t, skillTree(t, 1, 0), endpoint.Options{MaxConns: 3, IdleTimeout: time.Minute})
+	var held []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", ts.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		if resp, _ := readResponse(t, c, time.Second); resp.StatusCode != 200 {
+			t.Fatalf("connection within the limit: %s", resp.Status)
+		}
+		held = append(held, c)
+	}
+	c, _ := net.Dial("tcp", ts.Addr)
+	defer c.Close()
+	fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, body := readResponse(t, c, 2*time.Second)
+	if resp.StatusCode != 503 {
+		t.Fatalf("connection over the limit: %s, want 503", resp.Status)
+	}
+	if _, msg := rpcError(t, body); !strings.Contains(msg, "limit of concurrent connections") {
+		t.Errorf("refusal %q does not name the limit", msg)
+	}
+	held[0].Close()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		resp, err := http.Get(ts.URL + "/healthz")
+		if err == nil && resp.StatusCode == 200 {
+			resp.Body.Close()
+			break
+		}
+		if err == nil {
+			resp.Body.Close()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no connection accepted after one closed: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, c := range held[1:] {
+		c.Close()
+	}
+}
+
+// readySource is a CatalogSource whose backend can be down.
+type readySource struct {
+	*server.CatalogSource
+	err error
+}
+
+func (s *readySource) Ready(context.Context) error { return s.err }
+
+// TestOperability checks /healthz, /readyz (with and without a Readier)
+// and the metrics exposition, parsed with the Prometheus parser.
+func TestOperability(t *testing.T) {
+	ts := serve(t, skillTree(t, 100, 0), endpoint.Options{})
+	get := func(path string) (int, string) {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	if code, body := get("/readyz"); code != 200 || body != "ready\n" {
+		t.Errorf("/readyz: %d %q", code, body)
+	}
+	sid := session(t, ts)
+	h := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	for range 3 {
+		post(t, ts, `{"jsonrpc":"2.0","id":2,"method":"skills/list","params":{}}`, h)
+	}
+	post(t, ts, `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"skill://nope/SKILL.md"}}`, h)
+	for i := range 20 { // attacker-chosen names do not become labels
+		post(t, ts, fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"x/%d","params":{}}`, i), h)
+	}
+	post(t, ts, string(batch(3)), h)
+	post(t, ts, initBody, map[string]string{"Origin": "http://evil.example"})
+
+	code, body := get("/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics: %d", code)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("parsing the exposition: %v\n%s", err, body)
+	}
+	value := func(name string, labels map[string]string) float64 {
+		t.Helper()
+		f := fams[name]
+		if f == nil {
+			t.Fatalf("no metric %s", name)
+		}
+		for _, m := range f.Metric {
+			if matches(m, labels) {
+				switch {
+				case m.Counter != nil:
+					return m.Counter.GetValue()
+				case m.Gauge != nil:
+					return m.Gauge.GetValue()
+				case m.Histogram != nil:
+					return float64(m.Histogram.GetSampleCount())
+				}
+			}
+		}
+		t.Fatalf("no %s%v in the exposition", name, labels)
+		return 0
+	}
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"skillport_http_requests_total", map[string]string{"method": "POST", "rpc_method": "skills/list", "result": "ok"}, 3},
+		{"skillport_http_requests_total", map[string]string{"method": "POST", "rpc_method": "resources/read", "result": "rpc_error"}, 1},
+		{"skillport_http_requests_total", map[string]string{"method": "POST", "rpc_method": "other", "result": "client_error"}, 20},
+		{"skillport_http_request_duration_seconds", map[string]string{"method": "POST", "rpc_method": "skills/list"}, 3},
+		{"skillport_http_refused_total", map[string]string{"reason": "batch"}, 1},
+		{"skillport_http_refused_total", map[string]string{"reason": "origin"}, 1},
+		{"skillport_mcp_sessions_total", map[string]string{"event": "opened"}, 1},
+		{"skillport_snapshot_skills", nil, 100},
+		{"skillport_snapshot_files", nil, 100},
+		{"skillport_http_requests_in_flight", nil, 1}, // the scrape itself
+	} {
+		if got := value(c.name, c.labels); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	if v := value("skillport_snapshot_bytes", nil); v < 100*100 {
+		t.Errorf("snapshot bytes %v, want the size of 100 SKILL.md", v)
+	}
+	if v := value("skillport_http_connections_open", nil); v < 1 {
+		t.Errorf("connections open %v, want at least this one", v)
+	}
+	if fams["process_resident_memory_bytes"] == nil {
+		t.Errorf("no process collector in the default registry")
+	}
+	for _, m := range fams["skillport_http_requests_total"].Metric {
+		for _, l := range m.Label {
+			if strings.HasPrefix(l.GetValue(), "x/") {
+				t.Errorf("a client's method name became a label: %s", l.GetValue())
+			}
+		}
+	}
+
+	// A source that can say its backend is down makes /readyz 503.
+	rs := &readySource{CatalogSource: ts.Src, err: errors.New("registry unreachable")}
+	ts2 := serveHandler(t, http.NotFoundHandler(), nil, endpoint.Options{Source: rs})
+	resp, err := http.Get(ts2.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || !strings.Contains(string(b), "registry unreachable") {
+		t.Errorf("/readyz with a failing backend: %d %q", resp.StatusCode, b)
+	}
+	rs.err = nil
+	ts3 := serveHandler(t, http.NotFoundHandler(), nil, endpoint.Options{Ready: func(context.Context) error { return errors.New("still discovering") }})
+	resp, _ = http.Get(ts3.URL + "/readyz")
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || !strings.Contains(string(b), "still discovering") {
+		t.Errorf("/readyz with Options.Ready failing: %d %q", resp.StatusCode, b)
+	}
+}
+
+func matches(m *dto.Metric, labels map[string]string) bool {
+	n := 0
+	for _, l := range m.Label {
+		if v, ok := labels[l.GetName()]; ok {
+			if v != l.GetValue() {
+				return false
+			}
+			n++
+		}
+	}
+	return n == len(labels)
+}
+
+// TestAccessLog checks one structured line per request, with what an
+// operator needs and nothing secret: no session id, token or body.
+func TestAccessLog(t *testing.T) {
+	ts := serve(t, skillTree(t, 1, 0), endpoint.Options{})
+	sid := session(t, ts)
+	before := strings.Count(ts.Log.String(), "\n")
+	post(t, ts, `{"jsonrpc":"2.0","id":2,"method":"skills/list","params":{"secretmarker":1}}`, map[string]string{
+		"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25", "Authorization": "Bearer tok-SECRET",
+	})
+	lines := strings.Split(strings.TrimSpace(ts.Log.String()), "\n")
+	if len(lines) != before+1 {
+		t.Fatalf("%d log lines for one request, want 1:\n%s", len(lines)-before, ts.Log.String())
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]any{"msg": "http request", "method": "POST", "path": "/mcp", "rpc_method": "skills/list", "status": 200.0, "result": "ok"} {
+		if rec[k] != v {
+			t.Errorf("log field %s = %v, want %v", k, rec[k], v)
+		}
+	}
+	for _, k := range []string{"duration", "bytes_in", "bytes_out", "remote"} {
+		if _, ok := rec[k]; !ok {
+			t.Errorf("log line lacks %s: %v", k, rec)
+		}
+	}
+	all := ts.Log.String()
+	for _, secret := range []string{sid, "tok-SECRET", "secretmarker"} {
+		if strings.Contains(all, secret) {
+			t.Errorf("the access log contains %q", secret)
+		}
+	}
+}
