@@ -31,3 +31,5 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./skill/
 	$(GO) test -run '^$$' -fuzz FuzzPathMapping -fuzztime 60s ./catalog/
+	$(GO) test -run '^$$' -fuzz FuzzOrigin -fuzztime 60s ./endpoint/
+	$(GO) test -run '^$$' -fuzz FuzzServeMCP -fuzztime 60s ./endpoint/

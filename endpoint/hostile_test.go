@@ -182,17 +182,39 @@ func BenchmarkHostileLoad(b *testing.B) {
 		run  func(b *testing.B, p *process, sid string, stop <-chan struct{})
 	}{
 		{"batch70k-reading", func(b *testing.B, p *process, sid string, stop <-chan struct{}) {
-			big := batch(70000)
-			for i := 0; i < 20; i++ {
-				post(b, p.ts(), string(big), map[string]string{"Mcp-Session-Id": sid})
-			}
+			big := string(batch(70000))
+			forEach(4, attackTime, func() { post(b, p.ts(), big, map[string]string{"Mcp-Session-Id": sid}) })
 		}},
-		{"batch70k-nonreading", func(b *testing.B, p *process, sid string, stop <-chan struct{}) {
-			big := batch(70000)
-			for i := 0; i < 20; i++ {
-				rawPost(b, p.Addr, big, "Mcp-Session-Id: "+sid+"\r\n")
+		{"batch-nonreading", func(b *testing.B, p *process, sid string, stop <-chan struct{}) {
+			// 70,000- and 1,000-request batches from clients that never
+			// read; at most 400 such connections are held at once.
+			bodies := [][]byte{batch(70000), batch(1000)}
+			held := make(chan net.Conn, 400)
+			var n sync.Mutex
+			i := 0
+			forEach(4, attackTime, func() {
+				n.Lock()
+				body := bodies[i%2]
+				i++
+				n.Unlock()
+				c, err := net.Dial("tcp", p.Addr)
+				if err != nil {
+					return
+				}
+				fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n", p.Addr, sid, len(body))
+				c.SetWriteDeadline(time.Now().Add(time.Second))
+				c.Write(body)
+				select {
+				case held <- c:
+				default:
+					(<-held).Close()
+					held <- c
+				}
+			})
+			close(held)
+			for c := range held {
+				c.Close()
 			}
-			time.Sleep(2 * time.Second)
 		}},
 		{"slow200-30s", func(b *testing.B, p *process, sid string, stop <-chan struct{}) {
 			var wg sync.WaitGroup
@@ -222,6 +244,23 @@ func BenchmarkHostileLoad(b *testing.B) {
 			}
 		})
 	}
+}
+
+// attackTime is how long each batch attack lasts.
+const attackTime = 5 * time.Second
+
+// forEach runs fn in a loop on k goroutines for d.
+func forEach(k int, d time.Duration, fn func()) {
+	end := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for range k {
+		wg.Go(func() {
+			for time.Now().Before(end) {
+				fn()
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // latencies runs skills/list in a loop until stop closes (or for d) and

@@ -181,7 +181,7 @@ func normalizeOrigin(s string) (string, error) {
 		return "", err
 	case u.Scheme != "http" && u.Scheme != "https":
 		return "", errors.New("want http:// or https://")
-	case u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+	case u.Hostname() == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
 		return "", errors.New("want scheme://host[:port] and nothing more")
 	}
 	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
