@@ -158,7 +158,7 @@ func New(mcpHandler http.Handler, opts *Options) (*Endpoint, error) {
 	defaults(&o.WriteTimeout, DefaultWriteTimeout)
 	defaults(&o.ShutdownTimeout, DefaultShutdownTimeout)
 	for _, s := range o.AllowOrigins {
-		n, err := normalizeOrigin(s)
+		n, err := ParseOrigin(s)
 		if err != nil {
 			return nil, fmt.Errorf("endpoint: allowed origin %q: %w", s, err)
 		}
@@ -214,10 +214,15 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.done()
 		e.observe(r, rec, time.Since(start))
 	}()
-	if origin := r.Header.Get("Origin"); origin != "" && !e.originAllowed(r, origin) {
-		rec.refused = "origin"
-		writeError(rec, http.StatusForbidden, fmt.Sprintf("Origin %q is not allowed to use this server; start it with --allow-origin %s to allow that web page", origin, origin))
-		return
+	if origin := r.Header.Get("Origin"); origin != "" {
+		if !e.originAllowed(r, origin) {
+			rec.refused = "origin"
+			writeError(rec, http.StatusForbidden, fmt.Sprintf("Origin %q is not allowed to use this server; start it with --allow-origin %s to allow that web page", origin, origin))
+			return
+		}
+		if cors(rec, r, origin) {
+			return
+		}
 	}
 	e.mux.ServeHTTP(rec, r)
 }

@@ -155,6 +155,35 @@ func TestOrigin(t *testing.T) {
 			}
 		})
 	}
+	// An allowed web page can read the answers: CORS headers, and the
+	// preflight answered.
+	resp, _ := post(t, ts, initBody, map[string]string{"Origin": "https://app.example.com"})
+	if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "https://app.example.com" {
+		t.Errorf("Access-Control-Allow-Origin %q for an allowed origin", got)
+	}
+	if !strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "Mcp-Session-Id") {
+		t.Errorf("the session id header is not exposed to the page")
+	}
+	pre, _ := http.NewRequest("OPTIONS", ts.URL+"/mcp", nil)
+	pre.Header.Set("Origin", "https://app.example.com")
+	pre.Header.Set("Access-Control-Request-Method", "POST")
+	pre.Header.Set("Access-Control-Request-Headers", "content-type, mcp-session-id")
+	presp, err := http.DefaultClient.Do(pre)
+	if err != nil {
+		t.Fatal(err)
+	}
+	presp.Body.Close()
+	if presp.StatusCode != 204 || !strings.Contains(presp.Header.Get("Access-Control-Allow-Methods"), "POST") || !strings.Contains(presp.Header.Get("Access-Control-Allow-Headers"), "Mcp-Session-Id") {
+		t.Errorf("preflight: %s %v", presp.Status, presp.Header)
+	}
+	pre.Header.Set("Origin", "http://evil.example")
+	if presp, err = http.DefaultClient.Do(pre); err != nil {
+		t.Fatal(err)
+	}
+	presp.Body.Close()
+	if presp.StatusCode != 403 || presp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("preflight from a refused origin: %s %v", presp.Status, presp.Header)
+	}
 	for _, bad := range []string{"evil.example", "ftp://x", "https://x/path", "https://u@x", "*"} {
 		if _, err := endpoint.New(http.NotFoundHandler(), &endpoint.Options{AllowOrigins: []string{bad}}); err == nil {
 			t.Errorf("AllowOrigins %q accepted", bad)

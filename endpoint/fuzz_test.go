@@ -21,9 +21,9 @@ func FuzzOrigin(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, origin string) {
-		if n, err := normalizeOrigin(origin); err == nil {
-			if n2, err := normalizeOrigin(n); err != nil || n2 != n {
-				t.Errorf("normalizeOrigin(%q) = %q, which normalises to %q, %v", origin, n, n2, err)
+		if n, err := ParseOrigin(origin); err == nil {
+			if n2, err := ParseOrigin(n); err != nil || n2 != n {
+				t.Errorf("ParseOrigin(%q) = %q, which normalises to %q, %v", origin, n, n2, err)
 			}
 		}
 		r := httptest.NewRequest("POST", "http://127.0.0.1:1/mcp", nil)

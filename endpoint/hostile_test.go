@@ -268,7 +268,10 @@ func forEach(k int, d time.Duration, fn func()) {
 func latencies(b *testing.B, p *process, sid string, stop <-chan struct{}, d time.Duration) []time.Duration {
 	var out []time.Duration
 	end := time.Now().Add(d)
-	client := &http.Client{Timeout: 10 * time.Second}
+	// Its own transport: the attackers' connections do not share its pool.
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Timeout: 10 * time.Second, Transport: tr}
 	for {
 		if d > 0 && time.Now().After(end) {
 			return out

@@ -151,7 +151,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 // the MCP handler already refuses loopback requests naming a foreign
 // Host).
 func (e *Endpoint) originAllowed(r *http.Request, origin string) bool {
-	n, err := normalizeOrigin(origin)
+	n, err := ParseOrigin(origin)
 	if err != nil {
 		return false
 	}
@@ -172,9 +172,29 @@ func (e *Endpoint) originAllowed(r *http.Request, origin string) bool {
 	return false
 }
 
-// normalizeOrigin returns scheme://host[:port] in lower case, without a
-// default port, or an error when s is not an origin.
-func normalizeOrigin(s string) (string, error) {
+// cors lets a web page of an allowed origin read the responses: it sets the
+// CORS response headers and answers a preflight itself, reporting whether
+// it did.
+func cors(w http.ResponseWriter, r *http.Request, origin string) (answered bool) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version")
+	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+		return false
+	}
+	h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}
+
+// ParseOrigin returns the web origin s as [Options.AllowOrigins] compares
+// it (scheme://host[:port] in lower case, without a default port), or an
+// error saying why s is not an origin; a CLI checks its flags with it
+// before starting.
+func ParseOrigin(s string) (string, error) {
 	u, err := url.Parse(s)
 	switch {
 	case err != nil:

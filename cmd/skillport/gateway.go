@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/skillport/skillport/endpoint"
 	"github.com/skillport/skillport/gateway"
 )
 
@@ -59,6 +60,13 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	if stateless && addr == "" {
 		return usageErrorf("gateway: --stateless applies to --http only")
 	}
+	var httpOpts *endpoint.Options
+	if addr != "" {
+		var err error
+		if httpOpts, err = httpOptions(f, "gateway"); err != nil {
+			return err
+		}
+	}
 	cfg, err := gateway.LoadConfig(file)
 	if err != nil {
 		return usageErrorf("%v", err)
@@ -101,7 +109,7 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 		return &exitError{code: 1, err: fmt.Errorf("gateway: --http %s: %w", addr, err)}
 	}
 	fmt.Fprintf(os.Stderr, "gateway listening at http://%s/mcp (config %s)\n", ln.Addr(), file)
-	ready := func(context.Context) error {
+	httpOpts.Ready = func(context.Context) error {
 		select {
 		case <-g.Ready():
 			return nil
@@ -109,5 +117,5 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 			return errors.New("the gateway is still discovering the skills of its upstream servers")
 		}
 	}
-	return serveHTTP(ctx, f, ln, g.Handler(&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), nil, ready, "gateway")
+	return serveHTTP(ctx, ln, g.Handler(&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), httpOpts, "gateway")
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/skillport/skillport/endpoint"
-	"github.com/skillport/skillport/server"
 )
 
 // httpFlags adds the flags of the HTTP endpoint (see package endpoint) to
@@ -20,27 +19,31 @@ func httpFlags(f *pflag.FlagSet) {
 	f.Int("max-connections", endpoint.DefaultMaxConns, "refuse connections beyond `N` open at once with 503")
 }
 
-// serveHTTP serves h at /mcp, with /healthz, /readyz and /metrics, behind
-// the limits of package endpoint, on ln until ctx ends, then shuts down
-// gracefully. src (optional) and ready (optional) feed /readyz and the
-// snapshot metrics. what names the command in errors.
-func serveHTTP(ctx context.Context, f *pflag.FlagSet, ln net.Listener, h http.Handler, src server.Source, ready func(context.Context) error, what string) error {
+// httpOptions reads the endpoint flags, so that a bad one is a usage error
+// before anything starts. what names the command in errors.
+func httpOptions(f *pflag.FlagSet, what string) (*endpoint.Options, error) {
 	origins, _ := f.GetStringArray("allow-origin")
 	conns, _ := f.GetInt("max-connections")
 	if conns <= 0 {
-		return usageErrorf("%s: --max-connections must be positive", what)
+		return nil, usageErrorf("%s: --max-connections must be positive", what)
 	}
-	ep, err := endpoint.New(h, &endpoint.Options{
-		AllowOrigins: origins,
-		MaxConns:     conns,
-		Source:       src,
-		Ready:        ready,
-		Logger:       slog.Default(),
-	})
+	for _, o := range origins {
+		if _, err := endpoint.ParseOrigin(o); err != nil {
+			return nil, usageErrorf("%s: --allow-origin %q: %v", what, o, err)
+		}
+	}
+	return &endpoint.Options{AllowOrigins: origins, MaxConns: conns, Logger: slog.Default()}, nil
+}
+
+// serveHTTP serves h at /mcp, with /healthz, /readyz and /metrics, behind
+// the limits of package endpoint, on ln until ctx ends, then shuts down
+// gracefully. what names the command in errors.
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, opts *endpoint.Options, what string) error {
+	ep, err := endpoint.New(h, opts)
+	if err == nil {
+		err = ep.Serve(ctx, ln)
+	}
 	if err != nil {
-		return usageErrorf("%s: --allow-origin: %v", what, err)
-	}
-	if err := ep.Serve(ctx, ln); err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("%s: %w", what, err)}
 	}
 	return nil

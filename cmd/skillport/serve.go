@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/endpoint"
 	"github.com/skillport/skillport/sandbox"
 	"github.com/skillport/skillport/server"
 )
@@ -70,6 +71,13 @@ func runServe(cmd *cobra.Command, args []string) error {
 		return usageErrorf("serve: --stateless applies to --http only")
 	case pageSize < 0:
 		return usageErrorf("serve: --page-size must be positive")
+	}
+	var httpOpts *endpoint.Options
+	if addr != "" {
+		var err error
+		if httpOpts, err = httpOptions(f, "serve"); err != nil {
+			return err
+		}
 	}
 	var profiles []server.Profile
 	if profileList != "" {
@@ -141,8 +149,9 @@ func runServe(cmd *cobra.Command, args []string) error {
 		return &exitError{code: 1, err: fmt.Errorf("serve: --http %s: %w", addr, err)}
 	}
 	summary(cat, dir, "http://"+ln.Addr().String()+"/mcp")
-	err = serveHTTP(ctx, f, ln, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), src, nil, "serve")
+	httpOpts.Source = src
+	err = serveHTTP(ctx, ln, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), httpOpts, "serve")
 	if err == nil {
 		log.Info("shut down")
 	}
