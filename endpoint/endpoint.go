@@ -20,6 +20,8 @@
 //   - a body that does not arrive within [Options.BodyTimeout], headers
 //     that do not within [Options.ReadHeaderTimeout], and keep-alive
 //     connections idle for [Options.IdleTimeout] are closed;
+//   - at most [Options.MaxSessionPOSTs] POSTs of one session are handled at
+//     once; the next gets 429;
 //   - at most [Options.MaxConns] connections are open at once; the next
 //     one is answered 503 and closed;
 //   - a request whose Origin header is present and not allowed gets 403
@@ -35,6 +37,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,6 +54,7 @@ const (
 	DefaultMaxBodyBuffer     = 64 << 20
 	DefaultMaxHeaderBytes    = 64 << 10
 	DefaultMaxConns          = 1024
+	DefaultMaxSessionPOSTs   = 16
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultBodyTimeout       = 30 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
@@ -74,6 +78,10 @@ type Options struct {
 	MaxHeaderBytes int
 	// MaxConns caps the connections open at once (default 1024).
 	MaxConns int
+	// MaxSessionPOSTs caps the POSTs of one MCP session (by its
+	// Mcp-Session-Id header) being handled at once (default 16): a client
+	// cannot multiply its responses in flight by opening connections.
+	MaxSessionPOSTs int
 	// ReadHeaderTimeout bounds the time to receive the request headers.
 	ReadHeaderTimeout time.Duration
 	// BodyTimeout bounds the time to receive a request body, counted from
@@ -132,6 +140,9 @@ type Endpoint struct {
 	m       *metrics
 	log     *slog.Logger
 	bodies  atomic.Int64 // bytes of request bodies held
+
+	sessMu   sync.Mutex
+	sessions map[string]int // POSTs in flight by session id; no entry at 0
 }
 
 // New composes mcpHandler with the limits and operability endpoints
@@ -139,7 +150,7 @@ type Endpoint struct {
 // is not of the form scheme://host[:port] or the metrics cannot be
 // registered.
 func New(mcpHandler http.Handler, opts *Options) (*Endpoint, error) {
-	e := &Endpoint{mcp: mcpHandler, origins: map[string]bool{}}
+	e := &Endpoint{mcp: mcpHandler, origins: map[string]bool{}, sessions: map[string]int{}}
 	if opts != nil {
 		e.opts = *opts
 	}
@@ -152,6 +163,7 @@ func New(mcpHandler http.Handler, opts *Options) (*Endpoint, error) {
 	defaults(&o.MaxBodyBuffer, DefaultMaxBodyBuffer)
 	defaults(&o.MaxHeaderBytes, DefaultMaxHeaderBytes)
 	defaults(&o.MaxConns, DefaultMaxConns)
+	defaults(&o.MaxSessionPOSTs, DefaultMaxSessionPOSTs)
 	defaults(&o.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	defaults(&o.BodyTimeout, DefaultBodyTimeout)
 	defaults(&o.IdleTimeout, DefaultIdleTimeout)

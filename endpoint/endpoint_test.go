@@ -285,6 +285,37 @@ func TestNonReadingClient(t *testing.T) {
 	}
 }
 
+// TestSessionPOSTs: one session cannot have more than MaxSessionPOSTs
+// requests in flight, however many connections it opens; other sessions
+// are not affected.
+func TestSessionPOSTs(t *testing.T) {
+	ts := serve(t, skillTree(t, 2, 8<<20), endpoint.Options{MaxSessionPOSTs: 2, WriteTimeout: time.Minute})
+	sid := session(t, ts)
+	hdr := fmt.Sprintf("Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\n", sid)
+	for i := range 2 { // never read: both stay in flight
+		rawPost(t, ts.Addr, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"skill://skill-000/big.md"}}`, 100+i), hdr)
+	}
+	list := `{"jsonrpc":"2.0","id":3,"method":"skills/list","params":{}}`
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, body := post(t, ts, list, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
+		if resp.StatusCode == http.StatusTooManyRequests {
+			if _, msg := rpcError(t, body); !strings.Contains(msg, "2 requests in flight") {
+				t.Errorf("refusal %q does not name the limit", msg)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a third request of a session with two in flight: %s, want 429", resp.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	other := session(t, ts)
+	if resp, body := post(t, ts, list, map[string]string{"Mcp-Session-Id": other, "MCP-Protocol-Version": "2025-11-25"}); resp.StatusCode != 200 {
+		t.Errorf("another session: %s %s", resp.Status, trunc(body))
+	}
+}
+
 // TestConnectionLimit: beyond MaxConns, a connection is answered 503 with
 // an error naming the limit; closing one frees a place.
 func TestConnectionLimit(t *testing.T) {

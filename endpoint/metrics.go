@@ -115,7 +115,7 @@ func newMetrics(reg prometheus.Registerer, src server.Source) (*metrics, error) 
 			return nil, err
 		}
 	}
-	for _, r := range []string{"origin", "body_too_large", "body_budget", "batch", "slow_body", "body_read", "connection_limit"} {
+	for _, r := range []string{"origin", "body_too_large", "body_budget", "batch", "slow_body", "body_read", "session_requests", "connection_limit"} {
 		m.refused.WithLabelValues(r)
 	}
 	return m, nil
