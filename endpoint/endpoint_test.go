@@ -285,6 +285,36 @@ func TestNonReadingClient(t *testing.T) {
 	}
 }
 
+// TestPipelinedRequests: requests pipelined on one connection are handled
+// one at a time, so a client that sends many and reads none has one
+// response in flight.
+func TestPipelinedRequests(t *testing.T) {
+	ts := serve(t, skillTree(t, 2, 8<<20), endpoint.Options{WriteTimeout: time.Minute})
+	hdr := fmt.Sprintf("Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\n", session(t, ts))
+	c, err := net.Dial("tcp", ts.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 20 {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"skill://skill-000/big.md"}}`, 100+i)
+		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n%s\r\n%s", ts.Addr, len(body), hdr, body)
+	}
+	time.Sleep(time.Second)
+	resp, err := http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	// This scrape, and at most one of the pipelined requests.
+	if !bytes.Contains(b, []byte("\nskillport_http_requests_in_flight 2\n")) && !bytes.Contains(b, []byte("\nskillport_http_requests_in_flight 1\n")) {
+		_, after, _ := bytes.Cut(b, []byte("\nskillport_http_requests_in_flight "))
+		line, _, _ := bytes.Cut(after, []byte("\n"))
+		t.Errorf("20 pipelined requests, not read: %q in flight, want at most 1 and the scrape", line)
+	}
+}
+
 // TestSessionPOSTs: one session cannot have more than MaxSessionPOSTs
 // requests in flight, however many connections it opens; other sessions
 // are not affected.
