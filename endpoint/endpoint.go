@@ -220,6 +220,12 @@ func (e *Endpoint) Options() Options { return e.opts }
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := e.track(w)
+	if r.ContentLength != 0 && e.opts.BodyTimeout > 0 {
+		// Every route, not only the MCP one: the server reads what a
+		// handler left of a body before the next request, and a slow client
+		// must not hold the connection there either.
+		rec.rc.SetReadDeadline(time.Now().Add(e.opts.BodyTimeout))
+	}
 	e.m.inFlight.Inc()
 	defer func() {
 		e.m.inFlight.Dec()

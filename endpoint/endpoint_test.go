@@ -222,6 +222,20 @@ func TestSlowClients(t *testing.T) {
 			t.Errorf("slow body answered %q, want 408", b)
 		}
 	})
+	t.Run("slow body to a refused origin", func(t *testing.T) {
+		c, _ := net.Dial("tcp", ts.Addr)
+		defer c.Close()
+		fmt.Fprintf(c, "POST /nowhere HTTP/1.1\r\nHost: %s\r\nOrigin: http://evil.example\r\nContent-Length: 100000\r\n\r\n{", ts.Addr)
+		go func() {
+			for range 20 {
+				time.Sleep(100 * time.Millisecond)
+				if _, err := c.Write([]byte(" ")); err != nil {
+					return
+				}
+			}
+		}()
+		closedWithin(t, c, 5*d)
+	})
 	t.Run("slow headers", func(t *testing.T) {
 		c, _ := net.Dial("tcp", ts.Addr)
 		defer c.Close()
@@ -325,6 +339,7 @@ func TestSessionPOSTs(t *testing.T) {
 	for i := range 2 { // never read: both stay in flight
 		rawPost(t, ts.Addr, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"skill://skill-000/big.md"}}`, 100+i), hdr)
 	}
+	waitInFlight(t, ts, 2)
 	list := `{"jsonrpc":"2.0","id":3,"method":"skills/list","params":{}}`
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -343,6 +358,32 @@ func TestSessionPOSTs(t *testing.T) {
 	other := session(t, ts)
 	if resp, body := post(t, ts, list, map[string]string{"Mcp-Session-Id": other, "MCP-Protocol-Version": "2025-11-25"}); resp.StatusCode != 200 {
 		t.Errorf("another session: %s %s", resp.Status, trunc(body))
+	}
+}
+
+// waitInFlight waits until n requests besides its own scrape are in flight.
+func waitInFlight(t *testing.T, ts *testServer, n float64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := http.Get(ts.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err := parser.TextToMetricFamilies(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fams["skillport_http_requests_in_flight"].GetMetric()[0].GetGauge().GetValue() - 1
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v requests in flight after 5s, want %v", got, n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

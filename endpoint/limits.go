@@ -23,7 +23,6 @@ import (
 func (e *Endpoint) serveMCP(w http.ResponseWriter, r *http.Request) {
 	rec := w.(*recorder)
 	if r.Method != http.MethodPost {
-		rec.rpcMethod = ""
 		e.mcp.ServeHTTP(w, r)
 		return
 	}
@@ -42,24 +41,19 @@ func (e *Endpoint) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer e.leaveSession(sid)
 	}
+	rc := rec.rc
 	if r.ContentLength > limit {
-		http.NewResponseController(rec.ResponseWriter).SetReadDeadline(time.Now())
+		// Expire the read deadline so that the server does not wait for the
+		// body before closing the connection.
+		rc.SetReadDeadline(time.Now())
 		tooLarge()
 		return
 	}
-	rc := http.NewResponseController(rec.ResponseWriter)
-	if d := e.opts.BodyTimeout; d > 0 {
-		rc.SetReadDeadline(time.Now().Add(d))
-	}
+	// ServeHTTP set the BodyTimeout deadline.
 	body, held, err := e.readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
 	defer e.bodies.Add(-held)
-	// Once the body is in, nothing more is read but the next request, which
-	// ReadHeaderTimeout and IdleTimeout bound; a deadline left here would
-	// cancel a long-lived response stream.
 	rec.bytesIn = int64(len(body))
 	if err != nil {
-		// Expire the read deadline so that the server does not wait for the
-		// rest of a refused body before closing the connection.
 		rc.SetReadDeadline(time.Now())
 		var mbe *http.MaxBytesError
 		switch {
@@ -81,6 +75,9 @@ func (e *Endpoint) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	// Once the body is in, nothing more is read but the next request, which
+	// ReadHeaderTimeout and IdleTimeout bound; a deadline left here would
+	// cancel a long-lived response stream.
 	rc.SetReadDeadline(time.Time{})
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
 		rec.refused = "batch"
