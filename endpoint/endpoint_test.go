@@ -287,16 +287,34 @@ func TestNonReadingClient(t *testing.T) {
 			t.Fatalf("well-behaved request %d while others stall: %s %s", i, resp.Status, trunc(body))
 		}
 	}
-	time.Sleep(1500 * time.Millisecond)
-	for i, c := range conns {
-		c.SetReadDeadline(time.Now().Add(2 * time.Second))
-		n, err := io.Copy(io.Discard, c)
-		if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			t.Errorf("non-reading client %d: connection still open after the write timeout (%d bytes readable)", i, n)
-		} else if n >= 8<<20 {
-			t.Errorf("non-reading client %d got its whole %d-byte response: nothing was cut", i, n)
+	// Wait, reading nothing, until the server has given up on all four.
+	deadline := time.Now().Add(20 * time.Second)
+	for strings.Count(ts.Log.String(), `"rpc_method":"resources/read"`) < len(conns) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 20s the server still writes to clients that do not read:\n%s", ts.Log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, line := range strings.Split(ts.Log.String(), "\n") {
+		var rec struct {
+			RPC      string `json:"rpc_method"`
+			BytesOut int64  `json:"bytes_out"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.RPC == "resources/read" && rec.BytesOut >= 8<<20 {
+			t.Errorf("a client that does not read was sent its whole response (%d bytes): nothing was cut", rec.BytesOut)
 		}
 	}
+	for i, c := range conns {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if n, err := io.Copy(io.Discard, c); isTimeout(err) {
+			t.Errorf("non-reading client %d: connection still open after its response was abandoned (%d bytes readable)", i, n)
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
 }
 
 // TestPipelinedRequests: requests pipelined on one connection are handled
