@@ -63,7 +63,8 @@ const (
 )
 
 // Options configures an [Endpoint]. The zero value of every field selects
-// its default; a negative duration or MaxConns turns that limit off.
+// its default; a negative duration, MaxConns, MaxSessionPOSTs or
+// MaxBodyBuffer turns that limit off.
 type Options struct {
 	// Path is where the MCP handler is mounted (default "/mcp").
 	Path string

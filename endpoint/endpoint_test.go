@@ -627,3 +627,20 @@ func TestAccessLog(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitsOff: a negative value turns a limit off rather than refusing
+// everything.
+func TestLimitsOff(t *testing.T) {
+	ts := serve(t, skillTree(t, 3, 0), endpoint.Options{
+		MaxBodyBuffer: -1, MaxSessionPOSTs: -1, MaxConns: -1,
+		ReadHeaderTimeout: -1, BodyTimeout: -1, IdleTimeout: -1, WriteTimeout: -1,
+	})
+	sid := session(t, ts)
+	resp, body := post(t, ts, `{"jsonrpc":"2.0","id":2,"method":"skills/list","params":{}}`, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte("skill-002")) {
+		t.Errorf("skills/list with the limits off: %s %s", resp.Status, trunc(body))
+	}
+	if _, err := endpoint.New(http.NotFoundHandler(), &endpoint.Options{MaxBodyBytes: -1}); err == nil {
+		t.Errorf("MaxBodyBytes -1 accepted: the body cap cannot be turned off")
+	}
+}

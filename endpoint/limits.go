@@ -50,7 +50,7 @@ func (e *Endpoint) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// ServeHTTP set the BodyTimeout deadline.
-	body, held, err := e.readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
+	body, held, err := e.readBody(http.MaxBytesReader(rec.ResponseWriter, r.Body, limit), r.ContentLength)
 	defer e.bodies.Add(-held)
 	rec.bytesIn = int64(len(body))
 	if err != nil {
@@ -125,7 +125,7 @@ var errBusy = errors.New("request body budget exhausted")
 // done.
 func (e *Endpoint) readBody(r io.Reader, n int64) (body []byte, held int64, err error) {
 	grow := func(size int64) error {
-		if e.bodies.Add(size) > e.opts.MaxBodyBuffer {
+		if e.bodies.Add(size) > e.opts.MaxBodyBuffer && e.opts.MaxBodyBuffer > 0 {
 			e.bodies.Add(-size)
 			return errBusy
 		}
