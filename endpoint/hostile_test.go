@@ -94,14 +94,19 @@ func startServe(t testing.TB, dir string, flags ...string) *process {
 }
 
 // peakRSS is the process's peak resident set (VmHWM), in bytes.
-func (p *process) peakRSS(t testing.TB) int64 {
+func (p *process) peakRSS(t testing.TB) int64 { return p.status(t, "VmHWM:") }
+
+// rss is the process's resident set now (VmRSS), in bytes.
+func (p *process) rss(t testing.TB) int64 { return p.status(t, "VmRSS:") }
+
+func (p *process) status(t testing.TB, field string) int64 {
 	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {
-		t.Fatalf("reading the server's peak RSS: %v", err)
+		t.Fatalf("reading the server's %s: %v", field, err)
 	}
 	for line := range strings.SplitSeq(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			if err != nil {
 				t.Fatal(err)
@@ -109,7 +114,7 @@ func (p *process) peakRSS(t testing.TB) int64 {
 			return kb << 10
 		}
 	}
-	t.Fatal("no VmHWM in /proc/PID/status")
+	t.Fatalf("no %s in /proc/PID/status", field)
 	return 0
 }
 
@@ -120,8 +125,9 @@ const rssBudget = 200 << 20
 // TestHostileServe runs the report's attacks on `skillport serve --http`
 // over a 100-skill tree: batches (1,000 and 70,000 requests, no protocol
 // header, from clients that do and do not read), a foreign Origin, and
-// checks the operability endpoints and --allow-origin. The server must
-// refuse each attack clearly and stay under 200 MB of peak RSS.
+// checks the operability endpoints and --allow-origin; then 200 slow
+// clients. The server must refuse each attack clearly, keep answering a
+// well-behaved client, and stay under 200 MB of peak RSS.
 func TestHostileServe(t *testing.T) {
 	p := startServe(t, skillTree(t, 100, 0), "--allow-origin", "https://app.example.com")
 	ts := p.ts()
@@ -158,12 +164,19 @@ func TestHostileServe(t *testing.T) {
 	if resp.StatusCode < 400 || len(body) > 4096 {
 		t.Errorf("a 70,000-request batch (%d bytes) was answered %s with %d bytes", len(big), resp.Status, len(body))
 	}
+	// 200 slow clients (headers or body a byte a second) for 3 s.
+	var wg sync.WaitGroup
+	end := time.Now().Add(3 * time.Second)
+	for i := range 200 {
+		wg.Go(func() { slowClient(p.Addr, i%2 == 0, end) })
+	}
+	time.Sleep(time.Second)
 	// A well-behaved client is still answered.
 	resp, body = post(t, ts, `{"jsonrpc":"2.0","id":5,"method":"skills/list","params":{}}`, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
 	if resp.StatusCode != 200 || !bytes.Contains(body, []byte("skill-099")) {
 		t.Errorf("skills/list after the attack: %s %s", resp.Status, trunc(body))
 	}
-	time.Sleep(500 * time.Millisecond)
+	wg.Wait()
 	if rss := p.peakRSS(t); rss > rssBudget {
 		t.Errorf("peak RSS %d MiB, budget %d MiB", rss>>20, rssBudget>>20)
 	}
@@ -231,6 +244,7 @@ func BenchmarkHostileLoad(b *testing.B) {
 				p := startServe(b, tree)
 				sid := session(b, p.ts())
 				base := latencies(b, p, sid, nil, 2*time.Second)
+				idle := p.rss(b)
 				stop := make(chan struct{})
 				during := make(chan []time.Duration)
 				go func() { during <- latencies(b, p, sid, stop, 0) }()
@@ -238,6 +252,7 @@ func BenchmarkHostileLoad(b *testing.B) {
 				close(stop)
 				lat := <-during
 				b.ReportMetric(float64(p.peakRSS(b))/(1<<20), "peak-RSS-MiB")
+				b.ReportMetric(float64(p.peakRSS(b))/float64(idle), "peak-RSS/idle")
 				b.ReportMetric(float64(p99(lat))/1e6, "p99-ms")
 				b.ReportMetric(float64(p99(lat))/float64(p99(base)), "p99/baseline")
 				b.ReportMetric(float64(len(lat)), "good-requests")
