@@ -99,6 +99,22 @@ func (p *process) peakRSS(t testing.TB) int64 { return p.status(t, "VmHWM:") }
 // rss is the process's resident set now (VmRSS), in bytes.
 func (p *process) rss(t testing.TB) int64 { return p.status(t, "VmRSS:") }
 
+// cpu is the CPU time the process has used, user and system.
+func (p *process) cpu(t testing.TB) time.Duration {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		t.Fatalf("reading the server's CPU time: %v", err)
+	}
+	// Fields after the command name, which ends with the last ')': state
+	// is field 3, utime 14 and stime 15, in clock ticks (100 a second).
+	_, rest, _ := strings.Cut(string(data), ") ")
+	f := strings.Fields(rest)
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
 func (p *process) status(t testing.TB, field string) int64 {
 	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
@@ -245,12 +261,14 @@ func BenchmarkHostileLoad(b *testing.B) {
 				sid := session(b, p.ts())
 				base := latencies(b, p, sid, nil, 2*time.Second)
 				idle := p.rss(b)
+				cpu0, start := p.cpu(b), time.Now()
 				stop := make(chan struct{})
 				during := make(chan []time.Duration)
 				go func() { during <- latencies(b, p, sid, stop, 0) }()
 				a.run(b, p, sid, stop)
 				close(stop)
 				lat := <-during
+				b.ReportMetric(float64(p.cpu(b)-cpu0)/float64(time.Since(start)), "server-CPU/wall")
 				b.ReportMetric(float64(p.peakRSS(b))/(1<<20), "peak-RSS-MiB")
 				b.ReportMetric(float64(p.peakRSS(b))/float64(idle), "peak-RSS/idle")
 				b.ReportMetric(float64(p99(lat))/1e6, "p99-ms")
