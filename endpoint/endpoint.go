@@ -213,6 +213,14 @@ func defaults[T comparable](v *T, def T) {
 	}
 }
 
+// Handle mounts h at pattern (as http.ServeMux patterns) next to the MCP
+// handler, for the other parts of a server (a registry API, a web
+// catalog). Its requests get the Origin check, the connection limit, the
+// timeouts, the metrics and the access log; bodies are h's to bound (the
+// JSON-RPC body cap and batch refusal apply to the MCP path only). Call it
+// before serving.
+func (e *Endpoint) Handle(pattern string, h http.Handler) { e.mux.Handle(pattern, h) }
+
 // Options returns the options in effect, defaults filled in.
 func (e *Endpoint) Options() Options { return e.opts }
 

@@ -644,3 +644,37 @@ func TestLimitsOff(t *testing.T) {
 		t.Errorf("MaxBodyBytes -1 accepted: the body cap cannot be turned off")
 	}
 }
+
+// TestHandle: a handler mounted next to the MCP one gets the Origin check,
+// the metrics and an access-log line under its own pattern.
+func TestHandle(t *testing.T) {
+	ts := serve(t, skillTree(t, 1, 0), endpoint.Options{})
+	ts.EP.Handle("GET /catalog/", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "catalog page") }))
+	get := func(path, origin string) (int, string) {
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/catalog/pdf", ""); code != 200 || body != "catalog page" {
+		t.Errorf("mounted handler: %d %q", code, body)
+	}
+	if code, _ := get("/catalog/pdf", "http://evil.example"); code != 403 {
+		t.Errorf("mounted handler from a foreign origin: %d, want 403", code)
+	}
+	get("/nowhere/%1b%5b2Jevil", "")
+	logs := ts.Log.String()
+	if !strings.Contains(logs, `"path":"/catalog/"`) || !strings.Contains(logs, `"path":"other"`) {
+		t.Errorf("access log paths: want the pattern /catalog/ and other for unrouted requests:\n%s", logs)
+	}
+	if strings.Contains(logs, "evil") || strings.Contains(logs, "nowhere") {
+		t.Errorf("the access log carries a request's own path:\n%s", logs)
+	}
+}

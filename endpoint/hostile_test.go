@@ -198,6 +198,20 @@ func TestHostileServe(t *testing.T) {
 	}
 }
 
+// TestHostileServeStateless: the batch is refused with --stateless too,
+// where no session id is needed to send it.
+func TestHostileServeStateless(t *testing.T) {
+	p := startServe(t, skillTree(t, 100, 0), "--stateless")
+	resp, body := post(t, p.ts(), string(batch(1000)), nil)
+	if resp.StatusCode != http.StatusBadRequest || len(body) > 4096 {
+		t.Fatalf("a 1,000-request batch on --stateless: %s with %d bytes, want 400 and a short JSON-RPC error", resp.Status, len(body))
+	}
+	rpcError(t, body)
+	if rss := p.peakRSS(t); rss > rssBudget {
+		t.Errorf("peak RSS %d MiB, budget %d MiB", rss>>20, rssBudget>>20)
+	}
+}
+
 // BenchmarkHostileLoad measures, for the report, the server's peak RSS
 // under each attack and the p99 latency of a well-behaved client during
 // it, as a ratio to its p99 before the attack in the same run. Each

@@ -3,6 +3,7 @@ package endpoint
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -163,7 +164,7 @@ func (e *Endpoint) observe(r *http.Request, rec *recorder, d time.Duration) {
 	}
 	attrs := []slog.Attr{
 		slog.String("method", method),
-		slog.String("path", pathLabel(r.URL.Path, e.opts.Path)),
+		slog.String("path", pathLabel(r)),
 		slog.String("rpc_method", rec.rpcMethod),
 		slog.Int("status", rec.status),
 		slog.String("result", result),
@@ -178,12 +179,16 @@ func (e *Endpoint) observe(r *http.Request, rec *recorder, d time.Duration) {
 	e.log.LogAttrs(r.Context(), slog.LevelInfo, "http request", attrs...)
 }
 
-// pathLabel keeps the access log to the paths the endpoint serves, so
-// that a request line cannot put arbitrary text in it.
-func pathLabel(p, mcpPath string) string {
-	switch p {
-	case mcpPath, "/healthz", "/readyz", "/metrics":
-		return p
+// pathLabel is the pattern that routed the request (its path part), so
+// that the access log holds only the paths the endpoint serves, never
+// arbitrary text from a request line.
+func pathLabel(r *http.Request) string {
+	if r.Pattern == "" {
+		return "other"
 	}
-	return "other"
+	_, path, ok := strings.Cut(r.Pattern, " ")
+	if !ok {
+		path = r.Pattern
+	}
+	return path
 }
