@@ -227,7 +227,7 @@ func ParseOrigin(s string) (string, error) {
 	case err != nil:
 		return "", err
 	case u.Scheme != "http" && u.Scheme != "https":
-		return "", errors.New("want http:// or https://")
+		return "", errors.New("want http:// or https://, e.g. https://app.example.com")
 	case u.Hostname() == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
 		return "", errors.New("want scheme://host[:port] and nothing more")
 	}
