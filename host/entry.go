@@ -66,8 +66,12 @@ type Entry struct {
 	Files []wire.SkillResource
 	// Dynamic is set when the server publishes no digests ("resources": "dynamic").
 	Dynamic bool
-	// Size is the sum of the files' sizes (0 when Dynamic).
+	// Size is the sum of the files' sizes (0 when Dynamic), not counting
+	// files of unknown size.
 	Size int64
+	// SizesMissing counts the files whose entry gave no size (their Size is
+	// SizeUnknown); a server deviation, noted in Warnings.
+	SizesMissing int
 	// Declined is non-nil when the host will not load the skill; it says why.
 	// A declined skill is shown to the user but never to the model.
 	Declined error
@@ -145,6 +149,14 @@ func (e *Entry) Status() string {
 	return "verified-on-load"
 }
 
+// SizeUnknown is the Size of a manifest file whose entry gave no size,
+// which the extension requires but some servers omit (Hugging Face's
+// hf-mcp-server lists {uri, digest} only). Such an entry is accepted with a
+// warning naming the deviation: every read of such a file is bounded by the
+// 16 MiB per-skill limit (and counts toward it), and verified by its digest
+// like any other, so the missing size costs the early size check only.
+const SizeUnknown int64 = -1
+
 var digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 // DecodeEntry decodes one skill entry as a server sent it and validates it
@@ -210,6 +222,13 @@ func decodeResources(raw []byte) (*wire.Resources, error) {
 			return nil, fmt.Errorf("item %d (%q): digest is missing or not a string", i, r.URI)
 		}
 		size := string(bytes.TrimSpace(f["size"]))
+		if _, present := f["size"]; !present {
+			// A deviation some servers have; ValidateEntry accepts it with
+			// a warning and the reads stay bounded (see SizeUnknown).
+			r.Size = SizeUnknown
+			files = append(files, r)
+			continue
+		}
 		if size == "" {
 			return nil, fmt.Errorf("item %d (%q): size is missing", i, r.URI)
 		}
@@ -304,6 +323,10 @@ func ValidateEntry(origin string, s *wire.Skill) (*Entry, error) {
 		}
 		if !digestRE.MatchString(f.Digest) {
 			return nil, bad("resources item %d (%q): digest %q is not sha256: and 64 lowercase hex digits", i, f.URI, clip(f.Digest))
+		}
+		if f.Size == SizeUnknown {
+			e.SizesMissing++
+			continue
 		}
 		if f.Size < 0 {
 			return nil, bad("resources item %d (%q): size %d is negative", i, f.URI, f.Size)

@@ -63,7 +63,7 @@ const (
 	ReasonOutsideRoot Reason = "outside the skill root"
 	ReasonContents    Reason = "resources/read did not return exactly one content item for the URI"
 	ReasonEncoding    Reason = "SKILL.md is not valid UTF-8 Markdown with frontmatter"
-	ReasonLimit       Reason = "dynamic skill exceeded the 16 MiB retrieval limit"
+	ReasonLimit       Reason = "content of no announced size exceeded the skill's 16 MiB retrieval limit"
 )
 
 // VerificationError reports content that does not match the held entry.

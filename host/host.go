@@ -92,6 +92,12 @@ type Severity int
 const (
 	Warning Severity = iota + 1
 	Error
+	// Deviation is a warning about a server that breaks a rule of the
+	// extension in a way the host works around without giving up a check
+	// that protects the user (a missing size: the digest still binds the
+	// content and reads stay bounded). Tools that fail on warnings, like
+	// skillport verify, report it and pass.
+	Deviation
 )
 
 func (s Severity) String() string {

@@ -208,7 +208,7 @@ func (h *Host) refreshAfterFailure(ctx context.Context, o *originState, e *Entry
 func (l *Loaded) fetch(ctx context.Context, o *originState, uri string, res *wire.SkillResource) ([]byte, string, error) {
 	h := l.h
 	label := o.cfg.Label
-	if res != nil && h.opts.Cache != nil {
+	if res != nil && res.Size != SizeUnknown && h.opts.Cache != nil {
 		if data, ok := h.opts.Cache.Get(label, uri, res.Digest, res.Size); ok {
 			return data, "", nil
 		}
@@ -254,7 +254,7 @@ func (l *Loaded) fetch(ctx context.Context, o *originState, uri string, res *wir
 	if c.Blob == nil {
 		n = int64(len(c.Text))
 	}
-	if res == nil {
+	if res == nil || res.Size == SizeUnknown {
 		if err := l.account(o, uri, n); err != nil {
 			return nil, "", err
 		}
@@ -287,8 +287,9 @@ func (l *Loaded) fetch(ctx context.Context, o *originState, uri string, res *wir
 	return data, c.MIMEType, nil
 }
 
-// account counts n bytes of unverified content read for uri against the
-// origin's session total and the skill's 16 MiB retrieval limit.
+// account counts n bytes read for uri whose size was not known beforehand
+// (a "dynamic" skill, or a file listed without a size) against the origin's
+// session total and the skill's 16 MiB retrieval limit.
 func (l *Loaded) account(o *originState, uri string, n int64) error {
 	o.mu.Lock()
 	o.fetched += n
