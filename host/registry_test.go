@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -380,5 +382,32 @@ func TestCatalogBudget(t *testing.T) {
 	cat := h.Catalog(&CatalogOptions{TokenBudget: 1000})
 	if len(cat) > 4000 || !strings.Contains(cat, "search_skills") || !strings.HasSuffix(cat, "</available_skills>\n") {
 		t.Errorf("budgeted catalog: %d bytes\n%s", len(cat), cat)
+	}
+}
+
+// TestRegistryBuiltOnRead: origins that answer one after another record
+// their changes; the registry is rebuilt when read, once for the burst,
+// and the reader sees every origin that answered before it asked.
+func TestRegistryBuiltOnRead(t *testing.T) {
+	var origins []Origin
+	for i := range 20 {
+		f := newFake(fmt.Sprintf("s%d", i))
+		f.addSkill("pdf", "PDF", nil)
+		origins = append(origins, Origin{Label: fmt.Sprintf("s%d", i), Transport: f.transport(t)})
+	}
+	changes := 0
+	var mu sync.Mutex
+	h := connect(t, &Options{OnChange: func() { mu.Lock(); changes++; mu.Unlock() }}, origins...)
+	if got := len(h.Skills()); got != 20 {
+		t.Fatalf("%d skills, want 20", got)
+	}
+	h.Skills()
+	if _, err := h.Lookup("s3__pdf"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n := h.rebuildsRun.Load(); n != 1 || changes < 20 {
+		t.Errorf("%d rebuilds for 20 origins and three reads (want 1), OnChange called %d times (want one per origin)", n, changes)
 	}
 }
