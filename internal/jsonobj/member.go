@@ -20,11 +20,7 @@ func MemberMap(v json.RawMessage) (map[string]json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := make(map[string]json.RawMessage, len(fs))
-	for _, f := range fs {
-		m[f.Key] = f.Value
-	}
-	return m, nil
+	return toMap(fs), nil
 }
 
 // MemberElements is Elements for a checked member value.
