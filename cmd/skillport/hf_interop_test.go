@@ -121,6 +121,19 @@ func TestHuggingFaceServer(t *testing.T) {
 		t.Errorf("verify: want %q for %d skills:\n%s", want, len(folders), out.String())
 	}
 
+	// load delivers what the model reads, byte for byte.
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	out.Reset()
+	errOut.Reset()
+	if err := runLoad(ctx, &out, &errOut, flags(), origins, "hf:pdf-processing", "", true); err != nil {
+		t.Fatalf("load: %v\n%s", err, errOut.String())
+	}
+	md, _ := os.ReadFile(filepath.Join(folders["pdf-processing"], "SKILL.md"))
+	doc, _ := skill.Parse(md)
+	if got, ok := host.UntrustedContent(out.String()); !ok || got != string(doc.Body) {
+		t.Errorf("load of hf:pdf-processing is not SKILL.md's body byte for byte:\n%s", out.String())
+	}
+
 	to := t.TempDir()
 	out.Reset()
 	errOut.Reset()
