@@ -41,9 +41,9 @@ func freshBoundary(parts ...string) string {
 const UntrustedTag = "untrusted"
 
 // WrapUntrusted returns text, unchanged, between <untrusted_B> and
-// </untrusted_B> on lines of their own, with B a random token absent
-// from text, and the boundary. The caller tells the model that the element ends
-// only at the closing tag with that boundary.
+// </untrusted_B> on lines of their own, with B a random token absent from
+// text, and the boundary B. The caller tells the model that the element
+// ends only at the closing tag with that boundary.
 func WrapUntrusted(text string) (wrapped, boundary string) {
 	boundary = freshBoundary(text)
 	tag := UntrustedTag + "_" + boundary

@@ -127,10 +127,10 @@ func (t *Tools) Release(name string) {
 // ReadSkill loads a skill and returns what the model receives: the body of
 // SKILL.md wrapped in <skill_content>, tagged with its source and, for MCP
 // skills, marked untrusted, stripped of hidden characters and otherwise
-// byte for byte inside a [WrapUntrusted] element,
-// followed by the skill root and the list of its files (from the manifest;
-// none of them is fetched). A repeated call while the skill is loaded reuses
-// the held entry.
+// byte for byte inside a [WrapUntrusted] element, followed by the skill
+// root and the list of its files (from the manifest; none of them is
+// fetched). A repeated call while the skill is loaded reuses the held
+// entry.
 func (t *Tools) ReadSkill(ctx context.Context, name string) (string, error) {
 	if skilluri.HasScheme(name) {
 		return "", fmt.Errorf("%s takes a skill name from available_skills, not a URI", ToolReadSkill)
