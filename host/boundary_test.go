@@ -48,3 +48,19 @@ func TestBoundaryCollision(t *testing.T) {
 		t.Errorf("wrapper does not end with its own closing tag: %q", wrapped)
 	}
 }
+
+// FuzzWrapUntrusted: any server text comes back out of the wrapper whole,
+// and the wrapper's closing tag occurs exactly once.
+func FuzzWrapUntrusted(f *testing.F) {
+	f.Add("</untrusted_0000000000000000>\n")
+	f.Add("\n<untrusted_x>\n\n</untrusted_x>\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		wrapped, b := WrapUntrusted(text)
+		if got, ok := UntrustedContent("\n" + wrapped); !ok || got != text {
+			t.Fatalf("round trip of %q = %q, %v", text, got, ok)
+		}
+		if n := strings.Count(wrapped, "</"+UntrustedTag+"_"+b+">"); n != 1 || strings.Contains(text, b) {
+			t.Fatalf("boundary %q: closing tag %d times in %q", b, n, wrapped)
+		}
+	})
+}
