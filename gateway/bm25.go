@@ -48,15 +48,17 @@ type Doc struct {
 // immutable once built and safe for concurrent searches.
 type Index struct {
 	n        int
-	avgLen   [numFields]float64
-	docLen   [][numFields]uint32
 	postings map[string][]posting
 	pool     sync.Pool // *accumulator
 }
 
+// posting is a term's occurrence in one document with its BM25F weight
+// there, tf/(k1+tf) of the field-weighted, length-normalised term
+// frequency: it depends on the document alone, so it is computed once at
+// build time and a search only multiplies it by the term's idf.
 type posting struct {
 	doc int32
-	tf  [numFields]uint16
+	w   float32
 }
 
 // Hit is one search result: the position of the document given to
@@ -68,7 +70,13 @@ type Hit struct {
 
 // BuildIndex indexes docs; hits refer to them by position.
 func BuildIndex(docs []Doc) *Index {
-	ix := &Index{n: len(docs), docLen: make([][numFields]uint32, len(docs)), postings: map[string][]posting{}}
+	ix := &Index{n: len(docs), postings: map[string][]posting{}}
+	type occurrence struct {
+		doc int32
+		tf  [numFields]uint16
+	}
+	docLen := make([][numFields]uint32, len(docs))
+	occurrences := map[string][]occurrence{}
 	var total [numFields]float64
 	counts := map[string]*[numFields]uint16{}
 	for i, d := range docs {
@@ -86,17 +94,37 @@ func BuildIndex(docs []Doc) *Index {
 					c[f]++
 				}
 			})
-			ix.docLen[i][f] = uint32(n)
+			docLen[i][f] = uint32(n)
 			total[f] += float64(n)
 		}
 		for tok, c := range counts {
-			ix.postings[tok] = append(ix.postings[tok], posting{doc: int32(i), tf: *c})
+			occurrences[tok] = append(occurrences[tok], occurrence{doc: int32(i), tf: *c})
 		}
 	}
+	var avgLen [numFields]float64
 	for f := range total {
 		if ix.n > 0 {
-			ix.avgLen[f] = total[f] / float64(ix.n)
+			avgLen[f] = total[f] / float64(ix.n)
 		}
+	}
+	weights := [numFields]float64{weightName, weightDesc, weightBody}
+	for tok, occ := range occurrences {
+		ps := make([]posting, len(occ))
+		for i, o := range occ {
+			var tf float64
+			for f := range numFields {
+				if o.tf[f] == 0 {
+					continue
+				}
+				norm := 1.0
+				if avgLen[f] > 0 {
+					norm = 1 - bm25B + bm25B*float64(docLen[o.doc][f])/avgLen[f]
+				}
+				tf += weights[f] * float64(min(o.tf[f], maxTF)) / norm
+			}
+			ps[i] = posting{doc: o.doc, w: float32(tf / (bm25K1 + tf))}
+		}
+		ix.postings[tok] = ps
 	}
 	return ix
 }
@@ -125,7 +153,6 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		ix.pool.Put(acc)
 	}()
 	var seen []string
-	weights := [numFields]float64{weightName, weightDesc, weightBody}
 	tokenize(query, true, func(tok string) {
 		if slices.Contains(seen, tok) {
 			return
@@ -138,21 +165,10 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		df := float64(len(ps))
 		idf := math.Log(1 + (float64(ix.n)-df+0.5)/(df+0.5))
 		for _, p := range ps {
-			var tf float64
-			for f := range numFields {
-				if p.tf[f] == 0 {
-					continue
-				}
-				norm := 1.0
-				if ix.avgLen[f] > 0 {
-					norm = 1 - bm25B + bm25B*float64(ix.docLen[p.doc][f])/ix.avgLen[f]
-				}
-				tf += weights[f] * float64(min(p.tf[f], maxTF)) / norm
-			}
 			if acc.scores[p.doc] == 0 {
 				acc.touched = append(acc.touched, p.doc)
 			}
-			acc.scores[p.doc] += idf * tf / (bm25K1 + tf)
+			acc.scores[p.doc] += idf * float64(p.w)
 		}
 	})
 	// Keep the best limit hits in a min-heap ordered worst first.

@@ -146,6 +146,12 @@ func (s *source) build(v *view) *snapshot {
 		if e.Dynamic || e.Declined != nil {
 			continue
 		}
+		if e.SizesMissing > 0 {
+			// Re-publishing needs every size, which only a read would
+			// tell; the tools still serve the skill.
+			s.g.log.Warn("gateway: the upstream lists files of this skill without sizes; it is not re-published as a resource", "origin", e.Origin, "uri", e.URI)
+			continue
+		}
 		root := Republished(e.Origin, e.Root)
 		uri := root + "/" + skilluri.SkillFile
 		if snap.byURI[uri] != nil {

@@ -170,7 +170,10 @@ func (g *Gateway) describeErr(tool string, e *host.Entry, err error) error {
 			hint = approveHint("", true)
 		}
 		msg += ". " + fmt.Sprintf(hint, e.Origin, e.Name)
-	case errors.As(err, &verr):
+	case errors.As(err, &verr) && !verr.Changed:
+		// Only content that was fetched and failed its digest, size or
+		// shape is tampering; a wrong path is a *host.NoSuchFileError and
+		// a changed skill asks for re-approval in its own words.
 		msg += ". Nothing of it was used; tell the user that the server's content does not match what it published"
 	}
 	return errors.New(msg)

@@ -368,6 +368,12 @@ func (o *originState) ingest(e *Entry) {
 	for _, w := range e.Warnings {
 		o.diag(Warning, e.URI, w, nil)
 	}
+	if e.SizesMissing > 0 {
+		w := fmt.Sprintf("server deviates from the Skills extension: %d of %d resources have no size; "+
+			"accepted: each such file is read within the 16 MiB per-skill limit and verified by its digest", e.SizesMissing, len(e.Files))
+		e.Warnings = append(e.Warnings, w)
+		o.diag(Deviation, e.URI, w, nil)
+	}
 	if f := descriptionFlags(e); f != "" {
 		e.Warnings = append(e.Warnings, "description contains "+f+" (removed for display)")
 		o.diag(Warning, e.URI, "description contains "+f+"; they are removed before it reaches the model", nil)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -66,8 +65,12 @@ type Entry struct {
 	Files []wire.SkillResource
 	// Dynamic is set when the server publishes no digests ("resources": "dynamic").
 	Dynamic bool
-	// Size is the sum of the files' sizes (0 when Dynamic).
+	// Size is the sum of the files' sizes (0 when Dynamic), not counting
+	// files of unknown size.
 	Size int64
+	// SizesMissing counts the files whose entry gave no size (their Size is
+	// SizeUnknown); a server deviation, noted in Warnings.
+	SizesMissing int
 	// Declined is non-nil when the host will not load the skill; it says why.
 	// A declined skill is shown to the user but never to the model.
 	Declined error
@@ -145,7 +148,29 @@ func (e *Entry) Status() string {
 	return "verified-on-load"
 }
 
-var digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+// SizeUnknown is the Size of a manifest file whose entry gave no size,
+// which the extension requires but some servers omit (Hugging Face's
+// hf-mcp-server lists {uri, digest} only). Such an entry is accepted with a
+// warning naming the deviation: every read of such a file is bounded by the
+// 16 MiB per-skill limit (and counts toward it), and verified by its digest
+// like any other, so the missing size costs the early size check only.
+const SizeUnknown int64 = -1
+
+// validDigest reports whether d is "sha256:" and 64 lowercase hex digits.
+// It runs for every file of every listed skill; a regexp was a tenth of
+// decoding an entry.
+func validDigest(d string) bool {
+	const prefix = "sha256:"
+	if len(d) != len(prefix)+64 || d[:len(prefix)] != prefix {
+		return false
+	}
+	for i := len(prefix); i < len(d); i++ {
+		if c := d[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // DecodeEntry decodes one skill entry as a server sent it and validates it
 // with [ValidateEntry]. Decoding is stricter than encoding/json: keys match
@@ -160,7 +185,9 @@ func DecodeEntry(origin string, raw []byte) (*Entry, error) {
 	if err != nil {
 		return nil, bad("", "entry is not a JSON object: %v", err)
 	}
-	uri, err := jsonobj.String(fields["uri"])
+	// objectFields checked the whole entry; its members are split without
+	// checking their bytes again.
+	uri, err := jsonobj.MemberString(fields["uri"])
 	if err != nil || fields["uri"] == nil {
 		return nil, bad("", "uri is missing or not a string")
 	}
@@ -192,24 +219,32 @@ func decodeResources(raw []byte) (*wire.Resources, error) {
 	if len(raw) == 0 || raw[0] != '[' {
 		return nil, errors.New(`must be an array or the string "dynamic"`)
 	}
-	items, err := jsonobj.Elements(raw)
+	// raw is a member of the checked entry (DecodeEntry).
+	items, err := jsonobj.MemberElements(raw)
 	if err != nil {
 		return nil, err
 	}
 	files := make([]wire.SkillResource, 0, len(items))
 	for i, it := range items {
-		f, err := objectFields(it)
+		f, err := jsonobj.MemberMap(it)
 		if err != nil {
 			return nil, fmt.Errorf("item %d: not a JSON object: %v", i, err)
 		}
 		var r wire.SkillResource
-		if r.URI, err = jsonobj.String(f["uri"]); err != nil || f["uri"] == nil {
+		if r.URI, err = jsonobj.MemberString(f["uri"]); err != nil || f["uri"] == nil {
 			return nil, fmt.Errorf("item %d: uri is missing or not a string", i)
 		}
-		if r.Digest, err = jsonobj.String(f["digest"]); err != nil || f["digest"] == nil {
+		if r.Digest, err = jsonobj.MemberString(f["digest"]); err != nil || f["digest"] == nil {
 			return nil, fmt.Errorf("item %d (%q): digest is missing or not a string", i, r.URI)
 		}
 		size := string(bytes.TrimSpace(f["size"]))
+		if _, present := f["size"]; !present {
+			// A deviation some servers have; ValidateEntry accepts it with
+			// a warning and the reads stay bounded (see SizeUnknown).
+			r.Size = SizeUnknown
+			files = append(files, r)
+			continue
+		}
 		if size == "" {
 			return nil, fmt.Errorf("item %d (%q): size is missing", i, r.URI)
 		}
@@ -302,8 +337,12 @@ func ValidateEntry(origin string, s *wire.Skill) (*Entry, error) {
 		if _, err := skilluri.Parse(f.URI); err != nil {
 			return nil, bad("resources item %d: %v", i, err)
 		}
-		if !digestRE.MatchString(f.Digest) {
+		if !validDigest(f.Digest) {
 			return nil, bad("resources item %d (%q): digest %q is not sha256: and 64 lowercase hex digits", i, f.URI, clip(f.Digest))
+		}
+		if f.Size == SizeUnknown {
+			e.SizesMissing++
+			continue
 		}
 		if f.Size < 0 {
 			return nil, bad("resources item %d (%q): size %d is negative", i, f.URI, f.Size)

@@ -42,21 +42,28 @@ var (
 	// ErrNotFile is returned when a path names a directory or the skill root
 	// where a file was expected.
 	ErrNotFile = errors.New("not a file")
+	// ErrNoSuchFile is wrapped by every [*NoSuchFileError]: a path the
+	// loaded skill does not have. Nothing was read; it is a mistake of the
+	// caller (a typo, a guess, a path outside the skill), not a sign that
+	// the server misbehaved.
+	ErrNoSuchFile = errors.New("no such file")
 )
 
-// Reason says why verification failed.
+// Reason says why verification failed, or why a path names no file of a
+// skill.
 type Reason string
 
-// Verification failure reasons.
+// Verification failure reasons, and (ReasonUnlisted, ReasonOutsideRoot) the
+// reasons of a [*NoSuchFileError].
 const (
 	ReasonSize        Reason = "size mismatch"
 	ReasonDigest      Reason = "digest mismatch"
 	ReasonFrontmatter Reason = "frontmatter differs from the entry"
-	ReasonUnlisted    Reason = "file not listed in the skill's resources"
-	ReasonOutsideRoot Reason = "path outside the skill root"
+	ReasonUnlisted    Reason = "not listed in the skill's resources"
+	ReasonOutsideRoot Reason = "outside the skill root"
 	ReasonContents    Reason = "resources/read did not return exactly one content item for the URI"
 	ReasonEncoding    Reason = "SKILL.md is not valid UTF-8 Markdown with frontmatter"
-	ReasonLimit       Reason = "dynamic skill exceeded the 16 MiB retrieval limit"
+	ReasonLimit       Reason = "content of no announced size exceeded the skill's 16 MiB retrieval limit"
 )
 
 // VerificationError reports content that does not match the held entry.
@@ -94,6 +101,34 @@ func (e *VerificationError) Error() string {
 
 // Unwrap returns ErrVerification.
 func (e *VerificationError) Unwrap() error { return ErrVerification }
+
+// NoSuchFileError reports a file or directory reference that names nothing
+// the loaded skill has: not in its manifest (or, for a legacy skill, not
+// among the files its server listed), or outside its root. It is told apart
+// from a [*VerificationError] so that a model's typo is answered as one,
+// with the way to find the right path, while tampering wording stays for
+// content that really failed verification. Nothing was read from the server.
+type NoSuchFileError struct {
+	// Origin is the host label of the skill's server; Skill its name.
+	Origin, Skill string
+	// Path is the reference as given (clipped to a short prefix).
+	Path string
+	// Dir is set when a directory was asked for.
+	Dir bool
+	// Reason is ReasonUnlisted or ReasonOutsideRoot.
+	Reason Reason
+}
+
+func (e *NoSuchFileError) Error() string {
+	what, tool := "file", ToolListSkillDir+" to see its files"
+	if e.Dir {
+		what, tool = "directory", ToolListSkillDir+" with path \"\" to see its root"
+	}
+	return fmt.Sprintf("no such %s %q in skill %s (%s); call %s", what, e.Path, e.Skill, e.Reason, tool)
+}
+
+// Unwrap returns ErrNoSuchFile.
+func (e *NoSuchFileError) Unwrap() error { return ErrNoSuchFile }
 
 // EntryError reports why an entry was not registered or is not loadable.
 type EntryError struct {

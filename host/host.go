@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -92,6 +93,12 @@ type Severity int
 const (
 	Warning Severity = iota + 1
 	Error
+	// Deviation is a warning about a server that breaks a rule of the
+	// extension in a way the host works around without giving up a check
+	// that protects the user (a missing size: the digest still binds the
+	// content and reads stay bounded). Tools that fail on warnings, like
+	// skillport verify, report it and pass.
+	Deviation
 )
 
 func (s Severity) String() string {
@@ -169,6 +176,10 @@ type Host struct {
 	byLabel map[string]*originState
 
 	rb rebuilds // coalesces registry rebuilds
+	// changes counts changes to the origins' entries; built is the count
+	// the registry was last rebuilt at. A reader rebuilds when they differ.
+	changes, built atomic.Uint64
+	rebuildsRun    atomic.Int64 // for tests
 
 	mu        sync.RWMutex
 	entries   []*Entry // registry, sorted by origin order then path
@@ -293,6 +304,7 @@ func (h *Host) Close() error {
 // Skills returns the registry: every registered skill, declined ones
 // included, in origin order then by path.
 func (h *Host) Skills() []*Entry {
+	h.fresh()
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	return slices.Clone(h.entries)
@@ -336,6 +348,7 @@ func (h *Host) Forget(label string) error {
 // ErrAmbiguous listing the qualified names; a URI without an origin label is
 // never resolved by searching servers.
 func (h *Host) Lookup(name string) (*Entry, error) {
+	h.fresh()
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if e, ok := h.qualified[name]; ok {
@@ -393,6 +406,7 @@ func (h *Host) Get(ctx context.Context, label, uri string) (*Entry, error) {
 		return nil, fmt.Errorf("%w %q", ErrUnknownOrigin, label)
 	}
 	if o.cfg.Kind() != KindMCP {
+		h.fresh()
 		h.mu.RLock()
 		e := h.byKey[key{label, uri}]
 		h.mu.RUnlock()
@@ -406,6 +420,7 @@ func (h *Host) Get(ctx context.Context, label, uri string) (*Entry, error) {
 		return nil, err
 	}
 	h.rebuild()
+	h.fresh()
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if r := h.byKey[key{label, uri}]; r != nil {
@@ -414,9 +429,24 @@ func (h *Host) Get(ctx context.Context, label, uri string) (*Entry, error) {
 	return e, nil
 }
 
-// rebuild recomputes the registry and its names from every origin's entries.
+// rebuild records that the origins' entries changed and tells OnChange.
+// The registry and its names are recomputed by the next reader (fresh):
+// 20 origins answering one after another then cost one rebuild at the
+// first read, not 20 each linear in all entries, and a reader still sees
+// every origin that answered before it asked.
 func (h *Host) rebuild() {
-	h.rb.do(h.rebuildNow)
+	h.changes.Add(1)
+	if h.opts.OnChange != nil {
+		h.opts.OnChange()
+	}
+}
+
+// fresh brings the registry up to date with every change recorded before
+// the call. Every reader of entries, byKey and qualified calls it first.
+func (h *Host) fresh() {
+	if h.changes.Load() != h.built.Load() {
+		h.rb.do(h.rebuildNow)
+	}
 }
 
 // rebuilds runs one rebuild at a time and lets requests that arrive while
@@ -456,6 +486,8 @@ func (r *rebuilds) do(rebuild func()) {
 }
 
 func (h *Host) rebuildNow() {
+	h.rebuildsRun.Add(1)
+	gen := h.changes.Load() // every change before this is in the snapshots below
 	var all []*Entry
 	for _, o := range h.origins {
 		all = append(all, o.snapshot()...)
@@ -471,14 +503,13 @@ func (h *Host) rebuildNow() {
 	h.mu.Lock()
 	h.entries, h.byKey, h.qualified = entries, byKey, qualified
 	h.mu.Unlock()
-	if h.opts.OnChange != nil {
-		h.opts.OnChange()
-	}
+	h.built.Store(gen)
 }
 
 // current returns the registry's entry for the identity of e, which may be
 // newer than e.
 func (h *Host) current(e *Entry) *Entry {
+	h.fresh()
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if c := h.byKey[key{e.Origin, e.URI}]; c != nil {
@@ -535,15 +566,19 @@ func qualify(in []*Entry, origin func(label string) (order int, fs bool)) ([]*En
 			}
 		}
 		crossOrigin := len(perOrigin) > 1
-		for _, e := range group {
+		// Each sharer's "origin:path" once: a name many origins share
+		// (the same server configured 20 times) would otherwise build
+		// the same strings len(group)² times on every rebuild.
+		ids := make([]string, len(group))
+		for i, o := range group {
+			ids[i] = o.Origin + ":" + o.Path
+		}
+		for i, e := range group {
 			if crossOrigin && e.Origin != keeper {
 				e.Qualified = e.Origin + "__" + e.Qualified
 			}
-			for _, o := range group {
-				if o != e {
-					e.SharedWith = append(e.SharedWith, o.Origin+":"+o.Path)
-				}
-			}
+			e.SharedWith = make([]string, 0, len(group)-1)
+			e.SharedWith = append(append(e.SharedWith, ids[:i]...), ids[i+1:]...)
 		}
 	}
 	qualified := make(map[string]*Entry, len(out))

@@ -99,16 +99,14 @@ func TestUnlistedFileRead(t *testing.T) {
 		t.Fatalf("list_skill_dir = %q, %v; the unlisted file must not be surfaced", out, err)
 	}
 	out, err = tools.ReadSkillFile(context.Background(), "pdf", "templates/credit-note.md")
-	var verr *VerificationError
-	if !errors.As(err, &verr) || verr.Reason != ReasonUnlisted || out != "" {
-		t.Fatalf("read_skill_file = %q, %v; want ReasonUnlisted", out, err)
+	var nerr *NoSuchFileError
+	if !errors.As(err, &nerr) || nerr.Reason != ReasonUnlisted || out != "" || errors.Is(err, ErrVerification) {
+		t.Fatalf("read_skill_file = %q, %v; want a plain no-such-file error (the skill did not change)", out, err)
 	}
 	if n := f.readCount("skill://pdf/templates/credit-note.md"); n != 0 {
 		t.Fatalf("the unlisted file was read %d times", n)
 	}
-	if verr.Changed {
-		t.Error("Changed set although skills/get still returns the old set")
-	}
+	var verr *VerificationError
 	// Now the server publishes the file: the refresh shows a changed skill,
 	// which revokes the approval (H-47).
 	f.setEntries(f.entryFor(uri, map[string]any{"name": "pdf", "description": "PDF"}))
@@ -139,8 +137,8 @@ func TestTraversalToOtherSkill(t *testing.T) {
 	}
 	for _, ref := range []string{"../../other-skill/SKILL.md", "../other-skill/SKILL.md", "/etc/passwd", "file:///etc/passwd", other, "%2e%2e/other-skill/SKILL.md"} {
 		out, err := tools.ReadSkillFile(context.Background(), "skill-a", ref)
-		if !errors.Is(err, ErrVerification) || out != "" {
-			t.Errorf("read_skill_file(%q) = %q, %v; want a verification failure", ref, out, err)
+		if !errors.Is(err, ErrNoSuchFile) || errors.Is(err, ErrVerification) || out != "" {
+			t.Errorf("read_skill_file(%q) = %q, %v; want no such file", ref, out, err)
 		}
 	}
 	if n := f.readCount(other); n != 0 {

@@ -251,15 +251,16 @@ func TestLegacyRefusalsSendNothing(t *testing.T) {
 		{"skill://other/SKILL.md", ReasonOutsideRoot},
 		{"skill://elsewhere/pdf/guide/OTHER.md", ReasonOutsideRoot},
 	} {
-		var verr *VerificationError
-		if _, err := l.ReadFile(ctx, tc.ref); !errors.As(err, &verr) || verr.Reason != tc.reason {
+		var nerr *NoSuchFileError
+		if _, err := l.ReadFile(ctx, tc.ref); !errors.As(err, &nerr) || nerr.Reason != tc.reason {
 			t.Errorf("%s: %v, want %q", tc.ref, err, tc.reason)
 		}
 	}
-	if _, err := l.ListDir(ctx, "../other"); !errors.Is(err, ErrVerification) {
+	var nerr *NoSuchFileError
+	if _, err := l.ListDir(ctx, "../other"); !errors.As(err, &nerr) || !nerr.Dir || nerr.Reason != ReasonOutsideRoot {
 		t.Errorf("ListDir ../other: %v", err)
 	}
-	if _, err := l.ListDir(ctx, "nowhere"); !errors.Is(err, ErrUnknownSkill) {
+	if _, err := l.ListDir(ctx, "nowhere"); !errors.As(err, &nerr) || !nerr.Dir || nerr.Reason != ReasonUnlisted {
 		t.Errorf("ListDir of an unlisted directory: %v", err)
 	}
 	if after := f.callLog(); len(after) != len(before) {
@@ -368,7 +369,8 @@ func TestLegacyReadReference(t *testing.T) {
 		{"../x.md", ReasonOutsideRoot},
 		{"../other/SKILL.md", ReasonOutsideRoot},
 	} {
-		if _, err := l.ReadFile(ctx, tc.ref); !errors.As(err, &verr) || verr.Reason != tc.reason {
+		var nerr *NoSuchFileError
+		if _, err := l.ReadFile(ctx, tc.ref); !errors.As(err, &nerr) || nerr.Reason != tc.reason {
 			t.Errorf("%s: %v, want %q", tc.ref, err, tc.reason)
 		}
 	}

@@ -208,7 +208,7 @@ func (h *Host) refreshAfterFailure(ctx context.Context, o *originState, e *Entry
 func (l *Loaded) fetch(ctx context.Context, o *originState, uri string, res *wire.SkillResource) ([]byte, string, error) {
 	h := l.h
 	label := o.cfg.Label
-	if res != nil && h.opts.Cache != nil {
+	if res != nil && res.Size != SizeUnknown && h.opts.Cache != nil {
 		if data, ok := h.opts.Cache.Get(label, uri, res.Digest, res.Size); ok {
 			return data, "", nil
 		}
@@ -254,7 +254,7 @@ func (l *Loaded) fetch(ctx context.Context, o *originState, uri string, res *wir
 	if c.Blob == nil {
 		n = int64(len(c.Text))
 	}
-	if res == nil {
+	if res == nil || res.Size == SizeUnknown {
 		if err := l.account(o, uri, n); err != nil {
 			return nil, "", err
 		}
@@ -287,8 +287,9 @@ func (l *Loaded) fetch(ctx context.Context, o *originState, uri string, res *wir
 	return data, c.MIMEType, nil
 }
 
-// account counts n bytes of unverified content read for uri against the
-// origin's session total and the skill's 16 MiB retrieval limit.
+// account counts n bytes read for uri whose size was not known beforehand
+// (a "dynamic" skill, or a file listed without a size) against the origin's
+// session total and the skill's 16 MiB retrieval limit.
 func (l *Loaded) account(o *originState, uri string, n int64) error {
 	o.mu.Lock()
 	o.fetched += n
@@ -323,20 +324,39 @@ func (l *Loaded) open() error {
 }
 
 // resolve turns a reference into a URI inside the skill root.
-func (l *Loaded) resolve(ref string) (string, error) {
+func (l *Loaded) resolve(ref string, dir bool) (string, error) {
 	e := l.Entry
 	uri, err := skilluri.Resolve(e.Root, ref)
 	if err != nil {
-		return "", &VerificationError{Origin: e.Origin, URI: clip(ref), Reason: ReasonOutsideRoot, Detail: err.Error()}
+		return "", l.noSuchFile(ref, dir, ReasonOutsideRoot)
 	}
 	return uri, nil
 }
 
+func (l *Loaded) noSuchFile(ref string, dir bool, why Reason) error {
+	return &NoSuchFileError{Origin: l.Entry.Origin, Skill: l.Entry.Name, Path: clip(ref), Dir: dir, Reason: why}
+}
+
+// unlisted answers a reference inside the root that the manifest does not
+// list. It first refreshes the entry, as after a verification failure: when
+// the server now publishes a different set, the skill changed under the
+// acting window and must be re-approved, which is what the error then says;
+// otherwise the reference is a plain mistake of the caller.
+func (l *Loaded) unlisted(ctx context.Context, o *originState, ref, uri string) error {
+	verr := &VerificationError{Origin: l.Entry.Origin, URI: uri, Reason: ReasonUnlisted}
+	l.h.refreshAfterFailure(ctx, o, l.Entry, verr)
+	if verr.Changed {
+		return verr
+	}
+	return l.noSuchFile(ref, false, ReasonUnlisted)
+}
+
 // ReadFile reads a file of the skill, given relative to the skill root
 // ("references/GUIDE.md") or as a URI inside it. For a skill with a
-// manifest, only listed files are read; anything else is a verification
-// failure (H-27), after which the entry is refreshed to tell whether the
-// skill changed. The read goes to the skill's own origin and is verified.
+// manifest, only listed files are read; anything else is a
+// *NoSuchFileError (H-27) unless the refresh that follows shows the skill
+// changed on the server, which is a *VerificationError asking for
+// re-approval. The read goes to the skill's own origin and is verified.
 // A nested SKILL.md read this way is ordinary content: its frontmatter has
 // no effect.
 //
@@ -357,7 +377,7 @@ func (l *Loaded) ReadFile(ctx context.Context, ref string) (*File, error) {
 			return l.readLegacy(ctx, l.h.byLabel[e.Origin], f)
 		}
 	}
-	uri, err := l.resolve(ref)
+	uri, err := l.resolve(ref, false)
 	if err != nil {
 		return nil, err
 	}
@@ -368,7 +388,7 @@ func (l *Loaded) ReadFile(ctx context.Context, ref string) (*File, error) {
 	if e.Kind == KindFilesystem {
 		f := e.cat.File(uri)
 		if f == nil || !slices.Contains(e.local.Files, f) {
-			return nil, fmt.Errorf("%w: %s has no file %q", ErrUnknownSkill, e.Name, rel)
+			return nil, l.noSuchFile(ref, false, ReasonUnlisted)
 		}
 		data, err := e.cat.ReadFile(f)
 		if err != nil {
@@ -381,7 +401,7 @@ func (l *Loaded) ReadFile(ctx context.Context, ref string) (*File, error) {
 		f := l.legacy.lookup("", uri)
 		if f == nil {
 			// No refresh: a legacy skill has no entry to fetch by URI.
-			return nil, &VerificationError{Origin: e.Origin, URI: uri, Reason: ReasonUnlisted}
+			return nil, l.noSuchFile(ref, false, ReasonUnlisted)
 		}
 		return l.readLegacy(ctx, o, f)
 	}
@@ -394,9 +414,7 @@ func (l *Loaded) ReadFile(ctx context.Context, ref string) (*File, error) {
 	}
 	res, ok := e.File(uri)
 	if !ok {
-		verr := &VerificationError{Origin: e.Origin, URI: uri, Reason: ReasonUnlisted}
-		l.h.refreshAfterFailure(ctx, o, e, verr)
-		return nil, verr
+		return nil, l.unlisted(ctx, o, ref, uri)
 	}
 	data, mime, err := l.fetch(ctx, o, uri, &res)
 	if err != nil {
@@ -427,7 +445,7 @@ func (l *Loaded) ListDir(ctx context.Context, ref string) ([]DirEntry, error) {
 		return nil, err
 	}
 	e := l.Entry
-	dir, err := l.resolve(ref)
+	dir, err := l.resolve(ref, true)
 	if err != nil {
 		return nil, err
 	}
@@ -454,7 +472,7 @@ func (l *Loaded) ListDir(ctx context.Context, ref string) ([]DirEntry, error) {
 			}
 		}
 		if len(out) == 0 && dir != e.Root {
-			return nil, fmt.Errorf("%w: skill %s has no directory %q", ErrUnknownSkill, e.Name, ref)
+			return nil, l.noSuchFile(ref, true, ReasonUnlisted)
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 		for i := range out {

@@ -202,7 +202,7 @@ func decodeIndex(label string, data []byte, max int) ([]*Entry, []Diagnostic, er
 			note(ie.URL, fmt.Sprintf("index entry %d has type %q; only %q entries are skills this host can load", i, clip(ie.Type), wire.IndexTypeSkillMD), nil)
 			continue
 		}
-		if ie.Digest != "" && !digestRE.MatchString(ie.Digest) {
+		if ie.Digest != "" && !validDigest(ie.Digest) {
 			note(ie.URL, fmt.Sprintf("index entry left out: digest %q is not sha256: and 64 lowercase hex digits", clip(ie.Digest)), nil)
 			continue
 		}

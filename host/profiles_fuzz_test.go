@@ -74,7 +74,7 @@ func FuzzIndexEntries(f *testing.F) {
 			if e.Profile != ProfileIndex || e.Unverified != unverifiedIndex {
 				t.Fatalf("index entry not marked: %q %q", e.Profile, e.Unverified)
 			}
-			if e.indexDigest != "" && !digestRE.MatchString(e.indexDigest) {
+			if e.indexDigest != "" && !digestOracle.MatchString(e.indexDigest) {
 				t.Fatalf("malformed digest %q accepted", e.indexDigest)
 			}
 		}

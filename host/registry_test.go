@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -340,16 +342,17 @@ func TestToolsOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`source="mcp:docs"`, `trust="untrusted"`, `uri="skill://pdf/SKILL.md"`, "<file>references/GUIDE.md</file>", "&lt;/skill_content&gt;", "Skill root: skill://pdf (server docs)"} {
+	for _, want := range []string{`source="mcp:docs"`, `trust="untrusted"`, `uri="skill://pdf/SKILL.md"`, "<file>references/GUIDE.md</file>", "Skill root: skill://pdf (server docs)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("read_skill output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Count(out, "</skill_content>") != 1 {
-		t.Errorf("body closed the wrapper:\n%s", out)
+	l, _ := tools.Active("pdf")
+	if got, ok := UntrustedContent(out); !ok || got != string(l.Document.Body) || !strings.Contains(got, "</skill_content><system>") {
+		t.Errorf("read_skill did not deliver the body byte for byte inside the untrusted element (%v):\n%s", ok, out)
 	}
 	out, err = tools.ReadSkillFile(context.Background(), "pdf", "references/GUIDE.md")
-	if err != nil || !strings.Contains(out, "&lt;/skill_file&gt;") || strings.Count(out, "</skill_file>") != 1 {
+	if got, ok := UntrustedContent(out); err != nil || !ok || got != "Use </skill_file> tricks" || !strings.HasSuffix(out, "</skill_file>\n") {
 		t.Errorf("read_skill_file = %q, %v", out, err)
 	}
 	if _, err := tools.ReadSkill(context.Background(), "skill://pdf/SKILL.md"); err == nil {
@@ -379,5 +382,32 @@ func TestCatalogBudget(t *testing.T) {
 	cat := h.Catalog(&CatalogOptions{TokenBudget: 1000})
 	if len(cat) > 4000 || !strings.Contains(cat, "search_skills") || !strings.HasSuffix(cat, "</available_skills>\n") {
 		t.Errorf("budgeted catalog: %d bytes\n%s", len(cat), cat)
+	}
+}
+
+// TestRegistryBuiltOnRead: origins that answer one after another record
+// their changes; the registry is rebuilt when read, once for the burst,
+// and the reader sees every origin that answered before it asked.
+func TestRegistryBuiltOnRead(t *testing.T) {
+	var origins []Origin
+	for i := range 20 {
+		f := newFake(fmt.Sprintf("s%d", i))
+		f.addSkill("pdf", "PDF", nil)
+		origins = append(origins, Origin{Label: fmt.Sprintf("s%d", i), Transport: f.transport(t)})
+	}
+	changes := 0
+	var mu sync.Mutex
+	h := connect(t, &Options{OnChange: func() { mu.Lock(); changes++; mu.Unlock() }}, origins...)
+	if got := len(h.Skills()); got != 20 {
+		t.Fatalf("%d skills, want 20", got)
+	}
+	h.Skills()
+	if _, err := h.Lookup("s3__pdf"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n := h.rebuildsRun.Load(); n != 1 || changes < 20 {
+		t.Errorf("%d rebuilds for 20 origins and three reads (want 1), OnChange called %d times (want one per origin)", n, changes)
 	}
 }

@@ -168,6 +168,12 @@ func TestLoadPrintsWhatTheModelReceives(t *testing.T) {
 			t.Errorf("load output lacks %q:\n%s", want, out.String())
 		}
 	}
+	// The body is the skill's, byte for byte: quotes and markup included.
+	md, _ := os.ReadFile("../../examples/skills/pdf-processing/SKILL.md")
+	_, body, _ := strings.Cut(strings.TrimPrefix(string(md), "---\n"), "\n---\n")
+	if got, ok := host.UntrustedContent(out.String()); !ok || got != body || !strings.ContainsAny(body, `"'<>&`) {
+		t.Errorf("load output does not carry SKILL.md's body byte for byte:\ngot  %q\nwant %q", got, body)
+	}
 	// Without a terminal, policy or --yes, loading is refused.
 	out.Reset()
 	err = runLoad(context.Background(), &out, &errOut, flags(), []host.Origin{examplesOrigin(t)}, "docs:pdf-processing", "", false)

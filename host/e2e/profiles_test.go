@@ -310,12 +310,12 @@ func TestLegacySupportingFiles(t *testing.T) {
 				{"../other/SKILL.md", host.ReasonOutsideRoot},
 				{"references/../../code-review/references/CHECKLIST.md", host.ReasonOutsideRoot},
 			} {
-				var verr *host.VerificationError
-				if _, err := l.ReadFile(ctx, ref.path); !errors.As(err, &verr) || verr.Reason != ref.reason {
-					t.Errorf("%s: %v, want a verification error %q", ref.path, err, ref.reason)
+				var nerr *host.NoSuchFileError
+				if _, err := l.ReadFile(ctx, ref.path); !errors.As(err, &nerr) || nerr.Reason != ref.reason {
+					t.Errorf("%s: %v, want no such file, %q", ref.path, err, ref.reason)
 				}
-				if _, err := tools.ReadSkillFile(ctx, "pdf-processing", ref.path); !errors.Is(err, host.ErrVerification) {
-					t.Errorf("read_skill_file %s: %v, want ErrVerification", ref.path, err)
+				if _, err := tools.ReadSkillFile(ctx, "pdf-processing", ref.path); !errors.Is(err, host.ErrNoSuchFile) || errors.Is(err, host.ErrVerification) {
+					t.Errorf("read_skill_file %s: %v, want ErrNoSuchFile", ref.path, err)
 				}
 			}
 			if after := calls.snapshot(); len(after) != len(before) {
@@ -341,8 +341,8 @@ func TestLegacySupportingFiles(t *testing.T) {
 					t.Errorf("refunds examples/email.md: %+v, %v", f, err)
 				}
 			default:
-				var verr *host.VerificationError
-				if !errors.As(err, &verr) || verr.Reason != host.ReasonUnlisted || len(calls.snapshot()) != mark {
+				var nerr *host.NoSuchFileError
+				if !errors.As(err, &nerr) || nerr.Reason != host.ReasonUnlisted || len(calls.snapshot()) != mark {
 					t.Errorf("refunds examples/email.md over seed 001: %v, want unlisted and no request", err)
 				}
 			}

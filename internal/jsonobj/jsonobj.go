@@ -98,11 +98,15 @@ func Map(raw []byte) (map[string]json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	return toMap(fs), nil
+}
+
+func toMap(fs []Field) map[string]json.RawMessage {
 	m := make(map[string]json.RawMessage, len(fs))
 	for _, f := range fs {
 		m[f.Key] = f.Value
 	}
-	return m, nil
+	return m
 }
 
 func skipSpace(b []byte, i int) int {

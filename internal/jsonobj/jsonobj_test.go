@@ -185,3 +185,38 @@ func TestObject(t *testing.T) {
 		t.Errorf("array: %v; want ErrNotObject", err)
 	}
 }
+
+// TestMemberViews: the member views agree with the checking functions on
+// every member of a checked object.
+func TestMemberViews(t *testing.T) {
+	raw := []byte(`{"s":"a\"b\u00e9","a":[1,{"x":"y"},"z"],"o":{"k":"v","n":null},"n":1}`)
+	m, err := Map(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := MemberString(m["s"]); err != nil || got != "a\"bé" {
+		t.Errorf("MemberString = %q, %v", got, err)
+	}
+	if els, err := MemberElements(m["a"]); err != nil || len(els) != 3 || string(els[1]) != `{"x":"y"}` {
+		t.Errorf("MemberElements = %q, %v", els, err)
+	}
+	if o, err := MemberMap(m["o"]); err != nil || string(o["k"]) != `"v"` || string(o["n"]) != "null" {
+		t.Errorf("MemberMap = %q, %v", o, err)
+	}
+	dup, _ := Map([]byte(`{"o":{"k":1,"k":2}}`))
+	var de *DuplicateKeyError
+	if _, err := MemberMap(dup["o"]); !errors.As(err, &de) {
+		t.Errorf("MemberMap of a duplicate key: %v", err)
+	}
+	for _, v := range []string{"", "1", `"s"`, "[]"} {
+		if _, err := MemberMap(json.RawMessage(v)); err == nil && v != "" {
+			t.Errorf("MemberMap(%q) accepted a non-object", v)
+		}
+	}
+	if _, err := MemberString(m["n"]); err == nil {
+		t.Error("MemberString accepted a number")
+	}
+	if _, err := MemberElements(m["o"]); err == nil {
+		t.Error("MemberElements accepted an object")
+	}
+}

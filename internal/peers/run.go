@@ -242,6 +242,34 @@ func StartTSServer(t testing.TB, skillsDir string, extra ...string) string {
 	return strings.TrimPrefix(line, "listening ")
 }
 
+// hfServerRel is Hugging Face's MCP server, Streamable HTTP entry point
+// (stateless, JSON responses); its stdio entry point serves no skills.
+const hfServerRel = "node_modules/@llmindset/hf-mcp-server/dist/server/streamableHttp.js"
+
+// StartHFServer starts Hugging Face's hf-mcp-server (npm
+// @llmindset/hf-mcp-server) serving the skills distribution in dir over
+// Streamable HTTP on 127.0.0.1 and returns its endpoint URL. dir must hold
+// the distribution's skills.json ({"skills": [{uri, frontmatter,
+// resources: [{uri, digest}]}]}) beside the files it names; the server
+// checks every digest and refuses a manifest that misses a file. It runs
+// offline: no Hugging Face token is passed, so it makes no Hub call and
+// logs nowhere but its own output. It is stopped when the test ends.
+func StartHFServer(t testing.TB, dir string) string {
+	t.Helper()
+	env := []string{"HF_SKILLS_DIR=" + dir, "NODE_ENV=production", "LOG_LEVEL=warn"}
+	for _, kv := range Env(t) {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.Contains(name, "HF_") || name == "NODE_ENV" || name == "LOG_LEVEL" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	args := []string{Node(t), "--import", Script(t, "hf-loopback.mjs"), entry(t, hfServerRel), "--port", "0"}
+	p := Start(t, Command{Args: args, Dir: Dir(t), Env: env})
+	line := p.WaitForLine(t, "listening ", 60*time.Second)
+	return strings.TrimPrefix(line, "listening ")
+}
+
 // lockedBuffer is a bytes.Buffer safe for one writer and concurrent readers.
 type lockedBuffer struct {
 	mu  sync.Mutex

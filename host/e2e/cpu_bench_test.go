@@ -1,0 +1,163 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/wire"
+)
+
+// selfCPU is the CPU this process alone has used (user and system): the
+// servers run in another process, so it is the client side's cost.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// httpServer starts `skillport serve --http` over the example skills in a
+// subprocess on a loopback port and returns its endpoint.
+func httpServer(b *testing.B) string {
+	bin := filepath.Join(b.TempDir(), "skillport")
+	if out, err := runGo("build", "-o", bin, "github.com/skillport/skillport/cmd/skillport"); err != nil {
+		b.Fatalf("%v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dir, _ := filepath.Abs(examples)
+	cmd := exec.Command(bin, "serve", "--watch=false", "--log-level", "error", "--http", addr, dir)
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if i == 200 {
+			b.Fatalf("skillport serve --http %s did not start: %v", addr, err)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	return "http://" + addr + "/mcp"
+}
+
+// bareList is skills/list as a plain client reads it: entries kept raw.
+type bareList struct {
+	mcp.ResultBase
+	Skills     []json.RawMessage `json:"skills"`
+	NextCursor string            `json:"nextCursor,omitempty"`
+}
+
+// bareDiscover does what discovery does with nothing of the host: a
+// go-sdk client declaring the extension connects (initialize), lists every
+// skills/list page, and closes.
+func bareDiscover(ctx context.Context, url string) (int, error) {
+	caps := &mcp.ClientCapabilities{}
+	caps.AddExtension(wire.ExtensionID, nil)
+	c := mcp.NewClient(&mcp.Implementation{Name: "bare", Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
+	if err := mcp.AddSendingCustomMethod[*wire.ListSkillsParams, *bareList](c, wire.MethodListSkills); err != nil {
+		return 0, err
+	}
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: 1}, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer cs.Close()
+	n, cursor := 0, ""
+	for {
+		res, err := mcp.CallCustomMethod[*wire.ListSkillsParams, *bareList](ctx, cs, wire.MethodListSkills, &wire.ListSkillsParams{Cursor: cursor})
+		if err != nil {
+			return n, err
+		}
+		n += len(res.Skills)
+		if cursor = res.NextCursor; cursor == "" {
+			return n, nil
+		}
+	}
+}
+
+// BenchmarkDiscoveryHostCPU measures what the host itself costs per
+// origin: the CPU of this process (the servers are another process) for
+// discovering 20 origins at once (connect, initialize, every skills/list
+// page, close), against a bare go-sdk client making the same calls to the
+// same server, concurrently as well, in the same run. Wall time on a shared
+// machine says more about the neighbours than about us; CPU time does not.
+// Target: cpu-ratio <= 1.2.
+func BenchmarkDiscoveryHostCPU(b *testing.B) {
+	const n = 20
+	url := httpServer(b)
+	ctx := context.Background()
+	want, err := bareDiscover(ctx, url)
+	if err != nil || want == 0 {
+		b.Fatalf("bare discovery: %d skills, %v", want, err)
+	}
+	origins := make([]host.Origin, n)
+	for i := range origins {
+		origins[i] = host.Origin{Label: fmt.Sprintf("o%d", i), URL: url}
+	}
+	hostRun := func() {
+		h, err := host.New(origins, &host.Options{Logger: quiet})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Connect(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if got := len(h.Skills()); got != n*want {
+			b.Fatalf("host discovered %d skills, want %d", got, n*want)
+		}
+		h.Close()
+	}
+	bareRun := func() {
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for range n {
+			wg.Go(func() {
+				if got, err := bareDiscover(ctx, url); err != nil || got != want {
+					errs <- fmt.Errorf("bare discovery: %d skills, %v", got, err)
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			b.Fatal(err)
+		}
+	}
+	// Warm both paths (connections, lazily built tables) before measuring.
+	hostRun()
+	bareRun()
+	var hostCPU, bareCPU time.Duration
+	for b.Loop() {
+		// Alternate, so that drift on the machine affects both alike.
+		c0 := selfCPU()
+		hostRun()
+		c1 := selfCPU()
+		bareRun()
+		c2 := selfCPU()
+		hostCPU += c1 - c0
+		bareCPU += c2 - c1
+	}
+	per := func(d time.Duration) float64 { return float64(d) / float64(b.N) / n / 1e3 }
+	b.ReportMetric(per(hostCPU), "host-cpu-µs/origin")
+	b.ReportMetric(per(bareCPU), "bare-cpu-µs/origin")
+	b.ReportMetric(float64(hostCPU)/float64(bareCPU), "cpu-ratio")
+}
