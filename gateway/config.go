@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
+	"github.com/skillport/skillport/internal/jsonc"
 	"github.com/skillport/skillport/internal/jsonobj"
 )
 
@@ -150,6 +151,12 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 			where += ": " + field
 		}
 		return fmt.Errorf("%w: %s: %s", ErrConfig, where, fmt.Sprintf(format, args...))
+	}
+	// Comments and trailing commas (JSONC) are blanked out; offsets, and so
+	// the line:column of every later error, stay those of the file.
+	data, err := jsonc.Standardize(file, data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	top, err := objectOf(data)
 	if err != nil {

@@ -57,7 +57,7 @@ func TestParseConfigErrors(t *testing.T) {
 	for _, c := range []struct {
 		name, json, want string
 	}{
-		{"not json", `{"mcpServers": `, "not a JSON object"},
+		{"not json", `{"mcpServers": `, "/etc/gw.json:1:16: parsing value: unexpected EOF"},
 		{"array", `[]`, "not a JSON object"},
 		{"unknown field", `{"mcpServers": {"a": {"command": "x"}}, "tokenbudget": 3}`, `tokenbudget: unknown field`},
 		{"no origins", `{}`, "no origins"},
@@ -105,4 +105,19 @@ func FuzzParseConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestParseConfigJSONC(t *testing.T) {
+	src := "// gateway.json\n{\n  \"mcpServers\": {\n    \"docs\": {\"command\": \"skillport\", \"args\": [\"serve\", \"./skills\",], \"include\": [\"pdf-*\",],},\n  },\n  /* approvals */\n  \"tokenBudget\": 4000,\n}\n"
+	cfg, err := gateway.ParseConfig("gateway.json", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Origins) != 1 || cfg.TokenBudget != 4000 || cfg.Filters["docs"] == nil {
+		t.Errorf("%+v", cfg)
+	}
+	_, err = gateway.ParseConfig("gateway.json", []byte("{\n  \"mcpServers\": {\n    \"docs\": {\"command\": \"x\" \"args\": []}}}"))
+	if err == nil || !strings.Contains(err.Error(), "gateway.json:3:") {
+		t.Errorf("syntax error without file:line:column: %v", err)
+	}
 }

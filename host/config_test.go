@@ -95,3 +95,51 @@ func TestMaterializeRefusesCaseCollisions(t *testing.T) {
 		t.Errorf("partial pull left %v", entries)
 	}
 }
+
+func TestParseConfigJSONC(t *testing.T) {
+	// VS Code writes comments and trailing commas; Claude Desktop keeps its
+	// own settings beside mcpServers.
+	src := `// ~/.config/Code/User/mcp.json
+{
+  "globalShortcut": "",
+  "preferences": {"theme": "dark"},
+  "inputs": [],
+  "mcpServers": {
+    /* the team's skills */
+    "docs": {"command": "skillport", "args": ["serve", "./skills",], "autoApprove": [],},
+  },
+}
+`
+	origins, _, err := ParseConfig([]byte(src), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(origins) != 1 || origins[0].Command != "skillport" || len(origins[0].Args) != 2 {
+		t.Errorf("%+v", origins)
+	}
+}
+
+func TestParseConfigRefusesTyposAndUnsetVariables(t *testing.T) {
+	os.Unsetenv("SKILLPORT_SURELY_UNSET")
+	for _, tc := range []struct{ in, want string }{
+		{"{\n  \"mcpServer\": {\"a\": {\"command\": \"x\"}}\n}", `f.json:2:3: unknown key "mcpServer"; did you mean "mcpServers"?`},
+		{"{\"mcpServers\": {\"a\": {\"comand\": \"x\"}}}", `mcpServers["a"]: unknown key "comand"; did you mean "command"?`},
+		{"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"arg\": []}}}", `unknown key "arg"; did you mean "args"?`},
+		{"{\"skillDirs\": [{\"label\": \"a\", \"path\": \"p\", \"paht\": 1}]}", `skillDirs[0]: unknown key "paht"`},
+		{"{\"preferences\": {}}", `no "mcpServers", "servers" or "skillDirs" (the keys are "preferences")`},
+		{"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": {\"T\": \"${SKILLPORT_SURELY_UNSET}\"}}}}", `server "a": env.T: ${SKILLPORT_SURELY_UNSET} is not set`},
+		{"{\"mcpServers\": {\"a\": {\"url\": \"https://h/mcp\", \"headers\": {\"Authorization\": \"Bearer ${env:SKILLPORT_SURELY_UNSET}\"}}}}", `headers.Authorization: ${SKILLPORT_SURELY_UNSET} is not set`},
+		{"{\"skillDirs\": [{\"label\": \"a\", \"path\": \"${SKILLPORT_SURELY_UNSET}/x\"}]}", `skillDirs[0].path: ${SKILLPORT_SURELY_UNSET} is not set`},
+		{"{\"mcpServers\": {\"a\": {\"command\": 7}}}", `f.json:1:34: mcpServers.command: expected a string`},
+		{"{\"mcpServers\": {\"a\": {\"command\": \"x\"}} // ok\n,,}", `f.json:2:`},
+	} {
+		_, _, err := parseConfig("f.json", []byte(tc.in), "")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s:\n  error %v\n  want  %q", tc.in, err, tc.want)
+		}
+	}
+	t.Setenv("SKILLPORT_SET_EMPTY", "")
+	if _, _, err := ParseConfig([]byte(`{"mcpServers": {"a": {"command": "x", "args": ["${SKILLPORT_SET_EMPTY}"]}}}`), ""); err != nil {
+		t.Errorf("a variable set to the empty string: %v", err)
+	}
+}
