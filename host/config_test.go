@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,11 +74,32 @@ func TestFetchAllAndMaterialize(t *testing.T) {
 	if err != nil || st.Mode().Perm()&0o111 != 0 || !st.Mode().IsRegular() {
 		t.Fatalf("script written as %v, %v; never executable", st.Mode(), err)
 	}
-	if _, err := Materialize(dir, e, files, nil); err == nil || !strings.Contains(err.Error(), "already exists") {
-		t.Errorf("second pull = %v", err)
+	if got, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrUpToDate) || got != out {
+		t.Errorf("second pull of identical content = %q, %v; want ErrUpToDate", got, err)
+	}
+	// A local edit: the folder differs, and only Replace overwrites it.
+	if err := os.WriteFile(filepath.Join(out, "references", "FORMS.md"), []byte("edited"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "differs") {
+		t.Errorf("pull over a changed folder = %v; want ErrExists", err)
 	}
 	if _, err := Materialize(dir, e, files, &MaterializeOptions{Replace: true}); err != nil {
 		t.Errorf("replace: %v", err)
+	}
+	if _, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrUpToDate) {
+		t.Errorf("after replace: %v", err)
+	}
+	// An extra file or a link in the folder is a difference too.
+	os.WriteFile(filepath.Join(out, "extra.md"), nil, 0o644)
+	if _, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrExists) {
+		t.Errorf("extra file: %v", err)
+	}
+	os.Remove(filepath.Join(out, "extra.md"))
+	os.Remove(filepath.Join(out, "references", "FORMS.md"))
+	os.Symlink(filepath.Join(out, "SKILL.md"), filepath.Join(out, "references", "FORMS.md"))
+	if _, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrExists) {
+		t.Errorf("a link in place of a file: %v", err)
 	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 || entries[0].Name() != "pdf" {

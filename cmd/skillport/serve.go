@@ -179,11 +179,12 @@ func summary(cat *catalog.Catalog, dir, where string) {
 	if st.Skills == 1 {
 		noun = "skill"
 	}
-	msg := fmt.Sprintf("serving %d %s (%d files, %.1f MiB) from %s at %s", st.Skills, noun, st.Files, float64(st.Bytes)/(1<<20), dir, where)
+	msg := fmt.Sprintf("serving %d %s (%s, %s) from %s at %s", st.Skills, noun, count(st.Files, "file", "files"), humanSize(st.Bytes), esc(dir), where)
 	if st.Invalid > 0 {
-		msg += fmt.Sprintf("; %d skills skipped (see above)", st.Invalid)
+		msg += fmt.Sprintf("; %d skipped (see above)", st.Invalid)
 	}
 	fmt.Fprintln(os.Stderr, msg)
+	if st.Skills == 0 && st.Invalid == 0 {
+		fmt.Fprintf(os.Stderr, "skillport: warning: %s holds no skill (a skill is a folder holding SKILL.md); serving an empty catalog\n", esc(dir))
+	}
 }
-
-func version() string { return "dev" }
