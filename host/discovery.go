@@ -106,7 +106,12 @@ func (o *originState) start(ctx context.Context) {
 	if err := o.connect(ctx); err != nil {
 		o.mu.Lock()
 		o.status.Err = err
-		o.diagLocked(Error, "", err.Error(), err)
+		if errors.Is(err, ErrNoSkills) {
+			// A tool server: nothing is wrong, there is just nothing here.
+			o.h.log.Info("skills: the server serves no skills (it does not declare the Skills extension)", "origin", o.cfg.Label)
+		} else {
+			o.diagLocked(Error, "", err.Error(), err)
+		}
 		o.mu.Unlock()
 		return
 	}

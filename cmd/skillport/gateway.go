@@ -79,11 +79,13 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	g.Start(ctx)
 	go func() {
 		<-g.Ready()
-		for _, d := range g.Host().Diagnostics() {
-			log.Warn("gateway: " + d.String())
-		}
+		// Failures, diagnostics and servers without skills were logged
+		// once, by the host, as they happened; here, one line per origin
+		// that serves skills.
 		for _, o := range g.Host().Origins() {
-			log.Info("gateway: origin", "label", o.Label, "where", o.Where, "skills", o.Skills, "err", o.Err)
+			if o.Err == nil {
+				log.Info("gateway: origin ready", "label", o.Label, "where", o.Where, "skills", o.Skills)
+			}
 		}
 	}()
 
