@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -464,4 +465,51 @@ func TestEmptyDirWarns(t *testing.T) {
 	if !strings.Contains(stderr, "warning: "+empty+" holds no skill") || !strings.Contains(stderr, "serving 0 skills (0 files, 0 B)") {
 		t.Errorf("serve of an empty folder: %q", stderr)
 	}
+}
+
+// `echo '{}' | skillport serve DIR`: the line is answered with a JSON-RPC
+// error and the server keeps serving the next request.
+func TestServeStdioSurvivesMalformedLines(t *testing.T) {
+	inR, inW, _ := os.Pipe()
+	outR, outW, _ := os.Pipe()
+	oldIn, oldOut := os.Stdin, os.Stdout
+	os.Stdin, os.Stdout = inR, outW
+	done := make(chan int, 1)
+	go func() { _, _, code := runCLI(t, "serve", "--watch=false", "../../examples/skills"); done <- code }()
+	defer func() { os.Stdin, os.Stdout = oldIn, oldOut }()
+	io.WriteString(inW, "{}\nnot json\n"+`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`+"\n")
+	r := bufio.NewReader(outR)
+	var codes []float64
+	for range 3 {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			ID    any `json:"id"`
+			Error *struct {
+				Code float64 `json:"code"`
+			} `json:"error"`
+			Result json.RawMessage `json:"result"`
+		}
+		json.Unmarshal(line, &m)
+		if m.Error != nil {
+			codes = append(codes, m.Error.Code)
+		} else if m.ID == 1.0 && len(m.Result) > 0 {
+			codes = append(codes, 0)
+		}
+	}
+	if len(codes) != 3 || codes[0] != -32600 || codes[1] != -32700 || codes[2] != 0 {
+		t.Errorf("replies %v; want -32600, -32700, then the initialize result", codes)
+	}
+	inW.Close()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("serve exited %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not exit when stdin closed")
+	}
+	outW.Close()
 }

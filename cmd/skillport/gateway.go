@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillport/skillport/gateway"
+	"github.com/skillport/skillport/internal/stdio"
 )
 
 var gatewayCmd = &cobra.Command{
@@ -90,7 +91,7 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	}()
 
 	if addr == "" {
-		err := g.Run(ctx, &mcp.StdioTransport{})
+		err := g.Run(ctx, &stdio.Transport{In: os.Stdin, Out: os.Stdout})
 		if err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 			return &exitError{code: 1, err: fmt.Errorf("gateway: %w", err)}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/stdio"
 	"github.com/skillport/skillport/sandbox"
 	"github.com/skillport/skillport/server"
 )
@@ -128,7 +129,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 
 	if addr == "" {
 		summary(cat, dir, "stdio")
-		err := s.Run(ctx, skills.Transport(&mcp.StdioTransport{}))
+		err := s.Run(ctx, skills.Transport(&stdio.Transport{In: os.Stdin, Out: os.Stdout}))
 		if err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 			return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 		}
