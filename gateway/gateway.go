@@ -264,8 +264,13 @@ func Open(cfg *Config, opts *Options) (*Gateway, error) {
 	if o.ApproveHint == "" {
 		o.ApproveHint = approveHint(cfg.Path, cfg.Approvals.ElicitEnabled())
 	}
+	// Upstreams see the gateway's own version as clientInfo.
+	clientInfo := &mcp.Implementation{Name: "skillport-gateway", Version: "dev"}
+	if o.Implementation != nil && o.Implementation.Version != "" {
+		clientInfo.Version = o.Implementation.Version
+	}
 	ho := &host.Options{
-		ClientInfo:   &mcp.Implementation{Name: "skillport-gateway", Version: "dev"},
+		ClientInfo:   clientInfo,
 		CallTimeout:  cfg.CallTimeout,
 		AllowDynamic: cfg.AllowDynamic,
 		Approver:     policy,

@@ -513,3 +513,60 @@ func TestServeStdioSurvivesMalformedLines(t *testing.T) {
 	}
 	outW.Close()
 }
+
+// Servers see the binary's version as clientInfo, not a placeholder.
+func TestClientInfoCarriesVersion(t *testing.T) {
+	got := make(chan string, 1)
+	s := mcp.NewServer(&mcp.Implementation{Name: "probe", Version: "1"}, nil)
+	// 2026-07-28 clients send clientInfo in each request's _meta; older
+	// ones in initialize.
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			var p struct {
+				Meta struct {
+					ClientInfo *mcp.Implementation `json:"io.modelcontextprotocol/clientInfo"`
+				} `json:"_meta"`
+				ClientInfo *mcp.Implementation `json:"clientInfo"`
+			}
+			b, _ := json.Marshal(req.GetParams())
+			json.Unmarshal(b, &p)
+			for _, ci := range []*mcp.Implementation{p.Meta.ClientInfo, p.ClientInfo} {
+				if ci != nil {
+					select {
+					case got <- ci.Version:
+					default:
+					}
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx, st)
+	var out, errOut bytes.Buffer
+	runLs(ctx, &out, &errOut, flags(), []host.Origin{{Label: "probe", Transport: ct}}, false)
+	select {
+	case v := <-got:
+		if v != version() || v == "0" || v == "dev" {
+			t.Errorf("clientInfo.version %q, want %q", v, version())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the host sent no clientInfo")
+	}
+}
+
+func TestPullShowsProgressOnATerminalOnly(t *testing.T) {
+	for _, width := range []int{0, 80} {
+		onTerminal(t, width)
+		var out, errOut bytes.Buffer
+		if err := runPull(context.Background(), &out, &errOut, flags(), []host.Origin{examplesOrigin(t)}, t.TempDir(), false, false); err != nil {
+			t.Fatal(err)
+		}
+		shown := strings.Contains(errOut.String(), "pulling 1/5: docs:")
+		if shown != (width > 0) || strings.Contains(out.String(), "pulling") {
+			t.Errorf("width %d: progress shown %v; stderr %q", width, shown, errOut.String())
+		}
+	}
+}

@@ -65,10 +65,7 @@ func printError(w io.Writer, prefix, msg string) {
 	lines := termsafe.Lines(msg)
 	fmt.Fprintf(w, "skillport: %s%s\n", prefix, lines[0])
 	for _, l := range lines[1:] {
-		if !strings.HasPrefix(l, " ") {
-			l = "  " + l
-		}
-		fmt.Fprintln(w, l)
+		fmt.Fprintln(w, "  "+l)
 	}
 }
 
