@@ -121,7 +121,7 @@ func TestLsDeadServerShowsStderrOnce(t *testing.T) {
 	dead := host.Origin{Label: "server", Command: "sh", Args: []string{"-c", `echo "fatal: missing API key" >&2; exit 3`}}
 	err := runLs(context.Background(), &out, &errOut, flags(), []host.Origin{dead}, false)
 	s := errOut.String()
-	if exitCode(err) != 1 || !strings.Contains(s, "sh exited with status 3") || !strings.Contains(s, "\n  fatal: missing API key\n") {
+	if exitCode(err) != 1 || !strings.Contains(s, "sh exited with status 3") || !strings.Contains(s, "\n    fatal: missing API key\n") {
 		t.Errorf("exit %d; stderr:\n%s", exitCode(err), s)
 	}
 	if strings.Count(s, "missing API key") != 1 || strings.Count(s, "initialize") != 1 {
