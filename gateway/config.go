@@ -172,9 +172,9 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		base = filepath.Dir(file)
 	}
 	cfg := &Config{Path: file, Filters: map[string]*Filter{}, Cache: true}
-	origins, notes, err := host.ParseConfig(data, base)
+	origins, notes, err := host.ParseConfigFile(file, data, base)
 	if err != nil {
-		return nil, bad("", "%v", err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	cfg.Origins, cfg.Notes = origins, notes
 	labels := map[string]string{}

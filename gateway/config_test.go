@@ -120,4 +120,8 @@ func TestParseConfigJSONC(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "gateway.json:3:") {
 		t.Errorf("syntax error without file:line:column: %v", err)
 	}
+	_, err = gateway.ParseConfig("gateway.json", []byte("{\n  \"mcpServers\": {\n    \"docs\": {\"comand\": \"x\"}}}"))
+	if err == nil || !strings.Contains(err.Error(), `gateway.json:3:14: mcpServers["docs"]: unknown key "comand"; did you mean "command"?`) {
+		t.Errorf("typo: %v", err)
+	}
 }

@@ -91,6 +91,12 @@ func ParseConfig(data []byte, base string) ([]Origin, []string, error) {
 	return parseConfig("", data, base)
 }
 
+// ParseConfigFile is ParseConfig for the content of file, which errors
+// name with the line and column.
+func ParseConfigFile(file string, data []byte, base string) ([]Origin, []string, error) {
+	return parseConfig(file, data, base)
+}
+
 // Known keys. Other clients write more keys into the same files (Claude
 // Desktop's "preferences", Cline's "autoApprove"): those are ignored, but a
 // key one or two letters from one of ours ("mcpServer", "comand") is a typo

@@ -60,7 +60,7 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	}
 	cfg, err := gateway.LoadConfig(file)
 	if err != nil {
-		return usageErrorf("%v", err)
+		return usageErrorf("%s", esc(err.Error()))
 	}
 	log := slog.Default()
 	for _, n := range cfg.Notes {
@@ -101,6 +101,6 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("gateway: --http %s: %w", addr, err)}
 	}
-	fmt.Fprintf(os.Stderr, "gateway listening at http://%s/mcp (config %s)\n", ln.Addr(), file)
+	fmt.Fprintf(os.Stderr, "gateway listening at http://%s/mcp (config %s)\n", ln.Addr(), esc(file))
 	return serveHTTP(ctx, ln, g.Handler(&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), "gateway")
 }

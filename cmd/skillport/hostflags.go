@@ -169,10 +169,14 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 // an mcpServers configuration.
 func (f *hostFlags) loadConfig() ([]host.Origin, []string, error) {
 	if data, err := os.ReadFile(f.config); err == nil && gatewayKeys.Match(data) {
-		if cfg, gerr := gateway.ParseConfig(f.config, data); gerr == nil {
-			f.filters = cfg.Filters
-			return cfg.Origins, cfg.Notes, nil
+		// Its filters must apply or the file must be refused: listing
+		// skills the gateway would leave out would mislead.
+		cfg, err := gateway.ParseConfig(f.config, data)
+		if err != nil {
+			return nil, nil, err
 		}
+		f.filters = cfg.Filters
+		return cfg.Origins, cfg.Notes, nil
 	}
 	return host.LoadConfig(f.config)
 }

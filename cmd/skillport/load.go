@@ -98,7 +98,7 @@ func runLoad(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 	}
 	if err != nil {
 		if errors.Is(err, host.ErrUnknownSkill) {
-			return &exitError{code: 1, err: fmt.Errorf("load: %s; see skillport ls --config %s", esc(err.Error()), esc(f.config))}
+			return usageErrorf("load: %s; see skillport ls --config %s", esc(err.Error()), esc(f.config))
 		}
 		return &exitError{code: 1, err: fmt.Errorf("load: %s", esc(err.Error()))}
 	}

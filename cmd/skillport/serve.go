@@ -86,7 +86,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		if err == nil {
 			err = errors.New("not a directory")
 		}
-		return usageErrorf("serve: %s: %v", dir, err)
+		return usageErrorf("serve: %s: %v", esc(dir), err)
 	}
 
 	log := slog.Default()
