@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -190,7 +191,7 @@ func parseConfig(file string, data []byte, base string) ([]Origin, []string, err
 		if json.Unmarshal(top[group], &entries) != nil {
 			continue
 		}
-		for _, name := range sortedKeys(entries) {
+		for _, name := range slices.Sorted(maps.Keys(entries)) {
 			for k := range entries[name] {
 				if w := typo(k, serverKeys, otherServerKeys); w != "" {
 					return nil, nil, at(k, "%s[%q]: unknown key %q; did you mean %q?", group, name, k, w)
@@ -217,15 +218,6 @@ func parseConfig(file string, data []byte, base string) ([]Origin, []string, err
 	return origins, notes, nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // origins turns a decoded configuration into origins.
 func (c *Config) origins(base string) ([]Origin, []string, error) {
 	var origins []Origin
@@ -249,7 +241,7 @@ func (c *Config) origins(base string) ([]Origin, []string, error) {
 		return l
 	}
 	for _, group := range []map[string]ServerConfig{c.MCPServers, c.Servers} {
-		for _, k := range sortedKeys(group) {
+		for _, k := range slices.Sorted(maps.Keys(group)) {
 			s := group[k]
 			if s.Disabled {
 				notes = append(notes, fmt.Sprintf("server %q is disabled; skipped", k))
@@ -282,7 +274,7 @@ func (c *Config) origins(base string) ([]Origin, []string, error) {
 				}
 				if len(s.Env) > 0 {
 					o.Env = map[string]string{}
-					for _, ek := range sortedKeys(s.Env) {
+					for _, ek := range slices.Sorted(maps.Keys(s.Env)) {
 						o.Env[ek] = x("env."+ek, s.Env[ek])
 					}
 				}
@@ -294,7 +286,7 @@ func (c *Config) origins(base string) ([]Origin, []string, error) {
 				o.URL = x("url", s.URL)
 				if len(s.Headers) > 0 {
 					o.Headers = map[string]string{}
-					for _, hk := range sortedKeys(s.Headers) {
+					for _, hk := range slices.Sorted(maps.Keys(s.Headers)) {
 						o.Headers[hk] = x("headers."+hk, s.Headers[hk])
 					}
 				}

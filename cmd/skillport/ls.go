@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -114,9 +113,7 @@ func runLs(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins 
 			}
 			out.Origins = append(out.Origins, lo)
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := writeJSON(stdout, out); err != nil {
 			return err
 		}
 	} else {

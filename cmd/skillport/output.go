@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +34,14 @@ var terminalWidth = func(w io.Writer) int {
 		return 80
 	}
 	return width
+}
+
+// writeJSON prints v as indented JSON: the --json output of ls, pull and
+// verify.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // humanSize formats a byte count for people: 512 B, 1.5 KiB, 12 MiB.

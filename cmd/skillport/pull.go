@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -201,11 +200,7 @@ func runPull(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 		if results == nil {
 			results = []pullResult{}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
-			Skills []pullResult `json:"skills"`
-		}{results}); err != nil {
+		if err := writeJSON(stdout, map[string]any{"skills": results}); err != nil {
 			return err
 		}
 	} else {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -98,11 +97,7 @@ func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, orig
 		if results == nil {
 			results = []verifyResult{}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
-			Skills []verifyResult `json:"skills"`
-		}{results}); err != nil {
+		if err := writeJSON(stdout, map[string]any{"skills": results}); err != nil {
 			return err
 		}
 	} else {
