@@ -109,8 +109,8 @@ func TestPromptSanitisesAndParses(t *testing.T) {
 	if err != nil || !d.Allow || !d.Remember || d.GrantTools {
 		t.Fatalf("decision %+v, %v", d, err)
 	}
-	if strings.ContainsAny(out.String(), "\x1b\u202e") {
-		t.Errorf("prompt echoed control characters: %q", out.String())
+	if strings.ContainsAny(out.String(), "\x1b\u202e") || !strings.Contains(out.String(), `evil\x1b[2J\u202etext`) {
+		t.Errorf("prompt echoed control characters, or hid them: %q", out.String())
 	}
 	p = &Prompt{In: strings.NewReader("a\n"), Out: &out}
 	d, _ = p.Approve(context.Background(), &Request{Kind: Load, Origin: "docs", Name: "x", Dynamic: true})
