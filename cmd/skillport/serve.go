@@ -180,9 +180,10 @@ func summary(cat *catalog.Catalog, dir, where string) {
 	if st.Skills == 1 {
 		noun = "skill"
 	}
-	msg := fmt.Sprintf("serving %d %s (%s, %s) from %s at %s", st.Skills, noun, count(st.Files, "file", "files"), humanSize(st.Bytes), esc(dir), where)
+	// Tests and scripts parse this line: its shape stays as it is.
+	msg := fmt.Sprintf("serving %d %s (%d files, %.1f MiB) from %s at %s", st.Skills, noun, st.Files, float64(st.Bytes)/(1<<20), esc(dir), where)
 	if st.Invalid > 0 {
-		msg += fmt.Sprintf("; %d skipped (see above)", st.Invalid)
+		msg += fmt.Sprintf("; %d skills skipped (see above)", st.Invalid)
 	}
 	fmt.Fprintln(os.Stderr, msg)
 	if st.Skills == 0 && st.Invalid == 0 {
