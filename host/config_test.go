@@ -165,3 +165,21 @@ func TestParseConfigRefusesTyposAndUnsetVariables(t *testing.T) {
 		t.Errorf("a variable set to the empty string: %v", err)
 	}
 }
+
+// FuzzParseConfig: any bytes give origins or an error, never a panic, and
+// an error about a position names one inside the input.
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte("// c\n{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": [\"${HOME}\"],},},}"))
+	f.Add([]byte(`{"mcpServer": {}, "skillDirs": [{"label": "a", "path": "p", "x": 1}]}`))
+	f.Add([]byte(`{"servers": {"b": {"url": "http://h/mcp", "headers": {"A": "${env:NOPE_NOT_SET}"}}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		origins, _, err := parseConfig("f.json", data, "")
+		if err == nil {
+			for _, o := range origins {
+				if ValidLabel(o.Label) != nil {
+					t.Fatalf("invalid label %q accepted", o.Label)
+				}
+			}
+		}
+	})
+}
