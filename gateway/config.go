@@ -253,7 +253,10 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 			}
 		}
 		if s := cfg.Approvals.Store; s != nil && *s != "" {
-			p := resolvePath(base, *s)
+			p, err := resolvePath(base, *s)
+			if err != nil {
+				return nil, bad("approvals.store", "%v", err)
+			}
 			cfg.Approvals.Store = &p
 		}
 	}
@@ -359,8 +362,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-func resolvePath(base, p string) string {
-	p = os.ExpandEnv(p)
+func resolvePath(base, p string) (string, error) {
+	var missing string
+	p = os.Expand(p, func(name string) string {
+		v, ok := os.LookupEnv(strings.TrimPrefix(name, "env:"))
+		if !ok && missing == "" {
+			missing = name
+		}
+		return v
+	})
+	if missing != "" {
+		return "", fmt.Errorf("${%s} is not set in the environment; set it or remove the reference", missing)
+	}
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		if home, err := os.UserHomeDir(); err == nil {
 			p = filepath.Join(home, p[1:])
@@ -369,5 +382,5 @@ func resolvePath(base, p string) string {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(base, p)
 	}
-	return p
+	return p, nil
 }

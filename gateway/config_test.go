@@ -70,6 +70,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"budget too small", `{"mcpServers": {"a": {"command": "x"}}, "tokenBudget": 5}`, "tokenBudget: must be an integer >= 100"},
 		{"flag not bool", `{"mcpServers": {"a": {"command": "x"}}, "indexBodies": "yes"}`, "indexBodies: must be true or false"},
 		{"bad dir label", `{"skillDirs": [{"label": "Bad Label", "path": "x"}]}`, "skillDirs[0]"},
+		{"unset variable in store", `{"mcpServers": {"a": {"command": "x"}}, "approvals": {"store": "${SKILLPORT_NOPE_UNSET}/a.json"}}`, "approvals.store: ${SKILLPORT_NOPE_UNSET} is not set"},
+		{"unset variable in a server", `{"mcpServers": {"a": {"command": "x", "args": ["${SKILLPORT_NOPE_UNSET}"]}}}`, `server "a": args[0]: ${SKILLPORT_NOPE_UNSET} is not set`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := gateway.ParseConfig("/etc/gw.json", []byte(c.json))
