@@ -201,7 +201,8 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 
 // report describes how the process ended and what it last wrote to stderr,
 // as lines to append to an error; "" when there is nothing to say. It
-// waits briefly for a process whose connection just failed to exit.
+// waits up to a second for a process whose connection just failed to exit
+// (and for its last stderr lines to be read).
 func (t *commandTransport) report() string {
 	if t.exited == nil {
 		return ""
@@ -217,7 +218,7 @@ func (t *commandTransport) report() string {
 		case t.werr != nil:
 			fmt.Fprintf(&b, "\n%s: %v", t.origin.Command, t.werr)
 		}
-	case <-time.After(500 * time.Millisecond):
+	case <-time.After(time.Second):
 	}
 	if lines := t.tail.lines(); len(lines) > 0 {
 		if b.Len() == 0 {
