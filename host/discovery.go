@@ -145,9 +145,9 @@ func (o *originState) connect(ctx context.Context) error {
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("%w: %s did not complete initialization within %v (%w)%s", ErrUnavailable, o.cfg.Where(), o.h.opts.CallTimeout, context.DeadlineExceeded, processReport(gt.inner))
+			return fmt.Errorf("%w: %s did not complete initialization within %v (%w)%s", ErrUnavailable, o.cfg.Where(), o.h.opts.CallTimeout, context.DeadlineExceeded, processReport(gt.inner, 0))
 		}
-		return fmt.Errorf("%w: connecting to %s: %v%s", ErrUnavailable, o.cfg.Where(), err, processReport(gt.inner))
+		return fmt.Errorf("%w: connecting to %s: %v%s", ErrUnavailable, o.cfg.Where(), err, processReport(gt.inner, time.Second))
 	}
 	init := sess.InitializeResult()
 	o.mu.Lock()

@@ -201,9 +201,9 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 
 // report describes how the process ended and what it last wrote to stderr,
 // as lines to append to an error; "" when there is nothing to say. It
-// waits up to a second for a process whose connection just failed to exit
+// waits up to wait for a process whose connection just failed to exit
 // (and for its last stderr lines to be read).
-func (t *commandTransport) report() string {
+func (t *commandTransport) report(wait time.Duration) string {
 	if t.exited == nil {
 		return ""
 	}
@@ -218,7 +218,7 @@ func (t *commandTransport) report() string {
 		case t.werr != nil:
 			fmt.Fprintf(&b, "\n%s: %v", t.origin.Command, t.werr)
 		}
-	case <-time.After(time.Second):
+	case <-time.After(wait):
 	}
 	if lines := t.tail.lines(); len(lines) > 0 {
 		if b.Len() == 0 {
@@ -233,9 +233,9 @@ func (t *commandTransport) report() string {
 }
 
 // processReport is the report of a stdio server's transport, or "".
-func processReport(t mcp.Transport) string {
+func processReport(t mcp.Transport, wait time.Duration) string {
 	if ct, ok := t.(*commandTransport); ok {
-		return ct.report()
+		return ct.report(wait)
 	}
 	return ""
 }
