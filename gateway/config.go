@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
+	"github.com/skillport/skillport/internal/jsonc"
 	"github.com/skillport/skillport/internal/jsonobj"
 )
 
@@ -151,6 +152,12 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		}
 		return fmt.Errorf("%w: %s: %s", ErrConfig, where, fmt.Sprintf(format, args...))
 	}
+	// Comments and trailing commas (JSONC) are blanked out; offsets, and so
+	// the line:column of every later error, stay those of the file.
+	data, err := jsonc.Standardize(file, data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	top, err := objectOf(data)
 	if err != nil {
 		return nil, bad("", "not a JSON object: %v", err)
@@ -165,9 +172,9 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		base = filepath.Dir(file)
 	}
 	cfg := &Config{Path: file, Filters: map[string]*Filter{}, Cache: true}
-	origins, notes, err := host.ParseConfig(data, base)
+	origins, notes, err := host.ParseConfigFile(file, data, base)
 	if err != nil {
-		return nil, bad("", "%v", err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	cfg.Origins, cfg.Notes = origins, notes
 	labels := map[string]string{}
@@ -246,7 +253,10 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 			}
 		}
 		if s := cfg.Approvals.Store; s != nil && *s != "" {
-			p := resolvePath(base, *s)
+			p, err := resolvePath(base, *s)
+			if err != nil {
+				return nil, bad("approvals.store", "%v", err)
+			}
 			cfg.Approvals.Store = &p
 		}
 	}
@@ -352,8 +362,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-func resolvePath(base, p string) string {
-	p = os.ExpandEnv(p)
+func resolvePath(base, p string) (string, error) {
+	var missing string
+	p = os.Expand(p, func(name string) string {
+		v, ok := os.LookupEnv(strings.TrimPrefix(name, "env:"))
+		if !ok && missing == "" {
+			missing = name
+		}
+		return v
+	})
+	if missing != "" {
+		return "", fmt.Errorf("${%s} is not set in the environment; set it or remove the reference", missing)
+	}
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		if home, err := os.UserHomeDir(); err == nil {
 			p = filepath.Join(home, p[1:])
@@ -362,5 +382,5 @@ func resolvePath(base, p string) string {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(base, p)
 	}
-	return p
+	return p, nil
 }

@@ -57,7 +57,7 @@ func TestParseConfigErrors(t *testing.T) {
 	for _, c := range []struct {
 		name, json, want string
 	}{
-		{"not json", `{"mcpServers": `, "not a JSON object"},
+		{"not json", `{"mcpServers": `, "/etc/gw.json:1:16: parsing value: unexpected EOF"},
 		{"array", `[]`, "not a JSON object"},
 		{"unknown field", `{"mcpServers": {"a": {"command": "x"}}, "tokenbudget": 3}`, `tokenbudget: unknown field`},
 		{"no origins", `{}`, "no origins"},
@@ -70,6 +70,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"budget too small", `{"mcpServers": {"a": {"command": "x"}}, "tokenBudget": 5}`, "tokenBudget: must be an integer >= 100"},
 		{"flag not bool", `{"mcpServers": {"a": {"command": "x"}}, "indexBodies": "yes"}`, "indexBodies: must be true or false"},
 		{"bad dir label", `{"skillDirs": [{"label": "Bad Label", "path": "x"}]}`, "skillDirs[0]"},
+		{"unset variable in store", `{"mcpServers": {"a": {"command": "x"}}, "approvals": {"store": "${SKILLPORT_NOPE_UNSET}/a.json"}}`, "approvals.store: ${SKILLPORT_NOPE_UNSET} is not set"},
+		{"unset variable in a server", `{"mcpServers": {"a": {"command": "x", "args": ["${SKILLPORT_NOPE_UNSET}"]}}}`, `server "a": args[0]: ${SKILLPORT_NOPE_UNSET} is not set`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := gateway.ParseConfig("/etc/gw.json", []byte(c.json))
@@ -105,4 +107,23 @@ func FuzzParseConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestParseConfigJSONC(t *testing.T) {
+	src := "// gateway.json\n{\n  \"mcpServers\": {\n    \"docs\": {\"command\": \"skillport\", \"args\": [\"serve\", \"./skills\",], \"include\": [\"pdf-*\",],},\n  },\n  /* approvals */\n  \"tokenBudget\": 4000,\n}\n"
+	cfg, err := gateway.ParseConfig("gateway.json", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Origins) != 1 || cfg.TokenBudget != 4000 || cfg.Filters["docs"] == nil {
+		t.Errorf("%+v", cfg)
+	}
+	_, err = gateway.ParseConfig("gateway.json", []byte("{\n  \"mcpServers\": {\n    \"docs\": {\"command\": \"x\" \"args\": []}}}"))
+	if err == nil || !strings.Contains(err.Error(), "gateway.json:3:") {
+		t.Errorf("syntax error without file:line:column: %v", err)
+	}
+	_, err = gateway.ParseConfig("gateway.json", []byte("{\n  \"mcpServers\": {\n    \"docs\": {\"comand\": \"x\"}}}"))
+	if err == nil || !strings.Contains(err.Error(), `gateway.json:3:14: mcpServers["docs"]: unknown key "comand"; did you mean "command"?`) {
+		t.Errorf("typo: %v", err)
+	}
 }

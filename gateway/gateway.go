@@ -42,6 +42,7 @@ import (
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/host/cache"
+	"github.com/skillport/skillport/internal/sdklog"
 	"github.com/skillport/skillport/server"
 )
 
@@ -192,7 +193,7 @@ func New(origins []host.Origin, hostOpts *host.Options, opts *Options) (*Gateway
 	g.view.Store(&view{byKey: map[key]*host.Entry{}})
 	g.src = newSource(g)
 	g.srv = mcp.NewServer(o.Implementation, &mcp.ServerOptions{
-		Logger: g.log,
+		Logger: sdklog.Quiet(g.log),
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
@@ -209,6 +210,7 @@ func New(origins []host.Origin, hostOpts *host.Options, opts *Options) (*Gateway
 	// Instructions are set before the extension decorates the handshake
 	// result (it may wrap it in a type of its own).
 	g.srv.AddReceivingMiddleware(g.instructionsMiddleware)
+	g.srv.AddSendingMiddleware(holdUntilInitialized)
 	// Only the standard extension: the gateway re-publishes what it has
 	// verified, in the one design whose integrity rules it applies.
 	g.ext, err = server.Attach(g.srv, g.src, &server.Options{OmitInstructions: true, Logger: g.log, CacheScope: "private", TTL: -1,
@@ -262,8 +264,13 @@ func Open(cfg *Config, opts *Options) (*Gateway, error) {
 	if o.ApproveHint == "" {
 		o.ApproveHint = approveHint(cfg.Path, cfg.Approvals.ElicitEnabled())
 	}
+	// Upstreams see the gateway's own version as clientInfo.
+	clientInfo := &mcp.Implementation{Name: "skillport-gateway", Version: "dev"}
+	if o.Implementation != nil && o.Implementation.Version != "" {
+		clientInfo.Version = o.Implementation.Version
+	}
 	ho := &host.Options{
-		ClientInfo:   &mcp.Implementation{Name: "skillport-gateway", Version: "dev"},
+		ClientInfo:   clientInfo,
 		CallTimeout:  cfg.CallTimeout,
 		AllowDynamic: cfg.AllowDynamic,
 		Approver:     policy,

@@ -323,11 +323,18 @@ func writeSkill(b *strings.Builder, e *host.Entry) {
 // use its tools, and the catalog.
 func (g *Gateway) instructions() string {
 	v := g.view.Load()
+	// Only origins that answered: the model cannot use a dead upstream, and
+	// naming it would invite calls that fail.
 	var origins []string
 	for _, o := range g.h.Origins() {
-		origins = append(origins, o.Label)
+		if o.Err == nil {
+			origins = append(origins, o.Label)
+		}
 	}
-	s := fmt.Sprintf("This server (skillport gateway) gives access to Agent Skills from %s. ", strings.Join(origins, ", "))
+	s := "This server (skillport gateway) gives access to Agent Skills. "
+	if len(origins) > 0 {
+		s = fmt.Sprintf("This server (skillport gateway) gives access to Agent Skills from %s. ", strings.Join(origins, ", "))
+	}
 	if len(v.entries) == 0 {
 		return s + "No skill is available at the moment; the tools appear when one is."
 	}

@@ -1,15 +1,18 @@
 package host
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/skillport/skillport/internal/jsonc"
 	"github.com/skillport/skillport/skill"
 )
 
@@ -45,36 +48,178 @@ type Config struct {
 
 // LoadConfig reads a configuration file and returns its origins, in key
 // order, and notes for the user (derived labels, skipped servers).
-// ${VAR} and ${env:VAR} in commands, arguments, environment values, URLs
-// and headers are replaced from the environment.
+// The file may hold comments and trailing commas (JSONC, as VS Code's
+// mcp.json does); errors name the file and, where there is one, the
+// line and column. ${VAR} and ${env:VAR} in commands, arguments,
+// environment values, URLs, headers and skill folder paths are replaced
+// from the environment; a variable that is not set is an error naming it.
 func LoadConfig(path string) ([]Origin, []string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("config: %w", err)
 	}
-	origins, notes, err := ParseConfig(data, filepath.Dir(path))
+	origins, notes, err := parseConfig(path, data, filepath.Dir(path))
 	if err != nil {
-		return nil, nil, fmt.Errorf("config: %s: %w", path, err)
+		return nil, nil, fmt.Errorf("config: %w", err)
 	}
 	return origins, notes, nil
 }
 
 var envRef = regexp.MustCompile(`\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}`)
 
-func expand(s string) string {
-	return envRef.ReplaceAllStringFunc(s, func(m string) string {
-		return os.Getenv(envRef.FindStringSubmatch(m)[1])
+// expand replaces ${VAR} references from the environment. An unset
+// variable is an error: a server started with an empty token fails later
+// with a message that no longer says why.
+func expand(s string) (string, error) {
+	var missing string
+	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
+		name := envRef.FindStringSubmatch(m)[1]
+		v, ok := os.LookupEnv(name)
+		if !ok && missing == "" {
+			missing = name
+		}
+		return v
 	})
+	if missing != "" {
+		return "", fmt.Errorf("${%s} is not set in the environment; set it (an empty value is allowed) or remove the reference", missing)
+	}
+	return out, nil
 }
 
 // ParseConfig parses configuration bytes; relative skill folders resolve
 // against base.
 func ParseConfig(data []byte, base string) ([]Origin, []string, error) {
-	var c Config
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&c); err != nil {
-		return nil, nil, fmt.Errorf("not a JSON configuration: %w", err)
+	return parseConfig("", data, base)
+}
+
+// ParseConfigFile is ParseConfig for the content of file, which errors
+// name with the line and column.
+func ParseConfigFile(file string, data []byte, base string) ([]Origin, []string, error) {
+	return parseConfig(file, data, base)
+}
+
+// Known keys. Other clients write more keys into the same files (Claude
+// Desktop's "preferences", Cline's "autoApprove"): those are ignored, but a
+// key one or two letters from one of ours ("mcpServer", "comand") is a typo
+// that would silently drop a server, and is an error.
+var (
+	configKeys      = []string{"mcpServers", "servers", "skillDirs"}
+	serverKeys      = []string{"label", "type", "command", "args", "env", "cwd", "url", "headers", "disabled", "include", "exclude"}
+	otherServerKeys = []string{"name", "description", "timeout", "autoApprove", "alwaysAllow", "transportType", "envFile", "gallery",
+		"version", "disabledTools", "trust", "oauth", "httpUrl", "serverUrl", "includeTools", "excludeTools", "auth", "dev", "enabled", "id"}
+	skillDirKeys = []string{"label", "path", "include", "exclude"}
+)
+
+// typo returns the known key that k looks like a misspelling of, or "".
+func typo(k string, known, others []string) string {
+	if slices.Contains(known, k) || slices.Contains(others, k) {
+		return ""
 	}
+	for _, w := range known {
+		limit := 1
+		if len(w) > 5 {
+			limit = 2
+		}
+		if strings.EqualFold(k, w) || editDistance(strings.ToLower(k), strings.ToLower(w)) <= limit {
+			return w
+		}
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance between two short keys.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func parseConfig(file string, data []byte, base string) ([]Origin, []string, error) {
+	std, err := jsonc.Standardize(file, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	named := func(err error) error {
+		if file == "" {
+			return err
+		}
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	at := func(key, format string, args ...any) error {
+		if off := jsonc.KeyOffset(data, key); off >= 0 {
+			return jsonc.At(file, data, off, format, args...)
+		}
+		return named(fmt.Errorf(format, args...))
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(std, &top); err != nil || top == nil {
+		return nil, nil, named(errors.New("not a JSON configuration: the file must hold one object with \"mcpServers\", \"servers\" or \"skillDirs\""))
+	}
+	for k := range top {
+		if w := typo(k, configKeys, nil); w != "" {
+			return nil, nil, at(k, "unknown key %q; did you mean %q?", k, w)
+		}
+	}
+	var c Config
+	if err := jsonc.Unmarshal(file, data, &c, false); err != nil {
+		return nil, nil, err
+	}
+	if len(top) > 0 && c.MCPServers == nil && c.Servers == nil && c.SkillDirs == nil {
+		keys := make([]string, 0, len(top))
+		for k := range top {
+			keys = append(keys, fmt.Sprintf("%q", k))
+		}
+		sort.Strings(keys)
+		return nil, nil, named(fmt.Errorf("no \"mcpServers\", \"servers\" or \"skillDirs\" (the keys are %s)", strings.Join(keys, ", ")))
+	}
+	for _, group := range []string{"mcpServers", "servers"} {
+		var entries map[string]map[string]json.RawMessage
+		if json.Unmarshal(top[group], &entries) != nil {
+			continue
+		}
+		for _, name := range slices.Sorted(maps.Keys(entries)) {
+			for k := range entries[name] {
+				if w := typo(k, serverKeys, otherServerKeys); w != "" {
+					return nil, nil, at(k, "%s[%q]: unknown key %q; did you mean %q?", group, name, k, w)
+				}
+			}
+		}
+	}
+	if raw, ok := top["skillDirs"]; ok {
+		var dirs []map[string]json.RawMessage
+		if json.Unmarshal(raw, &dirs) == nil {
+			for i, d := range dirs {
+				for k := range d {
+					if !slices.Contains(skillDirKeys, k) {
+						return nil, nil, at(k, "skillDirs[%d]: unknown key %q; the keys are %s", i, k, strings.Join(skillDirKeys, ", "))
+					}
+				}
+			}
+		}
+	}
+	origins, notes, err := c.origins(base)
+	if err != nil {
+		return nil, nil, named(err)
+	}
+	return origins, notes, nil
+}
+
+// origins turns a decoded configuration into origins.
+func (c *Config) origins(base string) ([]Origin, []string, error) {
 	var origins []Origin
 	var notes []string
 	used := map[string]bool{}
@@ -96,12 +241,7 @@ func ParseConfig(data []byte, base string) ([]Origin, []string, error) {
 		return l
 	}
 	for _, group := range []map[string]ServerConfig{c.MCPServers, c.Servers} {
-		keys := make([]string, 0, len(group))
-		for k := range group {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(group)) {
 			s := group[k]
 			if s.Disabled {
 				notes = append(notes, fmt.Sprintf("server %q is disabled; skipped", k))
@@ -116,18 +256,26 @@ func ParseConfig(data []byte, base string) ([]Origin, []string, error) {
 				}
 			}
 			o := Origin{Label: label(s.Label, k)}
+			var err error
+			x := func(field, v string) string {
+				out, e := expand(v)
+				if e != nil && err == nil {
+					err = fmt.Errorf("server %q: %s: %w", k, field, e)
+				}
+				return out
+			}
 			switch {
 			case s.Command != "" && s.URL != "":
 				return nil, nil, fmt.Errorf("server %q has both command and url; keep one", k)
 			case s.Command != "":
-				o.Command = expand(s.Command)
-				for _, a := range s.Args {
-					o.Args = append(o.Args, expand(a))
+				o.Command = x("command", s.Command)
+				for i, a := range s.Args {
+					o.Args = append(o.Args, x(fmt.Sprintf("args[%d]", i), a))
 				}
 				if len(s.Env) > 0 {
 					o.Env = map[string]string{}
-					for ek, ev := range s.Env {
-						o.Env[ek] = expand(ev)
+					for _, ek := range slices.Sorted(maps.Keys(s.Env)) {
+						o.Env[ek] = x("env."+ek, s.Env[ek])
 					}
 				}
 				o.WorkDir = s.Cwd
@@ -135,15 +283,18 @@ func ParseConfig(data []byte, base string) ([]Origin, []string, error) {
 				if s.Type == "sse" {
 					notes = append(notes, fmt.Sprintf("server %q: the legacy SSE transport is not supported; trying Streamable HTTP", k))
 				}
-				o.URL = expand(s.URL)
+				o.URL = x("url", s.URL)
 				if len(s.Headers) > 0 {
 					o.Headers = map[string]string{}
-					for hk, hv := range s.Headers {
-						o.Headers[hk] = expand(hv)
+					for _, hk := range slices.Sorted(maps.Keys(s.Headers)) {
+						o.Headers[hk] = x("headers."+hk, s.Headers[hk])
 					}
 				}
 			default:
 				return nil, nil, fmt.Errorf("server %q has neither command nor url", k)
+			}
+			if err != nil {
+				return nil, nil, err
 			}
 			origins = append(origins, o)
 		}
@@ -159,7 +310,10 @@ func ParseConfig(data []byte, base string) ([]Origin, []string, error) {
 			return nil, nil, fmt.Errorf("skillDirs[%d]: label %q is used twice", i, d.Label)
 		}
 		used[d.Label] = true
-		p := expand(d.Path)
+		p, err := expand(d.Path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("skillDirs[%d].path: %w", i, err)
+		}
 		if strings.HasPrefix(p, "~/") {
 			if home, err := os.UserHomeDir(); err == nil {
 				p = filepath.Join(home, p[2:])

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,11 +74,32 @@ func TestFetchAllAndMaterialize(t *testing.T) {
 	if err != nil || st.Mode().Perm()&0o111 != 0 || !st.Mode().IsRegular() {
 		t.Fatalf("script written as %v, %v; never executable", st.Mode(), err)
 	}
-	if _, err := Materialize(dir, e, files, nil); err == nil || !strings.Contains(err.Error(), "already exists") {
-		t.Errorf("second pull = %v", err)
+	if got, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrUpToDate) || got != out {
+		t.Errorf("second pull of identical content = %q, %v; want ErrUpToDate", got, err)
+	}
+	// A local edit: the folder differs, and only Replace overwrites it.
+	if err := os.WriteFile(filepath.Join(out, "references", "FORMS.md"), []byte("edited"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "differs") {
+		t.Errorf("pull over a changed folder = %v; want ErrExists", err)
 	}
 	if _, err := Materialize(dir, e, files, &MaterializeOptions{Replace: true}); err != nil {
 		t.Errorf("replace: %v", err)
+	}
+	if _, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrUpToDate) {
+		t.Errorf("after replace: %v", err)
+	}
+	// An extra file or a link in the folder is a difference too.
+	os.WriteFile(filepath.Join(out, "extra.md"), nil, 0o644)
+	if _, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrExists) {
+		t.Errorf("extra file: %v", err)
+	}
+	os.Remove(filepath.Join(out, "extra.md"))
+	os.Remove(filepath.Join(out, "references", "FORMS.md"))
+	os.Symlink(filepath.Join(out, "SKILL.md"), filepath.Join(out, "references", "FORMS.md"))
+	if _, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrExists) {
+		t.Errorf("a link in place of a file: %v", err)
 	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 || entries[0].Name() != "pdf" {
@@ -94,4 +116,70 @@ func TestMaterializeRefusesCaseCollisions(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("partial pull left %v", entries)
 	}
+}
+
+func TestParseConfigJSONC(t *testing.T) {
+	// VS Code writes comments and trailing commas; Claude Desktop keeps its
+	// own settings beside mcpServers.
+	src := `// ~/.config/Code/User/mcp.json
+{
+  "globalShortcut": "",
+  "preferences": {"theme": "dark"},
+  "inputs": [],
+  "mcpServers": {
+    /* the team's skills */
+    "docs": {"command": "skillport", "args": ["serve", "./skills",], "autoApprove": [],},
+  },
+}
+`
+	origins, _, err := ParseConfig([]byte(src), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(origins) != 1 || origins[0].Command != "skillport" || len(origins[0].Args) != 2 {
+		t.Errorf("%+v", origins)
+	}
+}
+
+func TestParseConfigRefusesTyposAndUnsetVariables(t *testing.T) {
+	os.Unsetenv("SKILLPORT_SURELY_UNSET")
+	for _, tc := range []struct{ in, want string }{
+		{"{\n  \"mcpServer\": {\"a\": {\"command\": \"x\"}}\n}", `f.json:2:3: unknown key "mcpServer"; did you mean "mcpServers"?`},
+		{"{\"mcpServers\": {\"a\": {\"comand\": \"x\"}}}", `mcpServers["a"]: unknown key "comand"; did you mean "command"?`},
+		{"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"arg\": []}}}", `unknown key "arg"; did you mean "args"?`},
+		{"{\"skillDirs\": [{\"label\": \"a\", \"path\": \"p\", \"paht\": 1}]}", `skillDirs[0]: unknown key "paht"`},
+		{"{\"preferences\": {}}", `no "mcpServers", "servers" or "skillDirs" (the keys are "preferences")`},
+		{"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": {\"T\": \"${SKILLPORT_SURELY_UNSET}\"}}}}", `server "a": env.T: ${SKILLPORT_SURELY_UNSET} is not set`},
+		{"{\"mcpServers\": {\"a\": {\"url\": \"https://h/mcp\", \"headers\": {\"Authorization\": \"Bearer ${env:SKILLPORT_SURELY_UNSET}\"}}}}", `headers.Authorization: ${SKILLPORT_SURELY_UNSET} is not set`},
+		{"{\"skillDirs\": [{\"label\": \"a\", \"path\": \"${SKILLPORT_SURELY_UNSET}/x\"}]}", `skillDirs[0].path: ${SKILLPORT_SURELY_UNSET} is not set`},
+		{"{\"mcpServers\": {\"a\": {\"command\": 7}}}", `f.json:1:34: mcpServers.command: expected a string`},
+		{"{\"mcpServers\": {\"a\": {\"command\": \"x\"}} // ok\n,,}", `f.json:2:`},
+	} {
+		_, _, err := parseConfig("f.json", []byte(tc.in), "")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s:\n  error %v\n  want  %q", tc.in, err, tc.want)
+		}
+	}
+	t.Setenv("SKILLPORT_SET_EMPTY", "")
+	if _, _, err := ParseConfig([]byte(`{"mcpServers": {"a": {"command": "x", "args": ["${SKILLPORT_SET_EMPTY}"]}}}`), ""); err != nil {
+		t.Errorf("a variable set to the empty string: %v", err)
+	}
+}
+
+// FuzzParseConfig: any bytes give origins or an error, never a panic, and
+// an error about a position names one inside the input.
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte("// c\n{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": [\"${HOME}\"],},},}"))
+	f.Add([]byte(`{"mcpServer": {}, "skillDirs": [{"label": "a", "path": "p", "x": 1}]}`))
+	f.Add([]byte(`{"servers": {"b": {"url": "http://h/mcp", "headers": {"A": "${env:NOPE_NOT_SET}"}}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		origins, _, err := parseConfig("f.json", data, "")
+		if err == nil {
+			for _, o := range origins {
+				if ValidLabel(o.Label) != nil {
+					t.Fatalf("invalid label %q accepted", o.Label)
+				}
+			}
+		}
+	})
 }

@@ -106,7 +106,12 @@ func (o *originState) start(ctx context.Context) {
 	if err := o.connect(ctx); err != nil {
 		o.mu.Lock()
 		o.status.Err = err
-		o.diagLocked(Error, "", err.Error(), err)
+		if errors.Is(err, ErrNoSkills) {
+			// A tool server: nothing is wrong, there is just nothing here.
+			o.h.log.Info("skills: the server serves no skills (it does not declare the Skills extension)", "origin", o.cfg.Label)
+		} else {
+			o.diagLocked(Error, "", err.Error(), err)
+		}
 		o.mu.Unlock()
 		return
 	}
@@ -140,9 +145,9 @@ func (o *originState) connect(ctx context.Context) error {
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("%w: %s did not complete initialization within %v", ErrUnavailable, o.cfg.Where(), o.h.opts.CallTimeout)
+			return fmt.Errorf("%w: %s did not complete initialization within %v (%w)%s", ErrUnavailable, o.cfg.Where(), o.h.opts.CallTimeout, context.DeadlineExceeded, processReport(gt.inner, 0))
 		}
-		return fmt.Errorf("%w: connecting to %s: %v", ErrUnavailable, o.cfg.Where(), err)
+		return fmt.Errorf("%w: connecting to %s: %v%s", ErrUnavailable, o.cfg.Where(), err, processReport(gt.inner, time.Second))
 	}
 	init := sess.InitializeResult()
 	o.mu.Lock()
@@ -163,7 +168,7 @@ func (o *originState) connect(ctx context.Context) error {
 			o.profile, o.status.Profile = p, p
 			return nil
 		}
-		return fmt.Errorf("%w: the server does not declare the Skills extension (%s)", ErrUnavailable, wire.ExtensionID)
+		return fmt.Errorf("%w: %w (%s)", ErrUnavailable, ErrNoSkills, wire.ExtensionID)
 	}
 	o.status.Declared = true
 	if caps.Resources == nil {

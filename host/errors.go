@@ -33,6 +33,12 @@ var (
 	// ErrUnavailable is returned when an origin is not connected or did not
 	// declare the Skills extension.
 	ErrUnavailable = errors.New("origin unavailable")
+	// ErrNoSkills is wrapped, together with ErrUnavailable, by the status of
+	// a server that answered but does not serve skills (it declares neither
+	// the Skills extension nor a compatibility profile). Most servers in a
+	// desktop client's configuration are such tool servers: a user listing
+	// skills is told, but it is not a failure.
+	ErrNoSkills = errors.New("the server does not declare the Skills extension")
 	// ErrBudget is returned once an origin has sent more bytes in a session
 	// than [Options.FetchBudget] allows.
 	ErrBudget = errors.New("server skill budget exceeded")

@@ -1,9 +1,12 @@
 package host
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"unicode"
@@ -26,6 +29,13 @@ var (
 	// file and a directory, on a case-insensitive or normalising filesystem
 	// (H-41).
 	ErrNameCollision = errors.New("names collide")
+	// ErrUpToDate is returned, with the folder, when the skill folder
+	// already holds exactly the verified files: nothing was written. A
+	// second pull of unchanged content is not a failure.
+	ErrUpToDate = errors.New("already up to date")
+	// ErrExists marks a skill folder that exists with other content and
+	// was left alone because [MaterializeOptions.Replace] is not set.
+	ErrExists = errors.New("the skill folder exists with other content")
 )
 
 // MaterializeOptions configure [Materialize].
@@ -102,6 +112,9 @@ func Materialize(dir string, e *Entry, files []*File, opts *MaterializeOptions) 
 			}
 		}
 	}
+	if target := filepath.Join(dir, e.Name); sameTree(target, rels, files) {
+		return target, ErrUpToDate
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fail("%v", err)
 	}
@@ -136,8 +149,11 @@ func Materialize(dir string, e *Entry, files []*File, opts *MaterializeOptions) 
 	}
 	target := filepath.Join(dir, e.Name)
 	if _, err := os.Lstat(target); err == nil {
+		if sameTree(target, rels, files) {
+			return target, ErrUpToDate
+		}
 		if !o.Replace {
-			return fail("%s already exists; remove it or pass the replace option", target)
+			return failErr(fmt.Errorf("%w: %s differs from the server's version; replace it to update", ErrExists, target))
 		}
 		old := stage + ".old"
 		if err := os.Rename(target, old); err != nil {
@@ -149,6 +165,54 @@ func Materialize(dir string, e *Entry, files []*File, opts *MaterializeOptions) 
 		return fail("%v", err)
 	}
 	return target, nil
+}
+
+// sameTree reports whether dir holds exactly the regular files rels (slash
+// paths) with the contents of files, and nothing else: no other file, no
+// link, no extra directory. Reads go through os.Root, so a link in dir is
+// never followed.
+func sameTree(dir string, rels []string, files []*File) bool {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	want := make(map[string][]byte, len(rels))
+	dirs := map[string]bool{".": true}
+	for i, r := range rels {
+		want[r] = files[i].Data
+		for d := path.Dir(r); d != "."; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	seen := 0
+	same := true
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !same {
+			same = false
+			return fs.SkipAll
+		}
+		switch {
+		case d.IsDir():
+			same = dirs[p]
+		case d.Type().IsRegular():
+			data, ok := want[p]
+			if !ok {
+				same = false
+				break
+			}
+			got, err := root.ReadFile(filepath.FromSlash(p))
+			same = err == nil && bytes.Equal(got, data)
+			seen++
+		default:
+			same = false
+		}
+		if !same {
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return err == nil && same && seen == len(rels)
 }
 
 // Why names outside ASCII are safe to compare by case folding alone.
@@ -221,6 +285,9 @@ func nameRuneOK(r rune) bool {
 // quoted with non-ASCII escaped, since the point is often a rune that looks
 // like nothing or like its neighbour.
 func checkName(name string) error {
+	if err := checkPortable(name); err != nil {
+		return err
+	}
 	const rename = "ask the server's maintainer to rename the file"
 	const merge = "so another name could be the same file on a normalising filesystem"
 	pos := 0
@@ -254,6 +321,52 @@ func checkName(name string) error {
 		return fmt.Errorf("%w: %+q has %U at character %d, %s; %s", ErrUnsafeName, name, r, pos, why, rename)
 	}
 	return nil
+}
+
+// checkPortable refuses names that Windows or macOS treat specially, so that
+// a pulled skill is the same set of files on every system, and names that
+// are an attack path for tools run inside the folder:
+//   - Windows device names (CON, PRN, AUX, NUL, COM0–COM9, LPT0–LPT9, also
+//     with the superscript digits ¹ ² ³), in any case, alone or before an
+//     extension ("nul.txt", "Com1.tar.gz"): opening one opens the device;
+//   - a trailing dot or space, which Windows drops ("a.md." is "a.md");
+//   - ".git" in any case, and its 8.3 alias "git~1": git would read a
+//     pulled folder's ".git" as the repository's own configuration.
+func checkPortable(name string) error {
+	const rename = "ask the server's maintainer to rename the file"
+	if name == "" || name == "." || name == ".." {
+		return fmt.Errorf("%w: %q is not a file name; %s", ErrUnsafeName, name, rename)
+	}
+	if strings.HasSuffix(name, ".") || strings.HasSuffix(name, " ") {
+		return fmt.Errorf("%w: %+q ends with a dot or a space, which Windows drops (it would be the same file as %+q); %s", ErrUnsafeName, name, strings.TrimRight(name, ". "), rename)
+	}
+	lower := strings.ToLower(name)
+	if lower == ".git" || lower == "git~1" {
+		return fmt.Errorf("%w: %+q is git's repository folder name, and git would obey what a pulled folder puts there; %s", ErrUnsafeName, name, rename)
+	}
+	stem, _, _ := strings.Cut(lower, ".")
+	stem = strings.TrimRight(stem, " ")
+	if reservedDevice(stem) {
+		return fmt.Errorf("%w: %+q is the Windows device name %s (reserved with any extension, in any case); %s", ErrUnsafeName, name, strings.ToUpper(stem), rename)
+	}
+	return nil
+}
+
+// reservedDevice reports the Windows device names, lower-cased.
+func reservedDevice(stem string) bool {
+	switch stem {
+	case "con", "prn", "aux", "nul":
+		return true
+	}
+	for _, p := range []string{"com", "lpt"} {
+		if rest, ok := strings.CutPrefix(stem, p); ok {
+			switch rest {
+			case "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "¹", "²", "³":
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // FoldName returns the key under which [Materialize] treats two names (or

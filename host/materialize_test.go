@@ -338,3 +338,48 @@ func fetchedSkill(t *testing.T, path string, extra map[string]string) (*Entry, [
 	}
 	return e, files
 }
+
+func TestMaterializeRefusesNonPortableNames(t *testing.T) {
+	for _, tc := range []struct{ file, rule string }{
+		{"CON/x.md", "Windows device name CON"},
+		{"nul", "Windows device name NUL"},
+		{"aux/readme", "device name AUX"},
+		{"PRN", "device name PRN"},
+		{"COM1.txt", "device name COM1"},
+		{"lpt1", "device name LPT1"},
+		{"Lpt9.tar.gz", "device name LPT9"},
+		{"com0", "device name COM0"},
+		{"con%20.txt", "device name CON"},
+		{"x./a.md", "ends with a dot or a space"},
+		{"a.md.", "ends with a dot or a space"},
+		{"b.md%20", "ends with a dot or a space"},
+		{".git/config", "git's repository folder"},
+		{".GIT/hooks/x", "git's repository folder"},
+		{"GIT~1/config", "git's repository folder"},
+	} {
+		e, files := fetchedSkill(t, "x", map[string]string{tc.file: "data"})
+		dir := t.TempDir()
+		_, err := Materialize(dir, e, files, nil)
+		if !errors.Is(err, ErrUnsafeName) || !strings.Contains(err.Error(), tc.rule) || !strings.Contains(err.Error(), strings.Split(tc.file, "/")[0][:2]) {
+			t.Errorf("%q: %v; want a refusal naming %q", tc.file, err, tc.rule)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("%q: wrote %v", tc.file, entries)
+		}
+	}
+	// Names that merely contain a device name are fine.
+	e, files := fetchedSkill(t, "x", map[string]string{"console.md": "a", "auxiliary/x": "b", "com10": "c", "nul-device.md": "d", ".github/x": "e"})
+	if _, err := Materialize(t.TempDir(), e, files, nil); err != nil {
+		t.Errorf("portable names refused: %v", err)
+	}
+}
+
+func TestCheckNameSuperscriptDevices(t *testing.T) {
+	// Windows also reserves COM and LPT with superscript digits; such names
+	// are refused for that rule before any other.
+	for _, n := range []string{"COM\u00b9.md", "lpt\u00b2", "Com\u00b3"} {
+		if err := checkName(n); !errors.Is(err, ErrUnsafeName) || !strings.Contains(err.Error(), "Windows device name") {
+			t.Errorf("checkName(%q) = %v", n, err)
+		}
+	}
+}

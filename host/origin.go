@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,10 +140,18 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // commandTransport runs a server as a subprocess. Unlike mcp.CommandTransport
 // it raises the per-message limit to MaxMessageBytes (a skill may hold a
-// 16 MiB file) and kills a server that does not exit after its stdin closes.
+// 16 MiB file), kills a server that does not exit after its stdin closes,
+// and keeps the last lines the server wrote to stderr and its exit status:
+// a server that dies at start-up says why there ("missing API key"), and
+// the user must see that rather than the EOF it causes.
 type commandTransport struct {
 	origin *Origin
 	stderr io.Writer
+
+	tail   stderrTail
+	exited chan struct{} // closed once the process has been waited for
+	state  *os.ProcessState
+	werr   error
 }
 
 func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -154,45 +163,148 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 	}
-	cmd.Stderr = t.stderr
+	cmd.Stderr = io.MultiWriter(t.stderr, &t.tail)
+	// A grandchild that keeps stderr open must not hold Wait forever.
+	cmd.WaitDelay = time.Second
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	// Our own pipe, not StdoutPipe: Wait runs as soon as the process exits
+	// (for its status) and must not close stdout before it has been read.
+	stdout, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		stdout.Close()
 		return nil, fmt.Errorf("starting %s: %w", t.origin.Command, err)
 	}
+	t.exited = make(chan struct{})
+	go func() {
+		err := cmd.Wait()
+		t.state, t.werr = cmd.ProcessState, err
+		close(t.exited)
+	}()
 	inner, err := (&mcp.IOTransport{Reader: stdout, Writer: stdin, MaxLineLength: MaxMessageBytes}).Connect(ctx)
 	if err != nil {
 		cmd.Process.Kill()
-		cmd.Wait()
+		<-t.exited
+		stdout.Close()
 		return nil, err
 	}
-	return &processConn{Connection: inner, cmd: cmd}, nil
+	return &processConn{Connection: inner, cmd: cmd, exited: t.exited, stdout: stdout}, nil
+}
+
+// report describes how the process ended and what it last wrote to stderr,
+// as lines to append to an error; "" when there is nothing to say. It
+// waits up to wait for a process whose connection just failed to exit
+// (and for its last stderr lines to be read).
+func (t *commandTransport) report(wait time.Duration) string {
+	if t.exited == nil {
+		return ""
+	}
+	var b strings.Builder
+	select {
+	case <-t.exited:
+		switch {
+		case t.state != nil && t.state.Exited():
+			fmt.Fprintf(&b, "\n%s exited with status %d", t.origin.Command, t.state.ExitCode())
+		case t.state != nil:
+			fmt.Fprintf(&b, "\n%s was ended by %s", t.origin.Command, t.state.String())
+		case t.werr != nil:
+			fmt.Fprintf(&b, "\n%s: %v", t.origin.Command, t.werr)
+		}
+	case <-time.After(wait):
+	}
+	if lines := t.tail.lines(); len(lines) > 0 {
+		if b.Len() == 0 {
+			fmt.Fprintf(&b, "\n%s", t.origin.Command)
+		}
+		b.WriteString("; its last stderr lines:")
+		for _, l := range lines {
+			b.WriteString("\n  " + l)
+		}
+	}
+	return b.String()
+}
+
+// processReport is the report of a stdio server's transport, or "".
+func processReport(t mcp.Transport, wait time.Duration) string {
+	if ct, ok := t.(*commandTransport); ok {
+		return ct.report(wait)
+	}
+	return ""
+}
+
+// stderrTail keeps the last stderrTailLines lines (each cut to
+// stderrTailLine bytes) of what a server wrote to stderr: a bounded
+// memory however much a server writes.
+type stderrTail struct {
+	mu      sync.Mutex
+	done    []string
+	partial []byte
+}
+
+const (
+	stderrTailLines = 10
+	stderrTailLine  = 300
+)
+
+func (t *stderrTail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range p {
+		if c == '\n' {
+			t.done = append(t.done, string(t.partial))
+			if len(t.done) > stderrTailLines {
+				t.done = t.done[1:]
+			}
+			t.partial = t.partial[:0]
+			continue
+		}
+		if len(t.partial) < stderrTailLine {
+			t.partial = append(t.partial, c)
+		}
+	}
+	return len(p), nil
+}
+
+func (t *stderrTail) lines() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := append([]string(nil), t.done...)
+	if len(t.partial) > 0 {
+		out = append(out, string(t.partial))
+	}
+	if len(out) > stderrTailLines {
+		out = out[len(out)-stderrTailLines:]
+	}
+	return out
 }
 
 type processConn struct {
 	mcp.Connection
-	cmd  *exec.Cmd
-	once sync.Once
-	err  error
+	cmd    *exec.Cmd
+	exited <-chan struct{}
+	stdout *os.File
+	once   sync.Once
+	err    error
 }
 
 func (c *processConn) Close() error {
 	c.once.Do(func() {
 		c.err = c.Connection.Close() // closes stdin: a well-behaved server exits
-		done := make(chan struct{})
-		go func() { c.cmd.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-c.exited:
 		case <-time.After(2 * time.Second):
 			c.cmd.Process.Kill()
-			<-done
+			<-c.exited
 		}
+		c.stdout.Close()
 	})
 	return c.err
 }

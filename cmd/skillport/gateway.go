@@ -15,6 +15,7 @@ import (
 
 	"github.com/skillport/skillport/endpoint"
 	"github.com/skillport/skillport/gateway"
+	"github.com/skillport/skillport/internal/stdio"
 )
 
 var gatewayCmd = &cobra.Command{
@@ -69,7 +70,7 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	}
 	cfg, err := gateway.LoadConfig(file)
 	if err != nil {
-		return usageErrorf("%v", err)
+		return usageErrorf("%s", esc(err.Error()))
 	}
 	log := slog.Default()
 	for _, n := range cfg.Notes {
@@ -89,16 +90,18 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	g.Start(ctx)
 	go func() {
 		<-g.Ready()
-		for _, d := range g.Host().Diagnostics() {
-			log.Warn("gateway: " + d.String())
-		}
+		// Failures, diagnostics and servers without skills were logged
+		// once, by the host, as they happened; here, one line per origin
+		// that serves skills.
 		for _, o := range g.Host().Origins() {
-			log.Info("gateway: origin", "label", o.Label, "where", o.Where, "skills", o.Skills, "err", o.Err)
+			if o.Err == nil {
+				log.Info("gateway: origin ready", "label", o.Label, "where", o.Where, "skills", o.Skills)
+			}
 		}
 	}()
 
 	if addr == "" {
-		err := g.Run(ctx, &mcp.StdioTransport{})
+		err := g.Run(ctx, &stdio.Transport{In: os.Stdin, Out: os.Stdout})
 		if err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 			return &exitError{code: 1, err: fmt.Errorf("gateway: %w", err)}
 		}
@@ -108,7 +111,7 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("gateway: --http %s: %w", addr, err)}
 	}
-	fmt.Fprintf(os.Stderr, "gateway listening at http://%s/mcp (config %s)\n", ln.Addr(), file)
+	fmt.Fprintf(os.Stderr, "gateway listening at http://%s/mcp (config %s)\n", ln.Addr(), esc(file))
 	httpOpts.Ready = func(context.Context) error {
 		select {
 		case <-g.Ready():

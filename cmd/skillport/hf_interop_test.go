@@ -114,7 +114,7 @@ func TestHuggingFaceServer(t *testing.T) {
 
 	out.Reset()
 	errOut.Reset()
-	if err := runVerify(ctx, &out, &errOut, flags(), origins); err != nil {
+	if err := runVerify(ctx, &out, &errOut, flags(), origins, false); err != nil {
 		t.Fatalf("verify: %v\n%s%s", err, out.String(), errOut.String())
 	}
 	if want := "5 skills verified, 0 failed"; !strings.Contains(out.String(), want) || len(folders) != 5 {
@@ -137,7 +137,7 @@ func TestHuggingFaceServer(t *testing.T) {
 	to := t.TempDir()
 	out.Reset()
 	errOut.Reset()
-	if err := runPull(ctx, &out, &errOut, flags(), origins, to, false); err != nil {
+	if err := runPull(ctx, &out, &errOut, flags(), origins, to, false, false); err != nil {
 		t.Fatalf("pull: %v\n%s%s", err, out.String(), errOut.String())
 	}
 	if !strings.Contains(out.String(), "5 skills pulled, 0 failed") {

@@ -45,7 +45,15 @@ func dirOrigin(t *testing.T, dir, label string) host.Origin {
 
 func flags() *hostFlags { return &hostFlags{timeout: 10 * time.Second} }
 
+// onTerminal makes output formatting act as on a terminal width columns wide.
+func onTerminal(t *testing.T, width int) {
+	old := terminalWidth
+	terminalWidth = func(io.Writer) int { return width }
+	t.Cleanup(func() { terminalWidth = old })
+}
+
 func TestLsTableAndJSON(t *testing.T) {
+	onTerminal(t, 80)
 	var out, errOut bytes.Buffer
 	if err := runLs(context.Background(), &out, &errOut, flags(), []host.Origin{examplesOrigin(t)}, false); err != nil {
 		t.Fatalf("ls: %v\n%s", err, errOut.String())
@@ -83,7 +91,7 @@ func TestLsFailingServerExitsOne(t *testing.T) {
 
 func TestVerifyAndPull(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if err := runVerify(context.Background(), &out, &errOut, flags(), []host.Origin{examplesOrigin(t)}); err != nil {
+	if err := runVerify(context.Background(), &out, &errOut, flags(), []host.Origin{examplesOrigin(t)}, false); err != nil {
 		t.Fatalf("verify: %v\n%s%s", err, out.String(), errOut.String())
 	}
 	if !strings.Contains(out.String(), " 0 failed") {
@@ -91,7 +99,7 @@ func TestVerifyAndPull(t *testing.T) {
 	}
 	dir := t.TempDir()
 	out.Reset()
-	if err := runPull(context.Background(), &out, &errOut, flags(), []host.Origin{examplesOrigin(t)}, dir, false); err != nil {
+	if err := runPull(context.Background(), &out, &errOut, flags(), []host.Origin{examplesOrigin(t)}, dir, false, false); err != nil {
 		t.Fatalf("pull: %v\n%s%s", err, out.String(), errOut.String())
 	}
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -130,7 +138,7 @@ func TestPullNonASCIIFileNames(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
-	if err := runPull(context.Background(), &out, &errOut, flags(), []host.Origin{dirOrigin(t, src, "docs")}, dir, false); err != nil {
+	if err := runPull(context.Background(), &out, &errOut, flags(), []host.Origin{dirOrigin(t, src, "docs")}, dir, false, false); err != nil {
 		t.Fatalf("pull: %v\n%s%s", err, out.String(), errOut.String())
 	}
 	for p, c := range files {
@@ -147,7 +155,7 @@ func TestPullSameNameTwice(t *testing.T) {
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
 	origins := []host.Origin{examplesOrigin(t), dirOrigin(t, "../../examples/skills", "mirror")}
-	err := runPull(context.Background(), &out, &errOut, flags(), origins, dir, false)
+	err := runPull(context.Background(), &out, &errOut, flags(), origins, dir, false, false)
 	want := "not pulled: docs:pdf-processing already goes to " + filepath.Join(dir, "pdf-processing")
 	if exitCode(err) != 1 || !strings.Contains(errOut.String(), want) {
 		t.Errorf("exit %d; stderr lacks %q:\n%s", exitCode(err), want, errOut.String())

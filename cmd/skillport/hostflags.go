@@ -2,16 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/skillport/skillport/gateway"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/host/cache"
@@ -27,14 +32,32 @@ type hostFlags struct {
 	skillDirs    []string
 	noLocal      bool
 	allowDynamic bool
+
+	// Set before register: the command takes no server on its command line
+	// (no --label or --header), and its default --timeout.
+	noServerArg    bool
+	defaultTimeout time.Duration
+
+	timeoutSet bool                       // --timeout was given
+	filters    map[string]*gateway.Filter // a gateway.json's include/exclude lists, by label
 }
+
+// lsTimeout is ls's default --timeout: listing is one round trip, and a
+// desktop configuration's npx servers must not hold the answer for the
+// 10 s each a fetch may need.
+const lsTimeout = 3 * time.Second
 
 func (f *hostFlags) register(cmd *cobra.Command, withLocal bool) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.config, "config", "", "an mcpServers JSON configuration (Claude Desktop, Cursor, VS Code or skillport format)")
-	fl.StringVar(&f.label, "label", "server", "host label for the server given on the command line")
-	fl.StringArrayVarP(&f.headers, "header", "H", nil, `HTTP header for the server URL, "Name: value" (repeatable)`)
-	fl.DurationVar(&f.timeout, "timeout", host.DefaultCallTimeout, "timeout of each call to a server")
+	fl.StringVar(&f.config, "config", "", "an mcpServers configuration, JSON or JSONC (Claude Desktop, Cursor, VS Code, gateway.json or skillport format)")
+	if !f.noServerArg {
+		fl.StringVar(&f.label, "label", "server", "host label for the server given on the command line")
+		fl.StringArrayVarP(&f.headers, "header", "H", nil, `HTTP header for the server URL, "Name: value" (repeatable)`)
+	}
+	if f.defaultTimeout == 0 {
+		f.defaultTimeout = host.DefaultCallTimeout
+	}
+	fl.DurationVar(&f.timeout, "timeout", f.defaultTimeout, "timeout of each call to a server")
 	fl.BoolVar(&f.allowDynamic, "allow-dynamic", false, `accept skills whose resources are "dynamic" (unverifiable)`)
 	if withLocal {
 		fl.StringArrayVar(&f.skillDirs, "skills-dir", nil, "a local skill folder to include, LABEL=PATH or PATH (repeatable)")
@@ -50,6 +73,7 @@ const serverArgs = "[URL | -- COMMAND [ARGS...]]"
 // file's servers and folders, and local skill folders.
 func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer) ([]host.Origin, error) {
 	name := cmd.Name()
+	f.timeoutSet = cmd.Flags().Changed("timeout")
 	var out []host.Origin
 	dash := cmd.ArgsLenAtDash()
 	var positional []string
@@ -92,12 +116,12 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 		return nil, usageErrorf("%s: unexpected arguments %q; the server URL comes last", name, positional)
 	}
 	if f.config != "" {
-		cfg, notes, err := host.LoadConfig(f.config)
+		cfg, notes, err := f.loadConfig()
 		if err != nil {
-			return nil, usageErrorf("%s: %v", name, err)
+			return nil, usageErrorf("%s: %s", name, esc(err.Error()))
 		}
 		for _, n := range notes {
-			fmt.Fprintf(stderr, "skillport: %s: %s\n", f.config, n)
+			fmt.Fprintf(stderr, "skillport: %s: %s\n", esc(f.config), esc(n))
 		}
 		out = append(out, cfg...)
 		if !f.noLocal {
@@ -108,6 +132,16 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 		label, path, ok := strings.Cut(d, "=")
 		if !ok {
 			label, path = "dir", d
+		}
+		if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+			why := "not a directory"
+			if err != nil {
+				why = "no such directory"
+				if !errors.Is(err, fs.ErrNotExist) {
+					why = err.Error()
+				}
+			}
+			return nil, usageErrorf("%s: --skills-dir %s: %s", name, esc(path), why)
 		}
 		out = append(out, host.Origin{Label: label, Dir: path, Display: path})
 	}
@@ -130,12 +164,50 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 	return uniq, nil
 }
 
+// loadConfig reads --config. A gateway.json is read as the gateway reads
+// it, so that its include/exclude lists apply here too; any other file as
+// an mcpServers configuration.
+func (f *hostFlags) loadConfig() ([]host.Origin, []string, error) {
+	if data, err := os.ReadFile(f.config); err == nil && gatewayKeys.Match(data) {
+		// Its filters must apply or the file must be refused: listing
+		// skills the gateway would leave out would mislead.
+		cfg, err := gateway.ParseConfig(f.config, data)
+		if err != nil {
+			return nil, nil, err
+		}
+		f.filters = cfg.Filters
+		return cfg.Origins, cfg.Notes, nil
+	}
+	return host.LoadConfig(f.config)
+}
+
+// gatewayKeys spots a file written for the gateway: only gateway.json
+// filters or sets these.
+var gatewayKeys = regexp.MustCompile(`"(include|exclude|approvals|tokenBudget|indexBodies|startupWaitMs|callTimeoutMs)"\s*:`)
+
+// admits applies a gateway.json's include/exclude lists.
+func (f *hostFlags) admits(e *host.Entry) bool {
+	return f.filters[e.Origin].Admits(e.Name, e.Path, e.Qualified)
+}
+
+// skills returns the host's skills that the configuration admits.
+func (f *hostFlags) skills(h *host.Host) []*host.Entry {
+	var out []*host.Entry
+	for _, e := range h.Skills() {
+		if f.admits(e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // newHost builds and connects a host.
 func (f *hostFlags) newHost(ctx context.Context, origins []host.Origin, opts *host.Options) (*host.Host, error) {
 	if opts == nil {
 		opts = &host.Options{}
 	}
 	opts.CallTimeout = f.timeout
+	opts.ClientInfo = &mcp.Implementation{Name: "skillport", Version: version()}
 	opts.AllowDynamic = f.allowDynamic
 	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 1})) // diagnostics are printed by the commands
 	if logLevel.Level() <= slog.LevelDebug {
@@ -151,32 +223,6 @@ func (f *hostFlags) newHost(ctx context.Context, origins []host.Origin, opts *ho
 		return nil, err
 	}
 	return h, nil
-}
-
-// reportOrigins prints diagnostics and failed origins to stderr and
-// reports whether every MCP origin was usable.
-func reportOrigins(w io.Writer, h *host.Host) bool {
-	for _, d := range h.Diagnostics() {
-		fmt.Fprintf(w, "skillport: %s\n", sanitizeLine(d.String()))
-	}
-	ok := true
-	for _, o := range h.Origins() {
-		if o.Err != nil {
-			ok = false
-		}
-	}
-	return ok
-}
-
-func sanitizeLine(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // approvalSetup returns the approver and store for commands that load

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	var f hostFlags
+	f := hostFlags{noServerArg: true}
 	var policy string
 	var yes bool
 	cmd := &cobra.Command{
@@ -59,7 +59,7 @@ func runLoad(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 	}
 	approver, store, err := approvalSetup(policy, yes)
 	if err != nil {
-		return usageErrorf("load: %v", err)
+		return usageErrorf("load: %s", esc(err.Error()))
 	}
 	// Only the named origin is needed; connecting the others would only cost time.
 	if label, _, ok := strings.Cut(name, ":"); ok {
@@ -78,17 +78,33 @@ func runLoad(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 		return err
 	}
 	defer h.Close()
-	reportOrigins(stderr, h)
+	reportOrigins(stderr, h, f)
+	// A bare name two skills share is ambiguous, even when the registry
+	// gave one of them the bare name as its qualified name.
+	if !strings.ContainsAny(name, ":/") && !strings.Contains(name, "__") {
+		var same []string
+		for _, e := range f.skills(h) {
+			if e.Name == name {
+				same = append(same, esc(e.CLIName()))
+			}
+		}
+		if len(same) > 1 {
+			return &exitError{code: 1, err: fmt.Errorf("load: %s names %d skills: %s; name one as ORIGIN:NAME", esc(name), len(same), strings.Join(same, ", "))}
+		}
+	}
 	e, err := h.Lookup(name)
+	if err == nil && !f.admits(e) {
+		err = fmt.Errorf("%w %q: the configuration's include/exclude lists leave it out", host.ErrUnknownSkill, name)
+	}
 	if err != nil {
 		if errors.Is(err, host.ErrUnknownSkill) {
-			return fmt.Errorf("load: %v; see skillport ls --config %s", err, f.config)
+			return usageErrorf("load: %s; see skillport ls --config %s", esc(err.Error()), esc(f.config))
 		}
-		return &exitError{code: 1, err: fmt.Errorf("load: %v", err)}
+		return &exitError{code: 1, err: fmt.Errorf("load: %s", esc(err.Error()))}
 	}
 	out, err := h.Tools().ReadSkill(ctx, e.Qualified)
 	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("load: %s", sanitizeLine(err.Error()))}
+		return &exitError{code: 1, err: fmt.Errorf("load: %s", esc(err.Error()))}
 	}
 	_, err = io.WriteString(stdout, out)
 	return err

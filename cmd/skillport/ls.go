@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +14,7 @@ import (
 )
 
 func init() {
-	var f hostFlags
+	f := hostFlags{defaultTimeout: lsTimeout}
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "ls [flags] " + serverArgs,
@@ -32,7 +31,12 @@ NAME is what to pass to load as ORIGIN:NAME. STATUS says how the skill would be
 loaded (verified-on-load, filesystem), or why it would not (declined: …), or
 that its name is shared with another skill (use the qualified form shown).
 
-Exit status: 0 when every server could be listed, 1 otherwise, 2 on usage errors.`,
+On a terminal the table fits its width; piped, ls prints one tab-separated
+row per skill (origin, name, description, files, status), nothing cut, no
+header. A server that answers but serves no skills (most tool servers) is
+noted, not an error. Servers are given --timeout (default 3s) to answer.
+
+Exit status: 0 when every server answered, 1 when one failed, 2 on usage errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			origins, err := f.origins(cmd, args, cmd.ErrOrStderr())
 			if err != nil {
@@ -70,6 +74,7 @@ type lsOrigin struct {
 	DirectoryRead bool   `json:"directoryRead,omitempty"`
 	Skills        int    `json:"skills"`
 	Partial       bool   `json:"partial,omitempty"`
+	NoSkills      bool   `json:"noSkills,omitempty"`
 	Error         string `json:"error,omitempty"`
 }
 
@@ -82,28 +87,15 @@ func runLs(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins 
 		return err
 	}
 	defer h.Close()
-	ok := reportOrigins(stderr, h)
-	for _, o := range h.Origins() {
-		if o.Err != nil {
-			fmt.Fprintf(stderr, "skillport: %s (%s): %s\n", o.Label, o.Where, sanitizeLine(o.Err.Error()))
-		}
-	}
-	display := map[string]string{}
-	for _, o := range origins {
-		display[o.Label] = o.Where()
-	}
+	ok := reportOrigins(stderr, h, f)
 	var skills []lsSkill
-	for _, e := range h.Skills() {
+	for _, e := range f.skills(h) {
 		desc, _ := sanitize.Line(e.Description())
-		s := lsSkill{
+		skills = append(skills, lsSkill{
 			Origin: e.Origin, Kind: e.Kind.String(), Name: strings.TrimPrefix(e.CLIName(), e.Origin+":"), Qualified: e.Qualified,
 			URI: e.URI, Description: desc, Files: len(e.Files), Size: e.Size, Dynamic: e.Dynamic,
 			Status: e.Status(), SharedWith: e.SharedWith, Warnings: e.Warnings,
-		}
-		if e.Kind == host.KindFilesystem {
-			s.Description = "(" + display[e.Origin] + ") " + desc
-		}
-		skills = append(skills, s)
+		})
 	}
 	if asJSON {
 		out := struct {
@@ -115,29 +107,25 @@ func runLs(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins 
 		}
 		for _, o := range h.Origins() {
 			lo := lsOrigin{Label: o.Label, Kind: o.Kind.String(), Where: o.Where, ReportedName: o.ReportedName, Declared: o.Declared,
-				DirectoryRead: o.DirectoryRead, Skills: o.Skills, Partial: o.Partial}
+				DirectoryRead: o.DirectoryRead, Skills: o.Skills, Partial: o.Partial, NoSkills: outcome(o) == originNoSkills}
 			if o.Err != nil {
 				lo.Error = o.Err.Error()
 			}
 			out.Origins = append(out.Origins, lo)
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := writeJSON(stdout, out); err != nil {
 			return err
 		}
 	} else {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ORIGIN\tNAME\tDESCRIPTION\tFILES\tSTATUS")
+		rows := make([][]string, 0, len(skills))
 		for _, s := range skills {
 			files := fmt.Sprint(s.Files)
 			if s.Dynamic {
 				files = "-"
 			}
-			name, _ := sanitize.Line(s.Name)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Origin, sanitize.Truncate(name, 40), sanitize.Truncate(s.Description, 46), files, s.Status)
+			rows = append(rows, []string{esc(s.Origin), esc(s.Name), esc(s.Description), files, esc(s.Status)})
 		}
-		tw.Flush()
+		printTable(stdout, []string{"ORIGIN", "NAME", "DESCRIPTION", "FILES", "STATUS"}, rows, 2)
 		if len(skills) == 0 {
 			fmt.Fprintln(stderr, "skillport: no skills found")
 		}
@@ -146,4 +134,54 @@ func runLs(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins 
 		return errFailed
 	}
 	return nil
+}
+
+// printTable prints rows for people on a terminal (a header, columns
+// aligned, the flex column cut so that a line fits the terminal's width)
+// and for programs elsewhere (no header, one tab-separated row per line,
+// nothing cut). Cells must already be escaped.
+func printTable(w io.Writer, header []string, rows [][]string, flex int) {
+	width := terminalWidth(w)
+	if width == 0 {
+		for _, r := range rows {
+			fmt.Fprintln(w, strings.Join(r, "\t"))
+		}
+		return
+	}
+	const gap = 2
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = len(h)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	// The other columns keep their width up to a cap; the flex column gets
+	// what is left, and at least a few characters.
+	caps := 24
+	others := 0
+	for i := range widths {
+		if i != flex {
+			widths[i] = min(widths[i], caps)
+			others += widths[i] + gap
+		}
+	}
+	widths[flex] = max(12, min(widths[flex], width-others-1))
+	line := func(cells []string) {
+		var b strings.Builder
+		for i, c := range cells {
+			c = sanitize.Truncate(c, widths[i])
+			b.WriteString(c)
+			if i < len(cells)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+gap))
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	line(header)
+	for _, r := range rows {
+		line(r)
+	}
 }

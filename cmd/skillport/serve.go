@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/endpoint"
+	"github.com/skillport/skillport/internal/stdio"
 	"github.com/skillport/skillport/sandbox"
 	"github.com/skillport/skillport/server"
 )
@@ -94,7 +95,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		if err == nil {
 			err = errors.New("not a directory")
 		}
-		return usageErrorf("serve: %s: %v", dir, err)
+		return usageErrorf("serve: %s: %v", esc(dir), err)
 	}
 
 	log := slog.Default()
@@ -137,7 +138,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 
 	if addr == "" {
 		summary(cat, dir, "stdio")
-		err := s.Run(ctx, skills.Transport(&mcp.StdioTransport{}))
+		err := s.Run(ctx, skills.Transport(&stdio.Transport{In: os.Stdin, Out: os.Stdout}))
 		if err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 			return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 		}
@@ -189,11 +190,13 @@ func summary(cat *catalog.Catalog, dir, where string) {
 	if st.Skills == 1 {
 		noun = "skill"
 	}
-	msg := fmt.Sprintf("serving %d %s (%d files, %.1f MiB) from %s at %s", st.Skills, noun, st.Files, float64(st.Bytes)/(1<<20), dir, where)
+	// Tests and scripts parse this line: its shape stays as it is.
+	msg := fmt.Sprintf("serving %d %s (%d files, %.1f MiB) from %s at %s", st.Skills, noun, st.Files, float64(st.Bytes)/(1<<20), esc(dir), where)
 	if st.Invalid > 0 {
 		msg += fmt.Sprintf("; %d skills skipped (see above)", st.Invalid)
 	}
 	fmt.Fprintln(os.Stderr, msg)
+	if st.Skills == 0 && st.Invalid == 0 {
+		fmt.Fprintf(os.Stderr, "skillport: warning: %s holds no skill (a skill is a folder holding SKILL.md); serving an empty catalog\n", esc(dir))
+	}
 }
-
-func version() string { return "dev" }

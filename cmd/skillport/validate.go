@@ -58,7 +58,7 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON, dotFiles bool)
 	for i, arg := range args {
 		fi, err := os.Stat(arg)
 		if err != nil {
-			return usageErrorf("validate: %s: %v", arg, errors.Unwrap(err))
+			return usageErrorf("validate: %s: %v", esc(arg), errors.Unwrap(err))
 		}
 		switch {
 		case fi.IsDir():
@@ -66,7 +66,7 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON, dotFiles bool)
 		case filepath.Base(arg) == skill.FileName:
 			dirs[i] = filepath.Dir(arg)
 		default:
-			return usageErrorf("validate: %s is a file; name a skill folder or a SKILL.md", arg)
+			return usageErrorf("validate: %s is a file; name a skill folder or a SKILL.md", esc(arg))
 		}
 	}
 	enc := json.NewEncoder(stdout)
@@ -79,11 +79,14 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON, dotFiles bool)
 			if errors.As(err, &pe) {
 				err = pe.Err
 			}
-			fmt.Fprintf(stderr, "%s: cannot read: %v\n", dir, err)
+			fmt.Fprintf(stderr, "%s: cannot read: %s\n", esc(dir), esc(err.Error()))
 			invalid++
 			continue
 		}
 		st := cat.Stats()
+		if st.Skills == 0 && st.Invalid == 0 {
+			fmt.Fprintf(stderr, "skillport: warning: %s holds no skill (a skill is a folder holding SKILL.md)\n", esc(dir))
+		}
 		valid += st.Skills
 		invalid += st.Invalid
 		for _, d := range cat.Diagnostics() {
@@ -102,7 +105,7 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON, dotFiles bool)
 			if d.Severity == skill.Warning {
 				sev = "warning: "
 			}
-			fmt.Fprintf(stdout, "%s: %s%s (%s)\n", loc, sev, d.Message, d.Rule)
+			fmt.Fprintf(stdout, "%s: %s%s (%s)\n", esc(loc), sev, esc(d.Message), d.Rule)
 		}
 	}
 	summary := fmt.Sprintf("%d %s valid, %d invalid", valid, plural(valid, "skill", "skills"), invalid)

@@ -4,14 +4,17 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/termsafe"
 )
 
 func init() {
 	var f hostFlags
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "verify [flags] " + serverArgs,
 		Short: "Fetch every file of every skill a server lists and verify it against its entry",
@@ -28,14 +31,24 @@ Exit status: 0 when everything verified, 1 otherwise, 2 on usage errors.`,
 			if err != nil {
 				return err
 			}
-			return runVerify(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &f, origins)
+			return runVerify(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &f, origins, asJSON)
 		},
 	}
 	f.register(cmd, false)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object listing each skill's outcome")
 	rootCmd.AddCommand(hostCommand(cmd))
 }
 
-func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins []host.Origin) error {
+// verifyResult is one skill's outcome, for --json.
+type verifyResult struct {
+	Skill  string `json:"skill"`
+	Status string `json:"status"` // ok, failed, skipped
+	Files  int    `json:"files,omitempty"`
+	Size   int64  `json:"size,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins []host.Origin, asJSON bool) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -44,40 +57,54 @@ func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, orig
 		return err
 	}
 	defer h.Close()
-	ok := reportOrigins(stderr, h)
+	ok := reportOrigins(stderr, h, f)
 	for _, d := range h.Diagnostics() {
 		if d.Severity != host.Deviation { // a tolerated deviation is reported above, not failed
 			ok = false
 		}
 	}
-	for _, o := range h.Origins() {
-		if o.Err != nil {
-			fmt.Fprintf(stdout, "FAIL %s: %s\n", o.Label, sanitizeLine(o.Err.Error()))
-		}
-	}
+	var results []verifyResult
 	good, bad := 0, 0
-	for _, e := range h.Skills() {
+	for _, e := range f.skills(h) {
 		if e.Kind != host.KindMCP {
 			continue
 		}
+		r := verifyResult{Skill: e.CLIName()}
 		if e.Dynamic && f.allowDynamic {
-			fmt.Fprintf(stdout, "SKIP %s: dynamic: the server publishes no digests, so there is nothing to verify\n", e.CLIName())
-			continue
-		}
-		files, err := h.FetchAll(ctx, e)
-		if err != nil {
+			r.Status, r.Error = "skipped", "dynamic: the server publishes no digests, so there is nothing to verify"
+		} else if files, err := h.FetchAll(ctx, e); err != nil {
 			bad++
-			fmt.Fprintf(stdout, "FAIL %s: %s\n", e.CLIName(), sanitizeLine(err.Error()))
+			r.Status, r.Error = "failed", err.Error()
+		} else {
+			good++
+			r.Status, r.Files = "ok", len(files)
+			for _, fl := range files {
+				r.Size += int64(len(fl.Data))
+			}
+		}
+		results = append(results, r)
+		if asJSON {
 			continue
 		}
-		good++
-		var n int64
-		for _, fl := range files {
-			n += int64(len(fl.Data))
+		switch r.Status {
+		case "ok":
+			fmt.Fprintf(stdout, "ok   %s: %s, %s verified\n", esc(r.Skill), count(r.Files, "file", "files"), humanSize(r.Size))
+		case "skipped":
+			fmt.Fprintf(stdout, "SKIP %s: %s\n", esc(r.Skill), r.Error)
+		default:
+			fmt.Fprintf(stdout, "FAIL %s: %s\n", esc(r.Skill), strings.Join(termsafe.Lines(r.Error), "\n  "))
 		}
-		fmt.Fprintf(stdout, "ok   %s: %d files, %d bytes verified\n", e.CLIName(), len(files), n)
 	}
-	fmt.Fprintf(stdout, "%d skills verified, %d failed\n", good, bad)
+	if asJSON {
+		if results == nil {
+			results = []verifyResult{}
+		}
+		if err := writeJSON(stdout, map[string]any{"skills": results}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "%s verified, %d failed\n", count(good, "skill", "skills"), bad)
+	}
 	if bad > 0 || !ok {
 		return errFailed
 	}

@@ -109,12 +109,35 @@ func TestPromptSanitisesAndParses(t *testing.T) {
 	if err != nil || !d.Allow || !d.Remember || d.GrantTools {
 		t.Fatalf("decision %+v, %v", d, err)
 	}
-	if strings.ContainsAny(out.String(), "\x1b\u202e") {
-		t.Errorf("prompt echoed control characters: %q", out.String())
+	if strings.ContainsAny(out.String(), "\x1b\u202e") || !strings.Contains(out.String(), `evil\x1b[2J\u202etext`) {
+		t.Errorf("prompt echoed control characters, or hid them: %q", out.String())
 	}
 	p = &Prompt{In: strings.NewReader("a\n"), Out: &out}
 	d, _ = p.Approve(context.Background(), &Request{Kind: Load, Origin: "docs", Name: "x", Dynamic: true})
 	if d.Allow || d.Remember {
 		t.Errorf("dynamic skill approved 'always': %+v", d)
+	}
+}
+
+func TestLoadPolicyShape(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ src, want string }{
+		{"// team policy\n{\"allow\": [{\"origin\": \"docs\", \"skill\": \"*\",},],}", ""},
+		{"{\n  \"alow\": [{\"origin\": \"docs\", \"skill\": \"*\"}]\n}", `p.json:2:3: unknown field "alow"`},
+		{"[{\"origin\": \"docs\", \"skill\": \"*\"}]", "p.json:1:1: the top level: expected an object"},
+		{"{\"allow\": {\"origin\": \"docs\", \"skill\": \"*\"}}", "p.json:1:11: allow: expected an array"},
+		{"{\"allow\": [{\"origin\": \"docs\", \"skill\": \"*\", \"grant\": true}]}", `unknown field "grant"`},
+	} {
+		p := filepath.Join(dir, "p.json")
+		if err := os.WriteFile(p, []byte(tc.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadPolicy(p, nil)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.src, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s:\n  error %v\n  want  %q", tc.src, err, tc.want)
+		}
 	}
 }

@@ -2,9 +2,10 @@ package approval
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
+
+	"github.com/skillport/skillport/internal/jsonc"
 )
 
 // Policy decides from rules a user wrote in advance, and defers everything
@@ -35,15 +36,19 @@ type Rule struct {
 	Dynamic    bool   `json:"dynamic,omitempty"`
 }
 
-// LoadPolicy reads a policy file.
+// LoadPolicy reads a policy file (JSON; comments and trailing commas
+// allowed). Unknown keys are errors.
 func LoadPolicy(path string, fallback Approver) (*Policy, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("approval: policy: %w", err)
 	}
 	p := &Policy{Fallback: fallback}
-	if err := json.Unmarshal(data, p); err != nil {
-		return nil, fmt.Errorf("approval: policy %s: %w", path, err)
+	// The format is ours alone: a key it does not define ("alow") or a
+	// value of the wrong shape would silently approve or deny nothing, so
+	// both are errors at their line and column. Comments are allowed.
+	if err := jsonc.Unmarshal(path, data, p, true); err != nil {
+		return nil, fmt.Errorf("approval: policy: %w", err)
 	}
 	for i, r := range append(append([]Rule{}, p.Allow...), p.Deny...) {
 		if r.Origin == "" || r.Skill == "" {

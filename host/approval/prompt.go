@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/skillport/skillport/host/sanitize"
+	"github.com/skillport/skillport/internal/termsafe"
 )
 
 // Prompt asks on a terminal. Server-authored strings are sanitised before
@@ -36,7 +37,10 @@ func Interactive() Approver {
 // Approve prints the request and reads an answer: y (this time), a (always,
 // for this exact content), anything else refuses.
 func (p *Prompt) Approve(ctx context.Context, req *Request) (Decision, error) {
-	line := func(s string) string { c, _ := sanitize.Line(s); return sanitize.Truncate(c, 300) }
+	// Names, URIs and descriptions come from the server: every control,
+	// newline or bidi character shows as an escape (termsafe.Escape), so a
+	// prompt cannot be rewritten by what it shows.
+	line := func(s string) string { return sanitize.Truncate(termsafe.Escape(s), 300) }
 	w := p.Out
 	switch req.Kind {
 	case CrossOrigin:

@@ -1,0 +1,155 @@
+// Package stdio is the MCP stdio transport for skillport's servers (serve,
+// gateway), with one difference from go-sdk's: a line that is not a
+// JSON-RPC message is answered with a JSON-RPC error and dropped, and the
+// server keeps serving. go-sdk ends the session on the first such line, so
+// one stray line from a client (a debug print, a half-written message)
+// took the whole server down.
+package stdio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxLine bounds one inbound line, as go-sdk's stdio transport does:
+// a longer line is answered with -32700 and skipped without being held in
+// memory.
+const DefaultMaxLine = mcp.DefaultMaxLineLength
+
+// JSON-RPC error codes for lines that are not messages.
+const (
+	CodeParseError     = -32700 // not JSON, or longer than MaxLine
+	CodeInvalidRequest = -32600 // JSON, but not a JSON-RPC 2.0 message
+)
+
+// Transport speaks newline-delimited JSON-RPC on In and Out.
+type Transport struct {
+	In  io.Reader
+	Out io.Writer
+	// MaxLine bounds one inbound line in bytes; 0 means DefaultMaxLine.
+	MaxLine int
+}
+
+// Connect starts reading In. Valid messages go to the MCP session
+// unchanged; anything else is answered on Out.
+func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
+	max := t.MaxLine
+	if max <= 0 {
+		max = DefaultMaxLine
+	}
+	pr, pw := io.Pipe()
+	out := &lockedWriter{w: t.Out}
+	go func() {
+		pw.CloseWithError(filter(t.In, pw, out, max))
+	}()
+	return (&mcp.IOTransport{Reader: pr, Writer: out, MaxLineLength: max + 1}).Connect(ctx)
+}
+
+// filter copies message lines from in to pass and answers the others on
+// out. It returns when in ends.
+func filter(in io.Reader, pass io.Writer, out io.Writer, max int) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	for n := 1; ; n++ {
+		line, tooLong, err := readLine(r, max)
+		if len(bytes.TrimSpace(line)) > 0 || tooLong {
+			if code, msg := check(line, tooLong, max); code != 0 {
+				if werr := reply(out, code, fmt.Sprintf("line %d: %s", n, msg)); werr != nil {
+					return werr
+				}
+			} else if _, werr := pass.Write(append(line, '\n')); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// readLine reads one line without its newline. A line longer than max is
+// consumed and discarded: it returns tooLong and no data.
+func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	var buf []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			if len(buf)+len(chunk) > max+1 {
+				tooLong, buf = true, nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r")), tooLong, err
+	}
+}
+
+// check returns 0 for a JSON-RPC message or batch, else the error code and
+// why.
+func check(line []byte, tooLong bool, max int) (int, string) {
+	switch {
+	case tooLong:
+		return CodeParseError, fmt.Sprintf("longer than %d bytes; skipped", max)
+	case !json.Valid(line):
+		var v any
+		err := json.Unmarshal(line, &v)
+		return CodeParseError, fmt.Sprintf("not JSON (%v); send one JSON-RPC message per line", err)
+	}
+	msgs := []json.RawMessage{line}
+	if bytes.HasPrefix(bytes.TrimSpace(line), []byte("[")) {
+		if err := json.Unmarshal(line, &msgs); err != nil || len(msgs) == 0 {
+			return CodeInvalidRequest, "an empty or malformed batch"
+		}
+	}
+	for _, m := range msgs {
+		if _, err := jsonrpc.DecodeMessage(m); err != nil {
+			return CodeInvalidRequest, fmt.Sprintf("not a JSON-RPC 2.0 message: %v", err)
+		}
+	}
+	return 0, ""
+}
+
+// reply writes a JSON-RPC error with a null id: the id of a line that is
+// not a message cannot be known.
+func reply(out io.Writer, code int, msg string) error {
+	data, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error":   map[string]any{"code": code, "message": msg},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(append(data, '\n'))
+	return err
+}
+
+// lockedWriter serialises whole writes: go-sdk writes each message with
+// one Write, and so does reply, so lines never interleave.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// Close does not close the underlying writer (stdout outlives a session).
+func (l *lockedWriter) Close() error { return nil }
