@@ -42,7 +42,8 @@ func init() {
 	f := gatewayCmd.Flags()
 	f.String("config", "", "the gateway configuration `FILE` (gateway.json)")
 	f.String("http", "", "serve Streamable HTTP on `ADDR` (host:port, :port or port) instead of stdio")
-	f.Bool("stateless", false, "stateless Streamable HTTP (no sessions; enables protocol 2026-07-28; approvals come from the policy or multi round-trip input requests)")
+	f.Bool("stateless", false, "serve every protocol revision without sessions (approvals then come from the policy or multi round-trip input requests); without it, 2026-07-28 requests are stateless and older clients get sessions")
+	httpSessionFlags(gatewayCmd)
 	rootCmd.AddCommand(hostCommand(gatewayCmd))
 }
 
@@ -56,6 +57,10 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	}
 	if stateless && addr == "" {
 		return usageErrorf("gateway: --stateless applies to --http only")
+	}
+	hopts, err := httpOptions(cmd, "gateway", addr, stateless, slog.Default())
+	if err != nil {
+		return err
 	}
 	cfg, err := gateway.LoadConfig(file)
 	if err != nil {
@@ -99,5 +104,7 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 		return &exitError{code: 1, err: fmt.Errorf("gateway: --http %s: %w", addr, err)}
 	}
 	fmt.Fprintf(os.Stderr, "gateway listening at http://%s/mcp (config %s)\n", ln.Addr(), file)
-	return serveHTTP(ctx, ln, g.Handler(&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), "gateway")
+	h := g.Handler(hopts)
+	defer h.Close()
+	return serveHTTP(ctx, ln, h, "gateway")
 }
