@@ -36,10 +36,10 @@ var ansiRE = regexp.MustCompile(`\x1b\[[0-9;]*m`)
 // diagnostic tools (test_missing_capability, test_streaming_elicitation,
 // test_logging_tool, test_trigger_*_change); the README lists them.
 var untestableStateless = map[string]string{
-	"ServerRejectsUndeclaredCapability":      "needs the diagnostic tool test_missing_capability",
-	"MissingCapabilityHttp400":               "needs the diagnostic tool test_missing_capability",
+	"ServerRejectsUndeclaredCapability":       "needs the diagnostic tool test_missing_capability",
+	"MissingCapabilityHttp400":                "needs the diagnostic tool test_missing_capability",
 	"HttpServerNoIndependentRequestsOnStream": "needs the diagnostic tool test_streaming_elicitation",
-	"ServerNoLogWithoutLogLevel":             "needs the diagnostic tool test_logging_tool",
+	"ServerNoLogWithoutLogLevel":              "needs the diagnostic tool test_logging_tool",
 }
 
 // notApplicableServe lists, per scenario, the checks that do not apply to
