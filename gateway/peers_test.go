@@ -359,10 +359,10 @@ func TestCLIUsageErrors(t *testing.T) {
 // register.
 var notApplicableGateway = map[string]map[string]string{
 	"server-stateless": {
-		"ServerRejectsUndeclaredCapability":           "needs the diagnostic tool test_missing_capability",
-		"MissingCapabilityHttp400":                    "needs the diagnostic tool test_missing_capability",
-		"HttpServerNoIndependentRequestsOnStream":     "needs the diagnostic tool test_streaming_elicitation",
-		"ServerNoLogWithoutLogLevel":                  "needs the diagnostic tool test_logging_tool",
+		"ServerRejectsUndeclaredCapability":       "needs the diagnostic tool test_missing_capability",
+		"MissingCapabilityHttp400":                "needs the diagnostic tool test_missing_capability",
+		"HttpServerNoIndependentRequestsOnStream": "needs the diagnostic tool test_streaming_elicitation",
+		"ServerNoLogWithoutLogLevel":              "needs the diagnostic tool test_logging_tool",
 		// The suite calls its hook tool to change the list; the gateway
 		// answers the unknown tool with -32602, which the suite reads as
 		// a change that was not announced (a SHOULD, so a warning).
