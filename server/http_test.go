@@ -312,10 +312,7 @@ func TestHTTPEntryShape(t *testing.T) {
 			}
 		}
 		for name, do := range clients {
-			var list struct {
-				Skills []json.RawMessage `json:"skills"`
-			}
-			list = result[struct {
+			list := result[struct {
 				Skills []json.RawMessage `json:"skills"`
 			}](t, do(wire.MethodListSkills, nil))
 			if len(list.Skills) != 4 {

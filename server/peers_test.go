@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"regexp"
 	"strings"
 	"testing"
 
@@ -28,8 +27,6 @@ func exampleSkills(t *testing.T) []string {
 	}
 	return out
 }
-
-var ansiRE = regexp.MustCompile(`\x1b\[[0-9;]*m`)
 
 // untestableStateless are the server-stateless checks the conformance suite
 // can exercise only against a server that registers the suite's own
@@ -102,11 +99,6 @@ func TestConformanceSuite(t *testing.T) {
 			})
 		}
 	}
-}
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }
 
 // inspectorTarget returns the inspector arguments that reach our server over
