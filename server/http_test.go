@@ -305,7 +305,18 @@ func TestHTTPEntryShape(t *testing.T) {
 		clients := map[string]call{
 			"2026-07-28": func(m string, params map[string]any) reply { return p.modern(m, params, true) },
 		}
-		if !stateless {
+		if stateless {
+			// An older revision's request to a stateless server declares
+			// the extension in its own _meta, or not at all.
+			clients["2025-11-25 stateless, _meta"] = func(m string, params map[string]any) reply {
+				if params == nil {
+					params = map[string]any{}
+				}
+				params["_meta"] = map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{
+					"extensions": map[string]any{wire.ExtensionID: map[string]any{}}}}
+				return p.legacy("", "2025-11-25", m, params)
+			}
+		} else {
 			sid, _ := p.initialize("2025-11-25", true)
 			clients["2025-11-25 session"] = func(m string, params map[string]any) reply {
 				return p.legacy(sid, "2025-11-25", m, params)
