@@ -57,6 +57,18 @@ func sseMessages(t *testing.T, ctx context.Context, url string, headers map[stri
 	return ch
 }
 
+// serveGateway serves g's one HTTP endpoint on loopback once its upstreams
+// are listed, and returns its URL.
+func serveGateway(t *testing.T, g *gateway.Gateway) string {
+	t.Helper()
+	<-g.Ready()
+	h := g.Handler(&server.HTTPOptions{Logger: discard})
+	t.Cleanup(func() { h.Close() })
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
 func method(m map[string]json.RawMessage) string {
 	var s string
 	json.Unmarshal(m["method"], &s)
@@ -81,16 +93,12 @@ func TestHTTPListenDeliversListChanged(t *testing.T) {
 	copyTree(t, examples, dir)
 	docs, src := ourUpstream(t, "docs", dir)
 	g := newGateway(t, []host.Origin{docs}, &host.Options{Approver: &allow{}, RefreshInterval: 10 * time.Millisecond}, nil)
-	<-g.Ready()
-	h := g.Handler(&server.HTTPOptions{Logger: discard})
-	t.Cleanup(func() { h.Close() })
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
+	url := serveGateway(t, g)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	hd, msg := modernRequest(1, "server/discover", map[string]any{}, map[string]any{})
-	disc := <-sseMessages(t, ctx, ts.URL, hd, msg)
+	disc := <-sseMessages(t, ctx, url, hd, msg)
 	var res struct {
 		Capabilities struct {
 			Tools, Prompts, Resources *struct{ ListChanged bool }
@@ -103,7 +111,7 @@ func TestHTTPListenDeliversListChanged(t *testing.T) {
 	}
 	hd, msg = modernRequest(2, "subscriptions/listen", map[string]any{"notifications": map[string]any{
 		"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true}}, map[string]any{})
-	listen := sseMessages(t, ctx, ts.URL, hd, msg)
+	listen := sseMessages(t, ctx, url, hd, msg)
 	if m := <-listen; method(m) != "notifications/subscriptions/acknowledged" {
 		t.Fatalf("first message on subscriptions/listen: %v", m)
 	}
@@ -134,11 +142,7 @@ func TestHTTPModernNeverAsksOnTheRequestStream(t *testing.T) {
 	policy := &approval.Policy{Fallback: &gateway.Elicitation{}}
 	store, _ := approval.Open("")
 	g := newGateway(t, []host.Origin{docs}, &host.Options{Approver: policy, Approvals: store}, nil)
-	<-g.Ready()
-	h := g.Handler(&server.HTTPOptions{Logger: discard})
-	t.Cleanup(func() { h.Close() })
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
+	url := serveGateway(t, g)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 
@@ -146,7 +150,7 @@ func TestHTTPModernNeverAsksOnTheRequestStream(t *testing.T) {
 		hd, msg := modernRequest(3, "tools/call", map[string]any{"name": "read_skill", "arguments": map[string]any{"name": "code-review"}}, caps)
 		hd["Mcp-Name"] = "read_skill"
 		var final map[string]json.RawMessage
-		for m := range sseMessages(t, ctx, ts.URL, hd, msg) {
+		for m := range sseMessages(t, ctx, url, hd, msg) {
 			switch n := method(m); {
 			case n == "notifications/message":
 				t.Errorf("caps %v: a log message without a requested level: %v", caps, m)
