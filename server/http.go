@@ -155,18 +155,21 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.stateless.ServeHTTP(w, r)
 		return
 	}
+	sid := r.Header.Get("Mcp-Session-Id")
+	known := version == "" || slices.Contains(mcp.SupportedProtocolVersions(), version)
 	var head *peeked
-	if r.Method == http.MethodPost {
+	if r.Method == http.MethodPost && (sid == "" || !known) {
+		// Only a request outside a session can be of either kind; an
+		// error answer needs the request's id.
 		var ok bool
 		if head, ok = peek(w, r); !ok {
 			return
 		}
 	}
-	if version != "" && !slices.Contains(mcp.SupportedProtocolVersions(), version) {
+	if !known {
 		h.unsupported(w, head, version)
 		return
 	}
-	sid := r.Header.Get("Mcp-Session-Id")
 	switch {
 	case head != nil && head.modern():
 		h.stateless.ServeHTTP(w, r)

@@ -533,3 +533,28 @@ func stream(t *testing.T, req *http.Request) <-chan string {
 	}()
 	return ch
 }
+
+// TestHTTPBodyLimit: the body read to route a request is bounded by
+// go-sdk's own request limit; a larger one is refused with 413.
+func TestHTTPBodyLimit(t *testing.T) {
+	f := newFixture(t, baseFiles(), nil)
+	h := server.NewHTTPHandler(f.MCP, &server.HTTPOptions{Logger: discard})
+	t.Cleanup(func() { h.Close() })
+	p := mount(t, h)
+	for _, version := range []string{"", "2024-01-01"} {
+		pad := strings.Repeat("x", 5<<20)
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"` + pad + `"}}`
+		req, _ := http.NewRequest(http.MethodPost, p.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if version != "" {
+			req.Header.Set("MCP-Protocol-Version", version)
+		}
+		if r := p.do(req); r.status != http.StatusRequestEntityTooLarge {
+			t.Errorf("5 MiB body (version %q): HTTP %d, want 413", version, r.status)
+		}
+	}
+	if n := h.Sessions(); n != 0 {
+		t.Errorf("%d sessions after refused requests", n)
+	}
+}
