@@ -108,11 +108,37 @@ func NewHTTPHandler(s *mcp.Server, opts *HTTPOptions) *HTTPHandler {
 	return h
 }
 
-// Sessions returns the number of sessions held.
+// Sessions returns the number of sessions held, for metrics.
 func (h *HTTPHandler) Sessions() int {
+	live := h.live()
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.forget(live)
 	return len(h.sessions)
+}
+
+// live returns the ids of the server's sessions; h.mu must not be held.
+func (h *HTTPHandler) live() map[string]bool {
+	live := map[string]bool{}
+	for ss := range h.srv.Sessions() {
+		if id := ss.ID(); id != "" {
+			live[id] = true
+		}
+	}
+	return live
+}
+
+// forget drops the bookkeeping of sessions that ended otherwise than by
+// expiring (DELETE, a failed initialize); h.mu is held.
+func (h *HTTPHandler) forget(live map[string]bool) {
+	for id, s := range h.sessions {
+		if !live[id] && s.active == 0 {
+			if s.timer != nil {
+				s.timer.Stop()
+			}
+			delete(h.sessions, id)
+		}
+	}
 }
 
 // Close closes every session and refuses new ones.
@@ -275,6 +301,14 @@ func (h *HTTPHandler) unsupported(w http.ResponseWriter, head *peeked, version s
 // if the session cap allows one more session.
 func (h *HTTPHandler) newSession(w http.ResponseWriter, r *http.Request, head *peeked) {
 	if !h.reserve() {
+		h.mu.Lock()
+		closed := h.closed
+		h.mu.Unlock()
+		if closed {
+			writeError(w, http.StatusServiceUnavailable, head, &jsonrpc.Error{Code: CodeTooManySessions,
+				Message: "this server is shutting down and opens no new session; reconnect to another replica or retry later"})
+			return
+		}
 		w.Header().Set("Retry-After", "60")
 		data, _ := json.Marshal(map[string]int{"maxSessions": h.opts.MaxSessions})
 		writeError(w, http.StatusServiceUnavailable, head, &jsonrpc.Error{
@@ -310,19 +344,9 @@ func (h *HTTPHandler) reserve() bool {
 	}
 	if len(h.sessions)+h.pending >= h.opts.MaxSessions {
 		h.mu.Unlock()
-		live := map[string]bool{}
-		for ss := range h.srv.Sessions() {
-			live[ss.ID()] = true
-		}
+		live := h.live()
 		h.mu.Lock()
-		for id, s := range h.sessions {
-			if !live[id] && s.active == 0 {
-				if s.timer != nil {
-					s.timer.Stop()
-				}
-				delete(h.sessions, id)
-			}
-		}
+		h.forget(live)
 		if len(h.sessions)+h.pending >= h.opts.MaxSessions {
 			return false
 		}

@@ -417,11 +417,23 @@ func TestHTTPSessionCap(t *testing.T) {
 	if r := p.do(req); r.status/100 != 2 {
 		t.Fatalf("DELETE: HTTP %d", r.status)
 	}
+	if n := h.Sessions(); n != 2 {
+		t.Errorf("%d sessions held after a DELETE, want 2", n)
+	}
 	if sid, _ := p.initialize("2025-11-25", true); sid == "" {
 		t.Error("no session after one was ended")
 	}
 	if r := p.legacy(ids[1], "2025-11-25", "ping", nil); r.status != http.StatusOK {
 		t.Errorf("an existing session stopped answering: HTTP %d", r.status)
+	}
+	h.Close()
+	if r := p.legacy(ids[1], "2025-11-25", "ping", nil); r.status != http.StatusNotFound {
+		t.Errorf("a session after Close: HTTP %d, want 404", r.status)
+	}
+	r := p.post(nil, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "x", "version": "0"}})
+	if e := rpcErr(t, r); r.status != http.StatusServiceUnavailable || !strings.Contains(e.Message, "shutting down") {
+		t.Errorf("initialize after Close: HTTP %d %s", r.status, r.body)
 	}
 }
 
