@@ -173,6 +173,11 @@ func cannotPush(ctx context.Context) bool {
 	return v
 }
 
+// ServeHTTP routes each request by what it says of itself, so that one URL
+// serves every client: a 2026-07-28 header, server/discover,
+// subscriptions/listen or a protocol version in _meta mean the stateless
+// path; a session id means that session; anything else outside a session
+// (normally an older revision's initialize) opens one, within the cap.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	version := r.Header.Get("MCP-Protocol-Version")
 	if version >= ModernProtocolVersion {
