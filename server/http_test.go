@@ -495,7 +495,8 @@ func TestHTTPListChangedEveryRevision(t *testing.T) {
 	legacy := stream(t, get)
 
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": map[string]any{
-		"_meta": modernMeta(true), "notifications": map[string]any{"resourcesListChanged": true}}})
+		"_meta": modernMeta(true), "notifications": map[string]any{"resourcesListChanged": true,
+			"resourceSubscriptions": []string{"skill://alpha/references/GUIDE.md"}}}})
 	listen, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(body))
 	listen.Header.Set("Content-Type", "application/json")
 	listen.Header.Set("Accept", "application/json, text/event-stream")
@@ -508,18 +509,24 @@ func TestHTTPListChangedEveryRevision(t *testing.T) {
 
 	writeTree(t, f.Dir, map[string]string{"epsilon/SKILL.md": skillMD("epsilon", "New")})
 	f.reload(t)
-	for name, ch := range map[string]<-chan string{"2025-11-25 GET stream": legacy, "2026-07-28 subscriptions/listen": modern} {
+	waitFor := func(name string, ch <-chan string, want string) {
 		for {
 			m, ok := <-ch
 			if !ok {
-				t.Errorf("%s: ended without notifications/resources/list_changed", name)
-				break
+				t.Errorf("%s: ended without %s", name, want)
+				return
 			}
-			if m == "notifications/resources/list_changed" {
-				break
+			if m == want {
+				return
 			}
 		}
 	}
+	waitFor("2025-11-25 GET stream", legacy, "notifications/resources/list_changed")
+	waitFor("2026-07-28 subscriptions/listen", modern, "notifications/resources/list_changed")
+	// A subscribed file's change reaches the listen stream too.
+	writeTree(t, f.Dir, map[string]string{"alpha/references/GUIDE.md": "# Guide, v2\n"})
+	f.reload(t)
+	waitFor("2026-07-28 subscriptions/listen", modern, "notifications/resources/updated")
 }
 
 // stream returns the methods of the messages of an SSE response, in order.
