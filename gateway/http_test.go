@@ -177,3 +177,36 @@ func TestHTTPModernNeverAsksOnTheRequestStream(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPGatewaySessionCap: gateway --http --max-sessions caps the sessions
+// of older revisions with HTTP 503 naming the flag, while 2026-07-28
+// requests, which need none, are still served.
+func TestHTTPGatewaySessionCap(t *testing.T) {
+	url := gatewayHTTP(t, peerConfig(t, "docs"), "--max-sessions", "1")
+	initialize := func() (int, string) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}`
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	if code, body := initialize(); code != http.StatusOK {
+		t.Fatalf("first initialize: HTTP %d %s", code, body)
+	}
+	if code, body := initialize(); code != http.StatusServiceUnavailable || !strings.Contains(body, "--max-sessions") {
+		t.Errorf("second initialize with --max-sessions 1: HTTP %d %s", code, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	hd, msg := modernRequest(1, "server/discover", map[string]any{}, map[string]any{})
+	if m := <-sseMessages(t, ctx, url, hd, msg); m["result"] == nil {
+		t.Errorf("2026-07-28 server/discover at the session cap: %v", m)
+	}
+}

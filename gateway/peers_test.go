@@ -344,6 +344,8 @@ func TestCLIUsageErrors(t *testing.T) {
 		{[]string{"gateway", "--config", bad}, bad + `: mcpServers["a"]: include[0]`},
 		{[]string{"gateway", "--config", filepath.Join(t.TempDir(), "missing.json")}, "missing.json"},
 		{[]string{"gateway", "--config", bad, "extra"}, "unknown command"},
+		{[]string{"gateway", "--config", bad, "--max-sessions", "5"}, "--max-sessions apply to --http only"},
+		{[]string{"gateway", "--config", bad, "--http", "127.0.0.1:0", "--session-timeout", "-1s"}, "--session-timeout must not be negative"},
 	} {
 		out, err := exec.Command(skillportBin(t), c.args...).CombinedOutput()
 		var ee *exec.ExitError
