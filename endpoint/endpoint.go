@@ -112,6 +112,10 @@ type Options struct {
 	// Ready, when set, is one more readiness check for /readyz, e.g. a
 	// gateway that is still discovering its upstream servers.
 	Ready func(context.Context) error
+	// Sessions, when set, reports the MCP sessions held right now (for
+	// example [server.HTTPHandler.Sessions]); /metrics exposes it as
+	// skillport_mcp_sessions_active.
+	Sessions func() int
 
 	// Registerer and Gatherer receive and expose the metrics. When both are
 	// nil a new registry is used, with the Go runtime and process
@@ -190,7 +194,7 @@ func New(mcpHandler http.Handler, opts *Options) (*Endpoint, error) {
 	if reg == nil || gat == nil {
 		return nil, errors.New("endpoint: set both Registerer and Gatherer, or neither")
 	}
-	m, err := newMetrics(reg, o.Source)
+	m, err := newMetrics(reg, o.Source, o.Sessions)
 	if err != nil {
 		return nil, fmt.Errorf("endpoint: registering metrics: %w", err)
 	}

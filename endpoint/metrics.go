@@ -65,7 +65,7 @@ func httpMethodLabel(m string) string {
 	return "other"
 }
 
-func newMetrics(reg prometheus.Registerer, src server.Source) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, src server.Source, sessions func() int) (*metrics, error) {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillport_http_requests_total",
@@ -94,6 +94,12 @@ func newMetrics(reg prometheus.Registerer, src server.Source) (*metrics, error) 
 		}, []string{"event"}),
 	}
 	cs := []prometheus.Collector{m.requests, m.latency, m.inFlight, m.conns, m.refused, m.sessions}
+	if sessions != nil {
+		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "skillport_mcp_sessions_active",
+			Help: "MCP sessions held now (older protocol revisions; idle ones expire).",
+		}, func() float64 { return float64(sessions()) }))
+	}
 	if src != nil {
 		m.snapshotChanged(src.Snapshot())
 		src.OnChange(func(_, snap server.Snapshot) { m.snapshotChanged(snap) })

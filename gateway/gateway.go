@@ -30,7 +30,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -335,10 +334,12 @@ func (g *Gateway) Run(ctx context.Context, t mcp.Transport) error {
 	return g.srv.Run(ctx, t)
 }
 
-// Handler returns a Streamable HTTP handler serving the gateway; call
-// [Gateway.Start] first.
-func (g *Gateway) Handler(opts *mcp.StreamableHTTPOptions) http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv }, opts)
+// Handler returns the Streamable HTTP handler of the gateway, which serves
+// every protocol revision on one endpoint as [server.NewHTTPHandler] does
+// for a skills server: the gateway is an MCP server like any other. Call
+// [Gateway.Start] first, and Close the handler when the gateway stops.
+func (g *Gateway) Handler(opts *server.HTTPOptions) *server.HTTPHandler {
+	return server.NewHTTPHandler(g.srv, opts)
 }
 
 // Close disconnects from the origins.

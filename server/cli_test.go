@@ -130,3 +130,35 @@ func TestServeLiveReload(t *testing.T) {
 		t.Errorf("%d files after adding one, want 3", n)
 	}
 }
+
+// TestServeSessionFlags: --max-sessions and --session-timeout reach the
+// HTTP endpoint, and misuse is a usage error.
+func TestServeSessionFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--max-sessions", "5", examples},
+		{"serve", "--session-timeout", "1m", examples},
+		{"serve", "--http", "127.0.0.1:0", "--max-sessions", "-1", examples},
+		{"serve", "--http", "127.0.0.1:0", "--session-timeout", "-1s", examples},
+	} {
+		out, err := exec.Command(skillportBin, args...).CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "--") {
+			t.Errorf("skillport %v: %v, want exit status 2 naming the flag\n%s", args, err, out)
+		}
+	}
+	srv := serveHTTP(t, examples, "--max-sessions", "2", "--session-timeout", "400ms")
+	p := &httpPeer{t: t, url: srv.URL}
+	first, _ := p.initialize("2025-11-25", true)
+	p.initialize("2025-11-25", true)
+	r := p.post(nil, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "x", "version": "0"}})
+	if e := rpcErr(t, r); r.status != 503 || !strings.Contains(e.Message, "maximum of 2 sessions") || !strings.Contains(e.Message, "--max-sessions") {
+		t.Errorf("third session with --max-sessions 2: HTTP %d %s", r.status, r.body)
+	}
+	time.Sleep(time.Second)
+	if r := p.legacy(first, "2025-11-25", "ping", nil); r.status != 404 {
+		t.Errorf("session idle for 1s with --session-timeout 400ms: HTTP %d, want 404", r.status)
+	}
+	if sid, _ := p.initialize("2025-11-25", true); sid == "" {
+		t.Error("no new session after the idle ones expired")
+	}
+}

@@ -161,10 +161,23 @@ func (srv *Server) registerProfiles() error {
 	return nil
 }
 
-// declaredExtension reports whether the session's client declared the
-// Skills Extension at initialize (or in the request's _meta, for stateless
-// 2026-07-28 requests, which go-sdk records the same way).
-func declaredExtension(ss *mcp.ServerSession) bool {
+// declaredExtension reports whether the client declared the Skills
+// Extension: in the request's own _meta (2026-07-28 requests carry their
+// client capabilities), else at the session's initialize. A request with
+// neither, such as an older revision's request to a stateless server,
+// declared nothing.
+func declaredExtension(ss *mcp.ServerSession, meta mcp.Meta) bool {
+	if raw, ok := meta[mcp.MetaKeyClientCapabilities]; ok {
+		b, err := json.Marshal(raw)
+		var caps struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		}
+		if err != nil || json.Unmarshal(b, &caps) != nil {
+			return false
+		}
+		_, ok := caps.Extensions[wire.ExtensionID]
+		return ok
+	}
 	if ss == nil {
 		return false
 	}
@@ -186,7 +199,7 @@ func (srv *Server) listAny(ctx context.Context, ss *mcp.ServerSession, p *wire.L
 	}
 	snap := srv.src.Snapshot()
 	legacy := srv.prof.sep2076 || srv.prof.seed001
-	slim := srv.prof.sep2640 && (!legacy || declaredExtension(ss))
+	slim := srv.prof.sep2640 && (!legacy || declaredExtension(ss, p.Meta))
 	res := &wire.ListResult{Skills: make([]wire.ListEntry, 0, len(stable.Skills)), NextCursor: stable.NextCursor}
 	if srv.prof.sep2640 {
 		ttl := stable.TTLMs

@@ -36,6 +36,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/wire"
@@ -180,7 +181,13 @@ func New(impl *mcp.Implementation, src Source, opts *Options) (*mcp.Server, *Ser
 		return nil
 	}
 	s := mcp.NewServer(impl, &mcp.ServerOptions{
+		// go-sdk answers tools/list and prompts/list (with an empty list
+		// and caching hints) whether or not any are registered, so both are
+		// declared: a client must find served what is advertised, and
+		// advertised what is served.
 		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{},
+			Prompts:   &mcp.PromptCapabilities{},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		},
 		SubscribeHandler:   accept,
@@ -263,6 +270,9 @@ func (srv *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			res, err := next(ctx, method, req)
 			if r, ok := res.(*mcp.InitializeResult); ok && err == nil {
 				r.Capabilities = srv.capabilities(r.Capabilities)
+				if cannotPush(ctx) {
+					withoutPush(r.Capabilities)
+				}
 				r.Instructions = srv.instructions(r.Instructions)
 				return srv.decorate(r), nil
 			}
@@ -276,6 +286,11 @@ func (srv *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, err
 		case "resources/subscribe":
+			if cannotPush(ctx) {
+				// Not advertised to this client: a stateless server cannot
+				// reach a client of a revision before 2026-07-28 later.
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "resources/subscribe is not served to clients of a stateless server"}
+			}
 			res, err := next(ctx, method, req)
 			if r, ok := req.(*mcp.SubscribeRequest); ok && err == nil && r.Params != nil {
 				srv.subscribe(r.Params.URI, 1)
@@ -303,6 +318,20 @@ func (srv *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}()
 		}
 		return next(ctx, method, req)
+	}
+}
+
+// withoutPush clears the capabilities that promise notifications, for a
+// client that no notification can reach.
+func withoutPush(c *mcp.ServerCapabilities) {
+	if c.Tools != nil {
+		c.Tools.ListChanged = false
+	}
+	if c.Prompts != nil {
+		c.Prompts.ListChanged = false
+	}
+	if c.Resources != nil {
+		c.Resources.ListChanged, c.Resources.Subscribe = false, false
 	}
 }
 

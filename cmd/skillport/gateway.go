@@ -45,8 +45,9 @@ func init() {
 	f := gatewayCmd.Flags()
 	f.String("config", "", "the gateway configuration `FILE` (gateway.json)")
 	f.String("http", "", "serve Streamable HTTP on `ADDR` (host:port, :port or port) instead of stdio")
-	f.Bool("stateless", false, "stateless Streamable HTTP (no sessions; enables protocol 2026-07-28; approvals come from the policy or multi round-trip input requests)")
+	f.Bool("stateless", false, "serve every protocol revision without sessions (approvals then come from the policy or multi round-trip input requests); without it, 2026-07-28 requests are stateless and older clients get sessions")
 	httpFlags(f)
+	httpSessionFlags(gatewayCmd)
 	rootCmd.AddCommand(hostCommand(gatewayCmd))
 }
 
@@ -67,6 +68,10 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 		if httpOpts, err = httpOptions(f, "gateway"); err != nil {
 			return err
 		}
+	}
+	hopts, err := sessionOptions(cmd, "gateway", addr, stateless, slog.Default())
+	if err != nil {
+		return err
 	}
 	cfg, err := gateway.LoadConfig(file)
 	if err != nil {
@@ -120,5 +125,8 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 			return errors.New("the gateway is still discovering the skills of its upstream servers")
 		}
 	}
-	return serveHTTP(ctx, ln, g.Handler(&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), httpOpts, "gateway")
+	h := g.Handler(hopts)
+	defer h.Close()
+	httpOpts.Sessions = h.Sessions
+	return serveHTTP(ctx, ln, h, httpOpts, "gateway")
 }

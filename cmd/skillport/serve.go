@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"slices"
@@ -40,7 +39,8 @@ stderr only. The directory is watched and re-indexed when it changes
 func init() {
 	f := serveCmd.Flags()
 	f.String("http", "", "serve Streamable HTTP on `ADDR` (host:port, :port or port) instead of stdio")
-	f.Bool("stateless", false, "stateless Streamable HTTP (no sessions; for replicas behind a load balancer; enables protocol 2026-07-28)")
+	f.Bool("stateless", false, "serve every protocol revision without sessions (for replicas behind a load balancer); without it, 2026-07-28 requests are stateless and older clients get sessions")
+	httpSessionFlags(serveCmd)
 	f.String("prefix", "", "prefix every skill path with `P` (e.g. acme/tools)")
 	f.Bool("watch", true, "re-index the directory when it changes and notify clients")
 	f.Bool("include-dotfiles", false, "publish files and directories whose names start with \".\"")
@@ -70,6 +70,12 @@ func runServe(cmd *cobra.Command, args []string) error {
 		return usageErrorf("serve: one directory at a time (got %d); put the skill trees under one directory, or run one server each", len(args))
 	case stateless && addr == "":
 		return usageErrorf("serve: --stateless applies to --http only")
+	}
+	hopts, err := sessionOptions(cmd, "serve", addr, stateless, slog.Default())
+	if err != nil {
+		return err
+	}
+	switch {
 	case pageSize < 0:
 		return usageErrorf("serve: --page-size must be positive")
 	}
@@ -151,8 +157,10 @@ func runServe(cmd *cobra.Command, args []string) error {
 	}
 	summary(cat, dir, "http://"+ln.Addr().String()+"/mcp")
 	httpOpts.Source = src
-	err = serveHTTP(ctx, ln, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), httpOpts, "serve")
+	h := server.NewHTTPHandler(s, hopts)
+	defer h.Close()
+	httpOpts.Sessions = h.Sessions
+	err = serveHTTP(ctx, ln, h, httpOpts, "serve")
 	if err == nil {
 		log.Info("shut down")
 	}
