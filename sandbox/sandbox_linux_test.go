@@ -818,3 +818,12 @@ func TestLimitsMerge(t *testing.T) {
 		t.Errorf("set fields were replaced: %+v", got)
 	}
 }
+
+// A machine without bubblewrap gets an error naming the package to install,
+// which is what the tests print when they cannot build a sandbox.
+func TestMissingBwrapNamesPackage(t *testing.T) {
+	_, err := New(&Options{Bwrap: filepath.Join(t.TempDir(), "bwrap")})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "apt-get install bubblewrap") {
+		t.Fatalf("New without bwrap: %v; want ErrUnavailable naming apt-get install bubblewrap", err)
+	}
+}

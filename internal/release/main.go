@@ -65,6 +65,14 @@ func run(dir, out string, targets []string) error {
 			return fmt.Errorf("target %q is not one of %s", t, strings.Join(Targets, ", "))
 		}
 	}
+	// Refused before anything is built; the build info is checked again below.
+	status := exec.Command("git", "status", "--porcelain", "--untracked-files=no")
+	status.Dir = dir
+	if changed, err := status.Output(); err != nil {
+		return fmt.Errorf("git status in %s: %w; make dist needs a git clone and git on $PATH", dir, err)
+	} else if len(changed) > 0 {
+		return fmt.Errorf("the tree has uncommitted changes:\n%scommit or stash them first, so the archives hold a revision others can rebuild", changed)
+	}
 	if err := os.RemoveAll(out); err != nil {
 		return err
 	}
