@@ -21,3 +21,8 @@ func New(opts *Options) (*Runner, error) {
 func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	return nil, fmt.Errorf("sandbox: %s: %w: scripts run only on Linux", spec.Script, ErrUnavailable)
 }
+
+// Budget reports that there is no sandbox here.
+func (r *Runner) Budget() string { return "no sandbox: scripts run only on Linux" }
+
+type cgroups struct{}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -63,10 +66,41 @@ func New(opts *Options) (*Runner, error) {
 		return nil, fmt.Errorf("sandbox: %w: prlimit at %s is outside /usr, so the sandbox cannot run it; install util-linux's prlimit under /usr", ErrUnavailable, r.prlimit)
 	}
 	r.fsArgs = hostFSArgs()
+	if r.seccomp, err = seccompFilter(); err != nil {
+		return nil, fmt.Errorf("sandbox: %w: %v", ErrUnavailable, err)
+	}
+	if opts.MaxRuns < 0 {
+		return nil, fmt.Errorf("sandbox: Options.MaxRuns %d: must be positive", opts.MaxRuns)
+	}
+	r.slots = make(chan struct{}, cmp.Or(opts.MaxRuns, 4))
+	switch cg, err := findCgroups(opts.CgroupParent); {
+	case opts.NoCgroup:
+		r.cgNote = "Options.NoCgroup is set"
+	case err != nil && opts.CgroupParent != "":
+		return nil, fmt.Errorf("sandbox: %w: %v", ErrUnavailable, err)
+	case err != nil:
+		r.cgNote = err.Error()
+	default:
+		r.cg = cg
+	}
 	if err := r.probe(); err != nil {
 		return nil, err
 	}
+	r.log.Debug("sandbox: ready", "budget", r.Budget())
 	return r, nil
+}
+
+// Budget says how a run's memory and processes are bounded on this machine,
+// for the operator's log: by a control group (one budget for the whole run)
+// or by per-process limits only, and why.
+func (r *Runner) Budget() string {
+	switch {
+	case r.cg == nil:
+		return "per-process limits only (RLIMIT_AS, RLIMIT_NPROC); no control group: " + r.cgNote
+	case r.cg.v2 != "":
+		return "one budget per run: cgroup v2 under " + r.cg.v2
+	}
+	return "one budget per run: cgroup v1 under " + r.cg.mem + " and " + r.cg.pids
 }
 
 // checkWorkRoot makes sure that bwrap, running as the sandbox's uid, can
@@ -153,6 +187,12 @@ func reasonSuffix(reason string) string {
 // cannot be set up ([ErrUnavailable]), or ctx being done before the script
 // ended.
 func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
+	select {
+	case r.slots <- struct{}{}:
+		defer func() { <-r.slots }()
+	default:
+		return nil, fmt.Errorf("sandbox: %s: %w: %d runs are in progress, the most this runner allows at once (Options.MaxRuns); try again when one has finished", spec.Script, ErrBusy, cap(r.slots))
+	}
 	argv, skillDir, err := r.resolve(spec)
 	if err != nil {
 		return nil, err
@@ -194,13 +234,21 @@ func (r *Runner) run(ctx context.Context, j job) (*Result, error) {
 
 	args := r.bwrapArgs(j, ws)
 	r.log.Debug("sandbox: run", "script", j.label, "argv", append([]string{r.bwrap}, args...))
+	// bwrap reads options from --args but takes the command from its own
+	// command line, which shows only paths inside the sandbox.
+	sep := slices.Index(args, "--")
+	argsFile, err := memFile("skillport-bwrap-args", []byte(strings.Join(args[:sep], "\x00")+"\x00"))
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %s: %w", j.label, err)
+	}
+	ws.files = append(ws.files, argsFile)
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	runCtx, cancelTimer := context.WithTimeoutCause(runCtx, j.limits.WallClock, &stopCause{ReasonTimeout})
 	defer cancelTimer()
 
-	cmd := exec.CommandContext(runCtx, r.bwrap, args...)
+	cmd := exec.CommandContext(runCtx, r.bwrap, append([]string{"--args", strconv.Itoa(2 + len(ws.files))}, args[sep:]...)...)
 	cmd.Env = []string{} // bwrap itself gets nothing of ours either
 	cmd.Dir = "/"
 	cmd.Stdin = bytes.NewReader(j.stdin)
@@ -215,8 +263,28 @@ func (r *Runner) run(ctx context.Context, j job) (*Result, error) {
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 
+	var group *runGroup
+	if r.cg != nil {
+		// bwrap's own process counts too, outside the run's user namespace.
+		gl := j.limits
+		gl.Processes++
+		if group, err = r.cg.create(gl); err != nil {
+			return nil, fmt.Errorf("sandbox: %s: %w: %v", j.label, ErrUnavailable, err)
+		}
+		defer func() {
+			if err := group.remove(); err != nil {
+				r.log.Warn("sandbox: control group left behind", "err", err)
+			}
+		}()
+	}
+
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if group != nil {
+		err = group.start(cmd)
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("sandbox: %s: %w: starting %s: %v", j.label, ErrUnavailable, r.bwrap, err)
 	}
 	ws.closeFiles()
@@ -256,7 +324,12 @@ func (r *Runner) run(ctx context.Context, j job) (*Result, error) {
 	if stoppedByUs {
 		res.ExitCode = -1
 	}
-	res.Reason = reason(res, cause)
+	var used usage
+	if group != nil {
+		used = group.usage()
+		res.PeakMemoryBytes = used.peakMemory
+	}
+	res.Reason = reason(res, cause, used)
 	res.Outputs, res.OutputsTruncated = ws.collect(j.limits)
 	return res, nil
 }
@@ -264,9 +337,16 @@ func (r *Runner) run(ctx context.Context, j job) (*Result, error) {
 // reason names what ended the run. Messages about failed forks or
 // allocations explain a kill or failure better than the limit that finally
 // stopped it (a fork bomb usually also hits the output or time limit).
-func reason(res *Result, cause *stopCause) string {
+func reason(res *Result, cause *stopCause, used usage) string {
 	if cause == nil && res.ExitCode == 0 {
 		return ""
+	}
+	// What the control group recorded is a fact, not a guess.
+	if used.oomKills > 0 {
+		return ReasonMemory
+	}
+	if used.pidsRefused > 0 {
+		return ReasonProcesses
 	}
 	if hint := failureHint(res.Stderr, res.Stdout); hint != "" {
 		return hint

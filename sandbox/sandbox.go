@@ -21,6 +21,9 @@ var (
 	// extension and no execute bit, or names an interpreter that does not
 	// exist inside the sandbox.
 	ErrNoInterpreter = errors.New("no interpreter for script")
+	// ErrBusy is returned by [Runner.Run] when [Options.MaxRuns] runs are
+	// already in progress; the caller may retry later. Nothing was started.
+	ErrBusy = errors.New("sandbox busy")
 	// ErrSkillTooLarge is returned when the skill directory, which is
 	// copied for each run, exceeds [Limits.SkillFiles] or [Limits.SkillBytes].
 	ErrSkillTooLarge = errors.New("skill too large to run")
@@ -62,10 +65,17 @@ type Limits struct {
 	// CPUTime is the CPU time each process may use (RLIMIT_CPU, whole
 	// seconds, rounded up). Default 10s.
 	CPUTime time.Duration
-	// MemoryBytes is each process's address space (RLIMIT_AS). Default 512 MiB.
+	// MemoryBytes is the run's memory budget: with a control group (see
+	// the package documentation) everything the run's processes hold
+	// together, files in /tmp included, after which the kernel's OOM killer
+	// ends a process of the run (ReasonMemory). It is also each process's
+	// address space (RLIMIT_AS), the only bound without a control group,
+	// where a run may then hold up to Processes times this much. Default
+	// 512 MiB.
 	MemoryBytes int64
-	// Processes is how many processes the sandbox may hold at once, its
-	// init process included (RLIMIT_NPROC). Default 64.
+	// Processes is how many processes (and threads) the run may hold at
+	// once, its init process included: RLIMIT_NPROC in the run's own user
+	// namespace, and the control group's pids.max. Default 64.
 	Processes int
 	// OutputBytes bounds stdout and stderr together. Default 1 MiB.
 	OutputBytes int64
@@ -186,6 +196,9 @@ type Result struct {
 	// OutputsTruncated reports that files were left out or cut because of
 	// [Limits.OutputFiles] or [Limits.OutputFileBytes].
 	OutputsTruncated bool
+	// PeakMemoryBytes is the most memory the run held at once, as its
+	// control group recorded; 0 without one.
+	PeakMemoryBytes int64
 	// Duration is the run's wall-clock time.
 	Duration time.Duration
 	// Reason names the limit that ended the run (one of the Reason
@@ -214,6 +227,20 @@ type Options struct {
 	// root; zero means 65534 ("nobody"). They cannot be 0: the kernel does
 	// not enforce the process limit for root. Ignored for a non-root caller.
 	UID, GID int
+	// MaxRuns is how many runs may be in progress at once; Run returns
+	// [ErrBusy] beyond it rather than queue. With a control group the
+	// machine-wide bound on scripts' memory is MaxRuns times
+	// [Limits.MemoryBytes]. Zero means 4.
+	MaxRuns int
+	// CgroupParent is a delegated cgroup v2 directory (writable by the
+	// caller, with "+memory +pids" in its cgroup.subtree_control, e.g. a
+	// systemd unit's with Delegate=yes) under which each run gets its own
+	// group. Empty means the cgroup v1 memory and pids hierarchies when they
+	// are mounted and writable (root), else no control group.
+	CgroupParent string
+	// NoCgroup runs without a control group even where one is available:
+	// then only the per-process limits bound a run (see [Limits.MemoryBytes]).
+	NoCgroup bool
 	// Logger receives the bwrap command line of each run at debug level;
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -227,5 +254,9 @@ type Runner struct {
 	asRoot         bool
 	uid, gid       int
 	fsArgs         []string
+	seccomp        []byte // the filter's raw instructions
 	log            *slog.Logger
+	cg             *cgroups      // nil: no control group
+	cgNote         string        // why not, for Budget
+	slots          chan struct{} // one per run in progress, MaxRuns deep
 }

@@ -79,6 +79,11 @@ func (r *Runner) newWorkspace(j job) (_ *workspace, err error) {
 			return fail(err)
 		}
 	}
+	f, err := memFile("skillport-seccomp", r.seccomp)
+	if err != nil {
+		return fail(err)
+	}
+	ws.files = append(ws.files, f)
 	return ws, nil
 }
 
