@@ -196,14 +196,14 @@ print(open("/proc/self/status").read().split("Seccomp:")[1].split()[0])
 }
 
 // Nothing of the host's paths shows through /proc: not bwrap's command line
-// (pid 1), not any environment.
+// (pid 1), not any environment, not the skill's mount.
 func TestNoHostPathsInProc(t *testing.T) {
 	root := reachableDir(t)
 	r := newRunner(t, &Options{WorkRoot: root})
 	dir := makeSkill(t, map[string]file{"look.sh": {content: `for f in /proc/1/cmdline /proc/1/environ /proc/self/environ /proc/self/cmdline /proc/$$/cmdline; do
   echo "== $f"; tr '\0' ' ' <$f; echo
 done
-`}})
+`}, "mounts.sh": {content: "cat /proc/self/mountinfo\n"}})
 	res, err := r.Run(context.Background(), Spec{SkillDir: dir, Script: "look.sh"})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("%v %+v", err, res)
@@ -214,7 +214,49 @@ done
 			t.Errorf("the sandbox sees the host path %s:\n%s", host, res.Stdout)
 		}
 	}
+	// The skill is recreated inside the sandbox's own root, not mounted from
+	// the host. (/work still is: see the README on what mountinfo shows.)
+	mounts, err := r.Run(context.Background(), Spec{SkillDir: dir, Script: "mounts.sh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(mounts.Stdout), "\n") {
+		if f := strings.Fields(l); len(f) > 4 && strings.HasPrefix(f[4], "/skill") {
+			t.Errorf("/skill is a mount from the host: %s", l)
+		}
+	}
+	if !strings.Contains(string(mounts.Stdout), " /work ") {
+		t.Errorf("mountinfo without /work; the check above reads the wrong file:\n%s", mounts.Stdout)
+	}
 	if !strings.Contains(string(res.Stdout), "== /proc/1/cmdline\n/usr/bin/bwrap --args ") {
 		t.Errorf("pid 1 should show only bwrap reading its options from a descriptor:\n%s", res.Stdout)
+	}
+}
+
+// A skill of as many files as the default limit allows reaches the sandbox
+// whole (each is handed over as its own descriptor), and one beyond what
+// bubblewrap takes is refused, not half-built.
+func TestManySkillFiles(t *testing.T) {
+	r := newRunner(t, nil)
+	files := map[string]file{"count.sh": {content: "ls /skill/d | wc -l; cat /skill/d/f1997\n"}}
+	for i := range 1998 {
+		files[fmt.Sprintf("d/f%d", i)] = file{content: fmt.Sprint(i)}
+	}
+	res, err := r.Run(context.Background(), Spec{SkillDir: makeSkill(t, files), Script: "count.sh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed() || string(res.Stdout) != "1998\n1997" {
+		t.Fatalf("exit %d, stdout %q, stderr %.300s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	files["d/one-more"] = file{content: "x"}
+	delete(files, "count.sh")
+	for i := range 1000 {
+		files[fmt.Sprintf("e/f%d", i)] = file{content: "x"}
+	}
+	files["count.sh"] = file{content: "true\n"}
+	_, err = r.Run(context.Background(), Spec{SkillDir: makeSkill(t, files), Script: "count.sh", Limits: Limits{SkillFiles: 5000}})
+	if !errors.Is(err, ErrSkillTooLarge) || !strings.Contains(err.Error(), "bubblewrap") {
+		t.Fatalf("3000 files: %v; want ErrSkillTooLarge naming bubblewrap's limit", err)
 	}
 }

@@ -228,11 +228,11 @@ func (r *Runner) bwrapArgs(j job, ws *workspace) []string {
 		args = append(args, "--ro-bind-data", strconv.Itoa(3+i), f.path)
 	}
 	args = append(args, "--seccomp", strconv.Itoa(3+len(etcFiles)))
+	args = append(args, ws.skillOps...)
 	args = append(args,
 		"--proc", "/proc",
 		"--dev", "/dev",
 		"--size", strconv.FormatInt(l.TmpBytes, 10), "--tmpfs", "/tmp",
-		"--ro-bind", ws.skill, skillMount,
 		"--bind", ws.work, workMount,
 		"--chdir", workMount,
 		"--remount-ro", "/dev",

@@ -19,7 +19,7 @@
 //     dynamic linker's cache, /etc/perl, /etc/python3*), and a synthetic
 //     /etc/passwd, /etc/group and /etc/hosts; nothing of /root, /home, the
 //     host's /tmp, /etc/shadow or the caller's working directory;
-//   - the skill directory read-only at /skill;
+//   - a read-only copy of the skill directory at /skill;
 //   - a fresh, empty, writable work directory at /work, which is the working
 //     directory and $HOME; files left there are returned in [Result.Outputs]
 //     and the directory is then removed;
@@ -33,7 +33,10 @@
 //     unshare, setns, keyctl, bpf, perf_event_open, io_uring, module and
 //     kexec calls, namespace flags on clone, ...) with EPERM;
 //   - nothing of the host's paths in /proc/1/cmdline (bwrap reads its
-//     options from a descriptor) or in any environment;
+//     options from a descriptor), in any environment, or in the mount of
+//     /skill, which bwrap recreates file by file in the sandbox's own root;
+//     only /work is bind-mounted from the host, so mountinfo shows its
+//     host path under [Options.WorkRoot];
 //   - resource limits set by prlimit(1) just before the script starts:
 //     address space, CPU seconds, processes, file size, open files, no core
 //     dumps.

@@ -97,7 +97,9 @@ type Limits struct {
 	// TmpBytes is the size of the tmpfs mounted at /tmp. Default 64 MiB.
 	TmpBytes int64
 	// SkillFiles and SkillBytes bound the skill directory copied into the
-	// sandbox (entries, and bytes of regular files). Default 4096 and 64 MiB.
+	// sandbox (entries, and bytes of regular files). Default 2000 and 64 MiB.
+	// bubblewrap recreates each entry from its own argument, which caps
+	// SkillFiles near 2800 whatever is asked ([ErrSkillTooLarge] beyond).
 	SkillFiles int
 	SkillBytes int64
 }
@@ -114,7 +116,7 @@ var defaultLimits = Limits{
 	OutputFiles:     32,
 	OutputFileBytes: 8 << 20,
 	TmpBytes:        64 << 20,
-	SkillFiles:      4096,
+	SkillFiles:      2000,
 	SkillBytes:      64 << 20,
 }
 

@@ -303,7 +303,8 @@ func TestPrivateSkill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "secret data\n-rwxr-x---\n"; string(res.Stdout) != want || res.Failed() {
+	// Inside, the skill is a read-only copy that keeps only the execute bit.
+	if want := "secret data\n-r-xr-xr-x\n"; string(res.Stdout) != want || res.Failed() {
 		t.Errorf("stdout %q (exit %d, %s), want %q", res.Stdout, res.ExitCode, res.Stderr, want)
 	}
 	if ents, err := os.ReadDir(workRoot); err != nil || len(ents) != 0 {
