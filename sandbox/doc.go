@@ -72,12 +72,12 @@
 //
 // The skill directory is copied for each run (bounded by [Limits.SkillFiles]
 // and [Limits.SkillBytes]) into a private directory under
-// [Options.WorkRoot], readable by the sandbox's uid and group only, and that
-// copy is what /skill shows. bwrap resolves what it mounts by path as the
-// sandbox's uid, which could not reach a skill kept under /root or a 0700
-// directory; the copy also pins the files that were checked. Symbolic links
-// are copied as links: inside the sandbox they can only reach what the
-// sandbox shows. Options.WorkRoot itself must be reachable by that uid
+// [Options.WorkRoot], readable by the sandbox's uid and group only; bwrap
+// then rebuilds that copy at /skill inside the sandbox's own root file
+// system (directories, links, and each file's content read from a
+// descriptor we open), read-only, with only the execute bit kept. The copy
+// pins the files that were checked. Symbolic links are copied as links:
+// inside the sandbox they can only reach what the sandbox shows. Options.WorkRoot itself must be reachable by that uid
 // (/tmp is); [New] checks.
 //
 // # How a script is started
