@@ -260,3 +260,17 @@ func TestManySkillFiles(t *testing.T) {
 		t.Fatalf("3000 files: %v; want ErrSkillTooLarge naming bubblewrap's limit", err)
 	}
 }
+
+// A CgroupParent that cannot hold run groups is a configuration error, not a
+// silent fallback to per-process limits; NoCgroup is reported as such.
+func TestCgroupOptions(t *testing.T) {
+	parent := t.TempDir()
+	_, err := New(&Options{CgroupParent: parent})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "Options.CgroupParent "+parent) {
+		t.Errorf("New with a plain directory as CgroupParent: %v; want ErrUnavailable naming it", err)
+	}
+	r := newRunner(t, &Options{NoCgroup: true})
+	if r.cg != nil || !strings.Contains(r.Budget(), "per-process limits only") || !strings.Contains(r.Budget(), "NoCgroup") {
+		t.Errorf("Budget with NoCgroup: %q", r.Budget())
+	}
+}

@@ -73,15 +73,14 @@ func New(opts *Options) (*Runner, error) {
 		return nil, fmt.Errorf("sandbox: Options.MaxRuns %d: must be positive", opts.MaxRuns)
 	}
 	r.slots = make(chan struct{}, cmp.Or(opts.MaxRuns, 4))
-	switch cg, err := findCgroups(opts.CgroupParent); {
-	case opts.NoCgroup:
+	if opts.NoCgroup {
 		r.cgNote = "Options.NoCgroup is set"
-	case err != nil && opts.CgroupParent != "":
-		return nil, fmt.Errorf("sandbox: %w: %v", ErrUnavailable, err)
-	case err != nil:
-		r.cgNote = err.Error()
-	default:
+	} else if cg, err := findCgroups(opts.CgroupParent); err == nil {
 		r.cg = cg
+	} else if opts.CgroupParent != "" {
+		return nil, fmt.Errorf("sandbox: %w: %v", ErrUnavailable, err)
+	} else {
+		r.cgNote = err.Error()
 	}
 	if err := r.probe(); err != nil {
 		return nil, err
