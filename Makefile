@@ -1,20 +1,28 @@
 # The README's two commands are `make serve` and `make test`.
-# `make test` installs what the tests need (the pinned npm peers under
-# interop/, staticcheck from the Go module proxy) and runs every check.
+# `make test` installs what the tests need (the Debian packages listed in
+# .ci/packages when run as root, else it stops naming the command to run; the
+# pinned npm peers under interop/; staticcheck from the Go module proxy) and
+# runs every check, cross-compilation for every release target included.
 
 GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 ADDR        ?= 127.0.0.1:8080
 
-.PHONY: test serve interop lint bench fuzz
+.PHONY: test serve packages interop lint cross dist bench fuzz
+
+# The release targets, GOOS/GOARCH; internal/release builds the same list.
+TARGETS     := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
 serve:
 	$(GO) run ./cmd/skillport serve --http $(ADDR) examples/skills
 
-test: interop lint
+test: packages interop lint cross
 	$(GO) test -count=1 -timeout 45m ./...
 
-interop:
+packages:
+	./.ci/install-packages
+
+interop: packages
 	./interop/install.sh
 
 lint:
@@ -22,6 +30,20 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted" >&2; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+
+# Every target builds, and its tests type-check (go vet compiles them), so a
+# Unix-only call cannot slip into a package Windows or macOS users build.
+cross:
+	@set -e; for t in $(TARGETS); do \
+		echo "cross: $$t" >&2; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/skillport; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 $(GO) vet ./...; \
+	done
+
+# Archives for every target (tar.gz; zip for Windows) and SHA256SUMS under
+# dist/, the version stamped by the go command from git (see internal/release).
+dist:
+	$(GO) run ./internal/release -out dist $(TARGETS)
 
 # Benchmarks print ratios against baselines measured in the same run.
 bench:

@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -452,7 +451,9 @@ func TestSymlinks(t *testing.T) {
 
 func TestSpecialFilesSkipped(t *testing.T) {
 	dir := writeTree(t, map[string]string{"a/SKILL.md": md("a", "d")})
-	if err := syscall.Mkfifo(filepath.Join(dir, "a", "pipe"), 0o644); err != nil {
+	if err := mkfifo(filepath.Join(dir, "a", "pipe")); errors.Is(err, errors.ErrUnsupported) {
+		t.Skip("this OS's file systems hold no named pipes, so there is no special file to skip")
+	} else if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan *Catalog)

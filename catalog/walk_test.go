@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -54,7 +53,7 @@ func TestWalkReloadMatchesFresh(t *testing.T) {
 			"add-emptydir": func(t *testing.T, dir string) { os.Mkdir(filepath.Join(dir, "pdf", "emptydir"), 0o755) },
 			"remove-file":  func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, "pdf", "references", "FORMS.md")) },
 			"symlink":      func(t *testing.T, dir string) { os.Symlink("SKILL.md", filepath.Join(dir, "pdf", "alias.md")) },
-			"fifo":         func(t *testing.T, dir string) { syscall.Mkfifo(filepath.Join(dir, "pdf", "p"), 0o644) },
+			"fifo":         func(t *testing.T, dir string) { mkfifo(filepath.Join(dir, "pdf", "p")) },
 			"new-skill": func(t *testing.T, dir string) {
 				os.MkdirAll(filepath.Join(dir, "zz"), 0o755)
 				os.WriteFile(filepath.Join(dir, "zz", "SKILL.md"), []byte(md("zz", "d")), 0o644)

@@ -4,7 +4,9 @@
 //
 // There is no unsandboxed path: [New] runs a trivial sandboxed command first
 // and returns an error wrapping [ErrUnavailable] when bwrap or prlimit is
-// missing or cannot set the sandbox up; callers then refuse execution.
+// missing or cannot set the sandbox up; callers then refuse execution. The
+// package builds on every OS, but off Linux (no bubblewrap) [New] always
+// returns [ErrUnavailable].
 //
 // # What a script sees
 //
@@ -17,7 +19,7 @@
 //     dynamic linker's cache, /etc/perl, /etc/python3*), and a synthetic
 //     /etc/passwd, /etc/group and /etc/hosts; nothing of /root, /home, the
 //     host's /tmp, /etc/shadow or the caller's working directory;
-//   - the skill directory read-only at /skill;
+//   - a read-only copy of the skill directory at /skill;
 //   - a fresh, empty, writable work directory at /work, which is the working
 //     directory and $HOME; files left there are returned in [Result.Outputs]
 //     and the directory is then removed;
@@ -26,9 +28,37 @@
 //   - an environment of exactly PATH, HOME, LANG and TMPDIR;
 //   - uid/gid 65534, no capabilities, no_new_privs, its own session, and no
 //     way to create further user namespaces;
+//   - a seccomp filter, assembled in Go and handed to bwrap's --seccomp,
+//     that denies the system calls listed at deniedSyscalls (ptrace, mount,
+//     unshare, setns, keyctl, bpf, perf_event_open, io_uring, module and
+//     kexec calls, namespace flags on clone, ...) with EPERM;
+//   - nothing of the host's paths in /proc/1/cmdline (bwrap reads its
+//     options from a descriptor), in any environment, or in the mount of
+//     /skill, which bwrap recreates file by file in the sandbox's own root;
+//     only /work is bind-mounted from the host, so mountinfo shows its
+//     host path under [Options.WorkRoot];
 //   - resource limits set by prlimit(1) just before the script starts:
 //     address space, CPU seconds, processes, file size, open files, no core
 //     dumps.
+//
+// # One budget per run
+//
+// Where a control group is available, each run gets its own: its
+// memory.max (memory.limit_in_bytes on cgroup v1) is [Limits.MemoryBytes]
+// and its pids.max [Limits.Processes], for all the run's processes
+// together, files in its /tmp included. bwrap is placed in the group before
+// it starts anything (CLONE_INTO_CGROUP on v2; on v1 it is forked from a
+// thread that is in the group at that moment), so nothing of the run
+// escapes it. The group comes from [Options.CgroupParent] (a delegated
+// cgroup v2 directory) or, by default, from the cgroup v1 memory and pids
+// hierarchies when they are mounted and the caller may write them (root).
+// [Runner.Budget] says which applies. When the OOM killer or pids.max
+// stopped something, [Result.Reason] says so from the group's counters.
+//
+// Without a control group only per-process limits apply: a run may hold
+// up to Processes × MemoryBytes of address space. In both cases at most
+// [Options.MaxRuns] runs are in progress at once (more get [ErrBusy]), so
+// the machine-wide bound with a control group is MaxRuns × MemoryBytes.
 //
 // # Process-count limit and the caller's uid
 //
@@ -42,12 +72,12 @@
 //
 // The skill directory is copied for each run (bounded by [Limits.SkillFiles]
 // and [Limits.SkillBytes]) into a private directory under
-// [Options.WorkRoot], readable by the sandbox's uid and group only, and that
-// copy is what /skill shows. bwrap resolves what it mounts by path as the
-// sandbox's uid, which could not reach a skill kept under /root or a 0700
-// directory; the copy also pins the files that were checked. Symbolic links
-// are copied as links: inside the sandbox they can only reach what the
-// sandbox shows. Options.WorkRoot itself must be reachable by that uid
+// [Options.WorkRoot], readable by the sandbox's uid and group only; bwrap
+// then rebuilds that copy at /skill inside the sandbox's own root file
+// system (directories, links, and each file's content read from a
+// descriptor we open), read-only, with only the execute bit kept. The copy
+// pins the files that were checked. Symbolic links are copied as links:
+// inside the sandbox they can only reach what the sandbox shows. Options.WorkRoot itself must be reachable by that uid
 // (/tmp is); [New] checks.
 //
 // # How a script is started

@@ -1,18 +1,8 @@
 package sandbox
 
 import (
-	"bytes"
-	"context"
 	"errors"
-	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
 	"time"
 )
 
@@ -31,6 +21,9 @@ var (
 	// extension and no execute bit, or names an interpreter that does not
 	// exist inside the sandbox.
 	ErrNoInterpreter = errors.New("no interpreter for script")
+	// ErrBusy is returned by [Runner.Run] when [Options.MaxRuns] runs are
+	// already in progress; the caller may retry later. Nothing was started.
+	ErrBusy = errors.New("sandbox busy")
 	// ErrSkillTooLarge is returned when the skill directory, which is
 	// copied for each run, exceeds [Limits.SkillFiles] or [Limits.SkillBytes].
 	ErrSkillTooLarge = errors.New("skill too large to run")
@@ -72,10 +65,17 @@ type Limits struct {
 	// CPUTime is the CPU time each process may use (RLIMIT_CPU, whole
 	// seconds, rounded up). Default 10s.
 	CPUTime time.Duration
-	// MemoryBytes is each process's address space (RLIMIT_AS). Default 512 MiB.
+	// MemoryBytes is the run's memory budget: with a control group (see
+	// the package documentation) everything the run's processes hold
+	// together, files in /tmp included, after which the kernel's OOM killer
+	// ends a process of the run (ReasonMemory). It is also each process's
+	// address space (RLIMIT_AS), the only bound without a control group,
+	// where a run may then hold up to Processes times this much. Default
+	// 512 MiB.
 	MemoryBytes int64
-	// Processes is how many processes the sandbox may hold at once, its
-	// init process included (RLIMIT_NPROC). Default 64.
+	// Processes is how many processes (and threads) the run may hold at
+	// once, its init process included: RLIMIT_NPROC in the run's own user
+	// namespace, and the control group's pids.max. Default 64.
 	Processes int
 	// OutputBytes bounds stdout and stderr together. Default 1 MiB.
 	OutputBytes int64
@@ -97,7 +97,9 @@ type Limits struct {
 	// TmpBytes is the size of the tmpfs mounted at /tmp. Default 64 MiB.
 	TmpBytes int64
 	// SkillFiles and SkillBytes bound the skill directory copied into the
-	// sandbox (entries, and bytes of regular files). Default 4096 and 64 MiB.
+	// sandbox (entries, and bytes of regular files). Default 2000 and 64 MiB.
+	// bubblewrap recreates each entry from its own argument, which caps
+	// SkillFiles near 2800 whatever is asked ([ErrSkillTooLarge] beyond).
 	SkillFiles int
 	SkillBytes int64
 }
@@ -114,7 +116,7 @@ var defaultLimits = Limits{
 	OutputFiles:     32,
 	OutputFileBytes: 8 << 20,
 	TmpBytes:        64 << 20,
-	SkillFiles:      4096,
+	SkillFiles:      2000,
 	SkillBytes:      64 << 20,
 }
 
@@ -196,6 +198,9 @@ type Result struct {
 	// OutputsTruncated reports that files were left out or cut because of
 	// [Limits.OutputFiles] or [Limits.OutputFileBytes].
 	OutputsTruncated bool
+	// PeakMemoryBytes is the most memory the run held at once, as its
+	// control group recorded; 0 without one.
+	PeakMemoryBytes int64
 	// Duration is the run's wall-clock time.
 	Duration time.Duration
 	// Reason names the limit that ended the run (one of the Reason
@@ -224,6 +229,20 @@ type Options struct {
 	// root; zero means 65534 ("nobody"). They cannot be 0: the kernel does
 	// not enforce the process limit for root. Ignored for a non-root caller.
 	UID, GID int
+	// MaxRuns is how many runs may be in progress at once; Run returns
+	// [ErrBusy] beyond it rather than queue. With a control group the
+	// machine-wide bound on scripts' memory is MaxRuns times
+	// [Limits.MemoryBytes]. Zero means 4.
+	MaxRuns int
+	// CgroupParent is a delegated cgroup v2 directory (writable by the
+	// caller, with "+memory +pids" in its cgroup.subtree_control, e.g. a
+	// systemd unit's with Delegate=yes) under which each run gets its own
+	// group. Empty means the cgroup v1 memory and pids hierarchies when they
+	// are mounted and writable (root), else no control group.
+	CgroupParent string
+	// NoCgroup runs without a control group even where one is available:
+	// then only the per-process limits bound a run (see [Limits.MemoryBytes]).
+	NoCgroup bool
 	// Logger receives the bwrap command line of each run at debug level;
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -237,356 +256,9 @@ type Runner struct {
 	asRoot         bool
 	uid, gid       int
 	fsArgs         []string
+	seccomp        []byte // the filter's raw instructions
 	log            *slog.Logger
-}
-
-const installHint = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) and util-linux's prlimit, and allow user namespaces"
-
-// New checks that sandboxes can be built here by running a trivial command
-// in one, and returns a Runner. The error wraps [ErrUnavailable] and says
-// what to install or enable when they cannot.
-func New(opts *Options) (*Runner, error) {
-	if opts == nil {
-		opts = &Options{}
-	}
-	r := &Runner{
-		limits:   opts.Limits.merge(defaultLimits),
-		workRoot: opts.WorkRoot,
-		asRoot:   os.Geteuid() == 0,
-		uid:      opts.UID,
-		gid:      opts.GID,
-		log:      opts.Logger,
-	}
-	if r.log == nil {
-		r.log = slog.Default()
-	}
-	if r.workRoot == "" {
-		r.workRoot = os.TempDir()
-	}
-	if r.uid == 0 {
-		r.uid = 65534
-	}
-	if r.gid == 0 {
-		r.gid = 65534
-	}
-	if r.uid < 0 || r.gid < 0 {
-		return nil, fmt.Errorf("sandbox: Options.UID/GID %d/%d: must be positive host ids", r.uid, r.gid)
-	}
-	if err := r.checkWorkRoot(); err != nil {
-		return nil, err
-	}
-	var err error
-	if r.bwrap, err = lookTool(opts.Bwrap, "bwrap"); err != nil {
-		return nil, fmt.Errorf("sandbox: %w: bubblewrap: %v; %s", ErrUnavailable, err, installHint)
-	}
-	if r.prlimit, err = lookTool(opts.Prlimit, "prlimit"); err != nil {
-		return nil, fmt.Errorf("sandbox: %w: prlimit: %v; %s", ErrUnavailable, err, installHint)
-	}
-	// prlimit runs inside the sandbox, which sees /usr only.
-	if !visibleInside(r.prlimit) {
-		return nil, fmt.Errorf("sandbox: %w: prlimit at %s is outside /usr, so the sandbox cannot run it; install util-linux's prlimit under /usr", ErrUnavailable, r.prlimit)
-	}
-	r.fsArgs = hostFSArgs()
-	if err := r.probe(); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// checkWorkRoot makes sure that bwrap, running as the sandbox's uid, can
-// reach the work directories to mount them.
-func (r *Runner) checkWorkRoot() error {
-	abs, err := filepath.Abs(r.workRoot)
-	if err != nil {
-		return fmt.Errorf("sandbox: Options.WorkRoot %s: %w", r.workRoot, err)
-	}
-	r.workRoot = abs
-	for d := abs; ; d = filepath.Dir(d) {
-		st, err := os.Stat(d)
-		if err != nil {
-			return fmt.Errorf("sandbox: Options.WorkRoot %s: %w", abs, err)
-		}
-		if !st.IsDir() {
-			return fmt.Errorf("sandbox: Options.WorkRoot %s: %s is not a directory", abs, d)
-		}
-		if r.asRoot && !searchable(st, r.uid, r.gid) {
-			return fmt.Errorf("sandbox: %w: Options.WorkRoot %s: %s is not searchable by uid %d, which the sandbox runs as; use a directory such as /tmp, or chmod o+x it", ErrUnavailable, abs, d, r.uid)
-		}
-		if d == filepath.Dir(d) {
-			return nil
-		}
-	}
-}
-
-// searchable reports whether uid, with gid as its only group, may search the
-// directory st.
-func searchable(st fs.FileInfo, uid, gid int) bool {
-	m := st.Mode().Perm()
-	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		switch {
-		case int(s.Uid) == uid:
-			return m&0o100 != 0
-		case int(s.Gid) == gid:
-			return m&0o010 != 0
-		}
-	}
-	return m&0o001 != 0
-}
-
-// lookTool resolves a tool to an absolute path without symbolic links.
-func lookTool(path, name string) (string, error) {
-	if path == "" {
-		path = name
-	}
-	p, err := exec.LookPath(path)
-	if err != nil {
-		return "", err
-	}
-	if p, err = filepath.Abs(p); err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(p)
-}
-
-// probe runs a trivial command through the whole machinery.
-func (r *Runner) probe() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := r.run(ctx, job{argv: []string{r.prlimit, "--version"}, limits: r.limits, label: "probe"})
-	if err != nil {
-		return fmt.Errorf("sandbox: %w: %v; %s", ErrUnavailable, err, installHint)
-	}
-	if res.ExitCode != 0 || res.Reason != "" {
-		return fmt.Errorf("sandbox: %w: a trivial sandboxed command failed (exit %d%s): %s; %s",
-			ErrUnavailable, res.ExitCode, reasonSuffix(res.Reason), strings.TrimSpace(string(res.Stderr)), installHint)
-	}
-	return nil
-}
-
-func reasonSuffix(reason string) string {
-	if reason == "" {
-		return ""
-	}
-	return ", " + reason
-}
-
-// Run runs spec's script in a fresh sandbox and returns its result. A
-// script that fails or exceeds a limit is not an error (see
-// [Result.Reason]); errors are for a script that cannot be started
-// ([ErrScriptNotFound], [ErrNoInterpreter], [ErrSkillTooLarge]), a sandbox that
-// cannot be set up ([ErrUnavailable]), or ctx being done before the script
-// ended.
-func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
-	argv, skillDir, err := r.resolve(spec)
-	if err != nil {
-		return nil, err
-	}
-	return r.run(ctx, job{
-		skillDir: skillDir,
-		argv:     argv,
-		args:     spec.Args,
-		stdin:    spec.Stdin,
-		limits:   spec.Limits.merge(r.limits),
-		label:    spec.Script,
-	})
-}
-
-// job is a resolved run: what to mount and what to execute inside.
-type job struct {
-	skillDir string
-	argv     []string // executable inside the sandbox and its leading arguments
-	args     []string
-	stdin    []byte
-	limits   Limits
-	label    string // for messages
-}
-
-// stopCause is the context cause recording why we stopped a run.
-type stopCause struct{ reason string }
-
-func (c *stopCause) Error() string { return "sandbox stopped: " + c.reason }
-
-func (r *Runner) run(ctx context.Context, j job) (*Result, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("sandbox: %s: %w", j.label, err)
-	}
-	ws, err := r.newWorkspace(j)
-	if err != nil {
-		return nil, err
-	}
-	defer ws.remove()
-
-	args := r.bwrapArgs(j, ws)
-	r.log.Debug("sandbox: run", "script", j.label, "argv", append([]string{r.bwrap}, args...))
-
-	runCtx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	runCtx, cancelTimer := context.WithTimeoutCause(runCtx, j.limits.WallClock, &stopCause{ReasonTimeout})
-	defer cancelTimer()
-
-	cmd := exec.CommandContext(runCtx, r.bwrap, args...)
-	cmd.Env = []string{} // bwrap itself gets nothing of ours either
-	cmd.Dir = "/"
-	cmd.Stdin = bytes.NewReader(j.stdin)
-	out := &capture{limit: j.limits.OutputBytes, onLimit: func() { stop(&stopCause{ReasonOutput}) }}
-	cmd.Stdout = out.writer(&out.stdout)
-	cmd.Stderr = out.writer(&out.stderr)
-	cmd.ExtraFiles = ws.files
-	cmd.SysProcAttr = r.sysProcAttr()
-	// bwrap is its process group's leader; its sandbox dies with it
-	// (--die-with-parent, and the pid namespace's init takes everything
-	// with it).
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("sandbox: %s: %w: starting %s: %v", j.label, ErrUnavailable, r.bwrap, err)
-	}
-	ws.closeFiles()
-	watchDone := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		ws.watch(watchDone, j.limits, func() { stop(&stopCause{ReasonDisk}) })
-	}()
-	waitErr := cmd.Wait()
-	close(watchDone)
-	wg.Wait()
-	res := &Result{Duration: time.Since(start)}
-
-	var cause *stopCause
-	stoppedByUs := errors.As(context.Cause(runCtx), &cause)
-	if !stoppedByUs && ctx.Err() != nil {
-		return nil, fmt.Errorf("sandbox: %s: %w", j.label, ctx.Err())
-	}
-	var exitErr *exec.ExitError
-	switch {
-	case waitErr == nil:
-		res.ExitCode = 0
-	case errors.As(waitErr, &exitErr):
-		res.ExitCode = exitErr.ExitCode()
-	case errors.Is(waitErr, exec.ErrWaitDelay):
-		res.ExitCode = cmd.ProcessState.ExitCode()
-	default:
-		return nil, fmt.Errorf("sandbox: %s: %w", j.label, waitErr)
-	}
-	res.Stdout, res.Stderr, res.Truncated = out.result()
-	if !stoppedByUs && res.ExitCode == 1 && bytes.HasPrefix(res.Stderr, []byte("bwrap: ")) {
-		// bwrap reports its own setup failures this way; the script never ran.
-		return nil, fmt.Errorf("sandbox: %s: %w: %s", j.label, ErrUnavailable, strings.TrimSpace(string(res.Stderr)))
-	}
-	if stoppedByUs {
-		res.ExitCode = -1
-	}
-	res.Reason = reason(res, cause)
-	res.Outputs, res.OutputsTruncated = ws.collect(j.limits)
-	return res, nil
-}
-
-// reason names what ended the run. Messages about failed forks or
-// allocations explain a kill or failure better than the limit that finally
-// stopped it (a fork bomb usually also hits the output or time limit).
-func reason(res *Result, cause *stopCause) string {
-	if cause == nil && res.ExitCode == 0 {
-		return ""
-	}
-	if hint := failureHint(res.Stderr, res.Stdout); hint != "" {
-		return hint
-	}
-	if cause != nil {
-		return cause.reason
-	}
-	switch res.ExitCode - 128 {
-	case int(syscall.SIGXCPU):
-		return ReasonCPU
-	case int(syscall.SIGXFSZ):
-		return ReasonFileSize
-	case int(syscall.SIGKILL), int(syscall.SIGSEGV), int(syscall.SIGBUS), int(syscall.SIGABRT), int(syscall.SIGTERM):
-		return ReasonKilled
-	}
-	return ""
-}
-
-var (
-	forkMarkers = [][]byte{
-		[]byte("Cannot fork"), []byte("can't fork"), []byte("Can't fork"),
-		[]byte("fork: retry"), []byte("fork: Resource temporarily unavailable"),
-		[]byte("BlockingIOError: [Errno 11]"), []byte("pthread_create failed: Resource temporarily unavailable"),
-		[]byte("can't start new thread"),
-	}
-	memoryMarkers = [][]byte{
-		[]byte("MemoryError"), []byte("Cannot allocate memory"), []byte("Out of memory"),
-		[]byte("out of memory"), []byte("std::bad_alloc"), []byte("memory exhausted"),
-		[]byte("Failed to allocate"),
-	}
-	fileSizeMarkers = [][]byte{[]byte("File too large")}
-)
-
-func failureHint(outs ...[]byte) string {
-	for _, b := range outs {
-		for _, m := range forkMarkers {
-			if bytes.Contains(b, m) {
-				return ReasonProcesses
-			}
-		}
-	}
-	for _, b := range outs {
-		for _, m := range memoryMarkers {
-			if bytes.Contains(b, m) {
-				return ReasonMemory
-			}
-		}
-	}
-	for _, b := range outs {
-		for _, m := range fileSizeMarkers {
-			if bytes.Contains(b, m) {
-				return ReasonFileSize
-			}
-		}
-	}
-	return ""
-}
-
-// capture bounds stdout and stderr together.
-type capture struct {
-	mu             sync.Mutex
-	limit, n       int64
-	stdout, stderr bytes.Buffer
-	truncated      bool
-	onLimit        func()
-}
-
-type captureWriter struct {
-	c   *capture
-	buf *bytes.Buffer
-}
-
-func (c *capture) writer(buf *bytes.Buffer) captureWriter { return captureWriter{c, buf} }
-
-// Write keeps what fits and discards the rest, so the copying goroutine never
-// blocks the script while the kill is on its way.
-func (w captureWriter) Write(p []byte) (int, error) {
-	c := w.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	room := c.limit - c.n
-	keep := p
-	if int64(len(keep)) > room {
-		keep = keep[:room]
-	}
-	w.buf.Write(keep)
-	c.n += int64(len(keep))
-	if len(keep) < len(p) && !c.truncated {
-		c.truncated = true
-		c.onLimit()
-	}
-	return len(p), nil
-}
-
-func (c *capture) result() (stdout, stderr []byte, truncated bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return bytes.Clone(c.stdout.Bytes()), bytes.Clone(c.stderr.Bytes()), c.truncated
+	cg             *cgroups      // nil: no control group
+	cgNote         string        // why not, for Budget
+	slots          chan struct{} // one per run in progress, MaxRuns deep
 }

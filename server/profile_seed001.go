@@ -279,6 +279,8 @@ func (srv *Server) execute(ctx context.Context, p *wire.ExecuteParams) (*wire.Ex
 				return nil, scriptFailed(sk.Name, script, "sandbox unavailable", "the sandbox cannot be set up on this server, so the script was not run (scripts never run unsandboxed)")
 			case errors.Is(err, sandbox.ErrNoInterpreter):
 				return nil, scriptFailed(sk.Name, script, "no interpreter", fmt.Sprintf("no interpreter for %s inside the sandbox", script))
+			case errors.Is(err, sandbox.ErrBusy):
+				return nil, scriptFailed(sk.Name, script, "busy", "the server is running as many scripts as it allows at once; try again when one has finished")
 			case errors.Is(err, sandbox.ErrSkillTooLarge):
 				return nil, scriptFailed(sk.Name, script, "skill too large", "the skill is too large to run")
 			case ctx.Err() != nil:

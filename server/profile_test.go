@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -465,6 +466,40 @@ for host in ("127.0.0.1", "1.1.1.1"):
 		c := connectRaw(t, f.MCP, "")
 		e := wantError(t, c, "skills/execute", map[string]any{"name": "tool", "script": "sleep.sh"}, wire.CodeScriptFailed, "reason")
 		if !strings.Contains(string(e.Data), "timeout") {
+			t.Errorf("data %s", e.Data)
+		}
+	})
+	t.Run("busy", func(t *testing.T) {
+		one, err := sandbox.New(&sandbox.Options{Logger: discard, MaxRuns: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := newFixture(t, files, &server.Options{TTL: -1, Scripts: one})
+		c := connectRaw(t, f.MCP, "")
+		// Another run holds the only slot until cancelled.
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for ctx.Err() == nil {
+				_, err := one.Run(ctx, sandbox.Spec{SkillDir: filepath.Join(f.Dir, "tool"), Script: "scripts/sleep.sh"})
+				if !errors.Is(err, sandbox.ErrBusy) { // the probe below held the slot
+					return
+				}
+			}
+		}()
+		defer func() { cancel(); <-done }()
+		for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+			_, err := one.Run(context.Background(), sandbox.Spec{SkillDir: filepath.Join(f.Dir, "tool"), Script: "scripts/fail.sh"})
+			if errors.Is(err, sandbox.ErrBusy) {
+				break
+			}
+			if time.Since(start) > 10*time.Second {
+				t.Fatal("the first run never took the slot")
+			}
+		}
+		e := wantError(t, c, "skills/execute", map[string]any{"name": "tool", "script": "echo"}, wire.CodeScriptFailed, "reason")
+		if !strings.Contains(string(e.Data), "busy") {
 			t.Errorf("data %s", e.Data)
 		}
 	})

@@ -117,6 +117,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 			// Never fall back to running scripts unsandboxed.
 			return &exitError{code: 1, err: fmt.Errorf("serve: --allow-scripts: %w", err)}
 		}
+		log.Info("serve: scripts run sandboxed", "budget", runner.Budget())
 		opts.Scripts = runner
 	}
 	if key := os.Getenv("SKILLPORT_CURSOR_KEY"); key != "" {

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -59,15 +58,6 @@ func discover(b *testing.B, origins []host.Origin) (wall, slowest time.Duration)
 	}
 	h.Close()
 	return wall, slowest
-}
-
-// cpuTime is the CPU this process and its reaped children have used.
-func cpuTime() time.Duration {
-	var self, kids syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
-	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
-	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
 }
 
 // benchDiscovery discovers n servers at once and reports:

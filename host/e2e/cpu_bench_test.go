@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,14 +16,6 @@ import (
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/wire"
 )
-
-// selfCPU is the CPU this process alone has used (user and system): the
-// servers run in another process, so it is the client side's cost.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // httpServer starts `skillport serve --http` over the example skills in a
 // subprocess on a loopback port and returns its endpoint.

@@ -207,8 +207,10 @@ var etcFiles = []struct{ path, content string }{
 	{"/etc/hosts", "127.0.0.1\tlocalhost\n::1\tlocalhost\n"},
 }
 
-// bwrapArgs builds bwrap's command line. ws.files, the contents of etcFiles,
-// are passed as fds 3, 4, ...
+// bwrapArgs builds bwrap's command line. ws.files, the contents of etcFiles
+// then the seccomp filter, are passed as fds 3, 4, ...; the command line
+// itself reaches bwrap through one more descriptor (see run), so that no
+// host path shows in the sandbox's /proc/1/cmdline.
 func (r *Runner) bwrapArgs(j job, ws *workspace) []string {
 	l := j.limits
 	args := []string{
@@ -225,11 +227,12 @@ func (r *Runner) bwrapArgs(j job, ws *workspace) []string {
 	for i, f := range etcFiles {
 		args = append(args, "--ro-bind-data", strconv.Itoa(3+i), f.path)
 	}
+	args = append(args, "--seccomp", strconv.Itoa(3+len(etcFiles)))
+	args = append(args, ws.skillOps...)
 	args = append(args,
 		"--proc", "/proc",
 		"--dev", "/dev",
 		"--size", strconv.FormatInt(l.TmpBytes, 10), "--tmpfs", "/tmp",
-		"--ro-bind", ws.skill, skillMount,
 		"--bind", ws.work, workMount,
 		"--chdir", workMount,
 		"--remount-ro", "/dev",

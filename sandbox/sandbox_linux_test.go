@@ -303,7 +303,8 @@ func TestPrivateSkill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "secret data\n-rwxr-x---\n"; string(res.Stdout) != want || res.Failed() {
+	// Inside, the skill is a read-only copy that keeps only the execute bit.
+	if want := "secret data\n-r-xr-xr-x\n"; string(res.Stdout) != want || res.Failed() {
 		t.Errorf("stdout %q (exit %d, %s), want %q", res.Stdout, res.ExitCode, res.Stderr, want)
 	}
 	if ents, err := os.ReadDir(workRoot); err != nil || len(ents) != 0 {
@@ -816,5 +817,14 @@ func TestLimitsMerge(t *testing.T) {
 	}
 	if got := one.merge(DefaultLimits()); got != one {
 		t.Errorf("set fields were replaced: %+v", got)
+	}
+}
+
+// A machine without bubblewrap gets an error naming the package to install,
+// which is what the tests print when they cannot build a sandbox.
+func TestMissingBwrapNamesPackage(t *testing.T) {
+	_, err := New(&Options{Bwrap: filepath.Join(t.TempDir(), "bwrap")})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "apt-get install bubblewrap") {
+		t.Fatalf("New without bwrap: %v; want ErrUnavailable naming apt-get install bubblewrap", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -28,6 +29,8 @@ type workspace struct {
 	skill  string
 	work   string     // owned by the sandbox's uid, 0700
 	files  []*os.File // fds 3.. for bwrap, see bwrapArgs
+	// skillOps are bwrap's options that recreate the skill at /skill.
+	skillOps []string
 }
 
 func (r *Runner) newWorkspace(j job) (_ *workspace, err error) {
@@ -79,8 +82,67 @@ func (r *Runner) newWorkspace(j job) (_ *workspace, err error) {
 			return fail(err)
 		}
 	}
+	f, err := memFile("skillport-seccomp", r.seccomp)
+	if err != nil {
+		return fail(err)
+	}
+	ws.files = append(ws.files, f)
+	if err := ws.skillFiles(); err != nil {
+		return fail(err)
+	}
 	return ws, nil
 }
+
+// skillFiles lays the skill's copy out for bwrap to recreate at /skill
+// inside the sandbox's own root file system: --dir, --symlink, and --file
+// with a descriptor per file. Nothing is bind-mounted from the host, so the
+// sandbox's mountinfo shows no host path for /skill; the root is remounted
+// read-only before the script starts.
+func (ws *workspace) skillFiles() error {
+	ws.skillOps = []string{"--dir", skillMount}
+	return filepath.WalkDir(ws.skill, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == ws.skill {
+			return err
+		}
+		rel, err := filepath.Rel(ws.skill, p)
+		if err != nil {
+			return err
+		}
+		inside := skillMount + "/" + filepath.ToSlash(rel)
+		switch {
+		case d.IsDir():
+			ws.skillOps = append(ws.skillOps, "--dir", inside)
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			ws.skillOps = append(ws.skillOps, "--symlink", target, inside)
+		case d.Type().IsRegular():
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			ws.files = append(ws.files, f)
+			if executable(info) {
+				ws.skillOps = append(ws.skillOps, "--perms", "0555")
+			}
+			ws.skillOps = append(ws.skillOps, "--file", strconv.Itoa(2+len(ws.files)), inside)
+		}
+		if len(ws.skillOps) > maxSkillOps {
+			return fmt.Errorf("%w: more entries than bubblewrap can recreate (at most %d arguments; about %d files)", ErrSkillTooLarge, maxSkillOps, maxSkillOps/3)
+		}
+		return nil
+	})
+}
+
+// maxSkillOps keeps bwrap's options, read from one descriptor, under its
+// limit of 9000 arguments with room for the rest.
+const maxSkillOps = 8500
 
 // own gives a path to uid and the sandbox's group when the caller is root;
 // a non-root caller's sandbox runs as the caller, who owns it already.

@@ -1,0 +1,155 @@
+package ci
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func read(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// commands returns the shell commands of a script or a ```sh block: lines
+// that are not blank, comments, or the prologue every script shares.
+func commands(script string) []string {
+	var out []string
+	for _, l := range strings.Split(script, "\n") {
+		l = strings.TrimSpace(l)
+		if i := strings.Index(l, " #"); i >= 0 {
+			l = strings.TrimSpace(l[:i])
+		}
+		if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "set -") || strings.HasPrefix(l, "cd ") {
+			continue
+		}
+		out = append(out, strings.TrimPrefix(l, "exec "))
+	}
+	return out
+}
+
+// readmeBlock returns the first ```sh block after the line starting with
+// heading.
+func readmeBlock(t *testing.T, readme, heading string) string {
+	t.Helper()
+	i := strings.Index(readme, heading)
+	if i < 0 {
+		t.Fatalf("README.md has no %q", heading)
+	}
+	m := regexp.MustCompile("(?s)```sh\n(.*?)```").FindStringSubmatch(readme[i:])
+	if m == nil {
+		t.Fatalf("README.md: no ```sh block after %q", heading)
+	}
+	return m[1]
+}
+
+func TestCIRunsTheREADMETestCommand(t *testing.T) {
+	readme := read(t, "README.md")
+	want := commands(readmeBlock(t, readme, "**Run every test**"))
+	got := commands(read(t, ".ci/run"))
+	if len(want) != 1 || !slices.Equal(got, want) {
+		t.Fatalf(".ci/run runs %q, the README's test command is %q; they must be the same single command", got, want)
+	}
+	if want[0] != "make test" {
+		t.Fatalf("README's test command is %q; the Makefile's set-up (packages, interop) hangs off make test", want[0])
+	}
+}
+
+// The test target must install the system packages itself: a fresh machine
+// that follows the README has nothing else.
+func TestMakeTestInstallsPackages(t *testing.T) {
+	mk := read(t, "Makefile")
+	m := regexp.MustCompile(`(?m)^test:(.*)$`).FindStringSubmatch(mk)
+	if m == nil {
+		t.Fatal("Makefile has no test target")
+	}
+	for _, dep := range []string{"packages", "interop", "cross"} {
+		if !slices.Contains(strings.Fields(m[1]), dep) {
+			t.Errorf("make test does not depend on %s (test:%s)", dep, m[1])
+		}
+	}
+	if !strings.Contains(mk, "./.ci/install-packages") {
+		t.Error("make packages does not run .ci/install-packages")
+	}
+}
+
+// Every program the tests shell out to is listed with its Debian package,
+// and the README says which packages make test installs.
+func TestPackagesListed(t *testing.T) {
+	readme := read(t, "README.md")
+	for _, l := range strings.Split(read(t, ".ci/packages"), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if len(f) != 2 {
+			t.Errorf(".ci/packages: %q: want a command and a Debian package", l)
+			continue
+		}
+		if !strings.Contains(readme, "`"+f[1]+"`") {
+			t.Errorf("README.md does not mention the package %s that make test installs", f[1])
+		}
+	}
+}
+
+// Run as a non-root user with a command missing, the installer must stop at
+// once with the one command to run rather than half-install or go on.
+func TestInstallPackagesNamesTheCommand(t *testing.T) {
+	dir := t.TempDir()
+	script, err := os.ReadFile("../../.ci/install-packages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "install-packages"), script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	list := "# comment\nsh dash\nskillport-no-such-command-a pkg-a\nskillport-no-such-command-b pkg-b\nskillport-no-such-command-c pkg-a\n"
+	if err := os.WriteFile(filepath.Join(dir, "packages"), []byte(list), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A fake id(1) that says we are not root, so apt-get is never reached.
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "id"), []byte("#!/bin/sh\necho 1000\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bash, filepath.Join(dir, "install-packages"))
+	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin"}
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("install-packages succeeded with commands missing:\n%s", out)
+	}
+	if want := "sudo apt-get install -y pkg-a pkg-b\n"; !strings.HasSuffix(string(out), want) {
+		t.Fatalf("install-packages said:\n%s\nwant it to end with %q (each package once)", out, want)
+	}
+}
+
+// The README's ```json blocks (the Windows mcpServers entry with its doubled
+// backslashes) are pasted verbatim into configs, so each must be valid JSON.
+func TestREADMEJSONBlocksParse(t *testing.T) {
+	blocks := regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(read(t, "README.md"), -1)
+	if len(blocks) == 0 {
+		t.Fatal("README.md has no ```json block")
+	}
+	for _, b := range blocks {
+		var v any
+		if err := json.Unmarshal([]byte(b[1]), &v); err != nil {
+			t.Errorf("README.md ```json block does not parse: %v\n%s", err, b[1])
+		}
+	}
+}
