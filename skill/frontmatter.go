@@ -65,6 +65,18 @@ func (f Frontmatter) Position(key string) (line, column int) {
 	return p.line, p.column
 }
 
+// memberKey is the pos key of member k of the top-level mapping field.
+func memberKey(field, k string) string { return field + "\x00" + k }
+
+// memberPosition locates the key of member k of a top-level mapping field,
+// falling back to the field's value.
+func (f Frontmatter) memberPosition(field, k string) (line, column int) {
+	if p, ok := f.pos[memberKey(field, k)]; ok {
+		return p.line, p.column
+	}
+	return f.Position(field)
+}
+
 // MarshalJSON returns the frontmatter as a compact JSON object, keys in source order.
 func (f Frontmatter) MarshalJSON() ([]byte, error) {
 	if f.raw == nil {
@@ -209,7 +221,10 @@ func equalJSON(a, b any) bool {
 // converter turns a YAML node tree into JSON, refusing what JSON or safety forbid.
 type converter struct {
 	lineOffset int
-	buf        bytes.Buffer
+	// rewritten is set when surrogate escapes were joined before parsing;
+	// only double-quoted scalars may then hold a rewritten escape.
+	rewritten bool
+	buf       bytes.Buffer
 }
 
 func (c *converter) fail(n *yaml.Node, rule string, err error, format string, args ...any) error {
@@ -234,6 +249,13 @@ func (c *converter) frontmatter(m *yaml.Node) (Frontmatter, error) {
 		k, v := m.Content[i], m.Content[i+1]
 		f.keys = append(f.keys, k.Value)
 		f.pos[k.Value] = position{v.Line + c.lineOffset, v.Column}
+		if v.Kind == yaml.MappingNode {
+			// Members are located at their keys, for findings about them.
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				mk := v.Content[j]
+				f.pos[memberKey(k.Value, mk.Value)] = position{mk.Line + c.lineOffset, mk.Column}
+			}
+		}
 	}
 	return f, nil
 }
@@ -343,6 +365,9 @@ func resolveScalar(n *yaml.Node) scalarKind {
 
 func (c *converter) scalar(n *yaml.Node) error {
 	v := n.Value
+	if c.rewritten && n.Style&yaml.DoubleQuotedStyle == 0 && strings.Contains(v, `\U`) {
+		return c.fail(n, RuleFrontmatterSyntax, ErrSyntax, "invalid Unicode escape; write the character itself")
+	}
 	switch resolveScalar(n) {
 	case scalarNull:
 		c.buf.WriteString("null")
