@@ -250,7 +250,7 @@ func TestInvalidSkillsAreExcludedAlone(t *testing.T) {
 		"warn/SKILL.md":         "---\nname: warn\ndescription: d\nhooks: x\n---\n",
 		"binary/SKILL.md":       "---\nname: binary\ndescription: d\n---\n\xff",
 	}
-	c := open(t, mapFS(files), nil)
+	c := open(t, mapFS(files), &Options{Strict: true})
 	if got := uris(c); !slices.Equal(got, []string{"skill://good/SKILL.md", "skill://warn/SKILL.md"}) {
 		t.Errorf("published %v", got)
 	}
@@ -345,8 +345,8 @@ func TestAmbiguousEntryFile(t *testing.T) {
 func TestRootSkill(t *testing.T) {
 	files := map[string]string{"SKILL.md": md("solo", "d"), "ref.md": "r"}
 	c := open(t, mapFS(files), nil)
-	if len(c.Skills()) != 0 || !slices.Equal(diagRules(c), []string{"SKILL.md:root"}) {
-		t.Errorf("root SKILL.md without prefix: %v %v", uris(c), diagRules(c))
+	if !slices.Equal(uris(c), []string{"skill://solo/SKILL.md"}) || len(diagRules(c)) != 0 {
+		t.Errorf("root SKILL.md without prefix is published under its name: %v %v", uris(c), diagRules(c))
 	}
 	c = open(t, mapFS(files), &Options{Prefix: "solo"})
 	if got := uris(c); !slices.Equal(got, []string{"skill://solo/SKILL.md"}) || c.File("skill://solo/ref.md") == nil {

@@ -104,7 +104,7 @@ func (b *builder) parse(f *walkFile) {
 		return
 	}
 	f.fm = doc.Frontmatter
-	f.findings = skill.Validate(doc, path.Base(b.skillPath(path.Dir(f.path))))
+	f.findings = skill.ValidateWith(doc, &skill.ValidateOptions{Dir: b.folderName(path.Dir(f.path)), Strict: b.opts.Strict})
 }
 
 // hashFile digests one file. The file must read as exactly the size seen in

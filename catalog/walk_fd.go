@@ -293,7 +293,7 @@ func timespecNanos(ts syscall.Timespec) int64 { return int64(ts.Sec)*1e9 + int64
 func (f *walkFile) setStat(st *syscall.Stat_t) {
 	f.size = st.Size
 	f.mtime = time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))
-	f.ident = fileIdent{dev: uint64(st.Dev), ino: uint64(st.Ino), ctimeNanos: timespecNanos(st.Ctim), known: true}
+	f.ident = fileIdent{dev: uint64(st.Dev), ino: uint64(st.Ino), ctimeNanos: timespecNanos(st.Ctim), nlink: uint64(st.Nlink), known: true}
 }
 
 // digestAt digests the regular file f of the open directory dirfd, unless
