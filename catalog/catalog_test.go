@@ -671,5 +671,34 @@ func FuzzPathMapping(f *testing.F) {
 		if name != "SKILL.md" && len(s.Files) != 2 {
 			t.Fatalf("file %q not published: %v", name, s.Files)
 		}
+
+		// The same name as folders above skills: the first becomes a
+		// reg-name, deeper ones path segments; a folder "X" beside "x"
+		// either maps apart or both are refused.
+		other := strings.ToUpper(name)
+		files := map[string]string{name + "/x/SKILL.md": md("x", "d"), "p/" + name + "/y/SKILL.md": md("y", "d")}
+		if other != name && fs.ValidPath(other) {
+			files[other+"/x/SKILL.md"] = md("x", "d")
+		}
+		c = open(t, mapFS(files), &Options{IncludeDotFiles: true})
+		st := c.Stats()
+		if st.Skills+st.Invalid+st.Skipped != st.Found || st.Found != len(files) {
+			t.Fatalf("counts %+v for %d skills", st, len(files))
+		}
+		for _, s := range c.Skills() {
+			authority, rest, _ := strings.Cut(strings.TrimPrefix(s.URI, "skill://"), "/")
+			for i := 0; i < len(authority); i++ {
+				ch := authority[i]
+				if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || strings.IndexByte("-._~", ch) >= 0) {
+					t.Fatalf("authority of %q is not a lowercase reg-name", s.URI)
+				}
+			}
+			if strings.ContainsAny(rest, "?#\\ \x00") || strings.Contains(rest, "//") {
+				t.Fatalf("URI %q has a raw separator", s.URI)
+			}
+		}
+		if len(c.Skills())+st.Invalid != len(files) {
+			t.Fatalf("published %v, refused %d of %d", uris(c), st.Invalid, len(files))
+		}
 	})
 }
