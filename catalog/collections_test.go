@@ -66,7 +66,7 @@ func TestCollections(t *testing.T) {
 			"skill://composiohq--awesome-claude-skills/pdf-tools/SKILL.md",
 			"skill://ja-jp/translate/SKILL.md",
 			"skill://user-collection/notes/SKILL.md",
-		}, []string{"Case/one:duplicate:error", "case/one:duplicate:error"}},
+		}, []string{"Case/one-more:duplicate:error", "case/one:duplicate:error"}},
 		{"renamed", Options{}, []string{"skill://compose-gen/SKILL.md"}, []string{
 			"docker-compose-gen/SKILL.md:name-directory:warning",
 			"first-copy:duplicate:error",
@@ -195,7 +195,7 @@ func TestCollectionDetails(t *testing.T) {
 		for _, uri := range []string{
 			"skill://mirror/ComposioHQ--awesome-claude-skills/pdf-tools/reference/Forms%20Guide.md",
 			"skill://mirror/user@collection/notes/SKILL.md",
-			"skill://mirror/Case/one/SKILL.md", // path segments keep their case
+			"skill://mirror/Case/one-more/SKILL.md", // path segments keep their case
 			"skill://mirror/case/one/SKILL.md",
 			"skill://my-skill/nested/SKILL.md",
 			"skill://renamed/compose-gen/templates/base.yml",
