@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillport/skillport/catalog/internal/gen"
 	"github.com/skillport/skillport/skill"
 )
 
@@ -214,5 +215,57 @@ func TestCollectionDetails(t *testing.T) {
 		if st.Skills+st.Invalid+st.Skipped != st.Found || st.Found != countSKILLMD(t, dir) {
 			t.Errorf("fd=%v: counts %+v, tree holds %d", fd, st, countSKILLMD(t, dir))
 		}
+	}
+}
+
+// The generator's real-world tree: every skill is published (hard links
+// allowed), the lenient shapes with a warning, and Strict refuses exactly
+// those shapes.
+func TestRealWorldTree(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tree")
+	st, err := gen.Options{Skills: 400, Seed: 3, RealWorld: true}.Write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Renamed == 0 || st.Lenient == 0 || st.Hardlinks == 0 || st.Symlinks == 0 {
+		t.Fatalf("the tree lacks a shape: %+v", st)
+	}
+	c, err := OpenDir(dir, &Options{Logger: quiet, AllowHardlinks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := c.Stats()
+	if cs.Skills != st.Skills || cs.Invalid != 0 || cs.Found != st.Skills {
+		t.Errorf("published %+v, the tree has %d skills: %v", cs, st.Skills, c.Diagnostics())
+	}
+	warned := map[string]bool{}
+	for _, d := range c.Diagnostics() {
+		if d.Severity != skill.Warning {
+			t.Errorf("error on the real-world tree: %+v", d)
+		}
+		warned[d.Path] = true
+	}
+	if len(warned) != st.Lenient {
+		t.Errorf("%d SKILL.md warned, the tree has %d lenient shapes", len(warned), st.Lenient)
+	}
+	c, err = OpenDir(dir, &Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hard := 0
+	for _, d := range c.Diagnostics() {
+		if d.Rule == RuleHardlink {
+			hard++
+		}
+	}
+	if hard < st.Hardlinks || c.Stats().Skills+c.Stats().Invalid != st.Skills {
+		t.Errorf("hard links: %d findings for %d links; %+v", hard, st.Hardlinks, c.Stats())
+	}
+	c, err = OpenDir(dir, &Options{Logger: quiet, AllowHardlinks: true, Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Stats().Invalid; got != st.Lenient {
+		t.Errorf("Strict refused %d skills, want the %d lenient shapes", got, st.Lenient)
 	}
 }
