@@ -89,3 +89,32 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// The summary counts every SKILL.md found, and a hard-linked file is an
+// error unless --allow-hardlinks.
+func TestValidateCountsAndHardlinks(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tree")
+	if err := os.CopyFS(dir, os.DirFS("../../catalog/testdata/collections/entry")); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "linked"), 0o755)
+	os.WriteFile(filepath.Join(dir, "linked", "SKILL.md"), []byte("---\nname: linked\ndescription: d\n---\n"), 0o644)
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	os.WriteFile(outside, []byte("secret"), 0o644)
+	if err := os.Link(outside, filepath.Join(dir, "linked", "data.txt")); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if err := runValidate(&out, &errOut, []string{dir}, false, &catalog.Options{}); exitCode(err) != 1 {
+		t.Fatalf("exit %d, want 1\n%s", exitCode(err), out.String())
+	}
+	if !strings.Contains(out.String(), filepath.Join(dir, "linked", "data.txt")+": file has 2 hard links") ||
+		!strings.HasSuffix(out.String(), "\n0 skills valid, 2 invalid, 1 skipped\n") {
+		t.Errorf("output\n%s", out.String())
+	}
+	out.Reset()
+	runValidate(&out, &errOut, []string{dir}, false, &catalog.Options{AllowHardlinks: true})
+	if !strings.HasSuffix(out.String(), "\n1 skill valid, 1 invalid, 1 skipped\n") {
+		t.Errorf("--allow-hardlinks output\n%s", out.String())
+	}
+}
