@@ -122,31 +122,38 @@ func TestConformanceSuiteCollection(t *testing.T) {
 	dir, _ := collectionDir(t)
 	srv := serveHTTP(t, dir, "--stateless")
 	for _, scenario := range []string{"sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory"} {
-		t.Run(scenario, func(t *testing.T) {
-			res, err := peers.Run(context.Background(), peers.Command{
-				Args: append(peers.Conformance(t), "server", "--url", srv.URL, "--scenario", scenario),
-				Dir:  t.TempDir(),
-				Env:  peers.Env(t),
-			})
-			out := ansiRE.ReplaceAllString(string(res.Stdout)+string(res.Stderr), "")
-			if err != nil {
-				t.Fatalf("conformance %s failed: %v\n%s", scenario, err, out)
-			}
-			for _, line := range strings.Split(out, "\n") {
-				for _, bad := range []string{"FAILURE", "WARNING", "SKIPPED"} {
-					if strings.Contains(line, "] "+bad) {
-						t.Errorf("conformance %s: %s", scenario, strings.TrimSpace(line))
-					}
-				}
-			}
-			summary := regexp.MustCompile(`Passed: (\d+)/(\d+), (\d+) failed, (\d+) warnings`).FindStringSubmatch(out)
-			if summary == nil {
-				t.Fatalf("conformance %s printed no summary line:\n%s", scenario, out)
-			}
-			t.Logf("%s: %s", scenario, summary[0])
-			if summary[1] != summary[2] || summary[3] != "0" || summary[4] != "0" {
-				t.Errorf("conformance %s: %s, want every check passed\n%s", scenario, summary[0], out)
-			}
-		})
+		t.Run(scenario, func(t *testing.T) { runConformance(t, srv.URL, scenario) })
 	}
+}
+
+// runConformance runs one scenario of the official conformance suite
+// against the server at url and fails t unless every check passed with no
+// warning. It returns the number of checks run, and the output.
+func runConformance(t *testing.T, url, scenario string) (checks, out string) {
+	t.Helper()
+	res, err := peers.Run(context.Background(), peers.Command{
+		Args: append(peers.Conformance(t), "server", "--url", url, "--scenario", scenario),
+		Dir:  t.TempDir(),
+		Env:  peers.Env(t),
+	})
+	out = ansiRE.ReplaceAllString(string(res.Stdout)+string(res.Stderr), "")
+	if err != nil {
+		t.Fatalf("conformance %s failed: %v\n%s", scenario, err, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		for _, bad := range []string{"FAILURE", "WARNING", "SKIPPED"} {
+			if strings.Contains(line, "] "+bad) {
+				t.Errorf("conformance %s: %s", scenario, strings.TrimSpace(line))
+			}
+		}
+	}
+	summary := regexp.MustCompile(`Passed: (\d+)/(\d+), (\d+) failed, (\d+) warnings`).FindStringSubmatch(out)
+	if summary == nil {
+		t.Fatalf("conformance %s printed no summary line:\n%s", scenario, out)
+	}
+	t.Logf("%s: %s", scenario, summary[0])
+	if summary[1] != summary[2] || summary[3] != "0" || summary[4] != "0" {
+		t.Errorf("conformance %s: %s, want every check passed, 0 failed, 0 warnings\n%s", scenario, summary[0], out)
+	}
+	return summary[2], out
 }
