@@ -103,8 +103,8 @@ func (b *builder) parse(f *walkFile) {
 		f.parseErr = err
 		return
 	}
-	f.fm = doc.Frontmatter
 	f.findings = skill.ValidateWith(doc, &skill.ValidateOptions{Dir: b.folderName(path.Dir(f.path)), Strict: b.opts.Strict})
+	f.fm = doc.Frontmatter.WithoutPositions()
 }
 
 // hashFile digests one file. The file must read as exactly the size seen in

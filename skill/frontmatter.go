@@ -65,6 +65,14 @@ func (f Frontmatter) Position(key string) (line, column int) {
 	return p.line, p.column
 }
 
+// WithoutPositions returns f without the source positions of its fields,
+// which only validation reads: a catalog that keeps thousands of
+// frontmatters for as long as it serves them saves the memory.
+func (f Frontmatter) WithoutPositions() Frontmatter {
+	f.pos = nil
+	return f
+}
+
 // memberKey is the pos key of member k of the top-level mapping field.
 func memberKey(field, k string) string { return field + "\x00" + k }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"syscall"
 
@@ -97,6 +98,10 @@ func runServe(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 	}
+	// The build's garbage (every file's walk record, the parsed YAML) is
+	// gone once the snapshot exists: give it back to the system now rather
+	// than keeping it resident while serving.
+	debug.FreeOSMemory()
 	src := server.NewCatalogSource(cat)
 	opts := &server.Options{PageSize: pageSize, Logger: log, Profiles: profiles, LegacyErrorCodes: legacyCodes}
 	if allowScripts {
