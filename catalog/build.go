@@ -103,14 +103,21 @@ type walkFile struct {
 	done   bool // digest, text and err are set
 	digest string
 	text   bool
-	data   []byte // SKILL.md only, until parsed
 	err    error
 	reused *File
 	// pub is the File published for this walkFile (set by assemble); nested
 	// skills share walkFiles, so it is also what makes them share Files.
 	pub *File
-	// SKILL.md only: the parse and validation, done by the goroutine that
-	// read it (or taken from the previous snapshot's skill, prevSkill).
+	// entry is set for a SKILL.md only: most files are not one, and a large
+	// tree holds hundreds of thousands of walkFiles at once.
+	*entry
+}
+
+// entry is what a walkFile of a SKILL.md also holds: its bytes until they
+// are parsed, then the parse and validation, done by the goroutine that
+// read it (or taken from the previous snapshot's skill, prevSkill).
+type entry struct {
+	data      []byte
 	parsed    bool
 	fm        skill.Frontmatter
 	findings  []skill.Finding
@@ -570,6 +577,9 @@ func (b *builder) readEntries(n *node, entries []fs.DirEntry, depth int, inLink,
 				}
 			}
 			wf := &walkFile{path: p, name: name, viaLink: viaLink}
+			if name == FileNameSKILL {
+				wf.entry = &entry{}
+			}
 			if info != nil {
 				wf.setInfo(info)
 			}

@@ -94,6 +94,13 @@ func (b *builder) digest(f *walkFile, dir *os.Root, h hash.Hash) {
 	}
 }
 
+// dropData forgets the bytes read of a SKILL.md.
+func (f *walkFile) dropData() {
+	if f.entry != nil {
+		f.data = nil
+	}
+}
+
 // parse parses and validates a SKILL.md that was read, and drops its bytes.
 func (b *builder) parse(f *walkFile) {
 	f.parsed = true
@@ -171,7 +178,7 @@ func (b *builder) hashOnce(f *walkFile, dir *os.Root, h hash.Hash) error {
 		return fmt.Errorf("%w: %v", ErrUnreadable, stripOp(err))
 	}
 	if n != size || after.Size() != size || !after.ModTime().Equal(f.mtime) {
-		f.data = nil
+		f.dropData()
 		return errRetry
 	}
 	f.digest = digestString(h)

@@ -374,11 +374,11 @@ func (b *builder) hashAt(f *walkFile, dirfd int, h hash.Hash) error {
 	}
 	var after syscall.Stat_t
 	if err := fstat(fd, &after); err != nil {
-		f.data = nil
+		f.dropData()
 		return fmt.Errorf("%w: %v", ErrUnreadable, err)
 	}
 	if after.Size != st.Size || after.Mtim != st.Mtim {
-		f.data = nil
+		f.dropData()
 		return errRetry
 	}
 	f.digest = digestString(h)
