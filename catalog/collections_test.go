@@ -67,7 +67,13 @@ func TestCollections(t *testing.T) {
 			"skill://composiohq--awesome-claude-skills/pdf-tools/SKILL.md",
 			"skill://ja-jp/translate/SKILL.md",
 			"skill://user-collection/notes/SKILL.md",
-		}, []string{"Case/one-more:duplicate:error", "case/one:duplicate:error"}},
+		}, []string{
+			"Case/one-more:duplicate:error",
+			"ComposioHQ--awesome-claude-skills:path:warning",
+			"case/one:duplicate:error",
+			"ja-JP:path:warning",
+			"user@collection:path:warning",
+		}},
 		{"renamed", Options{}, []string{"skill://compose-gen/SKILL.md"}, []string{
 			"docker-compose-gen/SKILL.md:name-directory:warning",
 			"first-copy:duplicate:error",
@@ -117,7 +123,7 @@ func TestCollections(t *testing.T) {
 					p = "hardlinks/" + p
 				}
 				got = append(got, fmt.Sprintf("%s:%s:%s", p, d.Rule, d.Severity))
-				if d.Severity == skill.Warning {
+				if d.Severity == skill.Warning && d.Skill != "" {
 					warned[d.Skill] = true
 				}
 				if d.Message == "" || d.Severity == skill.Error && d.Err == nil {
@@ -239,11 +245,19 @@ func TestRealWorldTree(t *testing.T) {
 		t.Errorf("published %+v, the tree has %d skills: %v", cs, st.Skills, c.Diagnostics())
 	}
 	warned := map[string]bool{}
+	prefixes := 0
 	for _, d := range c.Diagnostics() {
 		if d.Severity != skill.Warning {
 			t.Errorf("error on the real-world tree: %+v", d)
 		}
+		if d.Skill == "" && d.Rule == RulePath { // a mapped prefix folder
+			prefixes++
+			continue
+		}
 		warned[d.Path] = true
+	}
+	if prefixes == 0 {
+		t.Error("no warning about a mapped prefix folder")
 	}
 	if len(warned) != st.Lenient {
 		t.Errorf("%d SKILL.md warned, the tree has %d lenient shapes", len(warned), st.Lenient)

@@ -48,13 +48,16 @@ func (b *builder) mapTree(root *node) {
 	b.mapDir(root, p, root.cand != nil)
 }
 
-func (b *builder) mapDir(n *node, p string, inSkill bool) {
+// mapDir maps n, at URI path p, and the directories below it, and reports
+// whether any of them holds a published skill.
+func (b *builder) mapDir(n *node, p string, inSkill bool) bool {
 	b.dirPath[n.path] = p
 	if _, ok := b.treeOf[p]; !ok {
 		b.treeOf[p] = n.path
 	}
+	published := n.cand != nil && !n.cand.out
 	if len(n.dirs) == 0 {
-		return
+		return published
 	}
 	bySeg := make(map[string]*node, len(n.dirs))
 	for _, d := range n.dirs {
@@ -66,8 +69,17 @@ func (b *builder) mapDir(n *node, p string, inSkill bool) {
 		bySeg[d.seg] = d
 	}
 	for _, d := range n.dirs {
-		b.mapDir(d, joinURIPath(p, d.seg), inSkill || d.cand != nil)
+		sub := joinURIPath(p, d.seg)
+		if !b.mapDir(d, sub, inSkill || d.cand != nil) {
+			continue
+		}
+		published = true
+		if !inSkill && d.cand == nil && d.seg != path.Base(d.path) {
+			b.diag(Diagnostic{Path: d.path, Rule: RulePath, Severity: skill.Warning,
+				Message: fmt.Sprintf("folder name %q is mapped to the URI segment %q: the skills below it are published under %s://%s/", path.Base(d.path), d.seg, b.opts.Scheme, sub)})
+		}
 	}
+	return published
 }
 
 func joinURIPath(p, seg string) string {
@@ -87,7 +99,8 @@ func (b *builder) segment(d *node, first, inSkill bool) (seg, label string) {
 	if inSkill {
 		return escapeSegment(base), base
 	}
-	return prefixSegment(base, first), prefixSegment(base, first)
+	seg = prefixSegment(base, first)
+	return seg, seg
 }
 
 // prefixSegment maps a directory name above skills to a URI segment.
