@@ -28,8 +28,9 @@ import (
 // interrupted is never used (it is renamed into place only when complete).
 // Remove them with: rm -rf "$TMPDIR"/skillport-bench-*
 var (
-	benchSkills    = flag.Int("catalog.skills", gen.DefaultSkills, "top-level skills in the tree of BenchmarkOpen10k and BenchmarkReloadUnchanged")
-	benchMemSkills = flag.Int("catalog.memskills", 1000, "top-level skills in the two trees (content scale 1 and 10) of BenchmarkPeakHeap")
+	benchSkills     = flag.Int("catalog.skills", gen.DefaultSkills, "top-level skills in the tree of BenchmarkOpen10k and BenchmarkReloadUnchanged")
+	benchRealSkills = flag.Int("catalog.realskills", 20_000, "top-level skills in the real-world tree of BenchmarkOpenRealWorld and BenchmarkProcesses")
+	benchMemSkills  = flag.Int("catalog.memskills", 1000, "top-level skills in the two trees (content scale 1 and 10) of BenchmarkPeakHeap")
 )
 
 const benchSeed = 1
@@ -53,6 +54,9 @@ func treeFor(b *testing.B, o gen.Options) benchTree {
 		return t
 	}
 	base := filepath.Join(os.TempDir(), fmt.Sprintf("skillport-bench-v%d-skills%d-seed%d-scale%d", gen.Version, o.Skills, o.Seed, o.Scale))
+	if o.RealWorld {
+		base += "-real"
+	}
 	t := benchTree{dir: filepath.Join(base, "tree")}
 	if data, err := os.ReadFile(filepath.Join(base, "stats.json")); err == nil && json.Unmarshal(data, &t.stats) == nil {
 		benchTrees[o] = t
@@ -264,6 +268,49 @@ func median(xs []float64) float64 {
 // untimed run of each first, so all read from memory. Target: x-floor ≤ 1.5.
 func BenchmarkOpen10k(b *testing.B) {
 	t := treeFor(b, gen.Options{Skills: *benchSkills, Seed: benchSeed, Scale: 1})
+	benchOpen(b, t, benchOptions(), func(c *Catalog) { checkTree(b, c, t.stats) })
+}
+
+// BenchmarkOpenWalkers is BenchmarkOpen10k for each way of walking a
+// directory: the descriptor walk (fd, the default on Linux), the portable
+// walk opening each directory relative to its parent through os.Root
+// (root), and a plain parallel walk of the tree's fs.FS by path (fs).
+func BenchmarkOpenWalkers(b *testing.B) {
+	t := treeFor(b, gen.Options{Skills: *benchSkills, Seed: benchSeed, Scale: 1})
+	for _, w := range []struct {
+		name      string
+		fd, plain bool
+	}{{"fd", true, false}, {"root", false, false}, {"fs", false, true}} {
+		b.Run(w.name, func(b *testing.B) {
+			useFDWalk, plainFSWalk = w.fd && fdWalkSupported, w.plain
+			defer func() { useFDWalk, plainFSWalk = fdWalkSupported, false }()
+			benchOpen(b, t, benchOptions(), func(c *Catalog) { checkTree(b, c, t.stats) })
+		})
+	}
+}
+
+// BenchmarkOpenRealWorld is BenchmarkOpen10k on a tree with the shapes of
+// public collections (gen.Options.RealWorld, 20,000 skills by default):
+// mixed-case prefixes, renamed folders, nested metadata, list
+// allowed-tools, CJK, CRLF, BOM, hard and symbolic links. Hard links are
+// allowed so that every skill is published, as the floors read every file.
+// Target: x-walkfloor ≤ 1.5.
+func BenchmarkOpenRealWorld(b *testing.B) {
+	t := treeFor(b, gen.Options{Skills: *benchRealSkills, Seed: benchSeed, Scale: 1, RealWorld: true})
+	o := benchOptions()
+	o.AllowHardlinks = true
+	benchOpen(b, t, o, func(c *Catalog) {
+		if st := c.Stats(); st.Skills != t.stats.Skills || st.Invalid != 0 {
+			b.Fatalf("published %d skills (%d invalid), the tree has %d", st.Skills, st.Invalid, t.stats.Skills)
+		}
+	})
+	b.ReportMetric(float64(t.stats.Skills), "skills")
+	b.ReportMetric(float64(t.stats.Lenient), "warned-skills")
+}
+
+// benchOpen times OpenDir(t.dir, opts) against the two floors; check
+// vets each catalog built.
+func benchOpen(b *testing.B, t benchTree, opts *Options, check func(*Catalog)) {
 	files := floorFiles(b, t.dir)
 	workers := runtime.GOMAXPROCS(0)
 	if n, err := hashFloor(files, workers); err != nil || n != t.stats.Bytes {
@@ -272,11 +319,11 @@ func BenchmarkOpen10k(b *testing.B) {
 	if n, err := walkFloor(t.dir, workers); err != nil || n != t.stats.Bytes {
 		b.Fatalf("walk floor read %d bytes (%v), the tree has %d", n, err, t.stats.Bytes)
 	}
-	c, err := OpenDir(t.dir, benchOptions())
+	c, err := OpenDir(t.dir, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	checkTree(b, c, t.stats)
+	check(c)
 
 	b.ReportAllocs()
 	b.SetBytes(t.stats.Bytes)
@@ -300,14 +347,14 @@ func BenchmarkOpen10k(b *testing.B) {
 		b.StartTimer()
 
 		t1 := time.Now()
-		c, err := OpenDir(t.dir, benchOptions())
+		c, err := OpenDir(t.dir, opts)
 		open := time.Since(t1)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if c.Stats().Files != t.stats.Files {
-			b.Fatalf("published %d files, want %d", c.Stats().Files, t.stats.Files)
-		}
+		b.StopTimer()
+		check(c)
+		b.StartTimer()
 		floorTotal += floor
 		walkTotal += walk
 		openTotal += open

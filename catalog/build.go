@@ -32,16 +32,24 @@ const (
 	RulePath        = "path"         // a name that cannot be published in a URI
 	RuleDuplicate   = "duplicate"    // two skills at one URI
 	RuleRoot        = "root"         // a SKILL.md at the root with no prefix
+	RuleHardlink    = "hardlink"     // a file with more than one hard link
 )
 
 // node is one directory of the walked tree.
 type node struct {
-	path    string // slash path from the root, "." for the root
-	real    string // path with followed directory links resolved, for checking link targets
-	uri     string // set by nodeURI
-	files   []*walkFile
-	dirs    []*node
-	skillMD *walkFile // the regular file named exactly SKILL.md, if any
+	path string // slash path from the root, "." for the root
+	real string // path with followed directory links resolved, for checking link targets
+	uri  string // set by nodeURI
+	// seg is the directory's URI segment and label its name in directory
+	// listings, chosen by mapTree.
+	seg, label string
+	cand       *candidate // set when the directory is a skill
+	// entryLink is the finding about a SKILL.md that is a symbolic link
+	// leaving the tree or pointing nowhere.
+	entryLink *Diagnostic
+	files     []*walkFile
+	dirs      []*node
+	skillMD   *walkFile // the regular file named exactly SKILL.md, if any
 	// problems that make every skill containing this directory incomplete
 	broken []Diagnostic
 	// warnings about entries of this directory, merged in tree order after the walk
@@ -95,14 +103,21 @@ type walkFile struct {
 	done   bool // digest, text and err are set
 	digest string
 	text   bool
-	data   []byte // SKILL.md only, until parsed
 	err    error
 	reused *File
 	// pub is the File published for this walkFile (set by assemble); nested
 	// skills share walkFiles, so it is also what makes them share Files.
 	pub *File
-	// SKILL.md only: the parse and validation, done by the goroutine that
-	// read it (or taken from the previous snapshot's skill, prevSkill).
+	// entry is set for a SKILL.md only: most files are not one, and a large
+	// tree holds hundreds of thousands of walkFiles at once.
+	*entry
+}
+
+// entry is what a walkFile of a SKILL.md also holds: its bytes until they
+// are parsed, then the parse and validation, done by the goroutine that
+// read it (or taken from the previous snapshot's skill, prevSkill).
+type entry struct {
+	data      []byte
 	parsed    bool
 	fm        skill.Frontmatter
 	findings  []skill.Finding
@@ -126,9 +141,15 @@ type builder struct {
 	prevBy       map[string]*File  // previous files by tree path
 	prevSkills   map[string]*Skill // previous skills by directory
 	dirty        map[string]bool
-	diags        []Diagnostic
-	hashed       atomic.Int64
-	reused       atomic.Int64
+	// dirPath maps each tree directory to its URI path (no scheme), and
+	// treeOf back, as mapTree chose them.
+	dirPath map[string]string
+	treeOf  map[string]string
+	// counts of SKILL.md found, refused and skipped outside candidates
+	found, refused, skipped int
+	diags                   []Diagnostic
+	hashed                  atomic.Int64
+	reused                  atomic.Int64
 }
 
 func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
@@ -190,6 +211,7 @@ func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
 	b.walkTree(root)
 	cands := b.candidates(root)
 	b.hashAll(cands)
+	b.mapTree(root)
 	c := b.assemble(cands)
 	c.stats.Hashed, c.stats.Reused = int(b.hashed.Load()), int(b.reused.Load())
 	if b.rootDir != nil {
@@ -290,6 +312,11 @@ func (b *builder) walkTree(root *node) {
 // where the platform has it; tests turn it off to cover the portable walk.
 var useFDWalk = fdWalkSupported
 
+// plainFSWalk makes the portable walk read a directory tree through its
+// fs.FS by path, as for any other tree, instead of opening each directory
+// relative to its parent; the benchmarks compare the three walks.
+var plainFSWalk = false
+
 // workers is how many files are read at once.
 func (b *builder) workers() int {
 	if b.opts.Concurrency > 0 {
@@ -377,7 +404,7 @@ func (b *builder) visit(t *dirTask, h hash.Hash) []*dirTask {
 	var dir *os.Root
 	var entries []fs.DirEntry
 	var err error
-	if b.src.root != nil {
+	if b.src.root != nil && !plainFSWalk {
 		switch {
 		case n.path == ".":
 			dir = b.src.root
@@ -488,8 +515,12 @@ func (b *builder) readEntries(n *node, entries []fs.DirEntry, depth int, inLink,
 				continue
 			}
 			if err == nil && escapes(n.real, target) {
-				n.broken = append(n.broken, Diagnostic{Path: p, Rule: RuleSymlink, Severity: skill.Error, Err: ErrSymlinkEscape,
-					Message: fmt.Sprintf("symbolic link to %q leaves the served tree; replace it with a copy of the file", target)})
+				d := Diagnostic{Path: p, Rule: RuleSymlink, Severity: skill.Error, Err: ErrSymlinkEscape,
+					Message: fmt.Sprintf("symbolic link to %q leaves the served tree; replace it with a copy of the file", target)}
+				n.broken = append(n.broken, d)
+				if strings.EqualFold(name, FileNameSKILL) {
+					n.entryLink = &d
+				}
 				continue
 			}
 			info, err = fs.Stat(b.src.fsys, p)
@@ -498,7 +529,11 @@ func (b *builder) readEntries(n *node, entries []fs.DirEntry, depth int, inLink,
 				if errors.Is(err, fs.ErrNotExist) {
 					msg = fmt.Sprintf("symbolic link to %q points nowhere; remove it", target)
 				}
-				n.broken = append(n.broken, Diagnostic{Path: p, Rule: rule, Severity: skill.Error, Err: sentinel, Message: msg})
+				d := Diagnostic{Path: p, Rule: rule, Severity: skill.Error, Err: sentinel, Message: msg}
+				n.broken = append(n.broken, d)
+				if strings.EqualFold(name, FileNameSKILL) {
+					n.entryLink = &d
+				}
 				continue
 			}
 			if info.IsDir() {
@@ -542,6 +577,9 @@ func (b *builder) readEntries(n *node, entries []fs.DirEntry, depth int, inLink,
 				}
 			}
 			wf := &walkFile{path: p, name: name, viaLink: viaLink}
+			if name == FileNameSKILL {
+				wf.entry = &entry{}
+			}
 			if info != nil {
 				wf.setInfo(info)
 			}
@@ -576,18 +614,30 @@ func (b *builder) candidates(root *node) []*candidate {
 				variants++
 			}
 		}
-		if variants > 0 {
-			if n.skillMD != nil {
-				b.diag(Diagnostic{Path: n.path, Skill: n.path, Rule: RuleEntryFile, Severity: skill.Error, Err: ErrAmbiguousEntry,
-					Message: "both SKILL.md and a differently cased skill.md exist; keep only SKILL.md"})
-				n.skillMD = nil // not a skill: ambiguous entry file
-			} else {
-				b.diag(Diagnostic{Path: n.path, Skill: n.path, Rule: RuleEntryFile, Severity: skill.Warning, Err: ErrAmbiguousEntry,
-					Message: "found a skill.md with the wrong case; rename it to SKILL.md to publish this skill"})
-			}
+		switch {
+		case n.skillMD != nil || variants > 0 || n.entryLink != nil:
+			b.found++
+		}
+		switch {
+		case variants > 0 && n.skillMD != nil:
+			b.diag(Diagnostic{Path: n.path, Skill: n.path, Rule: RuleEntryFile, Severity: skill.Error, Err: ErrAmbiguousEntry,
+				Message: "both SKILL.md and a differently cased skill.md exist; keep only SKILL.md (the skill is not published)"})
+			n.skillMD = nil // not a skill: ambiguous entry file
+			b.refused++
+		case n.skillMD == nil && n.entryLink != nil:
+			d := *n.entryLink
+			d.Skill = n.path
+			d.Message = "SKILL.md: " + d.Message + " (the skill is not published)"
+			b.diag(d)
+			b.refused++
+		case variants > 0:
+			b.diag(Diagnostic{Path: n.path, Skill: n.path, Rule: RuleEntryFile, Severity: skill.Warning, Err: ErrAmbiguousEntry,
+				Message: "found a skill.md with the wrong case; rename it to SKILL.md to publish this skill (skipped)"})
+			b.skipped++
 		}
 		if n.skillMD != nil {
 			c := &candidate{n: n}
+			n.cand = c
 			collect(n, &c.files, &c.broken)
 			out = append(out, c)
 		}
@@ -678,6 +728,7 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 			continue
 		}
 		if s == nil { // filtered out
+			c.stats.Skipped++
 			continue
 		}
 		if other := c.byURI[s.URI]; other != nil {
@@ -716,6 +767,9 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 	}
 	b.buildDirs(c, cands)
 	c.stats.Skills = len(c.skills)
+	c.stats.Invalid += b.refused
+	c.stats.Skipped += b.skipped
+	c.stats.Found = b.found
 	c.id = catalogID(c)
 	slices.SortStableFunc(b.diags, func(a, x Diagnostic) int {
 		return cmp.Or(cmp.Compare(a.Path, x.Path), cmp.Compare(a.Line, x.Line), cmp.Compare(a.Column, x.Column))
@@ -738,23 +792,15 @@ func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 			return nil, false
 		}
 	}
-	skillPath := b.skillPath(n.path)
-	if skillPath == "" {
-		b.diag(Diagnostic{Path: md.path, Skill: n.path, Rule: RuleRoot, Severity: skill.Error, Err: ErrBadPath,
-			Message: "SKILL.md at the root of the tree: serve its parent directory, or set a prefix naming the skill"})
-		return nil, false
-	}
-	// Prefix directories must be plain; the skill's own directory is checked
-	// against its name below, with a finding that points into SKILL.md.
-	segs := strings.Split(n.path, "/")
-	for _, seg := range segs[:len(segs)-1] {
-		if n.path != "." && !validSegment(seg) {
-			b.diag(Diagnostic{Path: n.path, Skill: n.path, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
-				Message: fmt.Sprintf("directory name %q cannot be part of a skill path; use lowercase letters, digits and hyphens", seg)})
+	for _, wf := range cand.files {
+		if wf.ident.links() > 1 && !b.opts.AllowHardlinks {
+			b.diag(Diagnostic{Path: wf.path, Skill: n.path, Rule: RuleHardlink, Severity: skill.Error, Err: ErrHardlink,
+				Message: fmt.Sprintf("file has %d hard links, so its content may be a file outside the tree; copy it instead, or serve with --allow-hardlinks (the skill is not published)", wf.ident.links())})
 			return nil, false
 		}
 	}
-	if strings.Split(skillPath, "/")[0] == "index.json" {
+	skillPath := b.dirPath[n.path]
+	if skillPath != "" && strings.Split(skillPath, "/")[0] == "index.json" {
 		b.diag(Diagnostic{Path: n.path, Skill: n.path, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
 			Message: `"index.json" is reserved for the index resource and cannot start a skill path`})
 		return nil, false
@@ -798,6 +844,11 @@ func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 	if invalid {
 		return nil, false
 	}
+	if skillPath == "" {
+		b.diag(Diagnostic{Path: md.path, Skill: n.path, Rule: RuleRoot, Severity: skill.Error, Err: ErrBadPath,
+			Message: "SKILL.md at the root of the tree: serve its parent directory, or set a prefix naming the skill"})
+		return nil, false
+	}
 	if b.opts.Filter != nil && !b.opts.Filter(skillPath, md.fm) {
 		return nil, true
 	}
@@ -830,71 +881,6 @@ func badFileSegment(rel string) string {
 	return ""
 }
 
-// skillPath maps a tree directory to its skill path.
-func (b *builder) skillPath(dir string) string {
-	switch {
-	case dir == "." || dir == "":
-		return b.opts.Prefix
-	case b.opts.Prefix == "":
-		return dir
-	}
-	return b.opts.Prefix + "/" + dir
-}
-
-// uri maps a tree path to its resource URI. Directory segments are checked
-// to be plain; file names are percent-encoded where a URI needs it.
-func (b *builder) uri(p string) string {
-	if plainPath(p) {
-		// Nothing to escape: the segments are written as they are.
-		switch {
-		case p == "." || p == "":
-			return b.opts.Scheme + "://" + b.opts.Prefix
-		case b.opts.Prefix == "":
-			return b.opts.Scheme + "://" + p
-		}
-		return b.opts.Scheme + "://" + b.opts.Prefix + "/" + p
-	}
-	var sb strings.Builder
-	sb.WriteString(b.opts.Scheme)
-	sb.WriteString("://")
-	first := true
-	if b.opts.Prefix != "" {
-		sb.WriteString(b.opts.Prefix)
-		first = false
-	}
-	if p != "." && p != "" {
-		for _, seg := range strings.Split(p, "/") {
-			if !first {
-				sb.WriteByte('/')
-			}
-			first = false
-			sb.WriteString(escapeSegment(seg))
-		}
-	}
-	return sb.String()
-}
-
-// plainPath reports whether p has only characters that escapeSegment
-// leaves alone and no empty segment, so that its URI form is p itself.
-func plainPath(p string) bool {
-	if p == "" || p[0] == '/' || p[len(p)-1] == '/' {
-		return p == ""
-	}
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.', c == '~':
-		case c == '/':
-			if p[i-1] == '/' {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // buildDirs creates the directory resources: every directory of every
 // published skill, and the prefix levels above them.
 func (b *builder) buildDirs(c *Catalog, cands []*candidate) {
@@ -923,7 +909,7 @@ func (b *builder) buildDirs(c *Catalog, cands []*candidate) {
 					}
 				}
 				for _, sub := range n.dirs {
-					d.Children = append(d.Children, Child{URI: b.nodeURI(sub), Name: path.Base(sub.path)})
+					d.Children = append(d.Children, Child{URI: b.nodeURI(sub), Name: sub.label})
 				}
 				slices.SortFunc(d.Children, func(a, x Child) int { return cmp.Compare(a.Name, x.Name) })
 			}
@@ -949,8 +935,8 @@ func (b *builder) buildDirs(c *Catalog, cands []*candidate) {
 			childURI := b.opts.Scheme + "://" + strings.Join(segs[:i+1], "/")
 			parent := c.dirs[parentURI]
 			if parent == nil {
-				treePath := strings.TrimPrefix(strings.TrimPrefix(strings.Join(segs[:i], "/"), b.opts.Prefix), "/")
-				if treePath == "" {
+				treePath, ok := b.treeOf[strings.Join(segs[:i], "/")]
+				if !ok {
 					treePath = "."
 				}
 				parent = add(&Dir{URI: parentURI, Path: treePath})
@@ -981,7 +967,7 @@ func (b *builder) buildDirs(c *Catalog, cands []*candidate) {
 // nodeURI is uri(n.path), computed once per directory.
 func (b *builder) nodeURI(n *node) string {
 	if n.uri == "" {
-		n.uri = b.uri(n.path)
+		n.uri = b.opts.Scheme + "://" + b.dirPath[n.path]
 	}
 	return n.uri
 }

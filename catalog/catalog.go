@@ -55,6 +55,7 @@ var (
 	ErrAmbiguousEntry = errors.New("ambiguous skill entry file")
 	ErrDuplicateURI   = errors.New("duplicate skill URI")
 	ErrBadPath        = errors.New("path cannot be published as a URI")
+	ErrHardlink       = errors.New("file has more than one hard link")
 	// ErrChanged is returned by ReadFile when the file on disk no longer
 	// matches the digest and size this snapshot published.
 	ErrChanged = errors.New("file changed since the catalog was built")
@@ -82,6 +83,17 @@ type Options struct {
 	// Logger receives one line per skipped skill or file; nil means slog.Default().
 	// Diagnostics are also kept in the catalog.
 	Logger *slog.Logger
+	// Strict refuses skills that break the rules real collections break
+	// while hosts load them every day (see skill.ValidateOptions.Strict):
+	// metadata values that are not strings, allowed-tools as a list, and a
+	// name that differs from its folder. Without it they are published,
+	// with a warning, frontmatter as written and the name as the last
+	// segment of the skill path.
+	Strict bool
+	// AllowHardlinks publishes files whose link count is above one. By
+	// default a skill holding one is refused: a hard link can give the tree
+	// the content of a file outside it, which no path check can see.
+	AllowHardlinks bool
 	// Filter, when set, is called with each skill's path ("acme/pdf") and
 	// frontmatter; returning false leaves the skill out without a diagnostic.
 	Filter func(path string, fm skill.Frontmatter) bool
@@ -193,7 +205,9 @@ type Diagnostic struct {
 // Stats summarises a catalog.
 type Stats struct {
 	Skills   int   // published skills
-	Invalid  int   // skills left out
+	Invalid  int   // skills left out, each with an error diagnostic
+	Skipped  int   // skill.md with the wrong case (a warning says to rename it), or left out by Filter
+	Found    int   // SKILL.md files found (any case, links included): Skills + Invalid + Skipped
 	Files    int   // distinct published files
 	Bytes    int64 // total size of distinct published files
 	Hashed   int   // files hashed while building (the rest reused digests)

@@ -249,7 +249,7 @@ func TestInvalidSkillsAreExcludedAlone(t *testing.T) {
 		"warn/SKILL.md":         "---\nname: warn\ndescription: d\nhooks: x\n---\n",
 		"binary/SKILL.md":       "---\nname: binary\ndescription: d\n---\n\xff",
 	}
-	c := open(t, mapFS(files), nil)
+	c := open(t, mapFS(files), &Options{Strict: true})
 	if got := uris(c); !slices.Equal(got, []string{"skill://good/SKILL.md", "skill://warn/SKILL.md"}) {
 		t.Errorf("published %v", got)
 	}
@@ -344,8 +344,8 @@ func TestAmbiguousEntryFile(t *testing.T) {
 func TestRootSkill(t *testing.T) {
 	files := map[string]string{"SKILL.md": md("solo", "d"), "ref.md": "r"}
 	c := open(t, mapFS(files), nil)
-	if len(c.Skills()) != 0 || !slices.Equal(diagRules(c), []string{"SKILL.md:root"}) {
-		t.Errorf("root SKILL.md without prefix: %v %v", uris(c), diagRules(c))
+	if !slices.Equal(uris(c), []string{"skill://solo/SKILL.md"}) || len(diagRules(c)) != 0 {
+		t.Errorf("root SKILL.md without prefix is published under its name: %v %v", uris(c), diagRules(c))
 	}
 	c = open(t, mapFS(files), &Options{Prefix: "solo"})
 	if got := uris(c); !slices.Equal(got, []string{"skill://solo/SKILL.md"}) || c.File("skill://solo/ref.md") == nil {
@@ -671,6 +671,35 @@ func FuzzPathMapping(f *testing.F) {
 		}
 		if name != "SKILL.md" && len(s.Files) != 2 {
 			t.Fatalf("file %q not published: %v", name, s.Files)
+		}
+
+		// The same name as folders above skills: the first becomes a
+		// reg-name, deeper ones path segments; a folder "X" beside "x"
+		// either maps apart or both are refused.
+		other := strings.ToUpper(name)
+		files := map[string]string{name + "/x/SKILL.md": md("x", "d"), "p/" + name + "/y/SKILL.md": md("y", "d")}
+		if other != name && fs.ValidPath(other) {
+			files[other+"/x/SKILL.md"] = md("x", "d")
+		}
+		c = open(t, mapFS(files), &Options{IncludeDotFiles: true})
+		st := c.Stats()
+		if st.Skills+st.Invalid+st.Skipped != st.Found || st.Found != len(files) {
+			t.Fatalf("counts %+v for %d skills", st, len(files))
+		}
+		for _, s := range c.Skills() {
+			authority, rest, _ := strings.Cut(strings.TrimPrefix(s.URI, "skill://"), "/")
+			for i := 0; i < len(authority); i++ {
+				ch := authority[i]
+				if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || strings.IndexByte("-._~", ch) >= 0) {
+					t.Fatalf("authority of %q is not a lowercase reg-name", s.URI)
+				}
+			}
+			if strings.ContainsAny(rest, "?#\\ \x00") || strings.Contains(rest, "//") {
+				t.Fatalf("URI %q has a raw separator", s.URI)
+			}
+		}
+		if len(c.Skills())+st.Invalid != len(files) {
+			t.Fatalf("published %v, refused %d of %d", uris(c), st.Invalid, len(files))
 		}
 	})
 }

@@ -94,6 +94,13 @@ func (b *builder) digest(f *walkFile, dir *os.Root, h hash.Hash) {
 	}
 }
 
+// dropData forgets the bytes read of a SKILL.md.
+func (f *walkFile) dropData() {
+	if f.entry != nil {
+		f.data = nil
+	}
+}
+
 // parse parses and validates a SKILL.md that was read, and drops its bytes.
 func (b *builder) parse(f *walkFile) {
 	f.parsed = true
@@ -103,8 +110,8 @@ func (b *builder) parse(f *walkFile) {
 		f.parseErr = err
 		return
 	}
-	f.fm = doc.Frontmatter
-	f.findings = skill.Validate(doc, path.Base(b.skillPath(path.Dir(f.path))))
+	f.findings = skill.ValidateWith(doc, &skill.ValidateOptions{Dir: b.folderName(path.Dir(f.path)), Strict: b.opts.Strict})
+	f.fm = doc.Frontmatter.WithoutPositions()
 }
 
 // hashFile digests one file. The file must read as exactly the size seen in
@@ -171,7 +178,7 @@ func (b *builder) hashOnce(f *walkFile, dir *os.Root, h hash.Hash) error {
 		return fmt.Errorf("%w: %v", ErrUnreadable, stripOp(err))
 	}
 	if n != size || after.Size() != size || !after.ModTime().Equal(f.mtime) {
-		f.data = nil
+		f.dropData()
 		return errRetry
 	}
 	f.digest = digestString(h)

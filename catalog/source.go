@@ -80,27 +80,16 @@ func Open(fsys fs.FS, opts *Options) (*Catalog, error) {
 // OpenDir builds a catalog from a directory through os.OpenRoot, so that
 // nothing outside the directory is ever read, even through a symbolic link
 // created after the catalog was built. If the directory itself holds a
-// SKILL.md and no Prefix is set, the directory's name becomes the prefix, so
-// that a single skill directory can be served on its own.
+// SKILL.md, it is published under its name (the directory's name, which
+// may be anything, is only compared with it), so that a single skill
+// directory can be served on its own.
 func OpenDir(dir string, opts *Options) (*Catalog, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	src := &source{fsys: root.FS(), root: root, dir: dir}
-	o := Options{}
-	if opts != nil {
-		o = *opts
-	}
-	if o.Prefix == "" {
-		if fi, err := root.Lstat(FileNameSKILL); err == nil && fi.Mode().IsRegular() {
-			abs, err := filepath.Abs(dir)
-			if err == nil {
-				o.Prefix = filepath.Base(abs)
-			}
-		}
-	}
-	return build(src, &o, nil)
+	return build(src, opts, nil)
 }
 
 // FileNameSKILL is the entry file of a skill.

@@ -13,15 +13,19 @@ import (
 type fileIdent struct {
 	dev, ino   uint64
 	ctimeNanos int64
+	nlink      uint64 // hard links to the inode
 	known      bool
 }
+
+// links is the file's hard link count, 0 when unknown.
+func (a fileIdent) links() uint64 { return a.nlink }
 
 func identOf(fi fs.FileInfo) fileIdent {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return fileIdent{}
 	}
-	return fileIdent{dev: uint64(st.Dev), ino: st.Ino, ctimeNanos: st.Ctim.Sec*1e9 + st.Ctim.Nsec, known: true}
+	return fileIdent{dev: uint64(st.Dev), ino: st.Ino, ctimeNanos: st.Ctim.Sec*1e9 + st.Ctim.Nsec, nlink: uint64(st.Nlink), known: true}
 }
 
 // same reports whether two identities are known to be the same file state.

@@ -293,7 +293,7 @@ func timespecNanos(ts syscall.Timespec) int64 { return int64(ts.Sec)*1e9 + int64
 func (f *walkFile) setStat(st *syscall.Stat_t) {
 	f.size = st.Size
 	f.mtime = time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))
-	f.ident = fileIdent{dev: uint64(st.Dev), ino: uint64(st.Ino), ctimeNanos: timespecNanos(st.Ctim), known: true}
+	f.ident = fileIdent{dev: uint64(st.Dev), ino: uint64(st.Ino), ctimeNanos: timespecNanos(st.Ctim), nlink: uint64(st.Nlink), known: true}
 }
 
 // digestAt digests the regular file f of the open directory dirfd, unless
@@ -374,11 +374,11 @@ func (b *builder) hashAt(f *walkFile, dirfd int, h hash.Hash) error {
 	}
 	var after syscall.Stat_t
 	if err := fstat(fd, &after); err != nil {
-		f.data = nil
+		f.dropData()
 		return fmt.Errorf("%w: %v", ErrUnreadable, err)
 	}
 	if after.Size != st.Size || after.Mtim != st.Mtim {
-		f.data = nil
+		f.dropData()
 		return errRetry
 	}
 	f.digest = digestString(h)

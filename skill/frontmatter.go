@@ -65,6 +65,26 @@ func (f Frontmatter) Position(key string) (line, column int) {
 	return p.line, p.column
 }
 
+// WithoutPositions returns f without the source positions of its fields,
+// which only validation reads: a catalog that keeps thousands of
+// frontmatters for as long as it serves them saves the memory.
+func (f Frontmatter) WithoutPositions() Frontmatter {
+	f.pos = nil
+	return f
+}
+
+// memberKey is the pos key of member k of the top-level mapping field.
+func memberKey(field, k string) string { return field + "\x00" + k }
+
+// memberPosition locates the key of member k of a top-level mapping field,
+// falling back to the field's value.
+func (f Frontmatter) memberPosition(field, k string) (line, column int) {
+	if p, ok := f.pos[memberKey(field, k)]; ok {
+		return p.line, p.column
+	}
+	return f.Position(field)
+}
+
 // MarshalJSON returns the frontmatter as a compact JSON object, keys in source order.
 func (f Frontmatter) MarshalJSON() ([]byte, error) {
 	if f.raw == nil {
@@ -209,7 +229,10 @@ func equalJSON(a, b any) bool {
 // converter turns a YAML node tree into JSON, refusing what JSON or safety forbid.
 type converter struct {
 	lineOffset int
-	buf        bytes.Buffer
+	// rewritten is set when surrogate escapes were joined before parsing;
+	// only double-quoted scalars may then hold a rewritten escape.
+	rewritten bool
+	buf       bytes.Buffer
 }
 
 func (c *converter) fail(n *yaml.Node, rule string, err error, format string, args ...any) error {
@@ -218,85 +241,92 @@ func (c *converter) fail(n *yaml.Node, rule string, err error, format string, ar
 }
 
 func (c *converter) frontmatter(m *yaml.Node) (Frontmatter, error) {
-	if err := c.value(m, 0); err != nil {
+	v, err := c.value(m, 0)
+	if err != nil {
 		return Frontmatter{}, err
 	}
 	raw := bytes.Clone(c.buf.Bytes())
-	f := Frontmatter{raw: raw, values: map[string]any{}, pos: map[string]position{}}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var values map[string]any
-	if err := dec.Decode(&values); err != nil {
-		return Frontmatter{}, c.fail(m, RuleFrontmatterSyntax, ErrSyntax, "cannot be represented as JSON: %v", err)
-	}
-	f.values = values
+	f := Frontmatter{raw: raw, values: v.(map[string]any), pos: make(map[string]position, len(m.Content)/2)}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		f.keys = append(f.keys, k.Value)
 		f.pos[k.Value] = position{v.Line + c.lineOffset, v.Column}
+		if v.Kind == yaml.MappingNode {
+			// Members are located at their keys, for findings about them.
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				mk := v.Content[j]
+				f.pos[memberKey(k.Value, mk.Value)] = position{mk.Line + c.lineOffset, mk.Column}
+			}
+		}
 	}
 	return f, nil
 }
 
-func (c *converter) value(n *yaml.Node, depth int) error {
+// value writes n as JSON to c.buf and returns it as the Go value
+// encoding/json would decode from that JSON with UseNumber.
+func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 	if depth > maxDepth {
-		return c.fail(n, RuleFrontmatterSyntax, ErrTooDeep, "nested more than %d levels deep", maxDepth)
+		return nil, c.fail(n, RuleFrontmatterSyntax, ErrTooDeep, "nested more than %d levels deep", maxDepth)
 	}
 	if n.Kind == yaml.AliasNode || n.Anchor != "" {
-		return c.fail(n, RuleFrontmatterSyntax, ErrAlias, "anchors and aliases (&, *) are not allowed; write the value out")
+		return nil, c.fail(n, RuleFrontmatterSyntax, ErrAlias, "anchors and aliases (&, *) are not allowed; write the value out")
 	}
 	if n.Style&yaml.TaggedStyle != 0 {
-		return c.fail(n, RuleFrontmatterSyntax, ErrTag, "the tag %s is not allowed; remove it", n.Tag)
+		return nil, c.fail(n, RuleFrontmatterSyntax, ErrTag, "the tag %s is not allowed; remove it", n.Tag)
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
 		c.buf.WriteByte('{')
-		seen := make(map[string]bool, len(n.Content)/2)
+		out := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.Kind == yaml.AliasNode || k.Anchor != "" {
-				return c.fail(k, RuleFrontmatterSyntax, ErrAlias, "anchors and aliases (&, *) are not allowed; write the value out")
+				return nil, c.fail(k, RuleFrontmatterSyntax, ErrAlias, "anchors and aliases (&, *) are not allowed; write the value out")
 			}
 			if k.Style&yaml.TaggedStyle != 0 {
-				return c.fail(k, RuleFrontmatterSyntax, ErrTag, "the tag %s is not allowed; remove it", k.Tag)
+				return nil, c.fail(k, RuleFrontmatterSyntax, ErrTag, "the tag %s is not allowed; remove it", k.Tag)
 			}
 			if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
-				return c.fail(k, RuleFrontmatterSyntax, ErrKeyType, "keys must be plain strings; merge keys (<<) and complex keys are not allowed")
+				return nil, c.fail(k, RuleFrontmatterSyntax, ErrKeyType, "keys must be plain strings; merge keys (<<) and complex keys are not allowed")
 			}
 			if kind := resolveScalar(k); kind != scalarString {
-				return c.fail(k, RuleFrontmatterSyntax, ErrKeyType, "key %q is a YAML %s; quote it to make it a string", k.Value, kind)
+				return nil, c.fail(k, RuleFrontmatterSyntax, ErrKeyType, "key %q is a YAML %s; quote it to make it a string", k.Value, kind)
 			}
-			if seen[k.Value] {
-				return c.fail(k, RuleFrontmatterDuplicate, ErrDuplicateKey, "duplicate key %q; each field may appear once", k.Value)
+			if _, dup := out[k.Value]; dup {
+				return nil, c.fail(k, RuleFrontmatterDuplicate, ErrDuplicateKey, "duplicate key %q; each field may appear once", k.Value)
 			}
-			seen[k.Value] = true
 			if i > 0 {
 				c.buf.WriteByte(',')
 			}
 			writeJSONString(&c.buf, k.Value)
 			c.buf.WriteByte(':')
-			if err := c.value(v, depth+1); err != nil {
-				return err
+			ev, err := c.value(v, depth+1)
+			if err != nil {
+				return nil, err
 			}
+			out[k.Value] = ev
 		}
 		c.buf.WriteByte('}')
+		return out, nil
 	case yaml.SequenceNode:
 		c.buf.WriteByte('[')
+		out := make([]any, 0, len(n.Content))
 		for i, e := range n.Content {
 			if i > 0 {
 				c.buf.WriteByte(',')
 			}
-			if err := c.value(e, depth+1); err != nil {
-				return err
+			ev, err := c.value(e, depth+1)
+			if err != nil {
+				return nil, err
 			}
+			out = append(out, ev)
 		}
 		c.buf.WriteByte(']')
+		return out, nil
 	case yaml.ScalarNode:
 		return c.scalar(n)
-	default:
-		return c.fail(n, RuleFrontmatterSyntax, ErrSyntax, "unexpected YAML node")
 	}
-	return nil
+	return nil, c.fail(n, RuleFrontmatterSyntax, ErrSyntax, "unexpected YAML node")
 }
 
 type scalarKind string
@@ -328,6 +358,9 @@ func resolveScalar(n *yaml.Node) scalarKind {
 		return scalarString
 	}
 	v := n.Value
+	if v != "" && !strings.ContainsRune("~nNtTfF0123456789+-.", rune(v[0])) {
+		return scalarString // no core-schema pattern starts with anything else
+	}
 	switch {
 	case coreNull.MatchString(v):
 		return scalarNull
@@ -341,28 +374,36 @@ func resolveScalar(n *yaml.Node) scalarKind {
 	return scalarString
 }
 
-func (c *converter) scalar(n *yaml.Node) error {
+func (c *converter) scalar(n *yaml.Node) (any, error) {
 	v := n.Value
+	if c.rewritten && n.Style&yaml.DoubleQuotedStyle == 0 && strings.Contains(v, `\U`) {
+		return nil, c.fail(n, RuleFrontmatterSyntax, ErrSyntax, "invalid Unicode escape; write the character itself")
+	}
 	switch resolveScalar(n) {
 	case scalarNull:
 		c.buf.WriteString("null")
+		return nil, nil
 	case scalarBool:
-		c.buf.WriteString(strings.ToLower(v))
+		b := strings.ToLower(v) == "true"
+		c.buf.WriteString(strconv.FormatBool(b))
+		return b, nil
 	case scalarInt:
-		c.buf.WriteString(intJSON(v))
+		s := intJSON(v)
+		c.buf.WriteString(s)
+		return json.Number(s), nil
 	case scalarFloat:
 		if coreInfNaN.MatchString(v) {
-			return c.fail(n, RuleFrontmatterSyntax, ErrUnrepresentable, "%s has no JSON representation; quote it to make it a string", v)
+			return nil, c.fail(n, RuleFrontmatterSyntax, ErrUnrepresentable, "%s has no JSON representation; quote it to make it a string", v)
 		}
 		s, err := floatJSON(v)
 		if err != nil {
-			return c.fail(n, RuleFrontmatterSyntax, ErrUnrepresentable, "%s: %v; quote it to make it a string", v, err)
+			return nil, c.fail(n, RuleFrontmatterSyntax, ErrUnrepresentable, "%s: %v; quote it to make it a string", v, err)
 		}
 		c.buf.WriteString(s)
-	default:
-		writeJSONString(&c.buf, v)
+		return json.Number(s), nil
 	}
-	return nil
+	writeJSONString(&c.buf, v)
+	return v, nil
 }
 
 // intJSON renders a core-schema integer as a JSON number of any magnitude.

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -153,6 +157,58 @@ func invalidUTF8(b []byte) int {
 
 // parseFrontmatter parses YAML text whose first line is line lineOffset+1 of the file.
 func parseFrontmatter(text []byte, lineOffset int) (Frontmatter, error) {
+	fm, err := parseYAML(text, text, lineOffset)
+	var pe *ParseError
+	if errors.As(err, &pe) && strings.Contains(pe.Msg, "invalid Unicode character escape") {
+		// JSON-style surrogate pairs ("\ud83c\udfe6"), which go-yaml refuses
+		// and other YAML parsers accept: read them as the character they encode.
+		if joined, ok := joinSurrogates(text); ok {
+			if fm, err2 := parseYAML(joined, text, lineOffset); err2 == nil {
+				return fm, nil
+			}
+		}
+	}
+	return fm, err
+}
+
+// joinSurrogates rewrites each escaped UTF-16 surrogate pair "\uD83C\uDFE6"
+// as the escape "\U0001F3E6" of the character it encodes. It reports
+// whether it rewrote anything.
+func joinSurrogates(text []byte) ([]byte, bool) {
+	var out []byte
+	backslashes := 0
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c == '\\' && backslashes%2 == 0 && i+12 <= len(text) && text[i+1] == 'u' && text[i+6] == '\\' && text[i+7] == 'u' {
+			hi, err1 := strconv.ParseUint(string(text[i+2:i+6]), 16, 16)
+			lo, err2 := strconv.ParseUint(string(text[i+8:i+12]), 16, 16)
+			if err1 == nil && err2 == nil && utf16.IsSurrogate(rune(hi)) && hi < 0xDC00 && lo >= 0xDC00 && lo < 0xE000 {
+				if out == nil {
+					out = append(make([]byte, 0, len(text)), text[:i]...)
+				}
+				out = fmt.Appendf(out, "\\U%08X", utf16.DecodeRune(rune(hi), rune(lo)))
+				i += 11
+				backslashes = 0
+				continue
+			}
+		}
+		if c == '\\' {
+			backslashes++
+		} else {
+			backslashes = 0
+		}
+		if out != nil {
+			out = append(out, c)
+		}
+	}
+	return out, out != nil
+}
+
+// parseYAML parses text; orig is the text as written, which differs when
+// surrogate escapes were joined: a scalar that is not double-quoted takes
+// escapes literally, so if one of them shows the rewrite, the rewrite is
+// refused.
+func parseYAML(text, orig []byte, lineOffset int) (Frontmatter, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(text))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil {
@@ -160,14 +216,14 @@ func parseFrontmatter(text []byte, lineOffset int) (Frontmatter, error) {
 			return Frontmatter{}, &ParseError{Line: lineOffset, Column: 1, Offset: -1, Rule: RuleFrontmatterType, Err: ErrNotMapping,
 				Msg: "frontmatter: empty; it must be a YAML mapping with at least name and description"}
 		}
-		return Frontmatter{}, syntaxError(err, lineOffset)
+		return Frontmatter{}, syntaxError(err, text, lineOffset)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		return Frontmatter{}, &ParseError{Line: extra.Line + lineOffset, Column: extra.Column, Offset: -1, Rule: RuleFrontmatterSyntax, Err: ErrSyntax,
 			Msg: "frontmatter: holds more than one YAML document"}
 	} else if !errors.Is(err, io.EOF) {
-		return Frontmatter{}, syntaxError(err, lineOffset)
+		return Frontmatter{}, syntaxError(err, text, lineOffset)
 	}
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
@@ -177,33 +233,121 @@ func parseFrontmatter(text []byte, lineOffset int) (Frontmatter, error) {
 		return Frontmatter{}, &ParseError{Line: doc.Line + lineOffset, Column: doc.Column, Offset: -1, Rule: RuleFrontmatterType, Err: ErrNotMapping,
 			Msg: fmt.Sprintf("frontmatter: is a YAML %s; it must be a mapping of fields such as \"name: my-skill\"", kindName(doc))}
 	}
-	c := converter{lineOffset: lineOffset}
+	c := converter{lineOffset: lineOffset, rewritten: len(text) != len(orig)}
 	return c.frontmatter(doc)
 }
 
-func syntaxError(err error, lineOffset int) error {
-	msg := err.Error()
-	line := 0
-	// go-yaml reports "yaml: line N: ..."; shift N to a file line.
+// parserProblems are the go-yaml errors raised by its parser rather than
+// its scanner: the parser reports a 0-based line where the scanner reports
+// a 1-based one.
+var parserProblems = []string{
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"did not find expected '-' indicator",
+	"did not find expected <document start>",
+	"did not find expected key",
+	"did not find expected node content",
+	"found undefined tag handle",
+	"found incompatible YAML document",
+	"found duplicate %YAML directive",
+	"found duplicate %TAG directive",
+}
+
+// syntaxError turns a go-yaml error into a ParseError at the file line and
+// column of the problem, with advice on what to change. go-yaml reports
+// only a line (0-based for parser errors, and none at all on the first
+// line), so the column is found by looking at that line for what the
+// problem names.
+func syntaxError(err error, text []byte, lineOffset int) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 1 // go-yaml omits the line when it is the first
 	var n int
-	var rest string
-	if k, _ := fmt.Sscanf(msg, "yaml: line %d:", &n); k == 1 {
-		line = n + lineOffset
-		if i := bytes.IndexByte([]byte(msg), ':'); i >= 0 {
-			rest = msg[i+1:]
-			if j := bytes.IndexByte([]byte(rest), ':'); j >= 0 {
-				rest = rest[j+1:]
+	if k, _ := fmt.Sscanf(msg, "line %d:", &n); k == 1 {
+		msg = strings.TrimSpace(msg[strings.IndexByte(msg, ':')+1:])
+		line = n
+		if slices.Contains(parserProblems, msg) {
+			line++
+		}
+	}
+	lines := strings.Split(string(text), "\n")
+	line = min(max(line, 1), max(len(lines), 1))
+	if strings.HasPrefix(msg, "did not find expected ',' or ") {
+		// Reported where the collection opened, or (on the first line)
+		// where the text ended: go back to the opening bracket.
+		for l := line; l >= 1; l-- {
+			if strings.ContainsAny(lines[l-1], "[{") {
+				line = l
+				break
 			}
 		}
-		msg = "frontmatter: invalid YAML:" + rest
-	} else {
-		msg = "frontmatter: invalid YAML: " + msg
 	}
-	col := 0
-	if line > 0 {
-		col = 1
+	src := ""
+	if line <= len(lines) {
+		src = strings.TrimRight(lines[line-1], "\r")
 	}
-	return &ParseError{Line: line, Column: col, Offset: -1, Rule: RuleFrontmatterSyntax, Err: ErrSyntax, Msg: msg}
+	col, advice := locate(src, msg)
+	return &ParseError{Line: line + lineOffset, Column: col, Offset: -1, Rule: RuleFrontmatterSyntax, Err: ErrSyntax,
+		Msg: "frontmatter: invalid YAML: " + msg + advice}
+}
+
+// locate finds the column (1-based, in characters) in src, a line of YAML,
+// of the problem go-yaml reported, and says what to change.
+func locate(src, problem string) (int, string) {
+	col := func(i int) int { return utf8.RuneCountInString(src[:i]) + 1 }
+	first := len(src) - len(strings.TrimLeft(src, " \t"))
+	key, value, hasValue := "", "", false
+	if i := mappingColon(src, 0); i >= 0 {
+		key, value, hasValue = strings.TrimSpace(src[:i]), strings.TrimSpace(src[i+1:]), true
+	}
+	valueAt := func() int {
+		i := mappingColon(src, 0) + 1
+		return i + len(src[i:]) - len(strings.TrimLeft(src[i:], " \t"))
+	}
+	switch {
+	case problem == "mapping values are not allowed in this context":
+		if hasValue {
+			if j := mappingColon(src, mappingColon(src, 0)+1); j >= 0 {
+				return col(j), fmt.Sprintf("; a value holding \": \" must be quoted: %s: %q", key, value)
+			}
+		}
+		return col(first), "; check the indentation: a field must start at the same column as the others"
+	case strings.HasPrefix(problem, "did not find expected ',' or "):
+		if i := strings.IndexAny(src, "[{"); i >= 0 {
+			return col(i), "; a value starting with [ or { is a YAML list or mapping that must be closed on the same field; quote the value if it is text"
+		}
+	case problem == "did not find expected comment or line break":
+		if hasValue && (strings.HasPrefix(value, "|") || strings.HasPrefix(value, ">")) {
+			return col(valueAt()), "; after | or > the text goes on the following lines, indented; or write the value on one line without |"
+		}
+	case problem == "found character that cannot start any token":
+		if hasValue {
+			return col(valueAt()), fmt.Sprintf("; quote the value: %s: %q", key, value)
+		}
+	case strings.HasPrefix(problem, "found a tab character"):
+		if i := strings.IndexByte(src, '\t'); i >= 0 {
+			return col(i), "; indent with spaces, not tabs"
+		}
+	case problem == "found invalid Unicode character escape code", problem == "found unknown escape character":
+		if i := strings.IndexByte(src, '\\'); i >= 0 {
+			return col(i), "; in double quotes a backslash starts an escape: write \\\\ for a backslash, or use single quotes"
+		}
+	case problem == "found unexpected end of stream":
+		if i := strings.IndexAny(src, "\"'"); i >= 0 {
+			return col(i), "; close the quoted value on its line, or write it without quotes"
+		}
+	}
+	return col(first), ""
+}
+
+// mappingColon returns the index at or after from of the first ":" that
+// ends a mapping key (followed by a blank or the end of the line), or -1.
+func mappingColon(src string, from int) int {
+	for i := from; i >= 0 && i < len(src); i++ {
+		if src[i] == ':' && (i+1 == len(src) || src[i+1] == ' ' || src[i+1] == '\t') {
+			return i
+		}
+	}
+	return -1
 }
 
 func kindName(n *yaml.Node) string {

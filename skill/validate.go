@@ -101,18 +101,56 @@ func ValidName(name string) error {
 	return nil
 }
 
-// Validate checks a parsed SKILL.md against the Agent Skills specification.
-// dir is the name of the directory holding the SKILL.md; the name field must
-// equal it. Pass "" to skip that check. Findings are sorted by position.
+// ValidateOptions say how strictly [ValidateWith] applies the specification.
+type ValidateOptions struct {
+	// Dir is the name of the directory holding the SKILL.md, which the
+	// name field should equal; "" skips that check.
+	Dir string
+	// Strict makes errors of the rules that real collections break while
+	// hosts load their skills every day: metadata values that are not
+	// strings (nested maps, lists, numbers, an empty metadata), allowed-tools
+	// written as a YAML list, and a name that differs from its directory.
+	// Without Strict these are warnings, and the frontmatter is served as
+	// written, which SEP-2640 allows.
+	Strict bool
+}
+
+// Validate checks a parsed SKILL.md strictly against the Agent Skills
+// specification. dir is the name of the directory holding the SKILL.md; the
+// name field must equal it. Pass "" to skip that check. Findings are sorted
+// by position. It is ValidateWith with Strict set.
 func Validate(doc *Document, dir string) []Finding {
+	return ValidateWith(doc, &ValidateOptions{Dir: dir, Strict: true})
+}
+
+// ValidateWith checks a parsed SKILL.md against the Agent Skills
+// specification, as strictly as opts say (nil: not strict, no directory).
+// Findings are sorted by position.
+func ValidateWith(doc *Document, opts *ValidateOptions) []Finding {
+	var o ValidateOptions
+	if opts != nil {
+		o = *opts
+	}
+	dir := o.Dir
+	lenient := Error
+	if !o.Strict {
+		lenient = Warning
+	}
 	fm := doc.Frontmatter
 	var out []Finding
-	add := func(rule string, sev Severity, key string, format string, args ...any) {
-		line, col := fm.Position(key)
+	addAt := func(rule string, sev Severity, line, col int, format string, args ...any) {
 		if line == 0 {
 			line, col = 1, 1
 		}
 		out = append(out, Finding{Rule: rule, Severity: sev, Line: line, Column: col, Message: fmt.Sprintf(format, args...)})
+	}
+	add := func(rule string, sev Severity, key string, format string, args ...any) {
+		line, col := fm.Position(key)
+		addAt(rule, sev, line, col, format, args...)
+	}
+	served := ""
+	if !o.Strict {
+		served = "; it is served as written (--strict refuses it)"
 	}
 
 	// name (F-1)
@@ -125,7 +163,11 @@ func Validate(doc *Document, dir string) []Finding {
 	} else if !nameRE.MatchString(s) {
 		add(RuleNameFormat, Error, "name", "name %q: use lowercase letters a-z, digits and single hyphens, not at either end (try %q)", s, suggestName(s))
 	} else if dir != "" && s != dir {
-		add(RuleNameDirectory, Error, "name", "name %q must equal its directory name %q", s, dir)
+		if o.Strict {
+			add(RuleNameDirectory, Error, "name", "name %q must equal its directory name %q; rename the folder or the name", s, dir)
+		} else {
+			add(RuleNameDirectory, Warning, "name", "name %q differs from its folder name %q: the skill is published under its name; rename the folder for hosts that load from disk", s, dir)
+		}
 	}
 
 	// description (F-2)
@@ -158,7 +200,7 @@ func Validate(doc *Document, dir string) []Finding {
 	// metadata (F-5)
 	if v, ok := fm.Get("metadata"); ok {
 		if m, ok := v.(map[string]any); !ok {
-			add(RuleMetadataType, Error, "metadata", "metadata: must be a mapping of string keys to string values, found %s", jsonType(v))
+			add(RuleMetadataType, lenient, "metadata", "metadata: should be a mapping of string keys to string values, found %s%s", jsonType(v), served)
 		} else {
 			keys := make([]string, 0, len(m))
 			for k := range m {
@@ -166,11 +208,16 @@ func Validate(doc *Document, dir string) []Finding {
 			}
 			slices.Sort(keys)
 			for _, k := range keys {
+				line, col := fm.memberPosition("metadata", k)
 				if _, ok := m[k].(string); !ok {
-					add(RuleMetadataType, Error, "metadata", "metadata.%s: values must be strings, found %s; quote it", k, jsonType(m[k]))
+					advice := "; quote it"
+					if _, isMap := m[k].(map[string]any); isMap || o.Strict {
+						advice = ""
+					}
+					addAt(RuleMetadataType, lenient, line, col, "metadata.%s: values should be strings, found %s%s%s", k, jsonType(m[k]), advice, served)
 				}
 				if strings.HasPrefix(k, ReservedMetadataPrefix) {
-					add(RuleMetadataReserved, Warning, "metadata", "metadata.%s: keys starting with %q are reserved for MCP extensions", k, ReservedMetadataPrefix)
+					addAt(RuleMetadataReserved, Warning, line, col, "metadata.%s: keys starting with %q are reserved for MCP extensions", k, ReservedMetadataPrefix)
 				}
 			}
 		}
@@ -179,7 +226,15 @@ func Validate(doc *Document, dir string) []Finding {
 	// allowed-tools (F-6)
 	if v, ok := fm.Get("allowed-tools"); ok {
 		if _, ok := v.(string); !ok {
-			add(RuleAllowedToolsType, Error, "allowed-tools", "allowed-tools: must be a space-separated string such as \"Bash(git:*) Read\", found %s", jsonType(v))
+			sev := Error
+			if list, ok := v.([]any); ok && !slices.ContainsFunc(list, func(e any) bool { _, s := e.(string); return !s }) {
+				sev = lenient // a list of tool names: hosts read it
+			}
+			note := ""
+			if sev == Warning {
+				note = served
+			}
+			add(RuleAllowedToolsType, sev, "allowed-tools", "allowed-tools: should be a space-separated string such as \"Bash(git:*) Read\", found %s%s", jsonType(v), note)
 		}
 	}
 

@@ -104,7 +104,7 @@ func TestValidateMessageAndPosition(t *testing.T) {
 	}
 	doc, _ = Parse([]byte("---\nname: template-skill\ndescription: d\n---\n"))
 	fs = Validate(doc, "template")
-	if len(fs) != 1 || fs[0].Line != 2 || fs[0].Column != 7 || fs[0].Message != `name "template-skill" must equal its directory name "template"` {
+	if len(fs) != 1 || fs[0].Line != 2 || fs[0].Column != 7 || fs[0].Message != `name "template-skill" must equal its directory name "template"; rename the folder or the name` {
 		t.Errorf("got %+v", fs)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/gateway"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
@@ -397,14 +398,14 @@ func TestNamesAreEscaped(t *testing.T) {
 	os.WriteFile(filepath.Join(src, "s", "SKILL.md"), []byte("---\nname: s\ndescription: d\n---\n"), 0o644)
 	os.WriteFile(filepath.Join(src, "s", evil+".md"), []byte("x"), 0o644)
 	var out, errOut bytes.Buffer
-	runValidate(&out, &errOut, []string{src}, false, false)
+	runValidate(&out, &errOut, []string{src}, false, &catalog.Options{})
 	all := out.String() + errOut.String()
 	if strings.ContainsAny(all, "\x1b\a") || !strings.Contains(all, `ctl\x1b]0;PWNED\x07\x1b[2J`) {
 		t.Errorf("validate printed %q", all)
 	}
 	out.Reset()
 	errOut.Reset()
-	runValidate(&out, &errOut, []string{src}, true, false)
+	runValidate(&out, &errOut, []string{src}, true, &catalog.Options{})
 	if strings.ContainsAny(out.String()+errOut.String(), "\x1b\a") {
 		t.Errorf("validate --json printed raw controls %q", out.String())
 	}
@@ -455,7 +456,7 @@ func TestREADMESnippetsParse(t *testing.T) {
 func TestEmptyDirWarns(t *testing.T) {
 	empty := t.TempDir()
 	var out, errOut bytes.Buffer
-	if err := runValidate(&out, &errOut, []string{empty}, false, false); err != nil {
+	if err := runValidate(&out, &errOut, []string{empty}, false, &catalog.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(errOut.String(), "warning: "+empty+" holds no skill") {

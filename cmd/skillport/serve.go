@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"syscall"
 
@@ -47,6 +48,8 @@ func init() {
 	f.Int("page-size", 0, "items per page of skills/list, resources/list and directory reads (default 100)")
 	f.String("profiles", "", "comma-separated wire designs to serve: sep2640, index (skill://index.json), sep2076, seed001 (default all; see the README, \"Compatibility profiles\")")
 	f.Bool("allow-scripts", false, "answer seed-001 skills/execute by running skill scripts in a bubblewrap sandbox (refused if the sandbox cannot be set up)")
+	f.Bool("strict", false, "refuse skills that break the Agent Skills rules hosts tolerate (non-string metadata, allowed-tools as a list, name differing from its folder) instead of publishing them with a warning")
+	f.Bool("allow-hardlinks", false, "publish files with more than one hard link (by default their skill is refused: a hard link can bring in content from outside DIR)")
 	f.Bool("legacy-error-codes", false, "answer seed-001 methods with its -32002/-32004 codes instead of -32602")
 	httpFlags(f)
 	rootCmd.AddCommand(serveCmd)
@@ -63,6 +66,8 @@ func runServe(cmd *cobra.Command, args []string) error {
 	profileList, _ := f.GetString("profiles")
 	allowScripts, _ := f.GetBool("allow-scripts")
 	legacyCodes, _ := f.GetBool("legacy-error-codes")
+	strict, _ := f.GetBool("strict")
+	allowHardlinks, _ := f.GetBool("allow-hardlinks")
 	switch {
 	case len(args) == 0:
 		return usageErrorf("serve: name the directory of skills to serve, e.g. skillport serve ./skills")
@@ -105,10 +110,14 @@ func runServe(cmd *cobra.Command, args []string) error {
 	}
 
 	log := slog.Default()
-	cat, err := catalog.OpenDir(dir, &catalog.Options{Prefix: prefix, IncludeDotFiles: dotfiles, Logger: log})
+	cat, err := catalog.OpenDir(dir, &catalog.Options{Prefix: prefix, IncludeDotFiles: dotfiles, Logger: log, Strict: strict, AllowHardlinks: allowHardlinks})
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 	}
+	// The build's garbage (every file's walk record, the parsed YAML) is
+	// gone once the snapshot exists: give it back to the system now rather
+	// than keeping it resident while serving.
+	debug.FreeOSMemory()
 	src := server.NewCatalogSource(cat)
 	opts := &server.Options{PageSize: pageSize, Logger: log, Profiles: profiles, LegacyErrorCodes: legacyCodes}
 	if allowScripts {

@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	var asJSON, dotFiles bool
+	var asJSON, dotFiles, strict, allowHardlinks bool
 	cmd := &cobra.Command{
 		Use:   "validate PATH...",
 		Short: "Check skill folders against the Agent Skills specification",
@@ -25,6 +25,13 @@ func init() {
 the way skillport serve would publish them, and prints one line per finding:
 
   path/SKILL.md:line:column: message (rule)
+
+The summary counts every SKILL.md found: valid (published, perhaps with
+warnings) + invalid (refused, each with an error) + skipped (a skill.md to
+rename) add up to it. Without --strict, rules that real collections break
+while hosts load their skills (metadata values that are not strings,
+allowed-tools as a list, a name differing from its folder) are warnings and
+say how the skill is published.
 
 Exit status: 0 when every skill is valid, 1 when any is invalid, 2 on usage errors.
 With --json, one JSON object per finding: path, line, column, rule, message, severity.`,
@@ -35,11 +42,13 @@ With --json, one JSON object per finding: path, line, column, rule, message, sev
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runValidate(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, asJSON, dotFiles)
+			return runValidate(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, asJSON, &catalog.Options{IncludeDotFiles: dotFiles, Strict: strict, AllowHardlinks: allowHardlinks})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print findings as JSON, one object per line")
 	cmd.Flags().BoolVar(&dotFiles, "include-dotfiles", false, "treat files whose names start with \".\" as part of skills")
+	cmd.Flags().BoolVar(&strict, "strict", false, "make errors of the rules hosts tolerate (non-string metadata, allowed-tools as a list, name differing from its folder)")
+	cmd.Flags().BoolVar(&allowHardlinks, "allow-hardlinks", false, "accept files with more than one hard link (reported as errors by default, rule hardlink)")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -52,7 +61,7 @@ type jsonFinding struct {
 	Severity skill.Severity `json:"severity"`
 }
 
-func runValidate(stdout, stderr io.Writer, args []string, asJSON, dotFiles bool) error {
+func runValidate(stdout, stderr io.Writer, args []string, asJSON bool, copts *catalog.Options) error {
 	// Check every argument before reporting on any, so a typo is a usage error.
 	dirs := make([]string, len(args))
 	for i, arg := range args {
@@ -70,10 +79,12 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON, dotFiles bool)
 		}
 	}
 	enc := json.NewEncoder(stdout)
-	valid, invalid := 0, 0
+	valid, invalid, skipped := 0, 0, 0
 	quiet := slog.New(slog.DiscardHandler)
 	for _, dir := range dirs {
-		cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: quiet, IncludeDotFiles: dotFiles})
+		o := *copts
+		o.Logger = quiet
+		cat, err := catalog.OpenDir(dir, &o)
 		if err != nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) {
@@ -89,6 +100,7 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON, dotFiles bool)
 		}
 		valid += st.Skills
 		invalid += st.Invalid
+		skipped += st.Skipped
 		for _, d := range cat.Diagnostics() {
 			p := filepath.Join(dir, filepath.FromSlash(d.Path))
 			if asJSON {
@@ -109,6 +121,9 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON, dotFiles bool)
 		}
 	}
 	summary := fmt.Sprintf("%d %s valid, %d invalid", valid, plural(valid, "skill", "skills"), invalid)
+	if skipped > 0 {
+		summary += fmt.Sprintf(", %d skipped", skipped)
+	}
 	if asJSON {
 		fmt.Fprintln(stderr, summary)
 	} else {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/skillport/skillport/catalog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,20 +37,30 @@ func TestValidate(t *testing.T) {
 	team := filepath.Join(dir, "team")
 
 	var out, errOut bytes.Buffer
-	err := runValidate(&out, &errOut, []string{team, "../../examples/skills"}, false, false)
+	err := runValidate(&out, &errOut, []string{team, "../../examples/skills"}, false, &catalog.Options{Strict: true})
 	if exitCode(err) != 1 {
 		t.Fatalf("exit %d (%v), want 1", exitCode(err), err)
 	}
 	want := team + "/ok/SKILL.md:4:8: warning: hooks: not a field of the Agent Skills specification; it is passed through as written (unknown-field)\n" +
 		team + "/pdf/SKILL.md:3:14: description: 1068 characters, the limit is 1024 (description-length)\n" +
-		team + "/template/SKILL.md:2:7: name \"template-skill\" must equal its directory name \"template\" (name-directory)\n" +
+		team + "/template/SKILL.md:2:7: name \"template-skill\" must equal its directory name \"template\"; rename the folder or the name (name-directory)\n" +
 		"6 skills valid, 2 invalid\n"
 	if out.String() != want {
 		t.Errorf("output\n%s\nwant\n%s", out.String(), want)
 	}
 
+	// Without --strict a renamed folder is published under the name.
 	out.Reset()
-	err = runValidate(&out, &errOut, []string{team}, true, false)
+	if err := runValidate(&out, &errOut, []string{team}, false, &catalog.Options{}); exitCode(err) != 1 {
+		t.Fatalf("exit %d (%v), want 1", exitCode(err), err)
+	}
+	if !strings.Contains(out.String(), team+"/template/SKILL.md:2:7: warning: name \"template-skill\" differs from its folder name \"template\"") ||
+		!strings.HasSuffix(out.String(), "\n2 skills valid, 1 invalid\n") {
+		t.Errorf("lenient output\n%s", out.String())
+	}
+
+	out.Reset()
+	err = runValidate(&out, &errOut, []string{team}, true, &catalog.Options{})
 	if exitCode(err) != 1 {
 		t.Fatalf("--json exit %d", exitCode(err))
 	}
@@ -66,15 +77,44 @@ func TestValidate(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := runValidate(&out, &errOut, []string{"../../examples/skills"}, false, false); err != nil {
+	if err := runValidate(&out, &errOut, []string{"../../examples/skills"}, false, &catalog.Options{}); err != nil {
 		t.Errorf("examples are valid, got %v: %s", err, out.String())
 	}
-	if err := runValidate(&out, &errOut, []string{"../../examples/skills/git-workflow/SKILL.md"}, false, false); err != nil {
+	if err := runValidate(&out, &errOut, []string{"../../examples/skills/git-workflow/SKILL.md"}, false, &catalog.Options{}); err != nil {
 		t.Errorf("a SKILL.md argument: %v", err)
 	}
 	for _, bad := range [][]string{{filepath.Join(dir, "missing")}, {"validate_test.go"}} {
-		if code := exitCode(runValidate(&out, &errOut, bad, false, false)); code != 2 {
+		if code := exitCode(runValidate(&out, &errOut, bad, false, &catalog.Options{})); code != 2 {
 			t.Errorf("validate %v: exit %d, want 2", bad, code)
 		}
+	}
+}
+
+// The summary counts every SKILL.md found, and a hard-linked file is an
+// error unless --allow-hardlinks.
+func TestValidateCountsAndHardlinks(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tree")
+	if err := os.CopyFS(dir, os.DirFS("../../catalog/testdata/collections/entry")); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "linked"), 0o755)
+	os.WriteFile(filepath.Join(dir, "linked", "SKILL.md"), []byte("---\nname: linked\ndescription: d\n---\n"), 0o644)
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	os.WriteFile(outside, []byte("secret"), 0o644)
+	if err := os.Link(outside, filepath.Join(dir, "linked", "data.txt")); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if err := runValidate(&out, &errOut, []string{dir}, false, &catalog.Options{}); exitCode(err) != 1 {
+		t.Fatalf("exit %d, want 1\n%s", exitCode(err), out.String())
+	}
+	if !strings.Contains(out.String(), filepath.Join(dir, "linked", "data.txt")+": file has 2 hard links") ||
+		!strings.HasSuffix(out.String(), "\n0 skills valid, 2 invalid, 1 skipped\n") {
+		t.Errorf("output\n%s", out.String())
+	}
+	out.Reset()
+	runValidate(&out, &errOut, []string{dir}, false, &catalog.Options{AllowHardlinks: true})
+	if !strings.HasSuffix(out.String(), "\n1 skill valid, 1 invalid, 1 skipped\n") {
+		t.Errorf("--allow-hardlinks output\n%s", out.String())
 	}
 }

@@ -14,15 +14,25 @@
 // file, mostly 200 B to 8 KiB of UTF-8 text. About one skill in twenty-five
 // carries a binary asset of 64 KiB to 1 MiB. At the default 10,000 skills
 // that is about 50,000 files and 400 MiB.
+//
+// With [Options.RealWorld] the tree also takes the shapes public collections
+// have and the reference trees lack: prefix folders with mixed case and
+// punctuation ("Org07--Collection", "ja-JP", "user@col07"), skill folders
+// whose name differs from the skill's (aggregators rename them), nested
+// metadata (the OpenClaw convention), numbers in metadata, allowed-tools as
+// a YAML list, CJK descriptions, JSON-style surrogate escapes, CRLF line
+// endings, a byte order mark, hard links and symbolic links inside a skill.
 package gen
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -55,6 +65,10 @@ type Options struct {
 	Scale int
 	// Workers is how many goroutines write files; zero means GOMAXPROCS.
 	Workers int
+	// RealWorld adds the shapes of public collections (see the package
+	// comment). Skills, files and sizes are drawn as without it; the shapes
+	// come from a random stream of their own.
+	RealWorld bool
 }
 
 // Stats count what a tree holds.
@@ -66,6 +80,11 @@ type Stats struct {
 	Binary      int   // files that are not UTF-8 text
 	Bytes       int64 // total size of all files
 	SkillMDSize int64 // total size of the SKILL.md files
+	// RealWorld shapes
+	Renamed   int // skill folders whose name differs from the skill's
+	Lenient   int // SKILL.md published with a warning by default, refused with Strict
+	Hardlinks int // files with a second hard link in the same skill
+	Symlinks  int // symbolic links to a file of the same skill
 }
 
 // Write writes the tree of skills top-level skills chosen by seed into dir,
@@ -146,6 +165,10 @@ func (s *Stats) add(o Stats) {
 	s.Binary += o.Binary
 	s.Bytes += o.Bytes
 	s.SkillMDSize += o.SkillMDSize
+	s.Renamed += o.Renamed
+	s.Lenient += o.Lenient
+	s.Hardlinks += o.Hardlinks
+	s.Symlinks += o.Symlinks
 }
 
 // writer holds one goroutine's scratch buffer.
@@ -173,9 +196,25 @@ func (w *writer) skill(root string, o Options, i int, st *Stats) error {
 	content := rand.New(rand.NewChaCha8(cseed))
 
 	name := fmt.Sprintf("skill-%05d", i)
-	dir := name
+	var shapes *rand.Rand // nil for the reference tree
+	folder := name
+	if o.RealWorld {
+		shapes = rand.New(rand.NewPCG(uint64(o.Seed), uint64(i)<<1|1))
+		if shapes.IntN(6) == 0 {
+			folder = "docker-" + name + "-gen"
+			st.Renamed++
+		}
+	}
+	dir := folder
 	if plan.IntN(10) < 3 {
-		dir = fmt.Sprintf("team-%02d/%s", plan.IntN(32), name)
+		team := plan.IntN(32)
+		prefix := fmt.Sprintf("team-%02d", team)
+		if shapes != nil {
+			// Distinct after the first segment is lowercased.
+			prefix = []string{"Org%02d--Collection", "ja-JP/team-%02d", "user@col%02d"}[shapes.IntN(3)]
+			prefix = fmt.Sprintf(prefix, team)
+		}
+		dir = prefix + "/" + folder
 		st.Prefixed++
 	}
 
@@ -203,11 +242,11 @@ func (w *writer) skill(root string, o Options, i int, st *Stats) error {
 		text("helpers/" + nested + "/notes.md")
 	}
 
-	if err := w.skillMD(root, dir, name, plan, content, st); err != nil {
+	if err := w.skillMD(root, dir, name, plan, content, shapes, st); err != nil {
 		return err
 	}
 	if nested != "" {
-		if err := w.skillMD(root, dir+"/helpers/"+nested, nested, plan, content, st); err != nil {
+		if err := w.skillMD(root, dir+"/helpers/"+nested, nested, plan, content, shapes, st); err != nil {
 			return err
 		}
 		st.Nested++
@@ -223,28 +262,91 @@ func (w *writer) skill(root string, o Options, i int, st *Stats) error {
 			return err
 		}
 	}
+	if shapes != nil {
+		// Links to the skill's guide, which every skill has.
+		guide := filepath.Join(root, filepath.FromSlash(dir), "references", "guide.md")
+		if shapes.IntN(100) == 0 {
+			if err := os.Link(guide, filepath.Join(filepath.Dir(guide), "guide-copy.md")); err != nil {
+				return fmt.Errorf("gen: %w", err)
+			}
+			fi, _ := os.Stat(guide)
+			st.Hardlinks++
+			st.Files++
+			st.Bytes += fi.Size()
+		}
+		if shapes.IntN(100) == 0 {
+			if err := os.Symlink("guide.md", filepath.Join(filepath.Dir(guide), "guide-link.md")); err != nil {
+				return fmt.Errorf("gen: %w", err)
+			}
+			st.Symlinks++
+		}
+	}
 	return nil
 }
 
-// skillMD writes a SKILL.md whose name is the directory's.
-func (w *writer) skillMD(root, dir, name string, plan, content *rand.Rand, st *Stats) error {
+// skillMD writes a SKILL.md named name; with shapes, in one of the
+// real-world shapes.
+func (w *writer) skillMD(root, dir, name string, plan, content, shapes *rand.Rand, st *Stats) error {
 	b := append(w.buf[:0], "---\nname: "...)
 	b = append(b, name...)
 	b = append(b, "\ndescription: "...)
-	b = appendSentence(b, content, 40+plan.IntN(260))
-	b = append(b, " Use when the task mentions "...)
-	b = append(b, words[content.IntN(len(words))]...)
-	b = append(b, ".\n"...)
+	switch {
+	case shapes != nil && shapes.IntN(8) == 0:
+		b = append(b, "日本語の説明：このスキルはデータを変換し、東京のチームが管理します。"...)
+	case shapes != nil && shapes.IntN(50) == 0:
+		b = append(b, `"\ud83c\udfe6 Banking helper"`...)
+	}
+	if bytes.HasSuffix(b, []byte("description: ")) {
+		b = appendSentence(b, content, 40+plan.IntN(260))
+		b = append(b, " Use when the task mentions "...)
+		b = append(b, words[content.IntN(len(words))]...)
+		b = append(b, '.')
+	} else {
+		// the same draws, so the rest of the tree does not move
+		appendSentence(nil, content, 40+plan.IntN(260))
+		content.IntN(len(words))
+	}
+	b = append(b, '\n')
 	if plan.IntN(4) == 0 {
 		b = append(b, "license: Apache-2.0\n"...)
 	}
+	lenient := false
 	if plan.IntN(3) == 0 {
-		b = fmt.Appendf(b, "metadata:\n  owner: team-%02d\n  version: \"%d.%d\"\n", plan.IntN(32), plan.IntN(5), plan.IntN(20))
+		owner, major, minor := plan.IntN(32), plan.IntN(5), plan.IntN(20)
+		switch {
+		case shapes != nil && shapes.IntN(3) == 0:
+			b = fmt.Appendf(b, "metadata: {\"openclaw\": {\"emoji\": \"🔷\", \"owner\": \"team-%02d\", \"requires\": {\"bins\": [\"jq\"]}}}\n", owner)
+			lenient = true
+		case shapes != nil && shapes.IntN(3) == 0:
+			b = fmt.Appendf(b, "metadata:\n  owner: team-%02d\n  eval_cases: %d\n", owner, major+minor)
+			lenient = true
+		default:
+			b = fmt.Appendf(b, "metadata:\n  owner: team-%02d\n  version: \"%d.%d\"\n", owner, major, minor)
+		}
+	}
+	if shapes != nil && shapes.IntN(8) == 0 {
+		if shapes.IntN(2) == 0 {
+			b = append(b, "allowed-tools: [Read, Write, Edit, Bash]\n"...)
+		} else {
+			b = append(b, "allowed-tools:\n  - Read\n  - Bash(git:*)\n"...)
+		}
+		lenient = true
 	}
 	b = append(b, "---\n\n# "...)
 	b = append(b, name...)
 	b = append(b, "\n\n"...)
 	b = appendText(b, content, textSize(plan))
+	if shapes != nil {
+		if shapes.IntN(10) == 0 {
+			b = bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n"))
+		}
+		if shapes.IntN(20) == 0 {
+			b = append([]byte("\xef\xbb\xbf"), b...)
+		}
+		if lenient || path.Base(dir) != name {
+			st.Lenient++
+		}
+	}
 	w.buf = b
 	if err := w.write(root, dir+"/SKILL.md", st); err != nil {
 		return err
