@@ -27,7 +27,10 @@ const ExtensionID = "io.modelcontextprotocol/skills"
 const (
 	MethodListSkills    = "skills/list"
 	MethodGetSkill      = "skills/get"
-	MethodDirectoryRead = "resources/directory/read"
+	MethodReadDirectory = "resources/directory/read"
+
+	// Deprecated: use MethodReadDirectory, the name the specification uses.
+	MethodDirectoryRead = MethodReadDirectory
 )
 
 // ResultComplete is the only resultType the extension allows.
@@ -145,8 +148,8 @@ type GetSkillResult struct {
 	CacheScope string `json:"cacheScope"`
 }
 
-// DirectoryReadParams are the parameters of resources/directory/read.
-type DirectoryReadParams struct {
+// ReadDirectoryParams are the parameters of resources/directory/read.
+type ReadDirectoryParams struct {
 	mcp.ParamsBase
 	URI    string `json:"uri"`
 	Cursor string `json:"cursor,omitempty"`
@@ -163,8 +166,8 @@ type DirectoryEntry struct {
 	Size        *int64 `json:"size,omitempty"`
 }
 
-// DirectoryReadResult is the result of resources/directory/read.
-type DirectoryReadResult struct {
+// ReadDirectoryResult is the result of resources/directory/read.
+type ReadDirectoryResult struct {
 	mcp.ResultBase
 	ResultType string           `json:"resultType"`
 	Resources  []DirectoryEntry `json:"resources"`
@@ -175,3 +178,13 @@ type DirectoryReadResult struct {
 	TTLMs      *int64 `json:"ttlMs,omitempty"`
 	CacheScope string `json:"cacheScope,omitempty"`
 }
+
+// DirectoryReadParams is the former name of [ReadDirectoryParams].
+//
+// Deprecated: use ReadDirectoryParams, after the method's name.
+type DirectoryReadParams = ReadDirectoryParams
+
+// DirectoryReadResult is the former name of [ReadDirectoryResult].
+//
+// Deprecated: use ReadDirectoryResult, after the method's name.
+type DirectoryReadResult = ReadDirectoryResult
