@@ -9,12 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host/skilluri"
 	"github.com/skillport/skillport/internal/jsonobj"
 	"github.com/skillport/skillport/skill"
+	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -40,8 +40,8 @@ func (k Kind) String() string {
 }
 
 // MaxDescription is the longest description accepted in an entry (the Agent
-// Skills limit); longer ones make the entry invalid (A-17).
-const MaxDescription = 1024
+// Skills limit); longer ones make the entry invalid.
+const MaxDescription = skillclient.MaxDescription
 
 // Entry is one skill in the registry. Its identity is the pair (Origin, URI);
 // the name is only a label. An Entry is a snapshot and is never modified: a
@@ -242,29 +242,14 @@ func objectFields(raw []byte) (map[string]json.RawMessage, error) { return jsono
 // entry over the per-skill limits (512 files, 16 MiB) is returned with
 // Declined set, checked before anything is fetched and without overflow.
 func ValidateEntry(origin string, s *wire.Skill) (*Entry, error) {
-	bad := func(format string, args ...any) error {
-		return &EntryError{Origin: origin, URI: s.URI, Err: ErrInvalidEntry, Msg: fmt.Sprintf(format, args...)}
+	if err := skillclient.ValidateEntry(s); err != nil {
+		var ee *skillclient.EntryError
+		if !errors.As(err, &ee) {
+			return nil, &EntryError{Origin: origin, URI: s.URI, Err: ErrInvalidEntry, Msg: err.Error()}
+		}
+		return nil, &EntryError{Origin: origin, URI: s.URI, Err: ErrInvalidEntry, Msg: ee.Msg}
 	}
-	sk, err := skilluri.ParseSkill(s.URI)
-	if err != nil {
-		return nil, bad("%v", err)
-	}
-	name, ok := s.Frontmatter.Get("name")
-	if !ok {
-		return nil, bad("frontmatter has no name")
-	}
-	if n, ok := name.(string); !ok || n != sk.Name {
-		return nil, bad("frontmatter name %s does not equal the last segment of the skill path, %q", quoteAny(name), sk.Name)
-	}
-	desc, ok := s.Frontmatter.Get("description")
-	if d, isStr := desc.(string); !ok || !isStr || strings.TrimSpace(d) == "" {
-		return nil, bad("frontmatter description is missing, empty or not a string")
-	} else if utf8.RuneCountInString(d) > MaxDescription {
-		return nil, bad("description is %d characters; the limit is %d", utf8.RuneCountInString(d), MaxDescription)
-	}
-	if s.Resources == nil {
-		return nil, bad(`resources is missing; it must be an array or "dynamic"`)
-	}
+	sk, _ := skilluri.ParseSkill(s.URI)
 	e := &Entry{
 		Origin:      origin,
 		Kind:        KindMCP,
@@ -282,41 +267,15 @@ func ValidateEntry(origin string, s *wire.Skill) (*Entry, error) {
 		return e, nil
 	}
 	files := s.Resources.Files
-	if len(files) == 0 {
-		return nil, bad("resources is an empty array; it must list SKILL.md at least")
-	}
-	seen := make(map[string]bool, len(files))
-	hasSkill := false
 	var total int64
 	overSize := false
-	for i, f := range files {
-		if seen[f.URI] {
-			return nil, bad("resources lists %q twice", f.URI)
-		}
-		seen[f.URI] = true
-		if f.URI == s.URI {
-			hasSkill = true
-		} else if _, ok := skilluri.Within(sk.Root, f.URI); !ok {
-			return nil, bad("resources item %d, %q, is not inside the skill root %s", i, f.URI, sk.Root)
-		}
-		if _, err := skilluri.Parse(f.URI); err != nil {
-			return nil, bad("resources item %d: %v", i, err)
-		}
-		if !digestRE.MatchString(f.Digest) {
-			return nil, bad("resources item %d (%q): digest %q is not sha256: and 64 lowercase hex digits", i, f.URI, clip(f.Digest))
-		}
-		if f.Size < 0 {
-			return nil, bad("resources item %d (%q): size %d is negative", i, f.URI, f.Size)
-		}
+	for _, f := range files {
 		// Compare before adding, so a hostile size near 2^63 cannot wrap the sum.
 		if f.Size > wire.MaxTotalBytes || total > wire.MaxTotalBytes-f.Size {
 			overSize = true
 		} else {
 			total += f.Size
 		}
-	}
-	if !hasSkill {
-		return nil, bad("resources does not list the skill's own SKILL.md, %q", s.URI)
 	}
 	e.Files = files
 	e.Size = total
@@ -329,12 +288,4 @@ func ValidateEntry(origin string, s *wire.Skill) (*Entry, error) {
 			Msg: fmt.Sprintf("files total more than %d bytes (16 MiB), the limit per skill", wire.MaxTotalBytes)}
 	}
 	return e, nil
-}
-
-func quoteAny(v any) string {
-	if s, ok := v.(string); ok {
-		return strconv.Quote(clip(s))
-	}
-	b, _ := json.Marshal(v)
-	return clip(string(b))
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/skillport/skillport/skillclient"
 )
 
 // Sentinel errors; test with errors.Is.
@@ -94,6 +96,26 @@ func (e *VerificationError) Error() string {
 
 // Unwrap returns ErrVerification.
 func (e *VerificationError) Unwrap() error { return ErrVerification }
+
+// reasons maps the verifier's failures to the host's reasons.
+var reasons = map[error]Reason{
+	skillclient.ErrSize:        ReasonSize,
+	skillclient.ErrDigest:      ReasonDigest,
+	skillclient.ErrFrontmatter: ReasonFrontmatter,
+	skillclient.ErrUnlisted:    ReasonUnlisted,
+	skillclient.ErrContents:    ReasonContents,
+	skillclient.ErrEncoding:    ReasonEncoding,
+}
+
+// verification turns a [*skillclient.VerifyError] into the host's error
+// for origin, keeping its detail.
+func verification(origin string, err error) *VerificationError {
+	var ve *skillclient.VerifyError
+	if !errors.As(err, &ve) {
+		return &VerificationError{Origin: origin, Reason: ReasonContents, Detail: err.Error()}
+	}
+	return &VerificationError{Origin: origin, URI: ve.URI, Reason: reasons[ve.Err], Detail: ve.Detail, Fields: ve.Fields}
+}
 
 // EntryError reports why an entry was not registered or is not loadable.
 type EntryError struct {

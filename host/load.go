@@ -11,9 +11,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillport/skillport/host/approval"
-	"github.com/skillport/skillport/host/cache"
 	"github.com/skillport/skillport/host/skilluri"
 	"github.com/skillport/skillport/skill"
+	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -128,14 +128,8 @@ func (h *Host) Load(ctx context.Context, e *Entry) (*Loaded, error) {
 	if err := e.checkIndexDigest(data); err != nil {
 		return nil, err
 	}
-	doc, err := skill.Parse(data)
+	doc, err := h.parseSkillMD(ctx, o, e, data)
 	if err != nil {
-		return nil, &VerificationError{Origin: e.Origin, URI: e.URI, Reason: ReasonEncoding, Detail: err.Error()}
-	}
-	if diff := e.Frontmatter.Diff(doc.Frontmatter); len(diff) > 0 {
-		err := &VerificationError{Origin: e.Origin, URI: e.URI, Reason: ReasonFrontmatter, Fields: diff,
-			Detail: "fields " + strings.Join(diff, ", ")}
-		h.refreshAfterFailure(ctx, o, e, err)
 		return nil, err
 	}
 	l.Document, l.Content = doc, data
@@ -234,57 +228,46 @@ func (l *Loaded) fetch(ctx context.Context, o *originState, uri string, res *wir
 		}
 		return nil, "", fmt.Errorf("%s: resources/read %s: %w", label, uri, err)
 	}
-	var c *mcp.ResourceContents
-	for _, x := range rr.Contents {
-		if x == nil || x.URI != uri {
-			c = nil
-			break
-		}
-		if c != nil {
-			c = nil
-			break
-		}
-		c = x
+	data, mime, err := skillclient.Contents(rr, uri)
+	if err != nil {
+		return nil, "", verification(label, err)
 	}
-	if c == nil || (c.Text != "" && c.Blob != nil) {
-		return nil, "", &VerificationError{Origin: label, URI: uri, Reason: ReasonContents,
-			Detail: fmt.Sprintf("%d content items", len(rr.Contents))}
-	}
-	n := int64(len(c.Blob))
-	if c.Blob == nil {
-		n = int64(len(c.Text))
-	}
+	n := int64(len(data))
 	if res == nil {
 		if err := l.account(o, uri, n); err != nil {
 			return nil, "", err
 		}
-	} else {
-		o.mu.Lock()
-		o.fetched += n
-		o.mu.Unlock()
-		if n != res.Size {
-			verr := &VerificationError{Origin: label, URI: uri, Reason: ReasonSize, Detail: fmt.Sprintf("entry says %d bytes, server sent %d", res.Size, n)}
-			h.refreshAfterFailure(ctx, o, l.Entry, verr)
-			return nil, "", verr
+		return data, mime, nil
+	}
+	o.mu.Lock()
+	o.fetched += n
+	o.mu.Unlock()
+	if err := skillclient.VerifyFile(*res, data); err != nil {
+		verr := verification(label, err)
+		h.refreshAfterFailure(ctx, o, l.Entry, verr)
+		return nil, "", verr
+	}
+	if h.opts.Cache != nil {
+		if err := h.opts.Cache.Put(label, uri, data); err != nil {
+			h.log.Debug("skills: not cached", "err", err)
 		}
 	}
-	data := c.Blob
-	if data == nil {
-		data = []byte(c.Text)
-	}
-	if res != nil {
-		if d := cache.Digest(data); d != res.Digest {
-			verr := &VerificationError{Origin: label, URI: uri, Reason: ReasonDigest, Detail: "entry says " + res.Digest + ", content hashes to " + d}
-			h.refreshAfterFailure(ctx, o, l.Entry, verr)
-			return nil, "", verr
+	return data, mime, nil
+}
+
+// parseSkillMD checks verified SKILL.md bytes against the entry's
+// frontmatter; a difference refreshes the entry, as the extension
+// prescribes after a verification failure.
+func (h *Host) parseSkillMD(ctx context.Context, o *originState, e *Entry, data []byte) (*skill.Document, error) {
+	doc, err := skillclient.ParseSkillMD(e.URI, e.Frontmatter, data)
+	if err != nil {
+		verr := verification(e.Origin, err)
+		if verr.Reason == ReasonFrontmatter {
+			h.refreshAfterFailure(ctx, o, e, verr)
 		}
-		if h.opts.Cache != nil {
-			if err := h.opts.Cache.Put(label, uri, data); err != nil {
-				h.log.Debug("skills: not cached", "err", err)
-			}
-		}
+		return nil, verr
 	}
-	return data, c.MIMEType, nil
+	return doc, nil
 }
 
 // account counts n bytes of unverified content read for uri against the
@@ -608,14 +591,8 @@ func (h *Host) FetchAll(ctx context.Context, e *Entry) ([]*File, error) {
 		rel, _ := skilluri.Within(e.Root, f.URI)
 		out = append(out, &File{URI: f.URI, Path: rel, Data: data, MIMEType: mime, Verified: true})
 		if f.URI == e.URI {
-			doc, err := skill.Parse(data)
-			if err != nil {
-				return nil, &VerificationError{Origin: e.Origin, URI: e.URI, Reason: ReasonEncoding, Detail: err.Error()}
-			}
-			if diff := e.Frontmatter.Diff(doc.Frontmatter); len(diff) > 0 {
-				verr := &VerificationError{Origin: e.Origin, URI: e.URI, Reason: ReasonFrontmatter, Fields: diff, Detail: "fields " + strings.Join(diff, ", ")}
-				h.refreshAfterFailure(ctx, o, e, verr)
-				return nil, verr
+			if _, err := h.parseSkillMD(ctx, o, e, data); err != nil {
+				return nil, err
 			}
 		}
 	}
