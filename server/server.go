@@ -233,7 +233,7 @@ func (srv *Server) register() error {
 		srv.addTemplates(srv.src.Snapshot())
 		return nil
 	}
-	if err := mcp.AddReceivingCustomMethod(s, wire.MethodDirectoryRead, func(ctx context.Context, _ *mcp.ServerSession, p *wire.DirectoryReadParams) (*wire.DirectoryReadResult, error) {
+	if err := mcp.AddReceivingCustomMethod(s, wire.MethodReadDirectory, func(ctx context.Context, _ *mcp.ServerSession, p *wire.ReadDirectoryParams) (*wire.ReadDirectoryResult, error) {
 		if p == nil {
 			return nil, invalidParams("", "resources/directory/read needs params {\"uri\": <directory URI>}")
 		}
@@ -250,6 +250,7 @@ func (srv *Server) register() error {
 // decorates the handshake with the capability and instructions.
 func (srv *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ctx = withCaller(ctx, req)
 		switch method {
 		case "resources/read":
 			if r, ok := req.(*mcp.ReadResourceRequest); ok && r.Params != nil {
