@@ -314,10 +314,10 @@ func newListedSnapshot(src SkillSource, ctx context.Context, skills []*catalog.S
 	return s
 }
 
-func (s *listedSnapshot) ID() string                      { return s.id }
-func (s *listedSnapshot) Skills() []*catalog.Skill        { return s.skills }
-func (s *listedSnapshot) Files() []*catalog.File          { return s.files }
-func (s *listedSnapshot) File(uri string) *catalog.File   { return s.byFile[uri] }
+func (s *listedSnapshot) ID() string                    { return s.id }
+func (s *listedSnapshot) Skills() []*catalog.Skill      { return s.skills }
+func (s *listedSnapshot) Files() []*catalog.File        { return s.files }
+func (s *listedSnapshot) File(uri string) *catalog.File { return s.byFile[uri] }
 func (s *listedSnapshot) ReadFile(ctx context.Context, f *catalog.File) ([]byte, error) {
 	if f == nil || s.byFile[f.URI] != f {
 		return nil, fmt.Errorf("server: %w", catalog.ErrNotFound)

@@ -216,7 +216,9 @@ type failing struct{}
 func (failing) ListSkills(context.Context) ([]*catalog.Skill, error) {
 	return nil, errors.New("database down")
 }
-func (failing) ReadFile(context.Context, *catalog.File) ([]byte, error) { return nil, catalog.ErrNotFound }
+func (failing) ReadFile(context.Context, *catalog.File) ([]byte, error) {
+	return nil, catalog.ErrNotFound
+}
 
 // A source that cannot list answers with an error, never a crash or an
 // empty success.
