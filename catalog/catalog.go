@@ -34,12 +34,12 @@ import (
 // Defaults for [Options]; the per-skill limits are those of SEP-2640.
 const (
 	DefaultScheme   = "skill"
-	DefaultMaxFiles = 512
-	DefaultMaxBytes = 16 << 20
+	DefaultMaxFiles = skill.MaxFiles
+	DefaultMaxBytes = skill.MaxBytes
 	// DefaultMaxDepth bounds how deep skills may sit below the root.
 	DefaultMaxDepth = 16
 	// MaxURILength is the longest URI published; longer ones are skipped.
-	MaxURILength = 2048
+	MaxURILength = skill.MaxURILength
 )
 
 // Sentinel errors, wrapped by diagnostics and by [Catalog.ReadFile]; test with errors.Is.

@@ -12,6 +12,8 @@ import (
 	"path"
 	"path/filepath"
 	"sync"
+
+	"github.com/skillport/skillport/skill"
 )
 
 // source is the tree a catalog reads, shared by its successive snapshots.
@@ -106,7 +108,7 @@ func OpenDir(dir string, opts *Options) (*Catalog, error) {
 }
 
 // FileNameSKILL is the entry file of a skill.
-const FileNameSKILL = "SKILL.md"
+const FileNameSKILL = skill.FileName
 
 // Reload builds a new snapshot of the same tree with the same options.
 // Digests of files whose size, modification time and inode are unchanged are

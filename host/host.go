@@ -35,6 +35,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/host/cache"
+	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -85,21 +86,16 @@ type Options struct {
 	OnChange func()
 }
 
-// Severity of a diagnostic.
-type Severity int
+// Severity says whether a diagnostic reports something left out (Error)
+// or a note (Warning). It is [skill.Severity]: one type, one encoding
+// ("error", "warning") for every diagnostic the library reports.
+type Severity = skill.Severity
 
 // Severities.
 const (
-	Warning Severity = iota + 1
-	Error
+	Warning = skill.Warning
+	Error   = skill.Error
 )
-
-func (s Severity) String() string {
-	if s == Error {
-		return "error"
-	}
-	return "warning"
-}
 
 // Diagnostic reports something the user should know: an entry left out, a
 // server that failed, a capped listing.
@@ -151,14 +147,14 @@ type OriginStatus struct {
 	Discovery time.Duration
 }
 
-// GCPercent is the garbage-collector setting (runtime/debug.SetGCPercent)
-// that skillport's own host commands (ls, verify, pull, load, gateway) run
-// with when GOGC is not set, offered to programs that embed a Host. go-sdk
-// decodes each JSON-RPC message with fresh 32 KiB buffers, so a process
-// whose live heap is a few MiB collects every few messages; at 400,
-// discovering 20 servers takes about half the CPU (BenchmarkDiscovery20 in
-// host/e2e reports both settings). The heap may grow to five times what is
-// live rather than twice.
+// GCPercent was the garbage-collector setting skillport's host commands
+// run with.
+//
+// Deprecated: process tuning belongs to the program, not the library;
+// the skillport command sets it itself. A program embedding a Host may
+// still call debug.SetGCPercent(400): go-sdk decodes each JSON-RPC message
+// with fresh buffers, and at 400 discovering 20 servers takes about half
+// the CPU (BenchmarkDiscovery20 in host/e2e reports both settings).
 const GCPercent = 400
 
 // Host discovers, registers and loads skills. It is safe for concurrent use.

@@ -301,10 +301,7 @@ func TestIndexResource(t *testing.T) {
 // notifications/skills/list_changed when the skills change; a SEP-2640
 // session does not.
 func TestLegacyListChanged(t *testing.T) {
-	old := server.ListChangedDelay
-	server.ListChangedDelay = 20 * time.Millisecond
-	t.Cleanup(func() { server.ListChangedDelay = old })
-	f := newFixture(t, legacyFiles(), nil)
+	f := newFixture(t, legacyFiles(), &server.Options{TTL: -1, ListChangedDelay: 20 * time.Millisecond})
 	legacy := connectWith(t, f.MCP, f.Skills.Transport, map[string]any{})
 	stable := connectWith(t, f.MCP, f.Skills.Transport, declaring)
 	get[wire.ReadResult](legacy, "skills/read", map[string]any{"name": "report"})

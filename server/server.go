@@ -80,6 +80,11 @@ type Options struct {
 	// scripts only through it. Leave it nil unless the operator asked for
 	// script execution.
 	Scripts ScriptRunner
+	// ListChangedDelay coalesces the notifications/skills/list_changed sent
+	// to clients of the legacy designs: one is sent at most this long after
+	// the first of a burst of changes, so that a burst of edits costs one
+	// re-listing. Zero means DefaultListChangedDelay.
+	ListChangedDelay time.Duration
 	// LegacyErrorCodes makes the seed-001 methods answer an unknown skill
 	// with -32002 and an unknown reference with -32004, as that design
 	// suggests, instead of -32602; -32002 is also the base protocol's legacy

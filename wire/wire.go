@@ -5,8 +5,14 @@
 // Decoding is strict where the specification is: an entry whose resources
 // field is absent, null or anything but an array or "dynamic" fails to
 // decode, so a host can never load it by accident. Everything a hostile
-// server might put in an entry that decodes is still checked by
-// [Skill.Validate] before use.
+// server might put in an entry that decodes is still checked before use,
+// by skillclient.ValidateEntry (which host.ValidateEntry builds on).
+//
+// The types named after the extension's methods ([ListSkillsResult],
+// [Skill], [GetSkillParams], [ReadDirectoryResult]) are the extension's
+// own. [ListResult], [ListEntry] and [GetParams] are their supersets for a
+// server that also answers the older designs (compatibility profiles);
+// code that speaks only the extension never needs them.
 package wire
 
 import (
@@ -41,8 +47,8 @@ const DirectoryMIMEType = "inode/directory"
 
 // Limits of the extension, per skill.
 const (
-	MaxResources  = 512
-	MaxTotalBytes = 16 << 20
+	MaxResources  = skill.MaxFiles
+	MaxTotalBytes = skill.MaxBytes
 )
 
 // Cache scopes of a CacheableResult.

@@ -148,9 +148,9 @@ func BenchmarkDiscovery20(b *testing.B) {
 		return out, func() {}
 	}
 	// Each case at the runtime's default GC setting (an embedding program
-	// that sets nothing) and at host.GCPercent (what skillport's host
-	// commands run with).
-	for _, gc := range []int{100, host.GCPercent} {
+	// that sets nothing) and at 400 (what skillport's host commands run
+	// with, cmd/skillport/gc.go).
+	for _, gc := range []int{100, 400} {
 		suffix := ""
 		if gc != 100 {
 			suffix = fmt.Sprintf("-gc%d", gc)

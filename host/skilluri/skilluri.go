@@ -16,16 +16,18 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/skillport/skillport/skill"
 )
 
 // Limits on URIs accepted from a server or a model.
 const (
-	MaxLength   = 2048
+	MaxLength   = skill.MaxURILength
 	MaxSegments = 64
 )
 
 // SkillFile is the name of the file that makes a directory a skill.
-const SkillFile = "SKILL.md"
+const SkillFile = skill.FileName
 
 // Sentinel errors; test with errors.Is.
 var (
