@@ -622,7 +622,7 @@ func newClient(h *Host, o *originState) *mcp.Client {
 	// Registration only fails for standard method names; these are not.
 	_ = mcp.AddSendingCustomMethod[*wire.ListSkillsParams, *listResult](c, wire.MethodListSkills)
 	_ = mcp.AddSendingCustomMethod[*wire.GetSkillParams, *getResult](c, wire.MethodGetSkill)
-	_ = mcp.AddSendingCustomMethod[*wire.DirectoryReadParams, *wire.DirectoryReadResult](c, wire.MethodDirectoryRead)
+	_ = mcp.AddSendingCustomMethod[*wire.ReadDirectoryParams, *wire.ReadDirectoryResult](c, wire.MethodReadDirectory)
 	_ = mcp.AddSendingCustomMethod[*wire.NameParams, *readResult](c, wire.MethodReadSkill)
 	_ = mcp.AddSendingCustomMethod[*wire.ReadReferenceParams, *referenceResult](c, wire.MethodReadReference)
 	return c

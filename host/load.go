@@ -475,7 +475,7 @@ func (l *Loaded) readDirectory(ctx context.Context, dir string) ([]DirEntry, err
 	cursor := ""
 	for page := 0; page < l.h.opts.MaxPages; page++ {
 		callCtx, cancel := context.WithTimeout(ctx, l.h.opts.CallTimeout)
-		res, err := mcp.CallCustomMethod[*wire.DirectoryReadParams, *wire.DirectoryReadResult](callCtx, sess, wire.MethodDirectoryRead, &wire.DirectoryReadParams{URI: dir, Cursor: cursor})
+		res, err := mcp.CallCustomMethod[*wire.ReadDirectoryParams, *wire.ReadDirectoryResult](callCtx, sess, wire.MethodReadDirectory, &wire.ReadDirectoryParams{URI: dir, Cursor: cursor})
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("%s: resources/directory/read %s: %w", e.Origin, dir, err)

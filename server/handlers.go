@@ -151,11 +151,11 @@ func (srv *Server) readDirectory(ctx context.Context, p *wire.ReadDirectoryParam
 	kids := d.Children
 	start, err := srv.page(p.Cursor, kindDirectory, uri, snap, len(kids), func(i int) string { return kids[i].Name })
 	if err != nil {
-		return nil, badCursor(wire.MethodDirectoryRead, uri)
+		return nil, badCursor(wire.MethodReadDirectory, uri)
 	}
 	end := min(start+srv.opts.PageSize, len(kids))
 	ttl := srv.ttlMs()
-	res := &wire.DirectoryReadResult{ResultType: wire.ResultComplete, Resources: make([]wire.DirectoryEntry, 0, end-start),
+	res := &wire.ReadDirectoryResult{ResultType: wire.ResultComplete, Resources: make([]wire.DirectoryEntry, 0, end-start),
 		TTLMs: &ttl, CacheScope: srv.opts.CacheScope}
 	for _, ch := range kids[start:end] {
 		e := wire.DirectoryEntry{URI: ch.URI, Name: ch.Name, MIMEType: wire.DirectoryMIMEType}
