@@ -205,7 +205,7 @@ func (o *originState) sess() (*mcp.ClientSession, error) {
 }
 
 // relist pages through skills/list and replaces the listing. A listing that
-// fails on its first page keeps the previous one.
+// fails on its first page keeps the previous one.
 func (o *originState) relist(ctx context.Context) {
 	sess, err := o.sess()
 	if err != nil {
@@ -337,7 +337,7 @@ func entryMsg(err error) string {
 	return err.Error()
 }
 
-// checkResult applies H-51 and H-8: a missing resultType, ttlMs or
+// checkResult checks the fields every result must carry: a missing resultType, ttlMs or
 // cacheScope is accepted with a diagnostic; a resultType other than
 // "complete" is not parsed as skills.
 func (o *originState) checkResult(rt *string, ttl *int64, scope *string, method string) bool {
@@ -383,7 +383,7 @@ func (o *originState) ingest(e *Entry) {
 	}
 }
 
-// get calls skills/get for uri and records the entry (H-4, A-39).
+// get calls skills/get for uri and records the entry.
 func (o *originState) get(ctx context.Context, uri string) (*Entry, error) {
 	if _, err := skilluri.ParseSkill(uri); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnknownSkill, err)
@@ -435,7 +435,7 @@ func (o *originState) get(ctx context.Context, uri string) (*Entry, error) {
 
 // scheduleRefresh re-lists the server after notifications/resources/list_changed
 // (or a legacy server's notifications/skills/list_changed),
-// at most once per RefreshInterval however many notifications arrive.
+// at most once per RefreshInterval however many notifications arrive.
 // Refreshing never fetches files and never prompts.
 func (o *originState) scheduleRefresh() {
 	o.refreshMu.Lock()

@@ -151,7 +151,7 @@ var digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 // with [ValidateEntry]. Decoding is stricter than encoding/json: keys match
 // case-sensitively, duplicate keys are refused, sizes must be non-negative
 // integers, so that nothing about the entry's identity depends on decoder
-// leniency (A-37).
+// leniency.
 func DecodeEntry(origin string, raw []byte) (*Entry, error) {
 	bad := func(uri, format string, args ...any) error {
 		return &EntryError{Origin: origin, URI: uri, Err: ErrInvalidEntry, Msg: fmt.Sprintf(format, args...)}
@@ -236,7 +236,7 @@ func clip(s string) string {
 // objectFields splits a JSON object into its fields, refusing duplicate keys.
 func objectFields(raw []byte) (map[string]json.RawMessage, error) { return jsonobj.Map(raw) }
 
-// ValidateEntry checks a decoded entry against the extension's rules (H-11)
+// ValidateEntry checks a decoded entry against the extension's rules
 // and returns it as a registry entry. An invalid entry yields an
 // [*EntryError] wrapping [ErrInvalidEntry] and must not be registered. An
 // entry over the per-skill limits (512 files, 16 MiB) is returned with

@@ -23,7 +23,7 @@ var (
 	// ErrNotApproved is returned when the user (or policy) did not approve a load.
 	ErrNotApproved = errors.New("not approved")
 	// ErrCrossOrigin is returned when a read would cross from one origin to
-	// another without per-call approval.
+	// another without per-call approval.
 	ErrCrossOrigin = errors.New("cross-origin read blocked")
 	// ErrUnknownSkill is returned for a name or URI the registry does not hold.
 	ErrUnknownSkill = errors.New("unknown skill")

@@ -381,7 +381,7 @@ func (h *Host) one(name string, match []*Entry) (*Entry, error) {
 
 // Get confirms a skill reached by URI rather than listing (from server
 // instructions, another skill, or the user) with skills/get on the origin
-// labelled label, and registers it (H-4, H-5). A URI the server does not
+// labelled label, and registers it. A URI the server does not
 // answer for is not a skill.
 func (h *Host) Get(ctx context.Context, label, uri string) (*Entry, error) {
 	o := h.byLabel[label]

@@ -19,7 +19,7 @@ import (
 
 // Loaded is a skill the host is acting on: its verified SKILL.md is in the
 // model's context, and the host holds the entry it was loaded from (the
-// acting window, H-45). Every file read through it resolves against the
+// acting window). Every file read through it resolves against the
 // skill root, must be listed in the held entry, and is verified; reads go to
 // the skill's own origin only. A legacy-profile skill (ProfileLegacy) has
 // no manifest: the files its server listed when it was loaded are held
@@ -66,7 +66,7 @@ type DirEntry struct {
 
 // AllowedTools returns the skill's allowed-tools field if it may take
 // effect: always for filesystem skills; for MCP skills only when the user
-// granted it for this skill (H-38). Otherwise "".
+// granted it for this skill. Otherwise "".
 func (l *Loaded) AllowedTools() string {
 	s, _ := l.Document.Frontmatter.String("allowed-tools")
 	if l.Entry.Kind == KindMCP && !l.grantTools {
@@ -318,7 +318,7 @@ func (l *Loaded) resolve(ref string) (string, error) {
 // ReadFile reads a file of the skill, given relative to the skill root
 // ("references/GUIDE.md") or as a URI inside it. For a skill with a
 // manifest, only listed files are read; anything else is a verification
-// failure (H-27), after which the entry is refreshed to tell whether the
+// failure, after which the entry is refreshed to tell whether the
 // skill changed. The read goes to the skill's own origin and is verified.
 // A nested SKILL.md read this way is ordinary content: its frontmatter has
 // no effect.
@@ -401,7 +401,7 @@ func (l *Loaded) isDir(uri string) bool {
 
 // ListDir lists a directory of the skill ("" or "." for the root). For a
 // skill with a manifest the answer comes from the held entry alone, so it
-// never shows a file the host would refuse to read (H-47). For a "dynamic"
+// never shows a file the host would refuse to read. For a "dynamic"
 // skill it uses resources/directory/read when the server declared
 // directoryRead, keeping only direct children of the directory. For a
 // legacy skill it comes from the files its server listed on load.
@@ -504,11 +504,11 @@ func (l *Loaded) readDirectory(ctx context.Context, dir string) ([]DirEntry, err
 }
 
 // ReadResource is the generic, origin-bound resource read a model may be
-// given (H-19). It reads uri on the origin labelled label, never on a server
+// given. It reads uri on the origin labelled label, never on a server
 // found by searching for the URI. When acting is non-nil and belongs to
 // another origin, the read needs an explicit approval naming both servers,
-// asked on every call. The result is ordinary resource content: a
-// SKILL.md read this way is not a load (H-44).
+// asked on every call. The result is ordinary resource content: a
+// SKILL.md read this way is not a load.
 func (h *Host) ReadResource(ctx context.Context, label, uri string, acting *Loaded) (*mcp.ReadResourceResult, error) {
 	o := h.byLabel[label]
 	if o == nil || o.cfg.Kind() != KindMCP {
@@ -536,7 +536,7 @@ func (h *Host) ReadResource(ctx context.Context, label, uri string, acting *Load
 }
 
 // AuthorizeExec asks the approver whether a code-execution tool call may run
-// while the model acts on this skill (H-36). Filesystem skills need no
+// while the model acts on this skill. Filesystem skills need no
 // approval here; MCP skills need it on every call.
 func (l *Loaded) AuthorizeExec(ctx context.Context, command string) error {
 	if l.Entry.Kind == KindFilesystem {

@@ -67,7 +67,7 @@ func show(uri string) string {
 // diagnose explains why a URI cannot name anything this server publishes,
 // or returns "" for a well-formed URI that is simply not served. It is used
 // only to word error messages: lookups are exact string matches against the
-// snapshot and never depend on parsing (S-31).
+// snapshot and never depend on parsing.
 func diagnose(uri string, schemes []string) string {
 	switch {
 	case uri == "":

@@ -163,7 +163,7 @@ func (srv *Server) readDirectory(ctx context.Context, p *wire.ReadDirectoryParam
 			size := f.Size
 			e.MIMEType, e.Size = f.MIMEType, &size
 			if sk := snap.Skill(f.URI); sk != nil {
-				// S-29: a skill's SKILL.md is named and described from its frontmatter.
+				// A skill's SKILL.md is named and described from its frontmatter.
 				e.Name, e.Description = sk.Name, sk.Frontmatter.Description()
 			}
 		}
@@ -175,7 +175,7 @@ func (srv *Server) readDirectory(ctx context.Context, p *wire.ReadDirectoryParam
 	return res, nil
 }
 
-// resource renders a file as a base-protocol Resource (S-12, S-14).
+// resource renders a file as a base-protocol Resource.
 func resource(snap Snapshot, f *catalog.File) *mcp.Resource {
 	r := &mcp.Resource{URI: f.URI, Name: f.Name, MIMEType: f.MIMEType, Size: f.Size,
 		Annotations: &mcp.Annotations{Audience: []mcp.Role{"assistant"}, Priority: 0.3}}
@@ -287,7 +287,7 @@ func (srv *Server) read(ctx context.Context, uri string) (*ReadResourceResult, e
 	f := snap.File(uri)
 	if f == nil {
 		if snap.Dir(uri) != nil {
-			// S-27
+			// A directory is listed, never read as a file.
 			return nil, invalidParams(uri, "%s is a directory resource, not a file: list its children with resources/directory/read", show(uri))
 		}
 		return nil, invalidParams(uri, "No resource is served at %s%s", show(uri), because(uri, srv.schemeList()))

@@ -84,7 +84,7 @@ func wantError(t *testing.T, c *rawClient, method string, params any, code int, 
 	return rerr
 }
 
-// TestProfileErrors covers the by-name methods' bad input (V-2..V-5, A-46).
+// TestProfileErrors covers the by-name methods' bad input.
 func TestProfileErrors(t *testing.T) {
 	f := newFixture(t, legacyFiles(), nil)
 	c := connectRaw(t, f.MCP, "")
@@ -188,7 +188,7 @@ func TestSkillsGetByName(t *testing.T) {
 	if want := []string{"skill://report/references/guide.md", "skill://report/scripts/run.sh"}; !slices.Equal(uris, want) {
 		t.Errorf("files %v, want %v", uris, want)
 	}
-	// Instructions come from the same bytes the SEP-2640 path serves (V-10).
+	// Instructions come from the same bytes the SEP-2640 path serves.
 	rr := get[readResult](c, "resources/read", map[string]any{"uri": "skill://report/SKILL.md"})
 	if !strings.HasSuffix(string(rr.bytes(t)), "---\nWrite a {{ topic }} report in a {{tone}} tone. Keep {{other}} as written.\n") {
 		t.Errorf("SKILL.md served as %q", rr.bytes(t))
@@ -196,7 +196,7 @@ func TestSkillsGetByName(t *testing.T) {
 }
 
 // TestSkillsListShapes: a client that declared the extension gets pure
-// SEP-2640 entries; any other client the superset (V-1).
+// SEP-2640 entries; any other client the superset.
 func TestSkillsListShapes(t *testing.T) {
 	f := newFixture(t, legacyFiles(), nil)
 	entries := func(c *rawClient) []map[string]any {
@@ -262,7 +262,7 @@ func mapsKeys(m map[string]any) func(func(string) bool) {
 	}
 }
 
-// TestIndexResource covers skill://index.json (V-8).
+// TestIndexResource covers skill://index.json.
 func TestIndexResource(t *testing.T) {
 	f := newFixture(t, legacyFiles(), nil)
 	c := connectRaw(t, f.MCP, "")

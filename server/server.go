@@ -312,7 +312,7 @@ func (srv *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// capabilities adds the extension and the resources capability (S-1, S-34).
+// capabilities adds the extension and the resources capability.
 func (srv *Server) capabilities(c *mcp.ServerCapabilities) *mcp.ServerCapabilities {
 	if c == nil {
 		c = &mcp.ServerCapabilities{}
@@ -321,7 +321,7 @@ func (srv *Server) capabilities(c *mcp.ServerCapabilities) *mcp.ServerCapabiliti
 		c.AddExtension(wire.ExtensionID, map[string]any{"directoryRead": true})
 	}
 	if srv.prof.index && srv.prof.sep2640 {
-		// The gemini-cli prototype looks for the declaration here too (V-7).
+		// The gemini-cli prototype looks for the declaration here too.
 		if c.Experimental == nil {
 			c.Experimental = map[string]any{}
 		}

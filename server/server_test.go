@@ -285,7 +285,7 @@ func TestReadResource(t *testing.T) {
 				}
 			}
 		}
-		// S-27: a directory is not readable as a file.
+		// A directory is not readable as a file.
 		_, rerr, raw := c.call("resources/read", map[string]any{"uri": "skill://alpha/references"})
 		if rerr == nil || rerr.Code != -32602 || !strings.Contains(rerr.Message, "resources/directory/read") {
 			t.Errorf("reading a directory: %s, want -32602 pointing to resources/directory/read", raw)
