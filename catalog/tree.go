@@ -154,6 +154,23 @@ func DirsOf(skills []*Skill) map[string]*Dir {
 	return dirs
 }
 
+// ContentID identifies what a publisher serves: two sets of skills and
+// files with the same URIs, frontmatter, digests, sizes and text flags
+// have the same ID, so a change of ID is a change clients must hear about.
+// skills and files must be sorted by URI.
+func ContentID(skills []*Skill, files []*File) string {
+	h := sha256.New()
+	for _, sk := range skills {
+		fmt.Fprintf(h, "%s\x00", sk.URI)
+		h.Write(sk.Frontmatter.JSON())
+		h.Write([]byte{'\n'})
+	}
+	for _, f := range files {
+		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%t\n", f.URI, f.Digest, f.Size, f.Text)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // decodeSegment percent-decodes a URI path for display, leaving it as it
 // is when it is not valid percent-encoding.
 func decodeSegment(s string) string {

@@ -3,8 +3,6 @@ package gateway
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/url"
 	"path"
@@ -36,9 +34,7 @@ type source struct {
 
 	buildMu sync.Mutex
 
-	mu       sync.Mutex
-	watchers map[int]func(old, new server.Snapshot)
-	next     int
+	feed server.ChangeFeed
 
 	// binary holds published URIs whose content turned out not to be
 	// UTF-8: they are served as blobs from then on.
@@ -46,7 +42,7 @@ type source struct {
 }
 
 func newSource(g *Gateway) *source {
-	s := &source{g: g, watchers: map[int]func(old, new server.Snapshot){}}
+	s := &source{g: g}
 	s.cur.Store(s.build(&view{}))
 	return s
 }
@@ -68,16 +64,7 @@ func (s *source) Refresh(_ context.Context, stale server.Snapshot) (server.Snaps
 
 // OnChange implements [server.Source].
 func (s *source) OnChange(fn func(old, new server.Snapshot)) (cancel func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id := s.next
-	s.next++
-	s.watchers[id] = fn
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.watchers, id)
-	}
+	return s.feed.OnChange(fn)
 }
 
 func (s *source) update(v *view) {
@@ -94,20 +81,7 @@ func (s *source) swap(snap *snapshot) {
 		return
 	}
 	s.cur.Store(snap)
-	s.mu.Lock()
-	ids := make([]int, 0, len(s.watchers))
-	for id := range s.watchers {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	fns := make([]func(old, new server.Snapshot), len(ids))
-	for i, id := range ids {
-		fns[i] = s.watchers[id]
-	}
-	s.mu.Unlock()
-	for _, fn := range fns {
-		fn(old, snap)
-	}
+	s.feed.Notify(old, snap)
 }
 
 // ref says where a published file comes from.
@@ -193,17 +167,7 @@ func (s *source) build(v *view) *snapshot {
 	}
 	slices.SortFunc(snap.files, func(a, b *catalog.File) int { return cmp.Compare(a.URI, b.URI) })
 	snap.dirs = catalog.DirsOf(snap.skills)
-
-	h := sha256.New()
-	for _, sk := range snap.skills {
-		fmt.Fprintf(h, "%s\x00", sk.URI)
-		h.Write(sk.Frontmatter.JSON())
-		h.Write([]byte{'\n'})
-	}
-	for _, f := range snap.files {
-		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%t\n", f.URI, f.Digest, f.Size, f.Text)
-	}
-	snap.id = hex.EncodeToString(h.Sum(nil))
+	snap.id = catalog.ContentID(snap.skills, snap.files)
 	return snap
 }
 

@@ -3,8 +3,6 @@ package server
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -148,7 +146,7 @@ type Refresher interface {
 // ([catalog.DirsOf]); each request is answered from a snapshot of what
 // the source lists for its caller.
 func FromSkills(s SkillSource) ContextSource {
-	a := &skillSource{src: s, cache: map[string]*listedSnapshot{}, watchers: map[int]func(old, new Snapshot){}}
+	a := &skillSource{src: s, cache: map[string]*listedSnapshot{}}
 	if n, ok := s.(ChangeNotifier); ok {
 		a.notifies = true
 		n.OnChange(a.changed)
@@ -160,11 +158,11 @@ type skillSource struct {
 	src      SkillSource
 	notifies bool
 
-	mu       sync.Mutex
-	cache    map[string]*listedSnapshot // by caller key; only when notifies
-	anon     *listedSnapshot            // last anonymous snapshot handed out
-	watchers map[int]func(old, new Snapshot)
-	next     int
+	feed ChangeFeed
+
+	mu    sync.Mutex
+	cache map[string]*listedSnapshot // by caller key; only when notifies
+	anon  *listedSnapshot            // last anonymous snapshot handed out
 }
 
 func callerKeyOf(c *Caller) string {
@@ -230,16 +228,7 @@ func (a *skillSource) Refresh(ctx context.Context, stale Snapshot) (Snapshot, er
 // OnChange implements [Source]. Callbacks run only for a source that
 // implements [ChangeNotifier].
 func (a *skillSource) OnChange(fn func(old, new Snapshot)) (cancel func()) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	id := a.next
-	a.next++
-	a.watchers[id] = fn
-	return func() {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		delete(a.watchers, id)
-	}
+	return a.feed.OnChange(fn)
 }
 
 func (a *skillSource) changed() {
@@ -254,20 +243,7 @@ func (a *skillSource) changed() {
 	if old == nil {
 		old = newListedSnapshot(a.src, context.Background(), nil)
 	}
-	a.mu.Lock()
-	ids := make([]int, 0, len(a.watchers))
-	for id := range a.watchers {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	fns := make([]func(old, new Snapshot), len(ids))
-	for i, id := range ids {
-		fns[i] = a.watchers[id]
-	}
-	a.mu.Unlock()
-	for _, fn := range fns {
-		fn(old, snap)
-	}
+	a.feed.Notify(old, snap)
 }
 
 // listedSnapshot is a [Snapshot] of what a [SkillSource] listed for one
@@ -301,16 +277,7 @@ func newListedSnapshot(src SkillSource, ctx context.Context, skills []*catalog.S
 	slices.SortFunc(s.skills, func(a, b *catalog.Skill) int { return cmp.Compare(a.URI, b.URI) })
 	slices.SortFunc(s.files, func(a, b *catalog.File) int { return cmp.Compare(a.URI, b.URI) })
 	s.dirs = catalog.DirsOf(s.skills)
-	h := sha256.New()
-	for _, sk := range s.skills {
-		fmt.Fprintf(h, "%s\x00", sk.URI)
-		h.Write(sk.Frontmatter.JSON())
-		h.Write([]byte{'\n'})
-	}
-	for _, f := range s.files {
-		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%t\n", f.URI, f.Digest, f.Size, f.Text)
-	}
-	s.id = hex.EncodeToString(h.Sum(nil))
+	s.id = catalog.ContentID(s.skills, s.files)
 	return s
 }
 
