@@ -13,10 +13,13 @@ var (
 	// ErrVerification is wrapped by every [*VerificationError]: content that
 	// did not match the entry it was read under, or a read outside the held
 	// manifest. The content was discarded.
-	ErrVerification = errors.New("verification failed")
+	// It is [skillclient.ErrVerification]: one sentinel for the host and
+	// the client it is built on.
+	ErrVerification = skillclient.ErrVerification
 	// ErrInvalidEntry marks a skills/list or skills/get entry that breaks the
 	// extension's rules; such an entry is never registered or loaded.
-	ErrInvalidEntry = errors.New("invalid skill entry")
+	// It is [skillclient.ErrInvalidEntry].
+	ErrInvalidEntry = skillclient.ErrInvalidEntry
 	// ErrDeclined marks a skill the host will not load, e.g. over the
 	// per-skill limits or with "dynamic" resources while those are refused.
 	ErrDeclined = errors.New("skill declined")
