@@ -44,7 +44,10 @@ func (k Kind) String() string {
 const MaxDescription = skillclient.MaxDescription
 
 // Entry is one skill in the registry. Its identity is the pair (Origin, URI);
-// the name is only a label. An Entry is a snapshot and is never modified: a
+// the name is only a label. Of its names, show the model Qualified (what
+// read_skill takes), show the user CLIName() (what the CLI takes) and
+// Source() (where it comes from); Name and Path are the skill's own, from
+// its URI, and never identify it alone. An Entry is a snapshot and is never modified: a
 // refresh produces a new one.
 type Entry struct {
 	// Origin is the host-assigned label of the origin, never serverInfo.name.

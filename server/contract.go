@@ -82,6 +82,9 @@ func withCaller(ctx context.Context, req mcp.Request) context.Context {
 // notifications.
 type ContextSource interface {
 	Source
+	// SnapshotContext returns the snapshot that answers a request whose
+	// context is ctx. An error is reported to the client as an internal
+	// error, without its text (which may name the source's internals).
 	SnapshotContext(ctx context.Context) (Snapshot, error)
 }
 

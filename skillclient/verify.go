@@ -63,6 +63,8 @@ type VerifyError struct {
 	Fields []string
 }
 
+// Error names the file, the failure and its detail, and says the content
+// was discarded.
 func (e *VerifyError) Error() string {
 	s := e.URI + ": " + e.Err.Error()
 	if e.Detail != "" {
@@ -178,6 +180,7 @@ type EntryError struct {
 	Msg string
 }
 
+// Error names the entry (its URI cut to 200 bytes) and what is wrong.
 func (e *EntryError) Error() string {
 	uri := e.URI
 	if len(uri) > 200 {
