@@ -166,6 +166,7 @@ type skillSource struct {
 	mu    sync.Mutex
 	cache map[string]*listedSnapshot // by caller key; only when notifies
 	anon  *listedSnapshot            // last anonymous snapshot handed out
+	gen   int                        // counts changes, so a list taken before one is not cached after it
 }
 
 func callerKeyOf(c *Caller) string {
@@ -177,21 +178,20 @@ func callerKeyOf(c *Caller) string {
 
 func (a *skillSource) SnapshotContext(ctx context.Context) (Snapshot, error) {
 	key := callerKeyOf(CallerFromContext(ctx))
-	if a.notifies {
-		a.mu.Lock()
-		snap := a.cache[key]
-		a.mu.Unlock()
-		if snap != nil {
-			return snap, nil
-		}
+	a.mu.Lock()
+	gen := a.gen
+	snap := a.cache[key]
+	a.mu.Unlock()
+	if snap != nil {
+		return snap, nil
 	}
 	skills, err := a.src.ListSkills(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("server: listing skills: %w", err)
 	}
-	snap := newListedSnapshot(a.src, ctx, skills)
+	snap = newListedSnapshot(a.src, ctx, skills)
 	a.mu.Lock()
-	if a.notifies {
+	if a.notifies && gen == a.gen {
 		a.cache[key] = snap
 	}
 	if key == "" {
@@ -224,6 +224,7 @@ func (a *skillSource) Refresh(ctx context.Context, stale Snapshot) (Snapshot, er
 	}
 	a.mu.Lock()
 	clear(a.cache)
+	a.gen++
 	a.mu.Unlock()
 	return a.SnapshotContext(ctx)
 }
@@ -238,6 +239,7 @@ func (a *skillSource) changed() {
 	a.mu.Lock()
 	old := a.anon
 	clear(a.cache)
+	a.gen++
 	a.mu.Unlock()
 	snap := a.Snapshot()
 	if old != nil && old.ID() == snap.ID() {
