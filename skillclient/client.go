@@ -183,7 +183,9 @@ type File struct {
 // "" means the skill's own SKILL.md. The reference must stay inside the
 // skill root and, unless the skill is "dynamic", be listed in the entry;
 // both are checked before anything is sent. Content that fails a check
-// is discarded and returned as a [*VerifyError].
+// is discarded and returned as a [*VerifyError]. A "dynamic" skill has no
+// sizes to check against, so one file of it over 16 MiB, the limit of a
+// whole skill, is refused with [ErrSize].
 func (c *Client) Read(ctx context.Context, entry *wire.Skill, ref string) (*File, error) {
 	if err := ValidateEntry(entry); err != nil {
 		return nil, err
@@ -210,6 +212,9 @@ func (c *Client) Read(ctx context.Context, entry *wire.Skill, ref string) (*File
 	data, mime, err := Contents(rr, uri)
 	if err != nil {
 		return nil, err
+	}
+	if dynamic && int64(len(data)) > skill.MaxBytes {
+		return nil, &VerifyError{URI: uri, Err: ErrSize, Detail: fmt.Sprintf("%d bytes from a \"dynamic\" skill, over the %d-byte limit of a whole skill", len(data), skill.MaxBytes)}
 	}
 	rel, _ := skilluri.Within(sk.Root, uri)
 	f := &File{URI: uri, Path: rel, MIMEType: mime, Data: data, Verified: !dynamic}

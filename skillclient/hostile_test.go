@@ -129,3 +129,24 @@ func TestHostileEntries(t *testing.T) {
 		t.Fatalf("two content items: got %v, want ErrContents", err)
 	}
 }
+
+// A "dynamic" skill has no sizes, but one file over the limit of a whole
+// skill is refused: by go-sdk's frame limit on transports that have one,
+// else by the client's own check.
+func TestHostileDynamicSize(t *testing.T) {
+	huge := strings.Repeat("x", skill.MaxBytes+1)
+	c := hostile(t, nil, nil, func(uri string) *mcp.ReadResourceResult {
+		if strings.HasSuffix(uri, "/big.txt") {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: huge}}}
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "small"}}}
+	})
+	e := &wire.Skill{URI: "skill://e/SKILL.md", Frontmatter: fm(t, `{"name":"e","description":"E."}`), Resources: &wire.Resources{Dynamic: true}}
+	if f, err := c.Read(context.Background(), e, "big.txt"); err == nil || f != nil {
+		t.Fatalf("over 16 MiB: got %d bytes, %v; want an error", len(f.Data), err)
+	}
+	f, err := c.Read(context.Background(), e, "small.txt")
+	if err != nil || f.Verified || string(f.Data) != "small" {
+		t.Fatalf("small dynamic file: %+v, %v", f, err)
+	}
+}
