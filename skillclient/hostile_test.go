@@ -142,11 +142,11 @@ func TestHostileDynamicSize(t *testing.T) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "small"}}}
 	})
 	e := &wire.Skill{URI: "skill://e/SKILL.md", Frontmatter: fm(t, `{"name":"e","description":"E."}`), Resources: &wire.Resources{Dynamic: true}}
-	if f, err := c.Read(context.Background(), e, "big.txt"); err == nil || f != nil {
-		t.Fatalf("over 16 MiB: got %d bytes, %v; want an error", len(f.Data), err)
-	}
 	f, err := c.Read(context.Background(), e, "small.txt")
 	if err != nil || f.Verified || string(f.Data) != "small" {
 		t.Fatalf("small dynamic file: %+v, %v", f, err)
+	}
+	if f, err = c.Read(context.Background(), e, "big.txt"); err == nil || f != nil {
+		t.Fatalf("over 16 MiB: got %d bytes, %v; want an error", len(f.Data), err)
 	}
 }
