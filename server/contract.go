@@ -256,12 +256,12 @@ func (a *skillSource) changed() {
 type listedSnapshot struct {
 	src    SkillSource
 	ctx    context.Context
-	id     string
+	id     func() string // computed on first use: only cursors and changes need it
 	skills []*catalog.Skill
 	byURI  map[string]*catalog.Skill
 	files  []*catalog.File
 	byFile map[string]*catalog.File
-	dirs   map[string]*catalog.Dir
+	dirs   func() map[string]*catalog.Dir // computed on first directory lookup
 }
 
 func newListedSnapshot(src SkillSource, ctx context.Context, skills []*catalog.Skill) *listedSnapshot {
@@ -281,12 +281,12 @@ func newListedSnapshot(src SkillSource, ctx context.Context, skills []*catalog.S
 	}
 	slices.SortFunc(s.skills, func(a, b *catalog.Skill) int { return cmp.Compare(a.URI, b.URI) })
 	slices.SortFunc(s.files, func(a, b *catalog.File) int { return cmp.Compare(a.URI, b.URI) })
-	s.dirs = catalog.DirsOf(s.skills)
-	s.id = catalog.ContentID(s.skills, s.files)
+	s.dirs = sync.OnceValue(func() map[string]*catalog.Dir { return catalog.DirsOf(s.skills) })
+	s.id = sync.OnceValue(func() string { return catalog.ContentID(s.skills, s.files) })
 	return s
 }
 
-func (s *listedSnapshot) ID() string                    { return s.id }
+func (s *listedSnapshot) ID() string                    { return s.id() }
 func (s *listedSnapshot) Skills() []*catalog.Skill      { return s.skills }
 func (s *listedSnapshot) Files() []*catalog.File        { return s.files }
 func (s *listedSnapshot) File(uri string) *catalog.File { return s.byFile[uri] }
@@ -300,7 +300,7 @@ func (s *listedSnapshot) ReadFile(ctx context.Context, f *catalog.File) ([]byte,
 func (s *listedSnapshot) Skill(uri string) *catalog.Skill { return s.byURI[uri] }
 
 func (s *listedSnapshot) Dir(uri string) *catalog.Dir {
-	if d := s.dirs[uri]; d != nil {
+	if d := s.dirs()[uri]; d != nil {
 		return d
 	}
 	r, ok := s.src.(DirectoryReader)
