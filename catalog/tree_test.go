@@ -1,6 +1,8 @@
 package catalog_test
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -130,5 +132,29 @@ func TestNewSkill(t *testing.T) {
 		if _, err := catalog.NewSkill(tc.root, tc.files); err == nil {
 			t.Errorf("%s: NewSkill succeeded", name)
 		}
+	}
+}
+
+// A diagnostic encodes as the object `skillport validate --json` prints.
+func TestDiagnosticJSON(t *testing.T) {
+	cat, err := catalog.Open(fstest.MapFS{"x/SKILL.md": {Data: []byte("no frontmatter")}}, &catalog.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(cat.Diagnostics()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if strings.Join(keys, ",") != "column,line,message,path,rule,severity" || m["severity"] != "error" || m["path"] != "x/SKILL.md" {
+		t.Fatalf("%s", b)
 	}
 }
