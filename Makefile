@@ -56,3 +56,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzOrigin -fuzztime 60s ./endpoint/
 	$(GO) test -run '^$$' -fuzz FuzzServeMCP -fuzztime 60s ./endpoint/
 	$(GO) test -run '^$$' -fuzz FuzzHTTPPeek -fuzztime 60s ./server/
+	$(GO) test -run '^$$' -fuzz FuzzValidateEntry -fuzztime 60s ./skillclient/

@@ -34,12 +34,12 @@ import (
 // Defaults for [Options]; the per-skill limits are those of SEP-2640.
 const (
 	DefaultScheme   = "skill"
-	DefaultMaxFiles = 512
-	DefaultMaxBytes = 16 << 20
+	DefaultMaxFiles = skill.MaxFiles
+	DefaultMaxBytes = skill.MaxBytes
 	// DefaultMaxDepth bounds how deep skills may sit below the root.
 	DefaultMaxDepth = 16
 	// MaxURILength is the longest URI published; longer ones are skipped.
-	MaxURILength = 2048
+	MaxURILength = skill.MaxURILength
 )
 
 // Sentinel errors, wrapped by diagnostics and by [Catalog.ReadFile]; test with errors.Is.
@@ -185,21 +185,24 @@ type Child struct {
 func (c Child) IsDir() bool { return c.File == nil }
 
 // Diagnostic reports a skill or file left out of the catalog, or a warning.
+// It encodes as the JSON object `skillport validate --json` prints, one
+// per line: path, line, column, rule, severity, message.
 type Diagnostic struct {
 	// Path is the file or directory in the source tree the diagnostic is about.
-	Path string
+	Path string `json:"path"`
 	// Skill is the skill directory concerned, "" if none.
-	Skill string
+	Skill string `json:"-"`
 	// Line and Column locate the problem in a SKILL.md, zero otherwise.
-	Line, Column int
+	Line   int `json:"line"`
+	Column int `json:"column"`
 	// Rule is a stable id: a skill rule (see package skill) or a catalog rule.
-	Rule string
+	Rule string `json:"rule"`
 	// Severity is skill.Error when something was left out.
-	Severity skill.Severity
+	Severity skill.Severity `json:"severity"`
 	// Message says what is wrong and what to do.
-	Message string
+	Message string `json:"message"`
 	// Err is the sentinel error, for errors.Is.
-	Err error
+	Err error `json:"-"`
 }
 
 // Stats summarises a catalog.

@@ -12,6 +12,8 @@ import (
 	"path"
 	"path/filepath"
 	"sync"
+
+	"github.com/skillport/skillport/skill"
 )
 
 // source is the tree a catalog reads, shared by its successive snapshots.
@@ -24,6 +26,8 @@ type source struct {
 	dir string
 
 	mu sync.Mutex
+	// closed is set by Catalog.Close.
+	closed bool
 	// dirty lists paths whose bytes no longer matched their digest on read;
 	// the next build re-hashes them even if size and times look unchanged.
 	dirty map[string]bool
@@ -93,7 +97,7 @@ func OpenDir(dir string, opts *Options) (*Catalog, error) {
 }
 
 // FileNameSKILL is the entry file of a skill.
-const FileNameSKILL = "SKILL.md"
+const FileNameSKILL = skill.FileName
 
 // Reload builds a new snapshot of the same tree with the same options.
 // Digests of files whose size, modification time and inode are unchanged are
@@ -102,8 +106,23 @@ func (c *Catalog) Reload() (*Catalog, error) {
 	return build(c.src, &c.opts, c)
 }
 
-// Dir returns the directory the catalog was opened from with [OpenDir], or "".
+// SourceDir returns the directory the catalog was opened from with
+// [OpenDir], or "".
 func (c *Catalog) SourceDir() string { return c.src.dir }
+
+// Close releases the directory handle [OpenDir] holds, which every snapshot
+// reloaded from this one shares: call it once, when no snapshot of the tree
+// will be read again. Reads after Close fail; Close of a catalog built by
+// [Open] from another fs.FS does nothing. It is safe to call more than once.
+func (c *Catalog) Close() error {
+	c.src.mu.Lock()
+	defer c.src.mu.Unlock()
+	if c.src.root == nil || c.src.closed {
+		return nil
+	}
+	c.src.closed = true
+	return c.src.root.Close()
+}
 
 // ReadFile returns the bytes of a published file. They always match the
 // file's Size and Digest: if the file changed on disk since the snapshot was

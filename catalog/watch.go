@@ -99,6 +99,10 @@ func Watch(ctx context.Context, c *Catalog, opts *WatchOptions, fn func(*Catalog
 		default:
 		}
 	}
+	// Whatever changed between building c and watching the tree raised no
+	// event: check once now (unchanged files reuse their digests).
+	pending = true
+	signal()
 	for {
 		select {
 		case <-ctx.Done():

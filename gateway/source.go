@@ -3,8 +3,6 @@ package gateway
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/url"
 	"path"
@@ -36,9 +34,7 @@ type source struct {
 
 	buildMu sync.Mutex
 
-	mu       sync.Mutex
-	watchers map[int]func(old, new server.Snapshot)
-	next     int
+	feed server.ChangeFeed
 
 	// binary holds published URIs whose content turned out not to be
 	// UTF-8: they are served as blobs from then on.
@@ -46,7 +42,7 @@ type source struct {
 }
 
 func newSource(g *Gateway) *source {
-	s := &source{g: g, watchers: map[int]func(old, new server.Snapshot){}}
+	s := &source{g: g}
 	s.cur.Store(s.build(&view{}))
 	return s
 }
@@ -68,16 +64,7 @@ func (s *source) Refresh(_ context.Context, stale server.Snapshot) (server.Snaps
 
 // OnChange implements [server.Source].
 func (s *source) OnChange(fn func(old, new server.Snapshot)) (cancel func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id := s.next
-	s.next++
-	s.watchers[id] = fn
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.watchers, id)
-	}
+	return s.feed.OnChange(fn)
 }
 
 func (s *source) update(v *view) {
@@ -94,20 +81,7 @@ func (s *source) swap(snap *snapshot) {
 		return
 	}
 	s.cur.Store(snap)
-	s.mu.Lock()
-	ids := make([]int, 0, len(s.watchers))
-	for id := range s.watchers {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	fns := make([]func(old, new server.Snapshot), len(ids))
-	for i, id := range ids {
-		fns[i] = s.watchers[id]
-	}
-	s.mu.Unlock()
-	for _, fn := range fns {
-		fn(old, snap)
-	}
+	s.feed.Notify(old, snap)
 }
 
 // ref says where a published file comes from.
@@ -141,7 +115,7 @@ func Republished(label, uri string) string {
 
 func (s *source) build(v *view) *snapshot {
 	snap := &snapshot{src: s, byURI: map[string]*catalog.Skill{}, byFile: map[string]*catalog.File{},
-		refs: map[string]ref{}, dirs: map[string]*catalog.Dir{}}
+		refs: map[string]ref{}}
 	for _, e := range v.entries {
 		if e.Dynamic || e.Declined != nil {
 			continue
@@ -175,7 +149,7 @@ func (s *source) build(v *view) *snapshot {
 				name := decode(path.Base(rel))
 				_, binary := s.binary.Load(fu)
 				cf = &catalog.File{URI: fu, Path: decode(sk.Path + "/" + rel), Name: name, Size: f.Size, Digest: f.Digest,
-					MIMEType: mimeOf(name), Text: (rel == skilluri.SkillFile || isText(name)) && !binary}
+					MIMEType: catalog.MIMEType(name, false), Text: (rel == skilluri.SkillFile || catalog.TextType(name)) && !binary}
 				snap.byFile[fu] = cf
 				snap.refs[fu] = ref{origin: e.Origin, skill: e.URI, upstream: f.URI}
 			}
@@ -198,63 +172,9 @@ func (s *source) build(v *view) *snapshot {
 		snap.files = append(snap.files, f)
 	}
 	slices.SortFunc(snap.files, func(a, b *catalog.File) int { return cmp.Compare(a.URI, b.URI) })
-	snap.buildDirs()
-
-	h := sha256.New()
-	for _, sk := range snap.skills {
-		fmt.Fprintf(h, "%s\x00", sk.URI)
-		h.Write(sk.Frontmatter.JSON())
-		h.Write([]byte{'\n'})
-	}
-	for _, f := range snap.files {
-		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%t\n", f.URI, f.Digest, f.Size, f.Text)
-	}
-	snap.id = hex.EncodeToString(h.Sum(nil))
+	snap.dirs = catalog.DirsOf(snap.skills)
+	snap.id = catalog.ContentID(snap.skills, snap.files)
 	return snap
-}
-
-// buildDirs derives the directory resources from the file URIs: every
-// level from skill://<origin> down to each file's parent, with its direct
-// children, and the innermost skill each directory belongs to.
-func (snap *snapshot) buildDirs() {
-	const scheme = "skill://"
-	seen := map[string]map[string]bool{}
-	for _, f := range snap.files {
-		parts := strings.Split(strings.TrimPrefix(f.URI, scheme), "/")
-		for i := 1; i < len(parts); i++ {
-			dirURI := scheme + strings.Join(parts[:i], "/")
-			d := snap.dirs[dirURI]
-			if d == nil {
-				d = &catalog.Dir{URI: dirURI, Path: decode(strings.Join(parts[:i], "/"))}
-				snap.dirs[dirURI] = d
-				seen[dirURI] = map[string]bool{}
-			}
-			child := dirURI + "/" + parts[i]
-			if seen[dirURI][child] {
-				continue
-			}
-			seen[dirURI][child] = true
-			c := catalog.Child{URI: child, Name: decode(parts[i])}
-			if i == len(parts)-1 {
-				c.File = f
-			}
-			d.Children = append(d.Children, c)
-		}
-	}
-	for uri, d := range snap.dirs {
-		slices.SortFunc(d.Children, func(a, b catalog.Child) int { return cmp.Compare(a.Name, b.Name) })
-		for u := uri; strings.HasPrefix(u, scheme) && len(u) > len(scheme); {
-			if sk := snap.byURI[u+"/"+skilluri.SkillFile]; sk != nil {
-				d.Skill = sk
-				break
-			}
-			i := strings.LastIndexByte(u, '/')
-			if i < len(scheme) {
-				break
-			}
-			u = u[:i]
-		}
-	}
 }
 
 func decode(s string) string {
@@ -317,39 +237,4 @@ func (snap *snapshot) ReadFile(ctx context.Context, f *catalog.File) ([]byte, er
 		return nil, fmt.Errorf("gateway: %s is not UTF-8 text: %w", f.URI, catalog.ErrChanged)
 	}
 	return data, nil
-}
-
-// textTypes are the extensions published as text: their content travels
-// as a JSON string (a file found not to be UTF-8 is switched to a blob).
-var textTypes = map[string]string{
-	".md": "text/markdown", ".markdown": "text/markdown", ".txt": "text/plain",
-	".py": "text/x-python", ".sh": "text/x-shellscript", ".bash": "text/x-shellscript",
-	".js": "text/javascript", ".mjs": "text/javascript", ".ts": "text/x-typescript",
-	".go": "text/x-go", ".rb": "text/x-ruby", ".rs": "text/x-rust", ".java": "text/x-java",
-	".c": "text/x-c", ".h": "text/x-c", ".css": "text/css", ".html": "text/html",
-	".csv": "text/csv", ".xml": "application/xml", ".json": "application/json",
-	".yaml": "application/yaml", ".yml": "application/yaml", ".toml": "application/toml",
-	".sql": "application/sql", ".svg": "image/svg+xml",
-}
-
-var binaryTypes = map[string]string{
-	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
-	".webp": "image/webp", ".pdf": "application/pdf", ".zip": "application/zip",
-	".gz": "application/gzip", ".wasm": "application/wasm",
-}
-
-func mimeOf(name string) string {
-	ext := strings.ToLower(path.Ext(name))
-	if t, ok := textTypes[ext]; ok {
-		return t
-	}
-	if t, ok := binaryTypes[ext]; ok {
-		return t
-	}
-	return "application/octet-stream"
-}
-
-func isText(name string) bool {
-	_, ok := textTypes[strings.ToLower(path.Ext(name))]
-	return ok
 }

@@ -49,6 +49,18 @@ func (o *originState) diag(sev Severity, uri, msg string, err error) {
 	o.diagLocked(sev, uri, msg, err)
 }
 
+// deviation records a warning about a server deviation the host works
+// around (see [Diagnostic.Deviation]).
+func (o *originState) deviation(uri, msg string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := len(o.diags)
+	o.diagLocked(Warning, uri, msg, nil)
+	if len(o.diags) == n+1 && n < maxDiagsPerOrigin {
+		o.diags[n].Deviation = true
+	}
+}
+
 func (o *originState) diagLocked(sev Severity, uri, msg string, err error) {
 	d := Diagnostic{Origin: o.cfg.Label, URI: uri, Severity: sev, Message: msg, Err: err}
 	if len(o.diags) >= maxDiagsPerOrigin {
@@ -210,7 +222,7 @@ func (o *originState) sess() (*mcp.ClientSession, error) {
 }
 
 // relist pages through skills/list and replaces the listing. A listing that
-// fails on its first page keeps the previous one.
+// fails on its first page keeps the previous one.
 func (o *originState) relist(ctx context.Context) {
 	sess, err := o.sess()
 	if err != nil {
@@ -342,7 +354,7 @@ func entryMsg(err error) string {
 	return err.Error()
 }
 
-// checkResult applies H-51 and H-8: a missing resultType, ttlMs or
+// checkResult checks the fields every result must carry: a missing resultType, ttlMs or
 // cacheScope is accepted with a diagnostic; a resultType other than
 // "complete" is not parsed as skills.
 func (o *originState) checkResult(rt *string, ttl *int64, scope *string, method string) bool {
@@ -377,7 +389,7 @@ func (o *originState) ingest(e *Entry) {
 		w := fmt.Sprintf("server deviates from the Skills extension: %d of %d resources have no size; "+
 			"accepted: each such file is read within the 16 MiB per-skill limit and verified by its digest", e.SizesMissing, len(e.Files))
 		e.Warnings = append(e.Warnings, w)
-		o.diag(Deviation, e.URI, w, nil)
+		o.deviation(e.URI, w)
 	}
 	if f := descriptionFlags(e); f != "" {
 		e.Warnings = append(e.Warnings, "description contains "+f+" (removed for display)")
@@ -394,7 +406,7 @@ func (o *originState) ingest(e *Entry) {
 	}
 }
 
-// get calls skills/get for uri and records the entry (H-4, A-39).
+// get calls skills/get for uri and records the entry.
 func (o *originState) get(ctx context.Context, uri string) (*Entry, error) {
 	if _, err := skilluri.ParseSkill(uri); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnknownSkill, err)
@@ -446,7 +458,7 @@ func (o *originState) get(ctx context.Context, uri string) (*Entry, error) {
 
 // scheduleRefresh re-lists the server after notifications/resources/list_changed
 // (or a legacy server's notifications/skills/list_changed),
-// at most once per RefreshInterval however many notifications arrive.
+// at most once per RefreshInterval however many notifications arrive.
 // Refreshing never fetches files and never prompts.
 func (o *originState) scheduleRefresh() {
 	o.refreshMu.Lock()

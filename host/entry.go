@@ -8,12 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host/skilluri"
 	"github.com/skillport/skillport/internal/jsonobj"
 	"github.com/skillport/skillport/skill"
+	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -39,11 +39,14 @@ func (k Kind) String() string {
 }
 
 // MaxDescription is the longest description accepted in an entry (the Agent
-// Skills limit); longer ones make the entry invalid (A-17).
-const MaxDescription = 1024
+// Skills limit); longer ones make the entry invalid.
+const MaxDescription = skillclient.MaxDescription
 
 // Entry is one skill in the registry. Its identity is the pair (Origin, URI);
-// the name is only a label. An Entry is a snapshot and is never modified: a
+// the name is only a label. Of its names, show the model Qualified (what
+// read_skill takes), show the user CLIName() (what the CLI takes) and
+// Source() (where it comes from); Name and Path are the skill's own, from
+// its URI, and never identify it alone. An Entry is a snapshot and is never modified: a
 // refresh produces a new one.
 type Entry struct {
 	// Origin is the host-assigned label of the origin, never serverInfo.name.
@@ -154,7 +157,7 @@ func (e *Entry) Status() string {
 // warning naming the deviation: every read of such a file is bounded by the
 // 16 MiB per-skill limit (and counts toward it), and verified by its digest
 // like any other, so the missing size costs the early size check only.
-const SizeUnknown int64 = -1
+const SizeUnknown = skillclient.SizeUnknown
 
 // validDigest reports whether d is "sha256:" and 64 lowercase hex digits.
 // It runs for every file of every listed skill; a regexp was a tenth of
@@ -176,7 +179,7 @@ func validDigest(d string) bool {
 // with [ValidateEntry]. Decoding is stricter than encoding/json: keys match
 // case-sensitively, duplicate keys are refused, sizes must be non-negative
 // integers, so that nothing about the entry's identity depends on decoder
-// leniency (A-37).
+// leniency.
 func DecodeEntry(origin string, raw []byte) (*Entry, error) {
 	bad := func(uri, format string, args ...any) error {
 		return &EntryError{Origin: origin, URI: uri, Err: ErrInvalidEntry, Msg: fmt.Sprintf(format, args...)}
@@ -271,35 +274,20 @@ func clip(s string) string {
 // objectFields splits a JSON object into its fields, refusing duplicate keys.
 func objectFields(raw []byte) (map[string]json.RawMessage, error) { return jsonobj.Map(raw) }
 
-// ValidateEntry checks a decoded entry against the extension's rules (H-11)
+// ValidateEntry checks a decoded entry against the extension's rules
 // and returns it as a registry entry. An invalid entry yields an
 // [*EntryError] wrapping [ErrInvalidEntry] and must not be registered. An
 // entry over the per-skill limits (512 files, 16 MiB) is returned with
 // Declined set, checked before anything is fetched and without overflow.
 func ValidateEntry(origin string, s *wire.Skill) (*Entry, error) {
-	bad := func(format string, args ...any) error {
-		return &EntryError{Origin: origin, URI: s.URI, Err: ErrInvalidEntry, Msg: fmt.Sprintf(format, args...)}
+	if err := skillclient.ValidateEntry(s); err != nil {
+		var ee *skillclient.EntryError
+		if !errors.As(err, &ee) {
+			return nil, &EntryError{Origin: origin, URI: s.URI, Err: ErrInvalidEntry, Msg: err.Error()}
+		}
+		return nil, &EntryError{Origin: origin, URI: s.URI, Err: ErrInvalidEntry, Msg: ee.Msg}
 	}
-	sk, err := skilluri.ParseSkill(s.URI)
-	if err != nil {
-		return nil, bad("%v", err)
-	}
-	name, ok := s.Frontmatter.Get("name")
-	if !ok {
-		return nil, bad("frontmatter has no name")
-	}
-	if n, ok := name.(string); !ok || n != sk.Name {
-		return nil, bad("frontmatter name %s does not equal the last segment of the skill path, %q", quoteAny(name), sk.Name)
-	}
-	desc, ok := s.Frontmatter.Get("description")
-	if d, isStr := desc.(string); !ok || !isStr || strings.TrimSpace(d) == "" {
-		return nil, bad("frontmatter description is missing, empty or not a string")
-	} else if utf8.RuneCountInString(d) > MaxDescription {
-		return nil, bad("description is %d characters; the limit is %d", utf8.RuneCountInString(d), MaxDescription)
-	}
-	if s.Resources == nil {
-		return nil, bad(`resources is missing; it must be an array or "dynamic"`)
-	}
+	sk, _ := skilluri.ParseSkill(s.URI)
 	e := &Entry{
 		Origin:      origin,
 		Kind:        KindMCP,
@@ -317,35 +305,12 @@ func ValidateEntry(origin string, s *wire.Skill) (*Entry, error) {
 		return e, nil
 	}
 	files := s.Resources.Files
-	if len(files) == 0 {
-		return nil, bad("resources is an empty array; it must list SKILL.md at least")
-	}
-	seen := make(map[string]bool, len(files))
-	hasSkill := false
 	var total int64
 	overSize := false
-	for i, f := range files {
-		if seen[f.URI] {
-			return nil, bad("resources lists %q twice", f.URI)
-		}
-		seen[f.URI] = true
-		if f.URI == s.URI {
-			hasSkill = true
-		} else if _, ok := skilluri.Within(sk.Root, f.URI); !ok {
-			return nil, bad("resources item %d, %q, is not inside the skill root %s", i, f.URI, sk.Root)
-		}
-		if _, err := skilluri.Parse(f.URI); err != nil {
-			return nil, bad("resources item %d: %v", i, err)
-		}
-		if !validDigest(f.Digest) {
-			return nil, bad("resources item %d (%q): digest %q is not sha256: and 64 lowercase hex digits", i, f.URI, clip(f.Digest))
-		}
+	for _, f := range files {
 		if f.Size == SizeUnknown {
 			e.SizesMissing++
 			continue
-		}
-		if f.Size < 0 {
-			return nil, bad("resources item %d (%q): size %d is negative", i, f.URI, f.Size)
 		}
 		// Compare before adding, so a hostile size near 2^63 cannot wrap the sum.
 		if f.Size > wire.MaxTotalBytes || total > wire.MaxTotalBytes-f.Size {
@@ -353,9 +318,6 @@ func ValidateEntry(origin string, s *wire.Skill) (*Entry, error) {
 		} else {
 			total += f.Size
 		}
-	}
-	if !hasSkill {
-		return nil, bad("resources does not list the skill's own SKILL.md, %q", s.URI)
 	}
 	e.Files = files
 	e.Size = total
@@ -368,12 +330,4 @@ func ValidateEntry(origin string, s *wire.Skill) (*Entry, error) {
 			Msg: fmt.Sprintf("files total more than %d bytes (16 MiB), the limit per skill", wire.MaxTotalBytes)}
 	}
 	return e, nil
-}
-
-func quoteAny(v any) string {
-	if s, ok := v.(string); ok {
-		return strconv.Quote(clip(s))
-	}
-	b, _ := json.Marshal(v)
-	return clip(string(b))
 }

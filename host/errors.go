@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/skillport/skillport/skillclient"
 )
 
 // Sentinel errors; test with errors.Is.
@@ -11,17 +13,20 @@ var (
 	// ErrVerification is wrapped by every [*VerificationError]: content that
 	// did not match the entry it was read under, or a read outside the held
 	// manifest. The content was discarded.
-	ErrVerification = errors.New("verification failed")
+	// It is [skillclient.ErrVerification]: one sentinel for the host and
+	// the client it is built on.
+	ErrVerification = skillclient.ErrVerification
 	// ErrInvalidEntry marks a skills/list or skills/get entry that breaks the
 	// extension's rules; such an entry is never registered or loaded.
-	ErrInvalidEntry = errors.New("invalid skill entry")
+	// It is [skillclient.ErrInvalidEntry].
+	ErrInvalidEntry = skillclient.ErrInvalidEntry
 	// ErrDeclined marks a skill the host will not load, e.g. over the
 	// per-skill limits or with "dynamic" resources while those are refused.
 	ErrDeclined = errors.New("skill declined")
 	// ErrNotApproved is returned when the user (or policy) did not approve a load.
 	ErrNotApproved = errors.New("not approved")
 	// ErrCrossOrigin is returned when a read would cross from one origin to
-	// another without per-call approval.
+	// another without per-call approval.
 	ErrCrossOrigin = errors.New("cross-origin read blocked")
 	// ErrUnknownSkill is returned for a name or URI the registry does not hold.
 	ErrUnknownSkill = errors.New("unknown skill")
@@ -135,6 +140,26 @@ func (e *NoSuchFileError) Error() string {
 
 // Unwrap returns ErrNoSuchFile.
 func (e *NoSuchFileError) Unwrap() error { return ErrNoSuchFile }
+
+// reasons maps the verifier's failures to the host's reasons.
+var reasons = map[error]Reason{
+	skillclient.ErrSize:        ReasonSize,
+	skillclient.ErrDigest:      ReasonDigest,
+	skillclient.ErrFrontmatter: ReasonFrontmatter,
+	skillclient.ErrUnlisted:    ReasonUnlisted,
+	skillclient.ErrContents:    ReasonContents,
+	skillclient.ErrEncoding:    ReasonEncoding,
+}
+
+// verification turns a [*skillclient.VerifyError] into the host's error
+// for origin, keeping its detail.
+func verification(origin string, err error) *VerificationError {
+	var ve *skillclient.VerifyError
+	if !errors.As(err, &ve) {
+		return &VerificationError{Origin: origin, Reason: ReasonContents, Detail: err.Error()}
+	}
+	return &VerificationError{Origin: origin, URI: ve.URI, Reason: reasons[ve.Err], Detail: ve.Detail, Fields: ve.Fields}
+}
 
 // EntryError reports why an entry was not registered or is not loadable.
 type EntryError struct {

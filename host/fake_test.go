@@ -191,7 +191,7 @@ func (f *fake) build() *mcp.Server {
 		return nil, &jsonrpcError{code: -32602, msg: "No skill is served at " + p.URI}
 	})
 	if f.directoryRead {
-		mcp.AddReceivingCustomMethod(s, wire.MethodDirectoryRead, func(ctx context.Context, ss *mcp.ServerSession, p *anyParams) (*rawResult, error) {
+		mcp.AddReceivingCustomMethod(s, wire.MethodReadDirectory, func(ctx context.Context, ss *mcp.ServerSession, p *anyParams) (*rawResult, error) {
 			raw, err := f.dir(p.URI)
 			return &rawResult{raw: raw}, err
 		})

@@ -36,6 +36,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/host/cache"
+	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -86,27 +87,16 @@ type Options struct {
 	OnChange func()
 }
 
-// Severity of a diagnostic.
-type Severity int
+// Severity says whether a diagnostic reports something left out (Error)
+// or a note (Warning). It is [skill.Severity]: one type, one encoding
+// ("error", "warning") for every diagnostic the library reports.
+type Severity = skill.Severity
 
 // Severities.
 const (
-	Warning Severity = iota + 1
-	Error
-	// Deviation is a warning about a server that breaks a rule of the
-	// extension in a way the host works around without giving up a check
-	// that protects the user (a missing size: the digest still binds the
-	// content and reads stay bounded). Tools that fail on warnings, like
-	// skillport verify, report it and pass.
-	Deviation
+	Warning = skill.Warning
+	Error   = skill.Error
 )
-
-func (s Severity) String() string {
-	if s == Error {
-		return "error"
-	}
-	return "warning"
-}
 
 // Diagnostic reports something the user should know: an entry left out, a
 // server that failed, a capped listing.
@@ -114,8 +104,14 @@ type Diagnostic struct {
 	Origin   string
 	URI      string
 	Severity Severity
-	Message  string
-	Err      error
+	// Deviation marks a warning about a server that breaks a rule of the
+	// extension in a way the host works around without giving up a check
+	// that protects the user (a missing size: the digest still binds the
+	// content and reads stay bounded). Tools that fail on warnings, like
+	// skillport verify, report it and pass.
+	Deviation bool
+	Message   string
+	Err       error
 }
 
 func (d Diagnostic) String() string {
@@ -158,14 +154,14 @@ type OriginStatus struct {
 	Discovery time.Duration
 }
 
-// GCPercent is the garbage-collector setting (runtime/debug.SetGCPercent)
-// that skillport's own host commands (ls, verify, pull, load, gateway) run
-// with when GOGC is not set, offered to programs that embed a Host. go-sdk
-// decodes each JSON-RPC message with fresh 32 KiB buffers, so a process
-// whose live heap is a few MiB collects every few messages; at 400,
-// discovering 20 servers takes about half the CPU (BenchmarkDiscovery20 in
-// host/e2e reports both settings). The heap may grow to five times what is
-// live rather than twice.
+// GCPercent was the garbage-collector setting skillport's host commands
+// run with.
+//
+// Deprecated: process tuning belongs to the program, not the library;
+// the skillport command sets it itself. A program embedding a Host may
+// still call debug.SetGCPercent(400): go-sdk decodes each JSON-RPC message
+// with fresh buffers, and at 400 discovering 20 servers takes about half
+// the CPU (BenchmarkDiscovery20 in host/e2e reports both settings).
 const GCPercent = 400
 
 // Host discovers, registers and loads skills. It is safe for concurrent use.
@@ -398,7 +394,7 @@ func (h *Host) one(name string, match []*Entry) (*Entry, error) {
 
 // Get confirms a skill reached by URI rather than listing (from server
 // instructions, another skill, or the user) with skills/get on the origin
-// labelled label, and registers it (H-4, H-5). A URI the server does not
+// labelled label, and registers it. A URI the server does not
 // answer for is not a skill.
 func (h *Host) Get(ctx context.Context, label, uri string) (*Entry, error) {
 	o := h.byLabel[label]
@@ -661,7 +657,7 @@ func newClient(h *Host, o *originState) *mcp.Client {
 	// Registration only fails for standard method names; these are not.
 	_ = mcp.AddSendingCustomMethod[*wire.ListSkillsParams, *listResult](c, wire.MethodListSkills)
 	_ = mcp.AddSendingCustomMethod[*wire.GetSkillParams, *getResult](c, wire.MethodGetSkill)
-	_ = mcp.AddSendingCustomMethod[*wire.DirectoryReadParams, *wire.DirectoryReadResult](c, wire.MethodDirectoryRead)
+	_ = mcp.AddSendingCustomMethod[*wire.ReadDirectoryParams, *wire.ReadDirectoryResult](c, wire.MethodReadDirectory)
 	_ = mcp.AddSendingCustomMethod[*wire.NameParams, *readResult](c, wire.MethodReadSkill)
 	_ = mcp.AddSendingCustomMethod[*wire.ReadReferenceParams, *referenceResult](c, wire.MethodReadReference)
 	return c

@@ -19,7 +19,7 @@ func TestHappyPathIsLazyAndVerified(t *testing.T) {
 	})
 	rec := &recorder{}
 	rec.decide = func(*approval.Request) approval.Decision {
-		// H-46: nothing has been fetched at approval time.
+		// Nothing has been fetched at approval time.
 		if n := f.totalReads(); n != 0 {
 			t.Errorf("%d reads before approval was given", n)
 		}

@@ -11,15 +11,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillport/skillport/host/approval"
-	"github.com/skillport/skillport/host/cache"
 	"github.com/skillport/skillport/host/skilluri"
 	"github.com/skillport/skillport/skill"
+	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/wire"
 )
 
 // Loaded is a skill the host is acting on: its verified SKILL.md is in the
 // model's context, and the host holds the entry it was loaded from (the
-// acting window, H-45). Every file read through it resolves against the
+// acting window). Every file read through it resolves against the
 // skill root, must be listed in the held entry, and is verified; reads go to
 // the skill's own origin only. A legacy-profile skill (ProfileLegacy) has
 // no manifest: the files its server listed when it was loaded are held
@@ -66,7 +66,7 @@ type DirEntry struct {
 
 // AllowedTools returns the skill's allowed-tools field if it may take
 // effect: always for filesystem skills; for MCP skills only when the user
-// granted it for this skill (H-38). Otherwise "".
+// granted it for this skill. Otherwise "".
 func (l *Loaded) AllowedTools() string {
 	s, _ := l.Document.Frontmatter.String("allowed-tools")
 	if l.Entry.Kind == KindMCP && !l.grantTools {
@@ -128,14 +128,8 @@ func (h *Host) Load(ctx context.Context, e *Entry) (*Loaded, error) {
 	if err := e.checkIndexDigest(data); err != nil {
 		return nil, err
 	}
-	doc, err := skill.Parse(data)
+	doc, err := h.parseSkillMD(ctx, o, e, data)
 	if err != nil {
-		return nil, &VerificationError{Origin: e.Origin, URI: e.URI, Reason: ReasonEncoding, Detail: err.Error()}
-	}
-	if diff := e.Frontmatter.Diff(doc.Frontmatter); len(diff) > 0 {
-		err := &VerificationError{Origin: e.Origin, URI: e.URI, Reason: ReasonFrontmatter, Fields: diff,
-			Detail: "fields " + strings.Join(diff, ", ")}
-		h.refreshAfterFailure(ctx, o, e, err)
 		return nil, err
 	}
 	l.Document, l.Content = doc, data
@@ -234,57 +228,49 @@ func (l *Loaded) fetch(ctx context.Context, o *originState, uri string, res *wir
 		}
 		return nil, "", fmt.Errorf("%s: resources/read %s: %w", label, uri, err)
 	}
-	var c *mcp.ResourceContents
-	for _, x := range rr.Contents {
-		if x == nil || x.URI != uri {
-			c = nil
-			break
-		}
-		if c != nil {
-			c = nil
-			break
-		}
-		c = x
+	data, mime, err := skillclient.Contents(rr, uri)
+	if err != nil {
+		return nil, "", verification(label, err)
 	}
-	if c == nil || (c.Text != "" && c.Blob != nil) {
-		return nil, "", &VerificationError{Origin: label, URI: uri, Reason: ReasonContents,
-			Detail: fmt.Sprintf("%d content items", len(rr.Contents))}
-	}
-	n := int64(len(c.Blob))
-	if c.Blob == nil {
-		n = int64(len(c.Text))
-	}
+	n := int64(len(data))
 	if res == nil || res.Size == SizeUnknown {
 		if err := l.account(o, uri, n); err != nil {
 			return nil, "", err
+		}
+		if res == nil {
+			return data, mime, nil
 		}
 	} else {
 		o.mu.Lock()
 		o.fetched += n
 		o.mu.Unlock()
-		if n != res.Size {
-			verr := &VerificationError{Origin: label, URI: uri, Reason: ReasonSize, Detail: fmt.Sprintf("entry says %d bytes, server sent %d", res.Size, n)}
-			h.refreshAfterFailure(ctx, o, l.Entry, verr)
-			return nil, "", verr
+	}
+	if err := skillclient.VerifyFile(*res, data); err != nil {
+		verr := verification(label, err)
+		h.refreshAfterFailure(ctx, o, l.Entry, verr)
+		return nil, "", verr
+	}
+	if h.opts.Cache != nil {
+		if err := h.opts.Cache.Put(label, uri, data); err != nil {
+			h.log.Debug("skills: not cached", "err", err)
 		}
 	}
-	data := c.Blob
-	if data == nil {
-		data = []byte(c.Text)
-	}
-	if res != nil {
-		if d := cache.Digest(data); d != res.Digest {
-			verr := &VerificationError{Origin: label, URI: uri, Reason: ReasonDigest, Detail: "entry says " + res.Digest + ", content hashes to " + d}
-			h.refreshAfterFailure(ctx, o, l.Entry, verr)
-			return nil, "", verr
+	return data, mime, nil
+}
+
+// parseSkillMD checks verified SKILL.md bytes against the entry's
+// frontmatter; a difference refreshes the entry, as the extension
+// prescribes after a verification failure.
+func (h *Host) parseSkillMD(ctx context.Context, o *originState, e *Entry, data []byte) (*skill.Document, error) {
+	doc, err := skillclient.ParseSkillMD(e.URI, e.Frontmatter, data)
+	if err != nil {
+		verr := verification(e.Origin, err)
+		if verr.Reason == ReasonFrontmatter {
+			h.refreshAfterFailure(ctx, o, e, verr)
 		}
-		if h.opts.Cache != nil {
-			if err := h.opts.Cache.Put(label, uri, data); err != nil {
-				h.log.Debug("skills: not cached", "err", err)
-			}
-		}
+		return nil, verr
 	}
-	return data, c.MIMEType, nil
+	return doc, nil
 }
 
 // account counts n bytes read for uri whose size was not known beforehand
@@ -354,7 +340,7 @@ func (l *Loaded) unlisted(ctx context.Context, o *originState, ref, uri string) 
 // ReadFile reads a file of the skill, given relative to the skill root
 // ("references/GUIDE.md") or as a URI inside it. For a skill with a
 // manifest, only listed files are read; anything else is a
-// *NoSuchFileError (H-27) unless the refresh that follows shows the skill
+// *NoSuchFileError unless the refresh that follows shows the skill
 // changed on the server, which is a *VerificationError asking for
 // re-approval. The read goes to the skill's own origin and is verified.
 // A nested SKILL.md read this way is ordinary content: its frontmatter has
@@ -436,7 +422,7 @@ func (l *Loaded) isDir(uri string) bool {
 
 // ListDir lists a directory of the skill ("" or "." for the root). For a
 // skill with a manifest the answer comes from the held entry alone, so it
-// never shows a file the host would refuse to read (H-47). For a "dynamic"
+// never shows a file the host would refuse to read. For a "dynamic"
 // skill it uses resources/directory/read when the server declared
 // directoryRead, keeping only direct children of the directory. For a
 // legacy skill it comes from the files its server listed on load.
@@ -510,7 +496,7 @@ func (l *Loaded) readDirectory(ctx context.Context, dir string) ([]DirEntry, err
 	cursor := ""
 	for page := 0; page < l.h.opts.MaxPages; page++ {
 		callCtx, cancel := context.WithTimeout(ctx, l.h.opts.CallTimeout)
-		res, err := mcp.CallCustomMethod[*wire.DirectoryReadParams, *wire.DirectoryReadResult](callCtx, sess, wire.MethodDirectoryRead, &wire.DirectoryReadParams{URI: dir, Cursor: cursor})
+		res, err := mcp.CallCustomMethod[*wire.ReadDirectoryParams, *wire.ReadDirectoryResult](callCtx, sess, wire.MethodReadDirectory, &wire.ReadDirectoryParams{URI: dir, Cursor: cursor})
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("%s: resources/directory/read %s: %w", e.Origin, dir, err)
@@ -539,11 +525,11 @@ func (l *Loaded) readDirectory(ctx context.Context, dir string) ([]DirEntry, err
 }
 
 // ReadResource is the generic, origin-bound resource read a model may be
-// given (H-19). It reads uri on the origin labelled label, never on a server
+// given. It reads uri on the origin labelled label, never on a server
 // found by searching for the URI. When acting is non-nil and belongs to
 // another origin, the read needs an explicit approval naming both servers,
-// asked on every call. The result is ordinary resource content: a
-// SKILL.md read this way is not a load (H-44).
+// asked on every call. The result is ordinary resource content: a
+// SKILL.md read this way is not a load.
 func (h *Host) ReadResource(ctx context.Context, label, uri string, acting *Loaded) (*mcp.ReadResourceResult, error) {
 	o := h.byLabel[label]
 	if o == nil || o.cfg.Kind() != KindMCP {
@@ -571,7 +557,7 @@ func (h *Host) ReadResource(ctx context.Context, label, uri string, acting *Load
 }
 
 // AuthorizeExec asks the approver whether a code-execution tool call may run
-// while the model acts on this skill (H-36). Filesystem skills need no
+// while the model acts on this skill. Filesystem skills need no
 // approval here; MCP skills need it on every call.
 func (l *Loaded) AuthorizeExec(ctx context.Context, command string) error {
 	if l.Entry.Kind == KindFilesystem {
@@ -626,14 +612,8 @@ func (h *Host) FetchAll(ctx context.Context, e *Entry) ([]*File, error) {
 		rel, _ := skilluri.Within(e.Root, f.URI)
 		out = append(out, &File{URI: f.URI, Path: rel, Data: data, MIMEType: mime, Verified: true})
 		if f.URI == e.URI {
-			doc, err := skill.Parse(data)
-			if err != nil {
-				return nil, &VerificationError{Origin: e.Origin, URI: e.URI, Reason: ReasonEncoding, Detail: err.Error()}
-			}
-			if diff := e.Frontmatter.Diff(doc.Frontmatter); len(diff) > 0 {
-				verr := &VerificationError{Origin: e.Origin, URI: e.URI, Reason: ReasonFrontmatter, Fields: diff, Detail: "fields " + strings.Join(diff, ", ")}
-				h.refreshAfterFailure(ctx, o, e, verr)
-				return nil, verr
+			if _, err := h.parseSkillMD(ctx, o, e, data); err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -26,8 +26,7 @@ var (
 	// that no common filesystem accepts in a file name.
 	ErrUnsafeName = errors.New("name cannot be materialized safely")
 	// ErrNameCollision marks two names that could be the same file, or a
-	// file and a directory, on a case-insensitive or normalising filesystem
-	// (H-41).
+	// file and a directory, on a case-insensitive or normalising filesystem.
 	ErrNameCollision = errors.New("names collide")
 	// ErrUpToDate is returned, with the folder, when the skill folder
 	// already holds exactly the verified files: nothing was written. A
@@ -50,7 +49,7 @@ type MaterializeOptions struct {
 // os.Root, as regular files with mode 0644 (never executable, never links),
 // and the folder is renamed into place only when complete. Paths come from
 // the validated URIs. Names that would collide on a case-insensitive or
-// normalising filesystem are refused with [ErrNameCollision] (H-41), and
+// normalising filesystem are refused with [ErrNameCollision], and
 // so are names holding a character outside the scripts whose normalisation
 // this package can decide without Unicode tables, with [ErrUnsafeName]
 // (see [FoldName]). It returns the folder written.
@@ -217,7 +216,7 @@ func sameTree(dir string, rels []string, files []*File) bool {
 
 // Why names outside ASCII are safe to compare by case folding alone.
 //
-// H-41 asks for names to be NFC-normalised and case-folded before the
+// Names must be NFC-normalised and case-folded before the
 // duplicate check, and the standard library has no normalisation tables. So
 // only names that are provably their own NFC form are written, and for them
 // NFC is the identity. A string is in NFC when every character in it has

@@ -117,7 +117,7 @@ func TestSameServerInfoNameAndSameURI(t *testing.T) {
 	if ea.Origin != "srv-a" || eb.Origin != "srv-b" || ea.URI != eb.URI {
 		t.Fatalf("lookups: %+v %+v", ea, eb)
 	}
-	// approving A's skill never covers B's same-URI skill.
+	// Approving A's skill never covers B's same-URI skill.
 	if _, err := h.Load(context.Background(), ea); err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 	"github.com/skillport/skillport/host/sanitize"
 )
 
-// CatalogOptions configure [Host.Catalog].
-type CatalogOptions struct {
+// PromptOptions configure [Host.Prompt].
+type PromptOptions struct {
 	// TokenBudget bounds the block's size in tokens, estimated as four
 	// bytes per token. Skills that do not fit are left out and a tail tells
 	// the model to use search_skills. Zero means no budget.
@@ -39,14 +39,26 @@ func displayLine(s string, max int) string {
 	return c
 }
 
-// Catalog renders the skills block for the system prompt (checklist F-13):
-// one <skill> per loadable skill with its qualified name, description,
+// CatalogOptions is the former name of [PromptOptions].
+//
+// Deprecated: use PromptOptions.
+type CatalogOptions = PromptOptions
+
+// Catalog is the former name of [Host.Prompt].
+//
+// Deprecated: use Prompt; the name clashed with package catalog, and the
+// method returns prompt text, not a catalog.
+func (h *Host) Catalog(opts *CatalogOptions) string { return h.Prompt(opts) }
+
+// Prompt renders the skills block for the model's system prompt: one
+// <skill> per loadable skill with its qualified name, description,
 // location and source, every server string stripped of control and hidden
-// characters and XML-escaped. MCP skills are tagged with their origin label
-// so the model can tell them from local ones. Declined skills are left out,
-// and when there is no skill at all the result is "" (no empty block, F-9).
-func (h *Host) Catalog(opts *CatalogOptions) string {
-	var o CatalogOptions
+// characters and XML-escaped, so a server cannot smuggle instructions in.
+// MCP skills are tagged with their origin label so the model can tell
+// them from local ones. Declined skills are left out, and when there is no
+// skill at all the result is "" rather than an empty block.
+func (h *Host) Prompt(opts *PromptOptions) string {
+	var o PromptOptions
 	if opts != nil {
 		o = *opts
 	}

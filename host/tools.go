@@ -44,7 +44,7 @@ type Tools struct {
 func (h *Host) Tools() *Tools { return &Tools{h: h, active: map[key]*Loaded{}} }
 
 // Definitions returns the tool definitions, or nil when no skill is
-// available (F-9: no skills, no tools).
+// available (no skills, no tools).
 func (t *Tools) Definitions() []*mcp.Tool {
 	var names []string
 	for _, e := range t.h.Skills() {

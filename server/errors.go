@@ -8,11 +8,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/skillport/skillport/skill"
 )
 
 // MaxURILength is the longest URI the server looks up; longer ones are
-// rejected without a lookup.
-const MaxURILength = 2048
+// rejected without a lookup, so a huge URI costs nothing to refuse.
+const MaxURILength = skill.MaxURILength
 
 // invalidParams builds a -32602 error whose data carries the URI as received
 // (cut to MaxURILength bytes, so that a huge URI is not echoed back whole).
@@ -65,7 +67,7 @@ func show(uri string) string {
 // diagnose explains why a URI cannot name anything this server publishes,
 // or returns "" for a well-formed URI that is simply not served. It is used
 // only to word error messages: lookups are exact string matches against the
-// snapshot and never depend on parsing (S-31).
+// snapshot and never depend on parsing.
 func diagnose(uri string, schemes []string) string {
 	switch {
 	case uri == "":

@@ -104,7 +104,7 @@ func FuzzURI(f *testing.F) {
 			t.Fatalf("skills/get %q: %v", uri, err)
 		}
 
-		d, err := srv.readDirectory(ctx, &wire.DirectoryReadParams{URI: uri})
+		d, err := srv.readDirectory(ctx, &wire.ReadDirectoryParams{URI: uri})
 		if dir == nil {
 			if err == nil {
 				t.Fatalf("resources/directory/read %q succeeded", uri)

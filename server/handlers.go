@@ -54,8 +54,11 @@ func badCursor(method, uri string) *jsonrpc.Error {
 	return e
 }
 
-func (srv *Server) listSkills(_ context.Context, p *wire.ListSkillsParams) (*wire.ListSkillsResult, error) {
-	snap := srv.src.Snapshot()
+func (srv *Server) listSkills(ctx context.Context, p *wire.ListSkillsParams) (*wire.ListSkillsResult, error) {
+	snap, err := srv.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
 	skills := snap.Skills()
 	start, err := srv.page(p.Cursor, kindSkills, "", snap, len(skills), func(i int) string { return skills[i].URI })
 	if err != nil {
@@ -95,8 +98,11 @@ func entry(sk *catalog.Skill) wire.Skill {
 	return wire.Skill{URI: sk.URI, Frontmatter: sk.Frontmatter, Resources: &wire.Resources{Files: rs}}
 }
 
-func (srv *Server) getSkill(_ context.Context, p *wire.GetSkillParams) (*wire.GetSkillResult, error) {
-	snap := srv.src.Snapshot()
+func (srv *Server) getSkill(ctx context.Context, p *wire.GetSkillParams) (*wire.GetSkillResult, error) {
+	snap, err := srv.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
 	uri := p.URI
 	sk := snap.Skill(uri)
 	if sk == nil {
@@ -126,8 +132,11 @@ func (srv *Server) notASkill(snap Snapshot, uri string) *jsonrpc.Error {
 	return invalidParams(uri, "No skill is served at %s%s", show(uri), because(uri, srv.schemeList()))
 }
 
-func (srv *Server) readDirectory(_ context.Context, p *wire.DirectoryReadParams) (*wire.DirectoryReadResult, error) {
-	snap := srv.src.Snapshot()
+func (srv *Server) readDirectory(ctx context.Context, p *wire.ReadDirectoryParams) (*wire.ReadDirectoryResult, error) {
+	snap, err := srv.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
 	uri := p.URI
 	d := snap.Dir(uri)
 	if d == nil {
@@ -142,11 +151,11 @@ func (srv *Server) readDirectory(_ context.Context, p *wire.DirectoryReadParams)
 	kids := d.Children
 	start, err := srv.page(p.Cursor, kindDirectory, uri, snap, len(kids), func(i int) string { return kids[i].Name })
 	if err != nil {
-		return nil, badCursor(wire.MethodDirectoryRead, uri)
+		return nil, badCursor(wire.MethodReadDirectory, uri)
 	}
 	end := min(start+srv.opts.PageSize, len(kids))
 	ttl := srv.ttlMs()
-	res := &wire.DirectoryReadResult{ResultType: wire.ResultComplete, Resources: make([]wire.DirectoryEntry, 0, end-start),
+	res := &wire.ReadDirectoryResult{ResultType: wire.ResultComplete, Resources: make([]wire.DirectoryEntry, 0, end-start),
 		TTLMs: &ttl, CacheScope: srv.opts.CacheScope}
 	for _, ch := range kids[start:end] {
 		e := wire.DirectoryEntry{URI: ch.URI, Name: ch.Name, MIMEType: wire.DirectoryMIMEType}
@@ -154,7 +163,7 @@ func (srv *Server) readDirectory(_ context.Context, p *wire.DirectoryReadParams)
 			size := f.Size
 			e.MIMEType, e.Size = f.MIMEType, &size
 			if sk := snap.Skill(f.URI); sk != nil {
-				// S-29: a skill's SKILL.md is named and described from its frontmatter.
+				// A skill's SKILL.md is named and described from its frontmatter.
 				e.Name, e.Description = sk.Name, sk.Frontmatter.Description()
 			}
 		}
@@ -166,7 +175,7 @@ func (srv *Server) readDirectory(_ context.Context, p *wire.DirectoryReadParams)
 	return res, nil
 }
 
-// resource renders a file as a base-protocol Resource (S-12, S-14).
+// resource renders a file as a base-protocol Resource.
 func resource(snap Snapshot, f *catalog.File) *mcp.Resource {
 	r := &mcp.Resource{URI: f.URI, Name: f.Name, MIMEType: f.MIMEType, Size: f.Size,
 		Annotations: &mcp.Annotations{Audience: []mcp.Role{"assistant"}, Priority: 0.3}}
@@ -204,7 +213,10 @@ func (srv *Server) listResources(ctx context.Context, req *mcp.ListResourcesRequ
 			return srv.chain(res), nil
 		}
 	}
-	snap := srv.src.Snapshot()
+	snap, err := srv.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
 	files := snap.Files()
 	start, err := srv.page(raw, kindResources, "", snap, len(files), func(i int) string { return files[i].URI })
 	if err != nil {
@@ -248,7 +260,11 @@ func (srv *Server) readResource(ctx context.Context, req *mcp.ReadResourceReques
 	if uri == wire.IndexURI && srv.prof.index {
 		return srv.readIndex(ctx)
 	}
-	if !srv.owns(uri) && srv.src.Snapshot().File(uri) == nil {
+	snap, err := srv.snapshot(ctx)
+	if err != nil && srv.owns(uri) {
+		return nil, err
+	}
+	if !srv.owns(uri) && (snap == nil || snap.File(uri) == nil) {
 		res, err := next(ctx, "resources/read", req)
 		var we *jsonrpc.Error
 		// The wrapped server's own "not found": -32602 today, -32002 from
@@ -264,11 +280,14 @@ func (srv *Server) readResource(ctx context.Context, req *mcp.ReadResourceReques
 // read serves one file, always with bytes matching the digest published in
 // the snapshot it is read from.
 func (srv *Server) read(ctx context.Context, uri string) (*ReadResourceResult, error) {
-	snap := srv.src.Snapshot()
+	snap, err := srv.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
 	f := snap.File(uri)
 	if f == nil {
 		if snap.Dir(uri) != nil {
-			// S-27
+			// A directory is listed, never read as a file.
 			return nil, invalidParams(uri, "%s is a directory resource, not a file: list its children with resources/directory/read", show(uri))
 		}
 		return nil, invalidParams(uri, "No resource is served at %s%s", show(uri), because(uri, srv.schemeList()))

@@ -12,32 +12,32 @@ import (
 )
 
 // hostileURIs are URIs that try to reach outside the served root or to
-// name a published file in a non-canonical way (A-1..A-12). root is the
+// name a published file in a non-canonical way. root is the
 // directory holding the served tree and the canary.
 func hostileURIs(root string) []string {
 	return []string{
-		// A-1: dot segments
+		// dot segments
 		"skill://alpha/../team/beta/SKILL.md",
 		"skill://alpha/references/../../../canary.txt",
 		"skill://../canary.txt",
 		"skill://alpha/./SKILL.md",
-		// A-2: encoded dots, double encoding
+		// encoded dots, double encoding
 		"skill://%2e%2e/canary.txt",
 		"skill://alpha/%2e%2e/%2e%2e/canary.txt",
 		"skill://alpha/%2E%2e/SKILL.md",
 		"skill://alpha/.%2e/.%2e/canary.txt",
 		"skill://alpha/%252e%252e/%252e%252e/canary.txt",
-		// A-3: encoded separators
+		// encoded separators
 		"skill://alpha%2FSKILL.md",
 		"skill://alpha/references%2FGUIDE.md",
 		"skill://alpha/references%5CGUIDE.md",
 		"skill://alpha/..%2F..%2Fcanary.txt",
-		// A-4: backslashes
+		// backslashes
 		`skill://alpha\SKILL.md`,
 		`skill://alpha/..\..\canary.txt`,
 		`\\host\share\canary.txt`,
 		`C:\canary.txt`,
-		// A-5: absolute paths and odd forms
+		// absolute paths and odd forms
 		"skill:///etc/passwd",
 		"skill:///" + filepath.ToSlash(root) + "/canary.txt",
 		"skill:alpha/SKILL.md",
@@ -47,35 +47,35 @@ func hostileURIs(root string) []string {
 		filepath.Join(root, "skills", "alpha", "SKILL.md"),
 		"../canary.txt",
 		"alpha/SKILL.md",
-		// A-6: userinfo, port, query, fragment
+		// userinfo, port, query, fragment
 		"skill://u:p@alpha/SKILL.md",
 		"skill://alpha:80/SKILL.md",
 		"skill://alpha/SKILL.md?x=../../canary.txt",
 		"skill://alpha/SKILL.md#frag",
-		// A-7: empty segments, trailing slash
+		// empty segments, trailing slash
 		"skill://alpha//SKILL.md",
 		"skill://alpha/references/",
 		"skill://alpha/SKILL.md/",
-		// A-8: NUL and control characters
+		// NUL and control characters
 		"skill://alpha/SKILL.md\x00",
 		"skill://alpha/SKILL.md%00",
 		"skill://alpha/SKILL.md\n",
 		"skill://alpha/\x00../../canary.txt",
-		// A-9: oversized
+		// oversized
 		"skill://alpha/" + strings.Repeat("a/", 5000) + "SKILL.md",
-		// A-10: case and Unicode variants
+		// case and Unicode variants
 		"SKILL://alpha/SKILL.md",
 		"skill://ALPHA/SKILL.md",
 		"skill://alpha/skill.md",
 		"skill://alpha/SKILL.ｍd",
-		// A-12: wrong schemes
+		// wrong schemes
 		"file:///etc/passwd",
 		"file://" + filepath.ToSlash(root) + "/canary.txt",
 		"file:../canary.txt",
 		"https://example.com/alpha/SKILL.md",
 		"javascript:alert(1)",
 		"",
-		// Skills left out because they reach outside the root (A-14).
+		// Skills left out because they reach outside the root.
 		"skill://leaky/SKILL.md",
 		"skill://leaky/link.txt",
 		"skill://linked/SKILL.md",

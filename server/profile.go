@@ -189,7 +189,7 @@ func declaredExtension(ss *mcp.ServerSession, meta mcp.Meta) bool {
 	return ok
 }
 
-// listAny answers skills/list for every profile at once (V-1). A client
+// listAny answers skills/list for every profile at once. A client
 // that declared the extension gets pure SEP-2640 entries; any other client
 // gets the superset, whose extra fields SEP-2640 readers ignore.
 func (srv *Server) listAny(ctx context.Context, ss *mcp.ServerSession, p *wire.ListSkillsParams) (*wire.ListResult, error) {
@@ -245,7 +245,7 @@ func (r *getResponse) MarshalJSON() ([]byte, error) {
 	return json.Marshal(r.byName)
 }
 
-// getAny dispatches skills/get on its parameters (V-2): uri is SEP-2640,
+// getAny dispatches skills/get on its parameters: uri is SEP-2640,
 // name is SEP-2076, both or neither is an error.
 func (srv *Server) getAny(ctx context.Context, p *wire.GetParams) (*getResponse, error) {
 	if p == nil {
@@ -324,7 +324,7 @@ func (srv *Server) byName(snap Snapshot) map[string][]*catalog.Skill {
 type namesCache = atomic.Pointer[nameIndex]
 
 // lookupName resolves a skill by name: unknown and ambiguous names are
-// -32602 errors (V-2, V-3, V-11), or seed 001's -32002 for unknown names
+// -32602 errors, or seed 001's -32002 for unknown names
 // when legacy codes are on.
 func (srv *Server) lookupName(snap Snapshot, method, name string, legacyCodes bool) (*catalog.Skill, error) {
 	if name == "" {
@@ -374,7 +374,7 @@ func relPath(sk *catalog.Skill, f *catalog.File) string {
 
 // readSkillFile returns a file's bytes from snap, re-reading from a fresh
 // snapshot when the file changed under it; the caller then answers from the
-// returned snapshot (S-25, V-10).
+// returned snapshot.
 func (srv *Server) readSkillFile(ctx context.Context, snap Snapshot, f *catalog.File) ([]byte, Snapshot, error) {
 	data, err := snap.ReadFile(ctx, f)
 	if errors.Is(err, catalog.ErrChanged) {

@@ -197,7 +197,7 @@ func TestSeedGoldens(t *testing.T) {
 				},
 			}},
 			deviations: map[string]string{
-				"/content/0/resource/uri": "outputs are named skill-run://<run id>/<path>, never a file: URI or a host path (V-5); the bytes travel in blob",
+				"/content/0/resource/uri": "outputs are named skill-run://<run id>/<path>, never a file: URI or a host path; the bytes travel in blob",
 			},
 		},
 	}

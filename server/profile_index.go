@@ -16,7 +16,7 @@ import (
 // and every skill through skills/list.
 const MaxIndexEntries = 5000
 
-// index builds the index of a snapshot (V-8): one skill-md entry per skill,
+// index builds the index of a snapshot: one skill-md entry per skill,
 // digest of its SKILL.md, frontmatter verbatim.
 func index(snap Snapshot) wire.Index {
 	skills := snap.Skills()
@@ -59,7 +59,7 @@ func indexResource() *mcp.Resource {
 
 // initializeResult and discoverResult add the top-level "skills" capability
 // of SEP-2076 and seed 001, which go-sdk's ServerCapabilities has no field
-// for (V-7). Embedding the go-sdk result keeps every method go-sdk calls on
+// for. Embedding the go-sdk result keeps every method go-sdk calls on
 // it (resultType and _meta for 2026-07-28 requests); only the JSON changes.
 type initializeResult struct {
 	*mcp.InitializeResult

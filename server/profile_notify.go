@@ -13,9 +13,14 @@ import (
 	"github.com/skillport/skillport/wire"
 )
 
-// ListChangedDelay coalesces notifications/skills/list_changed: one is sent
-// at most this long after the first of a burst of changes (V-6).
-var ListChangedDelay = time.Second
+// DefaultListChangedDelay is the default of Options.ListChangedDelay.
+const DefaultListChangedDelay = time.Second
+
+// ListChangedDelay is used when Options.ListChangedDelay is zero.
+//
+// Deprecated: set Options.ListChangedDelay; a package variable applies to
+// every server of the process and cannot be changed safely while one runs.
+var ListChangedDelay = DefaultListChangedDelay
 
 // Transport wraps t so that a client connected through it receives
 // notifications/skills/list_changed when the skills change, if it speaks a
@@ -141,7 +146,11 @@ func (srv *Server) skillsChanged() {
 	if s.timer != nil || len(s.conns) == 0 {
 		return
 	}
-	s.timer = time.AfterFunc(ListChangedDelay, func() {
+	delay := srv.opts.ListChangedDelay
+	if delay <= 0 {
+		delay = ListChangedDelay
+	}
+	s.timer = time.AfterFunc(delay, func() {
 		s.mu.Lock()
 		s.timer = nil
 		var targets []*notifyConn

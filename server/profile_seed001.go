@@ -32,7 +32,7 @@ type ScriptRunner interface {
 // same the server gives a SKILL.md in resources/list.
 const skillPriority = 0.8
 
-// readSkill answers seed 001's skills/read {name} (V-3).
+// readSkill answers seed 001's skills/read {name}.
 func (srv *Server) readSkill(ctx context.Context, p *wire.NameParams) (*wire.ReadResult, error) {
 	return withRetry(srv, func(snap Snapshot) (*wire.ReadResult, error) {
 		sk, err := srv.lookupName(snap, wire.MethodReadSkill, p.Name, true)
@@ -80,7 +80,7 @@ func (srv *Server) readSkill(ctx context.Context, p *wire.NameParams) (*wire.Rea
 	})
 }
 
-// metadata is frontmatter.metadata with license added (V-3), keys in the
+// metadata is frontmatter.metadata with license added, keys in the
 // order written.
 func metadata(sk *catalog.Skill) json.RawMessage {
 	fm := sk.Frontmatter.JSON()
@@ -102,7 +102,7 @@ func metadata(sk *catalog.Skill) json.RawMessage {
 	return meta
 }
 
-// resolveFile finds a file of sk by reference (V-4): an exact path relative
+// resolveFile finds a file of sk by reference: an exact path relative
 // to the skill root, else a unique file name, else a unique file name
 // without its extension. under restricts the search to one top-level
 // directory ("" for the whole skill).
@@ -174,7 +174,7 @@ func (srv *Server) referenceError(name, ref, format string, args ...any) *jsonrp
 	return e
 }
 
-// readReference answers seed 001's skills/read_reference {name, reference} (V-4).
+// readReference answers seed 001's skills/read_reference {name, reference}.
 func (srv *Server) readReference(ctx context.Context, p *wire.ReadReferenceParams) (*wire.ReadReferenceResult, error) {
 	return withRetry(srv, func(snap Snapshot) (*wire.ReadReferenceResult, error) {
 		sk, err := srv.lookupName(snap, wire.MethodReadReference, p.Name, true)
@@ -210,7 +210,7 @@ func (srv *Server) readReference(ctx context.Context, p *wire.ReadReferenceParam
 	})
 }
 
-// execute answers seed 001's skills/execute (V-5). It is registered only
+// execute answers seed 001's skills/execute. It is registered only
 // when the operator enabled scripts; it runs a script listed in the skill's
 // manifest, from a copy of the snapshot's verified bytes, only through the
 // sandbox.

@@ -85,7 +85,7 @@ func wantError(t *testing.T, c *rawClient, method string, params any, code int, 
 	return rerr
 }
 
-// TestProfileErrors covers the by-name methods' bad input (V-2..V-5, A-46).
+// TestProfileErrors covers the by-name methods' bad input.
 func TestProfileErrors(t *testing.T) {
 	f := newFixture(t, legacyFiles(), nil)
 	c := connectRaw(t, f.MCP, "")
@@ -189,7 +189,7 @@ func TestSkillsGetByName(t *testing.T) {
 	if want := []string{"skill://report/references/guide.md", "skill://report/scripts/run.sh"}; !slices.Equal(uris, want) {
 		t.Errorf("files %v, want %v", uris, want)
 	}
-	// Instructions come from the same bytes the SEP-2640 path serves (V-10).
+	// Instructions come from the same bytes the SEP-2640 path serves.
 	rr := get[readResult](c, "resources/read", map[string]any{"uri": "skill://report/SKILL.md"})
 	if !strings.HasSuffix(string(rr.bytes(t)), "---\nWrite a {{ topic }} report in a {{tone}} tone. Keep {{other}} as written.\n") {
 		t.Errorf("SKILL.md served as %q", rr.bytes(t))
@@ -197,7 +197,7 @@ func TestSkillsGetByName(t *testing.T) {
 }
 
 // TestSkillsListShapes: a client that declared the extension gets pure
-// SEP-2640 entries; any other client the superset (V-1).
+// SEP-2640 entries; any other client the superset.
 func TestSkillsListShapes(t *testing.T) {
 	f := newFixture(t, legacyFiles(), nil)
 	entries := func(c *rawClient) []map[string]any {
@@ -263,7 +263,7 @@ func mapsKeys(m map[string]any) func(func(string) bool) {
 	}
 }
 
-// TestIndexResource covers skill://index.json (V-8).
+// TestIndexResource covers skill://index.json.
 func TestIndexResource(t *testing.T) {
 	f := newFixture(t, legacyFiles(), nil)
 	c := connectRaw(t, f.MCP, "")
@@ -302,10 +302,7 @@ func TestIndexResource(t *testing.T) {
 // notifications/skills/list_changed when the skills change; a SEP-2640
 // session does not.
 func TestLegacyListChanged(t *testing.T) {
-	old := server.ListChangedDelay
-	server.ListChangedDelay = 20 * time.Millisecond
-	t.Cleanup(func() { server.ListChangedDelay = old })
-	f := newFixture(t, legacyFiles(), nil)
+	f := newFixture(t, legacyFiles(), &server.Options{TTL: -1, ListChangedDelay: 20 * time.Millisecond})
 	legacy := connectWith(t, f.MCP, f.Skills.Transport, map[string]any{})
 	stable := connectWith(t, f.MCP, f.Skills.Transport, declaring)
 	get[wire.ReadResult](legacy, "skills/read", map[string]any{"name": "report"})

@@ -81,6 +81,11 @@ type Options struct {
 	// scripts only through it. Leave it nil unless the operator asked for
 	// script execution.
 	Scripts ScriptRunner
+	// ListChangedDelay coalesces the notifications/skills/list_changed sent
+	// to clients of the legacy designs: one is sent at most this long after
+	// the first of a burst of changes, so that a burst of edits costs one
+	// re-listing. Zero means DefaultListChangedDelay.
+	ListChangedDelay time.Duration
 	// LegacyErrorCodes makes the seed-001 methods answer an unknown skill
 	// with -32002 and an unknown reference with -32004, as that design
 	// suggests, instead of -32602; -32002 is also the base protocol's legacy
@@ -240,7 +245,7 @@ func (srv *Server) register() error {
 		srv.addTemplates(srv.src.Snapshot())
 		return nil
 	}
-	if err := mcp.AddReceivingCustomMethod(s, wire.MethodDirectoryRead, func(ctx context.Context, _ *mcp.ServerSession, p *wire.DirectoryReadParams) (*wire.DirectoryReadResult, error) {
+	if err := mcp.AddReceivingCustomMethod(s, wire.MethodReadDirectory, func(ctx context.Context, _ *mcp.ServerSession, p *wire.ReadDirectoryParams) (*wire.ReadDirectoryResult, error) {
 		if p == nil {
 			return nil, invalidParams("", "resources/directory/read needs params {\"uri\": <directory URI>}")
 		}
@@ -257,6 +262,7 @@ func (srv *Server) register() error {
 // decorates the handshake with the capability and instructions.
 func (srv *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ctx = withCaller(ctx, req)
 		switch method {
 		case "resources/read":
 			if r, ok := req.(*mcp.ReadResourceRequest); ok && r.Params != nil {
@@ -335,7 +341,7 @@ func withoutPush(c *mcp.ServerCapabilities) {
 	}
 }
 
-// capabilities adds the extension and the resources capability (S-1, S-34).
+// capabilities adds the extension and the resources capability.
 func (srv *Server) capabilities(c *mcp.ServerCapabilities) *mcp.ServerCapabilities {
 	if c == nil {
 		c = &mcp.ServerCapabilities{}
@@ -344,7 +350,7 @@ func (srv *Server) capabilities(c *mcp.ServerCapabilities) *mcp.ServerCapabiliti
 		c.AddExtension(wire.ExtensionID, map[string]any{"directoryRead": true})
 	}
 	if srv.prof.index && srv.prof.sep2640 {
-		// The gemini-cli prototype looks for the declaration here too (V-7).
+		// The gemini-cli prototype looks for the declaration here too.
 		if c.Experimental == nil {
 			c.Experimental = map[string]any{}
 		}

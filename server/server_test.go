@@ -153,7 +153,7 @@ func TestCursorErrors(t *testing.T) {
 	f := newFixture(t, baseFiles(), &server.Options{PageSize: 1, TTL: -1})
 	c := connectRaw(t, f.MCP, "")
 	first := get[wire.ListSkillsResult](c, "skills/list", map[string]any{})
-	dirPage := get[wire.DirectoryReadResult](c, "resources/directory/read", map[string]any{"uri": "skill://alpha"})
+	dirPage := get[wire.ReadDirectoryResult](c, "resources/directory/read", map[string]any{"uri": "skill://alpha"})
 	forged := []byte(first.NextCursor)
 	forged[len(forged)-3] ^= 1
 	cases := map[string]struct {
@@ -285,7 +285,7 @@ func TestReadResource(t *testing.T) {
 				}
 			}
 		}
-		// S-27: a directory is not readable as a file.
+		// A directory is not readable as a file.
 		_, rerr, raw := c.call("resources/read", map[string]any{"uri": "skill://alpha/references"})
 		if rerr == nil || rerr.Code != -32602 || !strings.Contains(rerr.Message, "resources/directory/read") {
 			t.Errorf("reading a directory: %s, want -32602 pointing to resources/directory/read", raw)
@@ -298,7 +298,7 @@ func TestDirectoryRead(t *testing.T) {
 	c := connectRaw(t, f.MCP, "")
 	type entry = wire.DirectoryEntry
 	read := func(uri string) []entry {
-		return get[wire.DirectoryReadResult](c, "resources/directory/read", map[string]any{"uri": uri}).Resources
+		return get[wire.ReadDirectoryResult](c, "resources/directory/read", map[string]any{"uri": uri}).Resources
 	}
 	names := func(es []entry) (out []string) {
 		for _, e := range es {
@@ -352,7 +352,7 @@ func TestDirectoryRead(t *testing.T) {
 		if cursor != "" {
 			p["cursor"] = cursor
 		}
-		res := get[wire.DirectoryReadResult](gc, "resources/directory/read", p)
+		res := get[wire.ReadDirectoryResult](gc, "resources/directory/read", p)
 		if len(res.Resources) > 1 {
 			t.Fatalf("page of %d children with page size 1", len(res.Resources))
 		}

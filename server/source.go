@@ -66,9 +66,7 @@ type CatalogSource struct {
 
 	reload sync.Mutex // serialises Refresh and Swap
 
-	mu       sync.Mutex
-	watchers map[int]func(old, new Snapshot)
-	next     int
+	feed ChangeFeed
 }
 
 // NewCatalogSource returns a Source serving c.
@@ -76,7 +74,7 @@ func NewCatalogSource(c *catalog.Catalog) *CatalogSource {
 	if c == nil {
 		panic("server: NewCatalogSource(nil)")
 	}
-	s := &CatalogSource{watchers: map[int]func(old, new Snapshot){}}
+	s := &CatalogSource{}
 	s.cur.Store(newCatalogSnapshot(c))
 	return s
 }
@@ -103,20 +101,7 @@ func (s *CatalogSource) swapLocked(c *catalog.Catalog) *catalogSnapshot {
 	snap := newCatalogSnapshot(c)
 	s.cur.Store(snap)
 	if old.ID() != snap.ID() {
-		s.mu.Lock()
-		fns := make([]func(old, new Snapshot), 0, len(s.watchers))
-		keys := make([]int, 0, len(s.watchers))
-		for k := range s.watchers {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			fns = append(fns, s.watchers[k])
-		}
-		s.mu.Unlock()
-		for _, fn := range fns {
-			fn(old, snap)
-		}
+		s.feed.Notify(old, snap)
 	}
 	return snap
 }
@@ -142,16 +127,7 @@ func (s *CatalogSource) Refresh(ctx context.Context, stale Snapshot) (Snapshot, 
 
 // OnChange implements [Source].
 func (s *CatalogSource) OnChange(fn func(old, new Snapshot)) (cancel func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id := s.next
-	s.next++
-	s.watchers[id] = fn
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.watchers, id)
-	}
+	return s.feed.OnChange(fn)
 }
 
 // Watch keeps the source current with the directory its catalog was opened

@@ -29,31 +29,31 @@ func (s Severity) String() string {
 // MarshalJSON renders the severity as "error" or "warning".
 func (s Severity) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
 
-// Stable rule ids. Tools and editors may key on them; they never change meaning.
-// The comment names the requirement in the project's checklist.
+// Stable rule ids, one per check a SKILL.md can fail: their names say what
+// is checked. Tools and editors may key on them; they never change meaning.
 const (
-	RuleEncoding                = "encoding"                 // UTF-8, no NUL
-	RuleFrontmatterMissing      = "frontmatter-missing"
-	RuleFrontmatterUnterminated = "frontmatter-unterminated"
-	RuleFrontmatterType         = "frontmatter-type"         // must be a mapping
-	RuleFrontmatterSize         = "frontmatter-size"
-	RuleFrontmatterSyntax       = "frontmatter-syntax"       // YAML, aliases, tags, keys
-	RuleFrontmatterDuplicate    = "frontmatter-duplicate"
-	RuleNameMissing             = "name-missing"             // F-1
-	RuleNameType                = "name-type"                // F-1
-	RuleNameLength              = "name-length"              // F-1
-	RuleNameFormat              = "name-format"              // F-1, A-22
-	RuleNameDirectory           = "name-directory"           // F-1, S-9, A-23
-	RuleDescriptionMissing      = "description-missing"      // F-2
-	RuleDescriptionType         = "description-type"         // F-2
-	RuleDescriptionLength       = "description-length"       // F-2
-	RuleLicenseType             = "license-type"             // F-3
-	RuleCompatibilityType       = "compatibility-type"       // F-4
-	RuleCompatibilityLength     = "compatibility-length"     // F-4
-	RuleMetadataType            = "metadata-type"            // F-5
-	RuleMetadataReserved        = "metadata-reserved"        // F-5, S-37 (warning)
-	RuleAllowedToolsType        = "allowed-tools-type"       // F-6
-	RuleUnknownField            = "unknown-field"            // F-7 (warning)
+	RuleEncoding                = "encoding" // UTF-8, no NUL
+	RuleFrontmatterMissing      = "frontmatter-missing"
+	RuleFrontmatterUnterminated = "frontmatter-unterminated"
+	RuleFrontmatterType         = "frontmatter-type" // must be a mapping
+	RuleFrontmatterSize         = "frontmatter-size"
+	RuleFrontmatterSyntax       = "frontmatter-syntax" // YAML, aliases, tags, keys
+	RuleFrontmatterDuplicate    = "frontmatter-duplicate"
+	RuleNameMissing             = "name-missing"
+	RuleNameType                = "name-type"
+	RuleNameLength              = "name-length"
+	RuleNameFormat              = "name-format"
+	RuleNameDirectory           = "name-directory"
+	RuleDescriptionMissing      = "description-missing"
+	RuleDescriptionType         = "description-type"
+	RuleDescriptionLength       = "description-length"
+	RuleLicenseType             = "license-type"
+	RuleCompatibilityType       = "compatibility-type"
+	RuleCompatibilityLength     = "compatibility-length"
+	RuleMetadataType            = "metadata-type"
+	RuleMetadataReserved        = "metadata-reserved" // warning only
+	RuleAllowedToolsType        = "allowed-tools-type"
+	RuleUnknownField            = "unknown-field" // warning only
 )
 
 // Finding is one problem found in a SKILL.md.
@@ -153,7 +153,7 @@ func ValidateWith(doc *Document, opts *ValidateOptions) []Finding {
 		served = "; it is served as written (--strict refuses it)"
 	}
 
-	// name (F-1)
+	// name
 	if v, ok := fm.Get("name"); !ok {
 		add(RuleNameMissing, Error, "", "name: missing; add \"name: %s\"", suggestName(dir))
 	} else if s, ok := v.(string); !ok {
@@ -170,7 +170,7 @@ func ValidateWith(doc *Document, opts *ValidateOptions) []Finding {
 		}
 	}
 
-	// description (F-2)
+	// description
 	if v, ok := fm.Get("description"); !ok {
 		add(RuleDescriptionMissing, Error, "", "description: missing; say what the skill does and when to use it")
 	} else if s, ok := v.(string); !ok {
@@ -181,14 +181,14 @@ func ValidateWith(doc *Document, opts *ValidateOptions) []Finding {
 		add(RuleDescriptionLength, Error, "description", "description: %d characters, the limit is %d", n, MaxDescriptionLength)
 	}
 
-	// license (F-3)
+	// license
 	if v, ok := fm.Get("license"); ok {
 		if _, ok := v.(string); !ok {
 			add(RuleLicenseType, Error, "license", "license: must be a string such as \"Apache-2.0\", found %s", jsonType(v))
 		}
 	}
 
-	// compatibility (F-4)
+	// compatibility
 	if v, ok := fm.Get("compatibility"); ok {
 		if s, ok := v.(string); !ok {
 			add(RuleCompatibilityType, Error, "compatibility", "compatibility: must be a string, found %s", jsonType(v))
@@ -197,7 +197,7 @@ func ValidateWith(doc *Document, opts *ValidateOptions) []Finding {
 		}
 	}
 
-	// metadata (F-5)
+	// metadata
 	if v, ok := fm.Get("metadata"); ok {
 		if m, ok := v.(map[string]any); !ok {
 			add(RuleMetadataType, lenient, "metadata", "metadata: should be a mapping of string keys to string values, found %s%s", jsonType(v), served)
@@ -223,7 +223,7 @@ func ValidateWith(doc *Document, opts *ValidateOptions) []Finding {
 		}
 	}
 
-	// allowed-tools (F-6)
+	// allowed-tools
 	if v, ok := fm.Get("allowed-tools"); ok {
 		if _, ok := v.(string); !ok {
 			sev := Error
@@ -238,7 +238,7 @@ func ValidateWith(doc *Document, opts *ValidateOptions) []Finding {
 		}
 	}
 
-	// unknown fields pass through (F-7)
+	// unknown fields pass through
 	for _, k := range fm.keys {
 		if !slices.Contains(knownFields, k) {
 			add(RuleUnknownField, Warning, k, "%s: not a field of the Agent Skills specification; it is passed through as written", k)

@@ -102,7 +102,8 @@ func (d *SkillDependencies) Empty() bool {
 // ListEntry is a skills/list entry as a server answering several designs
 // sends it: the extension's fields (URI, Frontmatter, Resources) plus the
 // SEP-2076 / seed-001 fields. Each reader ignores the fields it does not
-// know, which is what lets one method serve them all.
+// know, which is what lets one method serve them all. It is the legacy
+// superset of [Skill]: code that speaks only the extension uses Skill.
 type ListEntry struct {
 	URI         string          `json:"uri,omitempty"`
 	Frontmatter json.RawMessage `json:"frontmatter,omitempty"`
@@ -119,7 +120,9 @@ type ListEntry struct {
 
 // ListResult is skills/list as a multi-profile server sends it. The
 // extension's fields are pointers so that a server without the SEP-2640
-// profile can leave them out; with it they are always present.
+// profile can leave them out; with it they are always present. It is the
+// legacy superset of [ListSkillsResult]: code that speaks only the
+// extension uses ListSkillsResult.
 type ListResult struct {
 	mcp.ResultBase
 	ResultType string      `json:"resultType,omitempty"`
@@ -131,7 +134,8 @@ type ListResult struct {
 
 // GetParams are the parameters of skills/get in every design: URI for the
 // extension, Name and Arguments for SEP-2076. Exactly one of URI and Name
-// must be set.
+// must be set. It is the legacy superset of [GetSkillParams]: code that
+// speaks only the extension uses GetSkillParams.
 type GetParams struct {
 	mcp.ParamsBase
 	URI       *string         `json:"uri,omitempty"`

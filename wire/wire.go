@@ -5,8 +5,14 @@
 // Decoding is strict where the specification is: an entry whose resources
 // field is absent, null or anything but an array or "dynamic" fails to
 // decode, so a host can never load it by accident. Everything a hostile
-// server might put in an entry that decodes is still checked by
-// [Skill.Validate] before use.
+// server might put in an entry that decodes is still checked before use,
+// by skillclient.ValidateEntry (which host.ValidateEntry builds on).
+//
+// The types named after the extension's methods ([ListSkillsResult],
+// [Skill], [GetSkillParams], [ReadDirectoryResult]) are the extension's
+// own. [ListResult], [ListEntry] and [GetParams] are their supersets for a
+// server that also answers the older designs (compatibility profiles);
+// code that speaks only the extension never needs them.
 package wire
 
 import (
@@ -27,7 +33,10 @@ const ExtensionID = "io.modelcontextprotocol/skills"
 const (
 	MethodListSkills    = "skills/list"
 	MethodGetSkill      = "skills/get"
-	MethodDirectoryRead = "resources/directory/read"
+	MethodReadDirectory = "resources/directory/read"
+
+	// Deprecated: use MethodReadDirectory, the name the specification uses.
+	MethodDirectoryRead = MethodReadDirectory
 )
 
 // ResultComplete is the only resultType the extension allows.
@@ -38,8 +47,8 @@ const DirectoryMIMEType = "inode/directory"
 
 // Limits of the extension, per skill.
 const (
-	MaxResources  = 512
-	MaxTotalBytes = 16 << 20
+	MaxResources  = skill.MaxFiles
+	MaxTotalBytes = skill.MaxBytes
 )
 
 // Cache scopes of a CacheableResult.
@@ -145,8 +154,8 @@ type GetSkillResult struct {
 	CacheScope string `json:"cacheScope"`
 }
 
-// DirectoryReadParams are the parameters of resources/directory/read.
-type DirectoryReadParams struct {
+// ReadDirectoryParams are the parameters of resources/directory/read.
+type ReadDirectoryParams struct {
 	mcp.ParamsBase
 	URI    string `json:"uri"`
 	Cursor string `json:"cursor,omitempty"`
@@ -163,8 +172,8 @@ type DirectoryEntry struct {
 	Size        *int64 `json:"size,omitempty"`
 }
 
-// DirectoryReadResult is the result of resources/directory/read.
-type DirectoryReadResult struct {
+// ReadDirectoryResult is the result of resources/directory/read.
+type ReadDirectoryResult struct {
 	mcp.ResultBase
 	ResultType string           `json:"resultType"`
 	Resources  []DirectoryEntry `json:"resources"`
@@ -175,3 +184,13 @@ type DirectoryReadResult struct {
 	TTLMs      *int64 `json:"ttlMs,omitempty"`
 	CacheScope string `json:"cacheScope,omitempty"`
 }
+
+// DirectoryReadParams is the former name of [ReadDirectoryParams].
+//
+// Deprecated: use ReadDirectoryParams, after the method's name.
+type DirectoryReadParams = ReadDirectoryParams
+
+// DirectoryReadResult is the former name of [ReadDirectoryResult].
+//
+// Deprecated: use ReadDirectoryResult, after the method's name.
+type DirectoryReadResult = ReadDirectoryResult

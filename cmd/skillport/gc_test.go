@@ -4,8 +4,6 @@ import (
 	"os"
 	"runtime/debug"
 	"testing"
-
-	"github.com/skillport/skillport/host"
 )
 
 // TestHostGC checks that host commands, and only they, raise the GC
@@ -20,7 +18,7 @@ func TestHostGC(t *testing.T) {
 	for _, tc := range []struct {
 		cmd  string
 		want int
-	}{{"ls", host.GCPercent}, {"verify", host.GCPercent}, {"pull", host.GCPercent}, {"load", host.GCPercent}, {"gateway", host.GCPercent}, {"serve", 100}, {"validate", 100}} {
+	}{{"ls", hostGCPercent}, {"verify", hostGCPercent}, {"pull", hostGCPercent}, {"load", hostGCPercent}, {"gateway", hostGCPercent}, {"serve", 100}, {"validate", 100}} {
 		cmd, _, err := rootCmd.Find([]string{tc.cmd})
 		if err != nil || cmd.Name() != tc.cmd {
 			t.Fatalf("no %s command: %v", tc.cmd, err)

@@ -116,7 +116,7 @@ func TestVerifyAndPull(t *testing.T) {
 }
 
 // A skill whose supporting files have non-ASCII names goes through the
-// real server and is pulled byte for byte (H-41 refuses only names whose
+// real server and is pulled byte for byte (materialization refuses only names whose
 // normalisation it cannot decide).
 func TestPullNonASCIIFileNames(t *testing.T) {
 	src := t.TempDir()

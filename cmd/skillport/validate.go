@@ -52,15 +52,6 @@ With --json, one JSON object per finding: path, line, column, rule, message, sev
 	rootCmd.AddCommand(cmd)
 }
 
-type jsonFinding struct {
-	Path     string         `json:"path"`
-	Line     int            `json:"line"`
-	Column   int            `json:"column"`
-	Rule     string         `json:"rule"`
-	Message  string         `json:"message"`
-	Severity skill.Severity `json:"severity"`
-}
-
 func runValidate(stdout, stderr io.Writer, args []string, asJSON bool, copts *catalog.Options) error {
 	// Check every argument before reporting on any, so a typo is a usage error.
 	dirs := make([]string, len(args))
@@ -104,7 +95,8 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON bool, copts *ca
 		for _, d := range cat.Diagnostics() {
 			p := filepath.Join(dir, filepath.FromSlash(d.Path))
 			if asJSON {
-				if err := enc.Encode(jsonFinding{Path: p, Line: d.Line, Column: d.Column, Rule: d.Rule, Message: d.Message, Severity: d.Severity}); err != nil {
+				d.Path = p
+				if err := enc.Encode(d); err != nil {
 					return err
 				}
 				continue

@@ -59,7 +59,7 @@ func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, orig
 	defer h.Close()
 	ok := reportOrigins(stderr, h, f)
 	for _, d := range h.Diagnostics() {
-		if d.Severity != host.Deviation { // a tolerated deviation is reported above, not failed
+		if !d.Deviation { // a tolerated deviation is reported above, not failed
 			ok = false
 		}
 	}

@@ -2,11 +2,11 @@
 //
 // Files live at <root>/<label>/<scheme>/<authority>/<segments…>, every part
 // percent-encoded, so same-URI skills of different servers never share a
-// path and the origin is recoverable from the path (H-43). A file is written
+// path and the origin is recoverable from the path. A file is written
 // once through a temporary file and a rename, read-only and never
 // executable; it is never modified in place. Because a model-run tool usually
 // runs as the same user and could still replace it, every read recomputes
-// the SHA-256 and compares it with the digest the caller holds (H-48): a
+// the SHA-256 and compares it with the digest the caller holds: a
 // mismatch is a miss and the copy is deleted.
 //
 // Cached content stays MCP-origin content: the cache root must lie outside

@@ -50,7 +50,7 @@ func TestPutGetReverifies(t *testing.T) {
 	if st.Mode().Perm() != 0o444 {
 		t.Errorf("cached file mode %v, want 0444 (never writable or executable)", st.Mode().Perm())
 	}
-	// a model-run tool rewrites the cached copy; the digest is
+	// A model-run tool rewrites the cached copy; the digest is
 	// recomputed on access, so the tampered bytes are a miss.
 	os.Chmod(p, 0o644)
 	os.WriteFile(p, []byte("HELLO"), 0o644)

@@ -1,7 +1,7 @@
 // Package sanitize makes server-authored text safe to show to a user or a
 // model: it strips control characters that could rewrite a terminal or break
 // out of a prompt structure, and flags characters that hide text (bidi
-// overrides, Unicode tag characters, zero-width characters; A-31).
+// overrides, Unicode tag characters, zero-width characters).
 package sanitize
 
 import (

@@ -16,16 +16,18 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/skillport/skillport/skill"
 )
 
 // Limits on URIs accepted from a server or a model.
 const (
-	MaxLength   = 2048
+	MaxLength   = skill.MaxURILength
 	MaxSegments = 64
 )
 
 // SkillFile is the name of the file that makes a directory a skill.
-const SkillFile = "SKILL.md"
+const SkillFile = skill.FileName
 
 // Sentinel errors; test with errors.Is.
 var (
@@ -38,7 +40,7 @@ var (
 )
 
 // foreignSchemes name locations on the host or the network. A reference in
-// one of them is never a skill file, whatever the server claims.
+// one of them is never a skill file, whatever the server claims.
 var foreignSchemes = map[string]bool{
 	"file": true, "http": true, "https": true, "ftp": true, "data": true,
 	"javascript": true, "vbscript": true, "blob": true, "about": true,
@@ -70,7 +72,7 @@ func invalid(raw, format string, args ...any) error {
 
 // HasScheme reports whether s begins with an RFC 3986 scheme followed by ":".
 // Tools use it to send URIs to the resource-reading path rather than a file
-// reader (H-22).
+// reader.
 func HasScheme(s string) bool {
 	i := strings.IndexByte(s, ':')
 	if i <= 0 {
@@ -238,7 +240,7 @@ func Within(root, uri string) (rel string, ok bool) {
 // Resolve resolves a reference found in a skill, or given by a model, against
 // the skill root, as RFC 3986 section 5.2 resolves a relative path against a
 // directory, and accepts the result only if it is a valid URI strictly inside
-// root (H-23, H-24). "." and ".." written as such are resolved; percent-encoded
+// root. "." and ".." written as such are resolved; percent-encoded
 // dots, empty segments, backslashes and absolute paths are refused. A
 // reference with a scheme must already lie inside root.
 //

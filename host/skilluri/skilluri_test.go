@@ -90,7 +90,7 @@ func TestResolve(t *testing.T) {
 		{"", root, nil},
 		{".", root, nil},
 		{root + "/examples/email.md", root + "/examples/email.md", nil},
-		// H-24 hazards: each would leave the root under naive resolution.
+		// Resolution hazards: each would leave the root under naive resolution.
 		{"../../other-skill/SKILL.md", "", ErrOutsideRoot},
 		{"../sibling/x.md", "", ErrOutsideRoot},
 		{"../../../../etc/passwd", "", ErrOutsideRoot},

@@ -1,0 +1,122 @@
+package skills_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skills"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAddDirectoryWatchFollowsTheFolder(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a", "SKILL.md"), "---\nname: a\ndescription: A.\n---\n")
+	s := mcp.NewServer(&mcp.Implementation{Name: "t"}, nil)
+	sv, err := skills.AddDirectory(s, dir, &skills.Options{Watch: true,
+		WatchOptions: catalog.WatchOptions{Debounce: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond},
+		Server:       server.Options{Logger: quiet}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sv.Close()
+	changed := make(chan struct{}, 1)
+	cancel := sv.Source().OnChange(func(_, _ server.Snapshot) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	defer cancel()
+	write(t, filepath.Join(dir, "b", "SKILL.md"), "---\nname: b\ndescription: B.\n---\n")
+	deadline := time.After(10 * time.Second)
+	for len(sv.Catalog().Skills()) != 2 {
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("the new skill was not served within 10s; serving %d skills", len(sv.Catalog().Skills()))
+		}
+	}
+}
+
+func TestAddDirectoryWithoutWatchStaysPut(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a", "SKILL.md"), "---\nname: a\ndescription: A.\n---\n")
+	sv, err := skills.AddDirectory(mcp.NewServer(&mcp.Implementation{Name: "t"}, nil), dir, &skills.Options{Server: server.Options{Logger: quiet}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sv.Close()
+	write(t, filepath.Join(dir, "b", "SKILL.md"), "---\nname: b\ndescription: B.\n---\n")
+	time.Sleep(300 * time.Millisecond)
+	if n := len(sv.Catalog().Skills()); n != 1 {
+		t.Fatalf("without Watch the catalog changed by itself: %d skills", n)
+	}
+}
+
+func TestAddFSRefusesWatch(t *testing.T) {
+	_, err := skills.AddFS(mcp.NewServer(&mcp.Implementation{Name: "t"}, nil), fstest.MapFS{}, &skills.Options{Watch: true})
+	if !errors.Is(err, catalog.ErrNotWatchable) {
+		t.Fatalf("AddFS with Watch: got %v, want ErrNotWatchable", err)
+	}
+}
+
+func TestAddDirectoryErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope")
+	if _, err := skills.AddDirectory(mcp.NewServer(&mcp.Implementation{Name: "t"}, nil), missing, nil); err == nil {
+		t.Fatal("AddDirectory of a missing folder succeeded")
+	}
+	if _, err := skills.AddDirectory(nil, "testdata/skills", nil); err == nil {
+		t.Fatal("AddDirectory on a nil server succeeded")
+	}
+	if _, err := skills.AddDirectory(mcp.NewServer(&mcp.Implementation{Name: "t"}, nil), "testdata/skills", &skills.Options{Server: server.Options{CacheScope: "everyone"}}); err == nil {
+		t.Fatal("AddDirectory with an invalid CacheScope succeeded")
+	}
+	if err := skills.Serve(context.Background(), missing, nil, nil); err == nil {
+		t.Fatal("Serve of a missing folder succeeded")
+	}
+}
+
+// Close releases the folder: reads through the catalog fail afterwards,
+// and a second Close is harmless.
+func TestServedCloseReleasesTheFolder(t *testing.T) {
+	sv, err := skills.AddDirectory(mcp.NewServer(&mcp.Implementation{Name: "t"}, nil), "testdata/skills", &skills.Options{Watch: true, Server: server.Options{Logger: quiet}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := sv.Catalog()
+	f := cat.File("skill://pdf/SKILL.md")
+	if _, err := cat.ReadFile(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := sv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cat.ReadFile(f); err == nil {
+		t.Fatal("ReadFile succeeded after Close")
+	}
+	if err := sv.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
