@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"strings"
 	"testing/fstest"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -61,7 +62,11 @@ func ExampleTools() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Print(out)
+	// The file sits inside a wrapper whose boundary is random for each
+	// response; UntrustedContent returns the exact bytes inside it.
+	content, ok := host.UntrustedContent(out)
+	fmt.Println(strings.SplitN(out, "\n", 2)[0])
+	fmt.Printf("wrapped: %v, content: %q\n", ok, content)
 	// Output:
 	// tool: read_skill
 	// tool: read_skill_file
@@ -69,7 +74,5 @@ func ExampleTools() {
 	// tool: search_skills
 	// error: skill not loaded: call read_skill(name="pdf") first
 	// <skill_file skill="pdf" path="references/FORMS.md" source="mcp:docs" uri="skill://pdf/references/FORMS.md" trust="untrusted">
-	// Fill every field.
-	//
-	// </skill_file>
+	// wrapped: true, content: "Fill every field.\n"
 }

@@ -131,7 +131,7 @@ func TestValidateEntry(t *testing.T) {
 		"listed twice": func(s *wire.Skill) { s.Resources.Files = append(s.Resources.Files, s.Resources.Files[0]) },
 		"bad digest":   func(s *wire.Skill) { s.Resources.Files[0].Digest = "md5:00" },
 		"negative size": func(s *wire.Skill) {
-			s.Resources.Files[0].Size = -1
+			s.Resources.Files[0].Size = -2 // -1 is SizeUnknown, a missing size
 		},
 		"no SKILL.md listed": func(s *wire.Skill) { s.Resources.Files[0].URI = "skill://pdf/a.md" },
 	} {
