@@ -145,7 +145,26 @@ type File struct {
 	// ModTime is the modification time seen when the file was hashed.
 	ModTime time.Time
 
-	ident fileIdent // device, inode and change time, for digest reuse
+	ident   fileIdent // device, inode and change time, for digest reuse
+	content string    // content id from a content-addressed tree, for digest reuse
+}
+
+// ContentIdentifier is implemented by the Sys() value of the fs.FileInfo of
+// a file in a content-addressed tree, such as a git commit, where equal ids
+// mean equal bytes. A later snapshot ([Catalog.ReloadFS]) reuses the digest
+// of a file whose content id and size are unchanged instead of reading it
+// again, which is what makes a new commit cost only its changed blobs.
+type ContentIdentifier interface {
+	ContentID() string
+}
+
+// Explainer is implemented by the Sys() value of the fs.FileInfo of an
+// entry that is neither a regular file nor a directory (its type is
+// fs.ModeIrregular), to say in the diagnostic what it is and what to do,
+// e.g. a git submodule or a Git LFS pointer, which are reported and skipped
+// rather than served as if they were the content.
+type Explainer interface {
+	Explain() string
 }
 
 // Dir is a directory resource: a skill root, a directory within a skill, or
