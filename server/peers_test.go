@@ -3,6 +3,9 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 
 	"regexp"
 	"strings"
@@ -35,7 +38,38 @@ var ansiRE = regexp.MustCompile(`\x1b\[[0-9;]*m`)
 // server scenarios against `skillport serve --http --stateless` (the suite
 // speaks the 2026-07-28 protocol, which go-sdk serves over stateless HTTP).
 func TestConformanceSuite(t *testing.T) {
-	srv := serveHTTP(t, examples, "--stateless")
+	runConformance(t, serveHTTP(t, examples, "--stateless"))
+}
+
+// TestConformanceSuiteGit runs the same scenarios against a server whose
+// skills come from a git repository (file://) holding the example catalog.
+func TestConformanceSuiteGit(t *testing.T) {
+	repo := bareRepoOf(t, examples)
+	runConformance(t, serveHTTP(t, "git+file://"+repo, "--stateless", "--cache-dir", t.TempDir()))
+}
+
+// bareRepoOf commits dir's files to a new bare git repository and returns its path.
+func bareRepoOf(t *testing.T, dir string) string {
+	t.Helper()
+	work, bare := t.TempDir(), filepath.Join(t.TempDir(), "skills.git")
+	env := append(os.Environ(), "HOME="+work, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"--work-tree", dir, "add", "-A", "."},
+		{"commit", "-q", "-m", "examples"},
+		{"clone", "-q", "--bare", ".", bare},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = work, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v (the git binary is needed: apt-get install git): %v\n%s", args, err, out)
+		}
+	}
+	return bare
+}
+
+func runConformance(t *testing.T, srv *served) {
 	wantChecks := map[string]int{
 		"sep-2640-skills-enumeration": 32,
 		"sep-2640-skills-manifest":    6,

@@ -10,9 +10,12 @@ import (
 
 // serveHTTP serves h at /mcp on ln until ctx ends, then shuts down
 // gracefully (in-flight requests get 5 s). what names the command in errors.
-func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, what string) error {
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, what string, extra ...httpRoute) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
+	for _, r := range extra {
+		mux.Handle(r.path, r.h)
+	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
