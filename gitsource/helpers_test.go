@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -164,12 +165,15 @@ func serveGitDaemon(t testing.TB, root string) string {
 	cmd := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--base-path="+root,
 		"--listen=127.0.0.1", "--port="+strconv.Itoa(port), root)
 	cmd.Env = gitEnv(root)
-	var errb bytes.Buffer
+	var errb logBuffer
 	cmd.Stderr = &errb
+	// The daemon forks a process per connection: stop them all.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting git daemon: %v", err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	for i := 0; ; i++ {
 		c, err := net.Dial("tcp", addr)

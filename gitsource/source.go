@@ -514,6 +514,9 @@ func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Ca
 		if s.opts.Catalog != nil {
 			o = *s.opts.Catalog
 		}
+		if o.Logger == nil {
+			o.Logger = s.log
+		}
 		if o.Prefix == "" {
 			if fi, err := fsys.Stat(catalog.FileNameSKILL); err == nil && fi.Mode().IsRegular() {
 				o.Prefix = s.defaultPrefix()
@@ -540,15 +543,20 @@ func (s *Source) defaultPrefix() string {
 // credential is ever part of them.
 func (s *Source) explain(err error, withAuth bool) error {
 	where := redactURL(s.spec.URL)
+	// The server's own text is left out: it is not ours to print.
 	switch {
 	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed):
 		how := "set SKILLPORT_GIT_TOKEN (https) or add the host to the credentials file (SKILLPORT_GIT_CREDENTIALS)"
 		if withAuth {
 			how = "the credentials given were refused; check the token (it is not shown here) and its access to the repository"
 		}
-		return fmt.Errorf("%s: %w: %s", where, err, how)
+		sentinel := transport.ErrAuthenticationRequired
+		if errors.Is(err, transport.ErrAuthorizationFailed) {
+			sentinel = transport.ErrAuthorizationFailed
+		}
+		return fmt.Errorf("%s: %w: %s", where, sentinel, how)
 	case errors.Is(err, transport.ErrRepositoryNotFound):
-		return fmt.Errorf("%s: %w (or the credentials cannot see it)", where, err)
+		return fmt.Errorf("%s: %w (or the credentials cannot see it)", where, transport.ErrRepositoryNotFound)
 	case errors.Is(err, transport.ErrEmptyRemoteRepository):
 		return fmt.Errorf("%s: %w: push a commit first", where, err)
 	case errors.Is(err, context.DeadlineExceeded):
