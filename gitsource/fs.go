@@ -42,10 +42,67 @@ type FS struct {
 	commit plumbing.Hash
 	root   plumbing.Hash
 	when   time.Time
+	objs   *objectCache
+}
 
+// objectCache keeps decoded trees and blob sizes by object id. Objects
+// never change, so one cache serves every commit of a repository, and a
+// new commit decodes only the trees it changed.
+type objectCache struct {
+	// read serialises reads of the object store, whose open pack files
+	// are not safe for concurrent use.
+	read  sync.Mutex
 	mu    sync.Mutex
-	trees map[plumbing.Hash]*object.Tree
+	trees map[plumbing.Hash]*treeIndex
 	blobs map[plumbing.Hash]blobInfo
+}
+
+// treeIndex is a decoded tree with its entries by name.
+type treeIndex struct {
+	*object.Tree
+	byName map[string]int
+}
+
+func newTreeIndex(t *object.Tree) *treeIndex {
+	ti := &treeIndex{Tree: t, byName: make(map[string]int, len(t.Entries))}
+	for i, e := range t.Entries {
+		ti.byName[e.Name] = i
+	}
+	return ti
+}
+
+// maxCached bounds each map of an objectCache; past it the map starts over.
+const maxCached = 1 << 20
+
+func (c *objectCache) tree(h plumbing.Hash) *treeIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.trees[h]
+}
+
+func (c *objectCache) putTree(h plumbing.Hash, t *treeIndex) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.trees == nil || len(c.trees) >= maxCached {
+		c.trees = map[plumbing.Hash]*treeIndex{}
+	}
+	c.trees[h] = t
+}
+
+func (c *objectCache) blob(h plumbing.Hash) (blobInfo, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	bi, ok := c.blobs[h]
+	return bi, ok
+}
+
+func (c *objectCache) putBlob(h plumbing.Hash, bi blobInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.blobs == nil || len(c.blobs) >= maxCached {
+		c.blobs = map[plumbing.Hash]blobInfo{}
+	}
+	c.blobs[h] = bi
 }
 
 type blobInfo struct {
@@ -56,57 +113,54 @@ type blobInfo struct {
 // NewFS returns the tree of commit, or of its folder subdir ("" for the
 // root), read from st (a go-git repository's Storer).
 func NewFS(st storer.EncodedObjectStorer, commit plumbing.Hash, subdir string) (*FS, error) {
+	return newFS(st, commit, subdir, &objectCache{})
+}
+
+func newFS(st storer.EncodedObjectStorer, commit plumbing.Hash, subdir string, objs *objectCache) (*FS, error) {
 	c, err := object.GetCommit(st, commit)
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", commit, err)
 	}
-	root := c.TreeHash
+	f := &FS{st: st, commit: commit, root: c.TreeHash, when: c.Committer.When, objs: objs}
 	if subdir = strings.Trim(subdir, "/"); subdir != "" && subdir != "." {
-		t, err := object.GetTree(st, root)
-		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", commit, err)
-		}
-		e, err := t.FindEntry(subdir)
+		e, err := f.lookup("open", subdir)
 		if err != nil {
 			return nil, fmt.Errorf("commit %s has no folder %q: %w", short(commit), subdir, fs.ErrNotExist)
 		}
 		if e.Mode != filemode.Dir {
 			return nil, fmt.Errorf("commit %s: %q is not a folder", short(commit), subdir)
 		}
-		root = e.Hash
+		f.root = e.Hash
 	}
-	return &FS{st: st, commit: commit, root: root, when: c.Committer.When,
-		trees: map[plumbing.Hash]*object.Tree{}, blobs: map[plumbing.Hash]blobInfo{}}, nil
+	return f, nil
 }
 
 // Commit returns the commit whose tree this is.
 func (f *FS) Commit() plumbing.Hash { return f.commit }
 
-func (f *FS) tree(h plumbing.Hash) (*object.Tree, error) {
-	f.mu.Lock()
-	t := f.trees[h]
-	f.mu.Unlock()
-	if t != nil {
+func (f *FS) tree(h plumbing.Hash) (*treeIndex, error) {
+	if t := f.objs.tree(h); t != nil {
 		return t, nil
 	}
+	f.objs.read.Lock()
 	t, err := object.GetTree(f.st, h)
+	f.objs.read.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
-	f.trees[h] = t
-	f.mu.Unlock()
-	return t, nil
+	ti := newTreeIndex(t)
+	f.objs.putTree(h, ti)
+	return ti, nil
 }
 
 // blob returns a blob's size and whether it is an LFS pointer.
 func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
-	f.mu.Lock()
-	bi, ok := f.blobs[h]
-	f.mu.Unlock()
-	if ok {
+	if bi, ok := f.objs.blob(h); ok {
 		return bi, nil
 	}
+	var bi blobInfo
+	f.objs.read.Lock()
+	defer f.objs.read.Unlock()
 	o, err := f.st.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return bi, err
@@ -125,9 +179,7 @@ func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
 		}
 		bi.lfs = bytes.Equal(head, []byte(lfsPrefix))
 	}
-	f.mu.Lock()
-	f.blobs[h] = bi
-	f.mu.Unlock()
+	f.objs.putBlob(h, bi)
 	return bi, nil
 }
 
@@ -148,12 +200,9 @@ func (f *FS) lookup(op, name string) (object.TreeEntry, error) {
 		if err != nil {
 			return object.TreeEntry{}, &fs.PathError{Op: op, Path: name, Err: err}
 		}
-		found := false
-		for _, c := range t.Entries {
-			if c.Name == seg {
-				e, found = c, true
-				break
-			}
+		i, found := t.byName[seg]
+		if found {
+			e = t.Entries[i]
 		}
 		if !found {
 			return object.TreeEntry{}, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
@@ -221,15 +270,11 @@ func (f *FS) Open(name string) (fs.File, error) {
 	case !fi.mode.IsRegular():
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New(fi.why)}
 	}
-	o, err := f.st.EncodedObject(plumbing.BlobObject, e.Hash)
+	data, err := f.readBlob(e.Hash, fi.size)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	r, err := o.Reader()
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	return &blobFile{fi: fi, r: r}, nil
+	return &blobFile{fi: fi, r: bytes.NewReader(data)}, nil
 }
 
 // Stat implements fs.StatFS. Symbolic links are not followed.
@@ -266,19 +311,14 @@ func (f *FS) ReadLink(name string) (string, error) {
 	if e.Mode != filemode.Symlink {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
 	}
-	o, err := f.st.EncodedObject(plumbing.BlobObject, e.Hash)
+	bi, err := f.blob(e.Hash)
 	if err != nil {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
 	}
-	if o.Size() > 4096 {
+	if bi.size > maxLinkTarget {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: errors.New("link target longer than 4096 bytes")}
 	}
-	r, err := o.Reader()
-	if err != nil {
-		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
-	}
-	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, 4096))
+	b, err := f.readBlob(e.Hash, bi.size)
 	if err != nil {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
 	}
@@ -301,7 +341,7 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	return f.entries(t), nil
 }
 
-func (f *FS) entries(t *object.Tree) []fs.DirEntry {
+func (f *FS) entries(t *treeIndex) []fs.DirEntry {
 	out := make([]fs.DirEntry, len(t.Entries))
 	for i, e := range t.Entries {
 		out[i] = &dirEntry{fs: f, e: e}
@@ -365,19 +405,48 @@ func (fi *fileInfo) ContentID() string { return fi.hash.String() }
 // Explain implements catalog.Explainer.
 func (fi *fileInfo) Explain() string { return fi.why }
 
+// maxLinkTarget bounds a symbolic link's target, as PATH_MAX does.
+const maxLinkTarget = 4096
+
+// readBlob reads a whole blob of the given size; a blob that is not that
+// size is an error. Files are read whole, under the store's lock, and
+// served from memory: a skill's files are bounded by the catalog's
+// per-skill limit, which it checks on the sizes before opening anything.
+func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
+	f.objs.read.Lock()
+	defer f.objs.read.Unlock()
+	o, err := f.st.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return nil, err
+	}
+	if o.Size() != size {
+		return nil, fmt.Errorf("blob %s is %d bytes, not %d", h, o.Size(), size)
+	}
+	r, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data := make([]byte, size)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
 type blobFile struct {
 	fi *fileInfo
-	r  io.ReadCloser
+	r  *bytes.Reader
 }
 
 func (b *blobFile) Stat() (fs.FileInfo, error) { return b.fi, nil }
 func (b *blobFile) Read(p []byte) (int, error) { return b.r.Read(p) }
-func (b *blobFile) Close() error               { return b.r.Close() }
+func (b *blobFile) Close() error               { return nil }
 
 type dirFile struct {
 	fs   *FS
 	fi   *fileInfo
-	tree *object.Tree
+	tree *treeIndex
 	path string
 	off  int
 	ents []fs.DirEntry

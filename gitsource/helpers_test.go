@@ -210,3 +210,5 @@ func (l *logBuffer) String() string {
 func newLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
+
+func osMkdirAll(dir string) error { return os.MkdirAll(dir, 0o755) }

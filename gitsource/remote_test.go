@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/gitsource"
@@ -158,40 +159,49 @@ func TestManySkills(t *testing.T) {
 		n = 1000
 	}
 	r := newRemote(t)
+	start := time.Now()
 	importSkills(t, r, n, "first")
+	t.Logf("generated %d skills in %v", n, time.Since(start))
+	start = time.Now()
 	s := mustOpen(t, "git+"+r.fileURL(), nil)
 	c := s.Catalog()
+	t.Logf("cloned and built in %v (catalog %v)", time.Since(start), c.Stats().Duration)
 	if got := c.Stats().Skills; got != n {
 		t.Fatalf("%d skills, want %d; %v", got, n, c.Diagnostics()[:min(3, len(c.Diagnostics()))])
 	}
+	start = time.Now()
 	r.commit("one more", map[string]string{fmt.Sprintf("s%05d/SKILL.md", 42): skillMD(fmt.Sprintf("s%05d", 42), "changed")})
 	r.push("main")
+	t.Logf("committed and pushed in %v", time.Since(start))
+	start = time.Now()
 	next, changed, err := s.Update(context.Background())
 	if err != nil || !changed {
 		t.Fatalf("Update = %v, %v", changed, err)
 	}
+	t.Logf("updated in %v (catalog %v)", time.Since(start), next.Stats().Duration)
 	if st := next.Stats(); st.Hashed != 1 || st.Skills != n {
 		t.Errorf("after touching one skill: %d hashed, %d skills", st.Hashed, st.Skills)
 	}
 }
 
 // importSkills commits n skills (SKILL.md and one reference each) on main
-// through git fast-import, which writes them in one pack.
+// of the bare repository through git fast-import, which writes them in one
+// pack, and points the working repository's index at them without a checkout.
 func importSkills(t testing.TB, r *remote, n int, desc string) {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "commit refs/heads/main\ncommitter t <t@example.com> 1700000000 +0000\ndata 4\nmany\n")
 	for i := range n {
 		name := fmt.Sprintf("s%05d", i)
-		for p, content := range map[string]string{
-			name + "/SKILL.md":          skillMD(name, desc+" skill number "+name),
-			name + "/references/ref.md": "# Reference " + name + "\n\n" + strings.Repeat("Some reference text. ", 20) + "\n",
+		for _, f := range [][2]string{
+			{name + "/SKILL.md", skillMD(name, desc+" skill number "+name)},
+			{name + "/references/ref.md", "# Reference " + name + "\n\n" + strings.Repeat("Some reference text. ", 20) + "\n"},
 		} {
-			fmt.Fprintf(&b, "M 100644 inline %s\ndata %d\n%s\n", p, len(content), content)
+			fmt.Fprintf(&b, "M 100644 inline %s\ndata %d\n%s\n", f[0], len(f[1]), f[1])
 		}
 	}
 	b.WriteString("done\n")
-	gitIn(t, r.work, strings.NewReader(b.String()), "fast-import", "--quiet", "--done")
-	git(t, r.work, "reset", "-q", "--hard", "main")
-	r.push("-f", "main")
+	gitIn(t, r.bare, strings.NewReader(b.String()), "fast-import", "--quiet", "--force", "--done")
+	git(t, r.work, "fetch", "-q", "origin", "main")
+	git(t, r.work, "reset", "-q", "--mixed", "FETCH_HEAD")
 }

@@ -28,11 +28,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/skillport/skillport/catalog"
 )
@@ -103,7 +106,8 @@ type Source struct {
 	creds  *Credentials
 	prefix string
 
-	update  sync.Mutex // serialises Update
+	update  sync.Mutex  // serialises Update
+	objects objectCache // trees and blob sizes, shared by the commits' FSs
 	trigger chan struct{}
 
 	mu     sync.Mutex
@@ -308,16 +312,23 @@ func (s *Source) recovered() {
 	}
 }
 
-// openMirror opens or creates the bare mirror of the source's URL.
+// openMirror opens or creates the bare mirror of the source's URL. Pack
+// files stay open between reads: reopening them for every object would
+// cost more than the reads.
 func (s *Source) openMirror() error {
 	sum := sha256.Sum256([]byte(s.spec.URL))
 	s.dir = filepath.Join(s.opts.CacheDir, hex.EncodeToString(sum[:12])+".git")
-	repo, err := git.PlainOpen(s.dir)
-	if errors.Is(err, git.ErrRepositoryNotExists) {
-		if err := os.MkdirAll(s.opts.CacheDir, 0o700); err != nil {
+	st := filesystem.NewStorageWithOptions(osfs.New(s.dir), cache.NewObjectLRUDefault(),
+		filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: largeObject})
+	var repo *git.Repository
+	var err error
+	if _, serr := os.Stat(filepath.Join(s.dir, "config")); serr == nil {
+		repo, err = git.Open(st, nil)
+	} else {
+		if err := os.MkdirAll(s.dir, 0o700); err != nil {
 			return fmt.Errorf("gitsource: cache directory: %w", err)
 		}
-		repo, err = git.PlainInit(s.dir, true)
+		repo, err = git.Init(st, nil)
 		if err == nil {
 			_, err = repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{s.spec.URL}})
 		}
@@ -332,6 +343,10 @@ func (s *Source) openMirror() error {
 	}
 	return nil
 }
+
+// largeObject is the size above which blobs are streamed from the pack
+// instead of being read into memory.
+const largeObject = 1 << 20
 
 // resolve finds the commit to serve, fetching what the mirror lacks.
 func (s *Source) resolve(ctx context.Context) (plumbing.Hash, error) {
@@ -502,7 +517,7 @@ func (s *Source) cached() (plumbing.Hash, bool) {
 
 // build makes the catalog of a commit, reusing prev's digests.
 func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Catalog, error) {
-	fsys, err := NewFS(s.repo.Storer, commit, s.spec.Subdir)
+	fsys, err := newFS(s.repo.Storer, commit, s.spec.Subdir, &s.objects)
 	if err != nil {
 		return nil, fmt.Errorf("gitsource: %s: %w", s.spec, err)
 	}
