@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skillport/skillport/gitsource"
 	"github.com/skillport/skillport/skill"
 )
 
@@ -160,6 +161,13 @@ func ParseConfig(data []byte, base string) ([]Origin, []string, error) {
 		}
 		used[d.Label] = true
 		p := expand(d.Path)
+		if gitsource.IsSpec(p) {
+			if _, err := gitsource.ParseSpec(p); err != nil {
+				return nil, nil, fmt.Errorf("skillDirs[%d]: %w", i, err)
+			}
+			origins = append(origins, Origin{Label: d.Label, Git: p})
+			continue
+		}
 		if strings.HasPrefix(p, "~/") {
 			if home, err := os.UserHomeDir(); err == nil {
 				p = filepath.Join(home, p[2:])

@@ -117,7 +117,14 @@ func (o *originState) connect(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, o.h.opts.CallTimeout)
 	defer cancel()
 	client := newClient(o.h, o)
-	gt := &guardedTransport{inner: o.cfg.transport(o.h.opts.ServerStderr), skillsChanged: o.scheduleRefresh}
+	inner := o.cfg.transport(o.h.opts.ServerStderr)
+	if o.cfg.Git != "" {
+		var err error
+		if inner, err = o.openGit(ctx); err != nil {
+			return err
+		}
+	}
+	gt := &guardedTransport{inner: inner, skillsChanged: o.scheduleRefresh}
 	type result struct {
 		s   *mcp.ClientSession
 		err error

@@ -78,6 +78,9 @@ type Options struct {
 	Cache *cache.Cache
 	// Logger receives diagnostics; default slog.Default().
 	Logger *slog.Logger
+	// GitCacheDir holds the mirrors of Git origins; "" means
+	// gitsource.DefaultCacheDir().
+	GitCacheDir string
 	// ServerStderr receives the stderr of stdio servers; default discarded.
 	ServerStderr io.Writer
 	// OnChange is called after the registry changed (a refresh, a revoked

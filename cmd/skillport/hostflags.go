@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillport/skillport/gitsource"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/host/cache"
@@ -43,7 +44,7 @@ func (f *hostFlags) register(cmd *cobra.Command, withLocal bool) {
 }
 
 // serverArgs is the usage text for the positional server.
-const serverArgs = "[URL | -- COMMAND [ARGS...]]"
+const serverArgs = "[URL | git+URL[@REF][#SUBDIR] | -- COMMAND [ARGS...]]"
 
 // origins builds the origin list: the server named on the command line
 // (a URL as the last argument, or a command after --), the configuration
@@ -68,9 +69,19 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 	case len(args) > 0:
 		positional = args[:len(args)-1]
 		u := args[len(args)-1]
+		if gitsource.IsSpec(u) {
+			if _, err := gitsource.ParseSpec(u); err != nil {
+				return nil, usageErrorf("%s: %v", name, err)
+			}
+			if err := host.ValidLabel(f.label); err != nil {
+				return nil, usageErrorf("%s: --label: %v", name, err)
+			}
+			out = append(out, host.Origin{Label: f.label, Git: u})
+			break
+		}
 		pu, err := url.Parse(u)
 		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			return nil, usageErrorf("%s: %q is not an http(s) URL; give a server URL, or a command after --", name, u)
+			return nil, usageErrorf("%s: %q is not an http(s) URL or git source; give a server URL, git+URL[@REF][#SUBDIR], or a command after --", name, u)
 		}
 		if err := host.ValidLabel(f.label); err != nil {
 			return nil, usageErrorf("%s: --label: %v", name, err)
@@ -106,8 +117,15 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 	}
 	for _, d := range f.skillDirs {
 		label, path, ok := strings.Cut(d, "=")
-		if !ok {
+		if !ok || gitsource.IsSpec(d) {
 			label, path = "dir", d
+		}
+		if gitsource.IsSpec(path) {
+			if _, err := gitsource.ParseSpec(path); err != nil {
+				return nil, usageErrorf("%s: --skills-dir: %v", name, err)
+			}
+			out = append(out, host.Origin{Label: label, Git: path})
+			continue
 		}
 		out = append(out, host.Origin{Label: label, Dir: path, Display: path})
 	}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skillport/skillport/host"
+)
+
+// examplesRepo commits examples/skills to a new bare repository and
+// returns its git+file:// source.
+func examplesRepo(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../../examples/skills")
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, bare := t.TempDir(), filepath.Join(t.TempDir(), "skills.git")
+	env := append(os.Environ(), "HOME="+work, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"--work-tree", dir, "add", "-A", "."},
+		{"commit", "-q", "-m", "examples"},
+		{"tag", "v1"},
+		{"clone", "-q", "--bare", ".", bare},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = work, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v (the git binary is needed: apt-get install git): %v\n%s", args, err, out)
+		}
+	}
+	// Mirrors go to the user cache directory: keep them in the test's.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	return "git+file://" + bare + "@v1"
+}
+
+// TestVerifyPullLsGitSource checks a repository's skills with the host
+// commands before serving them, from the command line and from a config.
+func TestVerifyPullLsGitSource(t *testing.T) {
+	src := examplesRepo(t)
+	origins := []host.Origin{{Label: "team", Git: src}}
+	var out, errOut bytes.Buffer
+	if err := runVerify(context.Background(), &out, &errOut, flags(), origins); err != nil {
+		t.Fatalf("verify: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "5 skills verified, 0 failed") {
+		t.Errorf("verify:\n%s", out.String())
+	}
+	out.Reset()
+	to := t.TempDir()
+	if err := runPull(context.Background(), &out, &errOut, flags(), origins, to, false); err != nil {
+		t.Fatalf("pull: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	if _, err := os.Stat(filepath.Join(to, "pdf-processing", "SKILL.md")); err != nil {
+		t.Errorf("pull did not write pdf-processing: %v\n%s", err, out.String())
+	}
+
+	cfg := filepath.Join(t.TempDir(), "skillport.json")
+	if err := os.WriteFile(cfg, []byte(`{"skillDirs": [{"label": "team", "path": "`+src+`"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := flags()
+	f.config, f.noLocal = cfg, true
+	cfgOrigins, _, err := host.LoadConfig(cfg)
+	if err != nil || len(cfgOrigins) != 1 || cfgOrigins[0].Git != src {
+		t.Fatalf("config origins %+v, %v", cfgOrigins, err)
+	}
+	out.Reset()
+	if err := runLs(context.Background(), &out, &errOut, f, cfgOrigins, false); err != nil {
+		t.Fatalf("ls: %v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(out.String(), "team") || !strings.Contains(out.String(), "pdf-processing") {
+		t.Errorf("ls:\n%s", out.String())
+	}
+
+	// A git source that does not parse is a usage error naming the problem.
+	bad := []host.Origin{{Label: "team", Git: "git+ftp://example.com/x.git"}}
+	out.Reset()
+	if err := runVerify(context.Background(), &out, &errOut, flags(), bad); err == nil || !strings.Contains(out.String()+err.Error(), "ftp") {
+		t.Errorf("verify of a bad source: %v\n%s", err, out.String())
+	}
+}
