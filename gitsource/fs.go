@@ -38,7 +38,10 @@ const maxLFSPointer = 1024
 // blob id (catalog.ContentIdentifier), so a catalog of the next commit
 // re-hashes only changed blobs. FS is safe for concurrent use.
 type FS struct {
-	st     storer.EncodedObjectStorer
+	// stores are readers of one object store, each used by one goroutine
+	// at a time: go-git's open pack files are not safe for concurrent use,
+	// and several readers let the catalog read blobs in parallel.
+	stores chan storer.EncodedObjectStorer
 	commit plumbing.Hash
 	root   plumbing.Hash
 	when   time.Time
@@ -49,9 +52,6 @@ type FS struct {
 // never change, so one cache serves every commit of a repository, and a
 // new commit decodes only the trees it changed.
 type objectCache struct {
-	// read serialises reads of the object store, whose open pack files
-	// are not safe for concurrent use.
-	read  sync.Mutex
 	mu    sync.Mutex
 	trees map[plumbing.Hash]*treeIndex
 	blobs map[plumbing.Hash]blobInfo
@@ -113,15 +113,22 @@ type blobInfo struct {
 // NewFS returns the tree of commit, or of its folder subdir ("" for the
 // root), read from st (a go-git repository's Storer).
 func NewFS(st storer.EncodedObjectStorer, commit plumbing.Hash, subdir string) (*FS, error) {
-	return newFS(st, commit, subdir, &objectCache{})
+	stores := make(chan storer.EncodedObjectStorer, 1)
+	stores <- st
+	return newFS(stores, commit, subdir, &objectCache{})
 }
 
-func newFS(st storer.EncodedObjectStorer, commit plumbing.Hash, subdir string, objs *objectCache) (*FS, error) {
-	c, err := object.GetCommit(st, commit)
+func newFS(stores chan storer.EncodedObjectStorer, commit plumbing.Hash, subdir string, objs *objectCache) (*FS, error) {
+	f := &FS{stores: stores, commit: commit, objs: objs}
+	var c *object.Commit
+	err := f.with(func(st storer.EncodedObjectStorer) (err error) {
+		c, err = object.GetCommit(st, commit)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", commit, err)
 	}
-	f := &FS{st: st, commit: commit, root: c.TreeHash, when: c.Committer.When, objs: objs}
+	f.root, f.when = c.TreeHash, c.Committer.When
 	if subdir = strings.Trim(subdir, "/"); subdir != "" && subdir != "." {
 		e, err := f.lookup("open", subdir)
 		if err != nil {
@@ -135,6 +142,13 @@ func newFS(st storer.EncodedObjectStorer, commit plumbing.Hash, subdir string, o
 	return f, nil
 }
 
+// with runs fn with a reader of the object store to itself.
+func (f *FS) with(fn func(storer.EncodedObjectStorer) error) error {
+	st := <-f.stores
+	defer func() { f.stores <- st }()
+	return fn(st)
+}
+
 // Commit returns the commit whose tree this is.
 func (f *FS) Commit() plumbing.Hash { return f.commit }
 
@@ -142,9 +156,11 @@ func (f *FS) tree(h plumbing.Hash) (*treeIndex, error) {
 	if t := f.objs.tree(h); t != nil {
 		return t, nil
 	}
-	f.objs.read.Lock()
-	t, err := object.GetTree(f.st, h)
-	f.objs.read.Unlock()
+	var t *object.Tree
+	err := f.with(func(st storer.EncodedObjectStorer) (err error) {
+		t, err = object.GetTree(st, h)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -159,9 +175,9 @@ func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
 		return bi, nil
 	}
 	var bi blobInfo
-	f.objs.read.Lock()
-	defer f.objs.read.Unlock()
-	o, err := f.st.EncodedObject(plumbing.BlobObject, h)
+	st := <-f.stores
+	defer func() { f.stores <- st }()
+	o, err := st.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return bi, err
 	}
@@ -413,9 +429,9 @@ const maxLinkTarget = 4096
 // served from memory: a skill's files are bounded by the catalog's
 // per-skill limit, which it checks on the sizes before opening anything.
 func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
-	f.objs.read.Lock()
-	defer f.objs.read.Unlock()
-	o, err := f.st.EncodedObject(plumbing.BlobObject, h)
+	st := <-f.stores
+	defer func() { f.stores <- st }()
+	o, err := st.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, err
 	}

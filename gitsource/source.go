@@ -24,6 +24,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
@@ -106,8 +108,9 @@ type Source struct {
 	creds  *Credentials
 	prefix string
 
-	update  sync.Mutex  // serialises Update
-	objects objectCache // trees and blob sizes, shared by the commits' FSs
+	update  sync.Mutex               // serialises Update
+	objects objectCache              // trees and blob sizes, shared by the commits' FSs
+	pools   [2][]*filesystem.Storage // readers of the last two builds
 	trigger chan struct{}
 
 	mu     sync.Mutex
@@ -312,14 +315,11 @@ func (s *Source) recovered() {
 	}
 }
 
-// openMirror opens or creates the bare mirror of the source's URL. Pack
-// files stay open between reads: reopening them for every object would
-// cost more than the reads.
+// openMirror opens or creates the bare mirror of the source's URL.
 func (s *Source) openMirror() error {
 	sum := sha256.Sum256([]byte(s.spec.URL))
 	s.dir = filepath.Join(s.opts.CacheDir, hex.EncodeToString(sum[:12])+".git")
-	st := filesystem.NewStorageWithOptions(osfs.New(s.dir), cache.NewObjectLRUDefault(),
-		filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: largeObject})
+	st := filesystem.NewStorage(osfs.New(s.dir), cache.NewObjectLRUDefault())
 	var repo *git.Repository
 	var err error
 	if _, serr := os.Stat(filepath.Join(s.dir, "config")); serr == nil {
@@ -342,6 +342,30 @@ func (s *Source) openMirror() error {
 		return fmt.Errorf("gitsource: mirror %s of %s: %w (delete it to start afresh)", s.dir, s.spec, err)
 	}
 	return nil
+}
+
+// readers opens the object stores a commit's FS reads from, one per CPU.
+// They keep pack files open and their list fixed (reopening and listing
+// packs for every object would cost more than the reads), so each build
+// after a fetch gets new ones; those of the build before last are closed.
+func (s *Source) readers() chan storer.EncodedObjectStorer {
+	n := runtime.GOMAXPROCS(0)
+	pool := make(chan storer.EncodedObjectStorer, n)
+	var opened []*filesystem.Storage
+	for range n {
+		st := filesystem.NewStorageWithOptions(osfs.New(s.dir), cache.NewObjectLRU(32*cache.MiByte),
+			filesystem.Options{KeepDescriptors: true, ExclusiveAccess: true, LargeObjectThreshold: largeObject})
+		opened = append(opened, st)
+		pool <- st
+	}
+	s.mu.Lock()
+	old := s.pools[0]
+	s.pools = [2][]*filesystem.Storage{s.pools[1], opened}
+	s.mu.Unlock()
+	for _, st := range old {
+		st.Close()
+	}
+	return pool
 }
 
 // largeObject is the size above which blobs are streamed from the pack
@@ -517,7 +541,7 @@ func (s *Source) cached() (plumbing.Hash, bool) {
 
 // build makes the catalog of a commit, reusing prev's digests.
 func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Catalog, error) {
-	fsys, err := newFS(s.repo.Storer, commit, s.spec.Subdir, &s.objects)
+	fsys, err := newFS(s.readers(), commit, s.spec.Subdir, &s.objects)
 	if err != nil {
 		return nil, fmt.Errorf("gitsource: %s: %w", s.spec, err)
 	}
