@@ -3,6 +3,7 @@ package gitsource
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -137,7 +138,10 @@ func lookupCredentials(file string, u *url.URL) (user, pass string, ok bool, err
 		return "", "", false, fmt.Errorf("credentials file: %v", err)
 	}
 	defer fh.Close()
-	sc := bufio.NewScanner(&limitedReader{r: fh, n: MaxCredentialsFile})
+	if fi, err := fh.Stat(); err != nil || fi.Size() > MaxCredentialsFile {
+		return "", "", false, fmt.Errorf("credentials file %s: not a regular file of at most %d bytes", file, MaxCredentialsFile)
+	}
+	sc := bufio.NewScanner(io.LimitReader(fh, MaxCredentialsFile))
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
 	line := 0
 	best := -1
@@ -168,21 +172,4 @@ func lookupCredentials(file string, u *url.URL) (user, pass string, ok bool, err
 		return "", "", false, fmt.Errorf("credentials file %s: %v", file, err)
 	}
 	return user, pass, ok, nil
-}
-
-type limitedReader struct {
-	r interface{ Read([]byte) (int, error) }
-	n int64
-}
-
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, fmt.Errorf("longer than %d bytes", MaxCredentialsFile)
-	}
-	if int64(len(p)) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.r.Read(p)
-	l.n -= int64(n)
-	return n, err
 }

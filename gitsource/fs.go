@@ -72,7 +72,7 @@ func newTreeIndex(t *object.Tree) *treeIndex {
 }
 
 // maxCached bounds each map of an objectCache; past it the map starts over.
-const maxCached = 1 << 20
+var maxCached = 1 << 20
 
 func (c *objectCache) tree(h plumbing.Hash) *treeIndex {
 	c.mu.Lock()

@@ -205,3 +205,37 @@ func importSkills(t testing.TB, r *remote, n int, desc string) {
 	git(t, r.work, "fetch", "-q", "origin", "main")
 	git(t, r.work, "reset", "-q", "--mixed", "FETCH_HEAD")
 }
+
+// TestLimits tries to break the bounds on what is read from untrusted
+// places: a credentials file and a symbolic link's target.
+func TestLimits(t *testing.T) {
+	r := newRemote(t)
+	r.commit("one", map[string]string{"x/SKILL.md": skillMD("x", "limits")})
+	long := strings.Repeat("a/", 2500) + "target" // 5006 bytes
+	blob := gitIn(t, r.work, strings.NewReader(long), "hash-object", "-w", "--stdin")
+	git(t, r.work, "update-index", "--add", "--cacheinfo", "120000,"+blob+",x/link")
+	git(t, r.work, "commit", "-q", "-m", "long link")
+	r.push("main")
+
+	s := mustOpen(t, "git+"+r.fileURL(), nil)
+	found := false
+	for _, d := range s.Catalog().Diagnostics() {
+		if d.Path == "x/link" && strings.Contains(d.Message, "longer than 4096 bytes") {
+			found = true
+		}
+	}
+	if !found || s.Catalog().Skill("skill://x/SKILL.md") != nil {
+		t.Errorf("a 5006-byte link target: diagnostics %v", s.Catalog().Diagnostics())
+	}
+
+	big := filepath.Join(t.TempDir(), "credentials")
+	line := "https://u:" + strings.Repeat("t", 100) + "@example.com\n"
+	if err := os.WriteFile(big, []byte(strings.Repeat(line, gitsource.MaxCredentialsFile/len(line)+1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := serveHTTPGit(t, r.root, "u", "p")
+	_, err := open(t, "git+"+srv.URL+"/repo.git", &gitsource.Options{Credentials: &gitsource.Credentials{File: big}})
+	if err == nil || !strings.Contains(err.Error(), "at most 1048576 bytes") {
+		t.Errorf("a credentials file over 1 MiB: %v", err)
+	}
+}
