@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/skillport/skillport/internal/gittest"
 )
 
 // The tests run real git servers on loopback: git http-backend behind
@@ -34,13 +36,7 @@ func needGit(t testing.TB) {
 }
 
 // gitEnv isolates git from the user's configuration.
-func gitEnv(home string) []string {
-	return append(os.Environ(),
-		"HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
-		"GIT_TERMINAL_PROMPT=0")
-}
+var gitEnv = gittest.Env
 
 func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()

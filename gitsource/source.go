@@ -106,7 +106,6 @@ type Source struct {
 	repo   *git.Repository
 	remote *git.Remote
 	creds  *Credentials
-	prefix string
 
 	update  sync.Mutex               // serialises Update
 	objects objectCache              // trees and blob sizes, shared by the commits' FSs

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillport/skillport/internal/gittest"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -37,13 +38,7 @@ func newGitWork(t *testing.T, files map[string]string) *gitWork {
 
 func (g *gitWork) git(args ...string) {
 	g.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = g.work
-	cmd.Env = append(os.Environ(), "HOME="+g.work, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		g.t.Fatalf("git %v (the git binary is needed: apt-get install git): %v\n%s", args, err, out)
-	}
+	gittest.Run(g.t, g.work, args...)
 }
 
 // commit writes files, commits and pushes main.

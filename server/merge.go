@@ -143,15 +143,7 @@ func (m *MergedSource) recompose() *mergedSnapshot {
 	m.cur.Store(ms)
 	if ms.id != old.id {
 		m.mu.Lock()
-		keys := make([]int, 0, len(m.watch))
-		for k := range m.watch {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		fns := make([]func(old, new Snapshot), len(keys))
-		for i, k := range keys {
-			fns[i] = m.watch[k]
-		}
+		fns := inOrder(m.watch)
 		m.mu.Unlock()
 		for _, fn := range fns {
 			fn(old, ms)

@@ -3,15 +3,13 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/gittest"
 	"github.com/skillport/skillport/internal/peers"
 )
 
@@ -44,29 +42,8 @@ func TestConformanceSuite(t *testing.T) {
 // TestConformanceSuiteGit runs the same scenarios against a server whose
 // skills come from a git repository (file://) holding the example catalog.
 func TestConformanceSuiteGit(t *testing.T) {
-	repo := bareRepoOf(t, examples)
+	repo := gittest.BareRepoOf(t, examples)
 	runConformance(t, serveHTTP(t, "git+file://"+repo, "--stateless", "--cache-dir", t.TempDir()))
-}
-
-// bareRepoOf commits dir's files to a new bare git repository and returns its path.
-func bareRepoOf(t *testing.T, dir string) string {
-	t.Helper()
-	work, bare := t.TempDir(), filepath.Join(t.TempDir(), "skills.git")
-	env := append(os.Environ(), "HOME="+work, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"--work-tree", dir, "add", "-A", "."},
-		{"commit", "-q", "-m", "examples"},
-		{"clone", "-q", "--bare", ".", bare},
-	} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir, cmd.Env = work, env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v (the git binary is needed: apt-get install git): %v\n%s", args, err, out)
-		}
-	}
-	return bare
 }
 
 func runConformance(t *testing.T, srv *served) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -104,15 +105,7 @@ func (s *CatalogSource) swapLocked(c *catalog.Catalog) *catalogSnapshot {
 	s.cur.Store(snap)
 	if old.ID() != snap.ID() {
 		s.mu.Lock()
-		fns := make([]func(old, new Snapshot), 0, len(s.watchers))
-		keys := make([]int, 0, len(s.watchers))
-		for k := range s.watchers {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			fns = append(fns, s.watchers[k])
-		}
+		fns := inOrder(s.watchers)
 		s.mu.Unlock()
 		for _, fn := range fns {
 			fn(old, snap)
@@ -187,6 +180,16 @@ func (s *catalogSnapshot) Files() []*catalog.File { return s.files() }
 
 func (s *catalogSnapshot) ReadFile(_ context.Context, f *catalog.File) ([]byte, error) {
 	return s.Catalog.ReadFile(f)
+}
+
+// inOrder returns the callbacks in registration order.
+func inOrder(watchers map[int]func(old, new Snapshot)) []func(old, new Snapshot) {
+	keys := slices.Sorted(maps.Keys(watchers))
+	fns := make([]func(old, new Snapshot), len(keys))
+	for i, k := range keys {
+		fns[i] = watchers[k]
+	}
+	return fns
 }
 
 // Static returns a Source that always serves snap and never changes.

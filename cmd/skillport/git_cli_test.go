@@ -4,38 +4,19 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/gittest"
 )
 
 // examplesRepo commits examples/skills to a new bare repository and
 // returns its git+file:// source.
 func examplesRepo(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs("../../examples/skills")
-	if err != nil {
-		t.Fatal(err)
-	}
-	work, bare := t.TempDir(), filepath.Join(t.TempDir(), "skills.git")
-	env := append(os.Environ(), "HOME="+work, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"--work-tree", dir, "add", "-A", "."},
-		{"commit", "-q", "-m", "examples"},
-		{"tag", "v1"},
-		{"clone", "-q", "--bare", ".", bare},
-	} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir, cmd.Env = work, env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v (the git binary is needed: apt-get install git): %v\n%s", args, err, out)
-		}
-	}
+	bare := gittest.BareRepoOf(t, "../../examples/skills")
 	// Mirrors go to the user cache directory: keep them in the test's.
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	return "git+file://" + bare + "@v1"
