@@ -177,6 +177,18 @@ func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
 	var bi blobInfo
 	st := <-f.stores
 	defer func() { f.stores <- st }()
+	// The size is in the pack's object header: only a blob that may be an
+	// LFS pointer needs to be decompressed here.
+	if sz, ok := st.(interface {
+		EncodedObjectSize(plumbing.Hash) (int64, error)
+	}); ok {
+		size, err := sz.EncodedObjectSize(h)
+		if err == nil && (size > maxLFSPointer || size < int64(len(lfsPrefix))) {
+			bi.size = size
+			f.objs.putBlob(h, bi)
+			return bi, nil
+		}
+	}
 	o, err := st.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return bi, err

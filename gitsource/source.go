@@ -343,7 +343,8 @@ func (s *Source) openMirror() error {
 	return nil
 }
 
-// readers opens the object stores a commit's FS reads from, one per CPU.
+// readers opens the object stores a commit's FS reads from, one per CPU,
+// sharing one cache of decoded objects.
 // They keep pack files open and their list fixed (reopening and listing
 // packs for every object would cost more than the reads), so each build
 // after a fetch gets new ones; those of the build before last are closed.
@@ -351,8 +352,9 @@ func (s *Source) readers() chan storer.EncodedObjectStorer {
 	n := runtime.GOMAXPROCS(0)
 	pool := make(chan storer.EncodedObjectStorer, n)
 	var opened []*filesystem.Storage
+	shared := cache.NewObjectLRU(64 * cache.MiByte) // safe for concurrent use
 	for range n {
-		st := filesystem.NewStorageWithOptions(osfs.New(s.dir), cache.NewObjectLRU(32*cache.MiByte),
+		st := filesystem.NewStorageWithOptions(osfs.New(s.dir), shared,
 			filesystem.Options{KeepDescriptors: true, ExclusiveAccess: true, LargeObjectThreshold: largeObject})
 		opened = append(opened, st)
 		pool <- st
@@ -416,8 +418,11 @@ func (s *Source) resolve(ctx context.Context) (plumbing.Hash, error) {
 	}
 	pinned := name.IsTag()
 	s.setRef(name, pinned)
-	if err := s.fetch(ctx, auth, "+"+string(name)+":"+string(name)); err != nil {
-		return plumbing.ZeroHash, err
+	// Fetch only when the mirror's ref is not already what the remote has.
+	if local, err := s.repo.Reference(name, false); err != nil || local.Hash() != advertised(refs, name) {
+		if err := s.fetch(ctx, auth, "+"+string(name)+":"+string(name)); err != nil {
+			return plumbing.ZeroHash, err
+		}
 	}
 	if s.spec.Ref == "" {
 		// Remember the default branch for offline starts.
@@ -430,6 +435,16 @@ func (s *Source) setRef(name plumbing.ReferenceName, pinned bool) {
 	s.mu.Lock()
 	s.ref, s.pinned = name, pinned
 	s.mu.Unlock()
+}
+
+// advertised returns the id the remote advertised for name.
+func advertised(refs []*plumbing.Reference, name plumbing.ReferenceName) plumbing.Hash {
+	for _, r := range refs {
+		if r.Name() == name {
+			return r.Hash()
+		}
+	}
+	return plumbing.ZeroHash
 }
 
 // tagNames and branchNames are the full names REF may stand for.
