@@ -31,3 +31,4 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./skill/
 	$(GO) test -run '^$$' -fuzz FuzzPathMapping -fuzztime 60s ./catalog/
+	$(GO) test -run '^$$' -fuzz FuzzParseSpec -fuzztime 60s ./gitsource/
