@@ -2,12 +2,16 @@ package gitsource_test
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/gitsource"
@@ -237,5 +241,33 @@ func TestLimits(t *testing.T) {
 	_, err := open(t, "git+"+srv.URL+"/repo.git", &gitsource.Options{Credentials: &gitsource.Credentials{File: big}})
 	if err == nil || !strings.Contains(err.Error(), "at most 1048576 bytes") {
 		t.Errorf("a credentials file over 1 MiB: %v", err)
+	}
+}
+
+// TestSSHNeedsKnownHosts checks that an ssh:// source never connects
+// without a known_hosts file to check the server's key against.
+func TestSSHNeedsKnownHosts(t *testing.T) {
+	_, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(t.TempDir(), "id_ed25519")
+	if err := os.WriteFile(key, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "known_hosts")
+	_, err = open(t, "git+ssh://git@127.0.0.1:1/repo.git", &gitsource.Options{
+		Credentials: &gitsource.Credentials{SSHKey: key, KnownHosts: missing}})
+	if err == nil || !strings.Contains(err.Error(), "known_hosts "+missing) || !strings.Contains(err.Error(), "must be known") {
+		t.Errorf("ssh source without known_hosts: %v", err)
+	}
+	_, err = open(t, "git+ssh://git@127.0.0.1:1/repo.git", &gitsource.Options{
+		Credentials: &gitsource.Credentials{SSHKey: filepath.Join(t.TempDir(), "nokey"), KnownHosts: missing}})
+	if err == nil || !strings.Contains(err.Error(), "ssh key") {
+		t.Errorf("ssh source with a missing key file: %v", err)
 	}
 }
