@@ -88,12 +88,12 @@ func (m *MergedSource) Refresh(ctx context.Context, stale Snapshot) (Snapshot, e
 	if !ok || ms != m.cur.Load() {
 		return m.cur.Load(), nil
 	}
-	any := false
+	flagged := false
 	for i := range ms.parts {
-		any = any || ms.changed[i].Load()
+		flagged = flagged || ms.changed[i].Load()
 	}
 	for i, p := range m.parts {
-		if any && !ms.changed[i].Load() {
+		if flagged && !ms.changed[i].Load() {
 			continue
 		}
 		if _, err := p.Source.Refresh(ctx, ms.parts[i]); err != nil {

@@ -89,3 +89,39 @@ func TestMergeServesUnionAndFollowsChanges(t *testing.T) {
 		t.Error("a conflicting change replaced the merged snapshot")
 	}
 }
+
+// TestMergeRefreshesTheChangedPart edits a file of one part behind the
+// server's back: the read finds it changed, the merged source refreshes
+// that part, and the new bytes are served under their new digest.
+func TestMergeRefreshesTheChangedPart(t *testing.T) {
+	dirA := writeTree(t, t.TempDir(), map[string]string{"pdf/SKILL.md": skillMD("pdf", "a"), "pdf/notes.md": "old"})
+	dirB := writeTree(t, t.TempDir(), map[string]string{"csv/SKILL.md": skillMD("csv", "b")})
+	open := func(dir string) *server.CatalogSource {
+		c, err := catalog.OpenDir(dir, &catalog.Options{Logger: discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return server.NewCatalogSource(c)
+	}
+	a, b := open(dirA), open(dirB)
+	m, err := server.Merge([]server.MergePart{{Name: dirA, Source: a}, {Name: dirB, Source: b}}, discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := server.New(nil, m, &server.Options{Logger: discard, TTL: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connectRaw(t, s, "")
+	writeTree(t, dirA, map[string]string{"pdf/notes.md": "new!"})
+	type readResult struct {
+		Contents []struct{ Text string } `json:"contents"`
+	}
+	bOld := b.Catalog()
+	if r := get[readResult](c, "resources/read", map[string]any{"uri": "skill://pdf/notes.md"}); len(r.Contents) != 1 || r.Contents[0].Text != "new!" {
+		t.Errorf("read after the edit = %+v, want the new bytes", r)
+	}
+	if b.Catalog() != bOld {
+		t.Error("the unchanged part was rebuilt too")
+	}
+}
