@@ -82,6 +82,15 @@ type Options struct {
 	// Logger receives one line per skipped skill or file; nil means slog.Default().
 	// Diagnostics are also kept in the catalog.
 	Logger *slog.Logger
+	// KnownDigests, when set, is asked for the digest of each file that
+	// carries a content id (see [ContentIdentifier]) and that no previous
+	// snapshot describes, before the file is read: a git source keeps the
+	// digests of its blobs beside its mirror so that a restart reads only
+	// the SKILL.md files. It returns the "sha256:" digest and whether the
+	// content is text. A wrong answer is caught when the file is served
+	// (its bytes no longer match: [ErrChanged], and the next build re-reads
+	// it). SKILL.md files are always read, to be parsed.
+	KnownDigests func(contentID string, size int64) (digest string, text bool, ok bool)
 	// Filter, when set, is called with each skill's path ("acme/pdf") and
 	// frontmatter; returning false leaves the skill out without a diagnostic.
 	Filter func(path string, fm skill.Frontmatter) bool

@@ -67,6 +67,13 @@ func (b *builder) hashAll(cands []*candidate) {
 // findings too, so it is neither read nor parsed again.
 func (b *builder) reuse(f *walkFile) bool {
 	prev := b.prevBy[f.path]
+	if prev == nil && f.content != "" && f.name != FileNameSKILL && b.opts.KnownDigests != nil && !b.dirty[f.path] {
+		if d, text, ok := b.opts.KnownDigests(f.content, f.size); ok {
+			f.digest, f.text, f.done = d, text, true
+			b.reused.Add(1)
+			return true
+		}
+	}
 	if prev == nil || b.dirty[f.path] || prev.Size != f.size {
 		return false
 	}

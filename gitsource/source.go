@@ -110,6 +110,7 @@ type Source struct {
 	update  sync.Mutex               // serialises Update
 	objects objectCache              // trees and blob sizes, shared by the commits' FSs
 	pools   [2][]*filesystem.Storage // readers of the last two builds
+	digests *digestStore             // blob digests kept beside the mirror
 	trigger chan struct{}
 
 	mu     sync.Mutex
@@ -159,6 +160,7 @@ func Open(ctx context.Context, spec Spec, opts *Options) (*Source, error) {
 	if err := s.openMirror(); err != nil {
 		return nil, err
 	}
+	s.digests = loadDigests(s.dir)
 	commit, fetchErr := s.resolve(ctx)
 	if fetchErr != nil {
 		cached, ok := s.cached()
@@ -570,6 +572,7 @@ func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Ca
 		if o.Logger == nil {
 			o.Logger = s.log
 		}
+		o.KnownDigests = s.digests.lookup
 		if o.Prefix == "" {
 			if fi, err := fsys.Stat(catalog.FileNameSKILL); err == nil && fi.Mode().IsRegular() {
 				o.Prefix = s.defaultPrefix()
@@ -579,6 +582,9 @@ func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Ca
 	}
 	if err != nil {
 		return nil, fmt.Errorf("gitsource: %s at %s: %w", s.spec, short(commit), err)
+	}
+	if err := s.digests.save(c, fsys); err != nil {
+		s.log.Warn("cannot keep blob digests beside the mirror; the next start reads every blob", "dir", s.dir, "err", err)
 	}
 	return c, nil
 }

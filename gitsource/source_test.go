@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -240,5 +242,68 @@ func TestUnreachableRemote(t *testing.T) {
 	_, err = open(t, spec, nil)
 	if !errors.Is(err, gitsource.ErrUnavailable) || !strings.Contains(err.Error(), "no cached copy") {
 		t.Errorf("cold start with the remote down: %v", err)
+	}
+}
+
+// TestRestartReusesDigests restarts on a warm mirror: only SKILL.md files
+// are read again. A digests file that lies is caught when the file is
+// served, and the next build reads it.
+func TestRestartReusesDigests(t *testing.T) {
+	r := newRemote(t)
+	r.commit("one", map[string]string{
+		"a/SKILL.md": skillMD("a", "a"), "a/ref.md": "reference a",
+		"b/SKILL.md": skillMD("b", "b"), "b/ref.md": "reference b",
+	})
+	r.push("main")
+	cache := t.TempDir()
+	first := mustOpen(t, "git+"+r.fileURL(), &gitsource.Options{CacheDir: cache})
+	if st := first.Catalog().Stats(); st.Hashed != 4 {
+		t.Fatalf("cold start hashed %d files, want 4", st.Hashed)
+	}
+	warm := mustOpen(t, "git+"+r.fileURL(), &gitsource.Options{CacheDir: cache})
+	if st := warm.Catalog().Stats(); st.Hashed != 2 || st.Reused != 2 {
+		t.Errorf("warm start hashed %d and reused %d, want the 2 SKILL.md hashed and 2 reused", st.Hashed, st.Reused)
+	}
+	if warm.Catalog().ID() != first.Catalog().ID() {
+		t.Error("the warm start publishes another snapshot")
+	}
+
+	// Corrupt the kept digest of a/ref.md.
+	files, _ := filepath.Glob(filepath.Join(cache, "*.git", "skillport-digests"))
+	if len(files) != 1 {
+		t.Fatalf("digests files %v", files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := first.Catalog().File("skill://a/ref.md").Digest
+	bad := "sha256:" + strings.Repeat("0", 64)
+	if err := os.WriteFile(files[0], []byte(strings.Replace(string(data), good, bad, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lied := mustOpen(t, "git+"+r.fileURL(), &gitsource.Options{CacheDir: cache})
+	c := lied.Catalog()
+	f := c.File("skill://a/ref.md")
+	if f.Digest != bad {
+		t.Fatalf("digest %s: the test did not take effect", f.Digest)
+	}
+	if _, err := c.ReadFile(f); !errors.Is(err, catalog.ErrChanged) {
+		t.Fatalf("serving a file whose kept digest lies: %v, want ErrChanged", err)
+	}
+	fixed, err := c.Reload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fixed.File("skill://a/ref.md").Digest; got != good {
+		t.Errorf("after the reload the digest is %s, want %s", got, good)
+	}
+
+	// A damaged file is ignored: everything is read.
+	if err := os.WriteFile(files[0], []byte("garbage\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st := mustOpen(t, "git+"+r.fileURL(), &gitsource.Options{CacheDir: cache}).Catalog().Stats(); st.Hashed != 4 {
+		t.Errorf("with a damaged digests file hashed %d, want 4", st.Hashed)
 	}
 }
