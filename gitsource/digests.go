@@ -28,9 +28,10 @@ type knownDigest struct {
 
 // digestStore maps blob ids to the digests a catalog computed for them.
 type digestStore struct {
-	path string
-	mu   sync.Mutex
-	m    map[string]knownDigest
+	path  string
+	write sync.Mutex // serialises save
+	mu    sync.Mutex
+	m     map[string]knownDigest
 }
 
 // loadDigests reads the digests kept beside a mirror; a missing, damaged
@@ -74,6 +75,8 @@ func (d *digestStore) lookup(id string, size int64) (string, bool, bool) {
 // save replaces the store with the digests of c's files, read from fsys,
 // and writes it (atomically: a crash leaves the old file or the new one).
 func (d *digestStore) save(c *catalog.Catalog, fsys *FS) error {
+	d.write.Lock()
+	defer d.write.Unlock()
 	m := map[string]knownDigest{}
 	var b strings.Builder
 	for _, sk := range c.Skills() {

@@ -583,8 +583,15 @@ func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Ca
 	if err != nil {
 		return nil, fmt.Errorf("gitsource: %s at %s: %w", s.spec, short(commit), err)
 	}
-	if err := s.digests.save(c, fsys); err != nil {
-		s.log.Warn("cannot keep blob digests beside the mirror; the next start reads every blob", "dir", s.dir, "err", err)
+	save := func() {
+		if err := s.digests.save(c, fsys); err != nil {
+			s.log.Warn("cannot keep blob digests beside the mirror; the next start reads every blob", "dir", s.dir, "err", err)
+		}
+	}
+	if prev == nil {
+		save()
+	} else {
+		go save() // off the reload's path; saves are serialised
 	}
 	return c, nil
 }
