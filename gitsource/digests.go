@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/skillport/skillport/catalog"
 )
 
@@ -59,6 +61,14 @@ func loadDigests(dir string) *digestStore {
 		d.m[f[0]] = knownDigest{size: size, digest: f[2], text: f[3] == "t"}
 	}
 	return d
+}
+
+// size returns the size of a blob the last snapshot published.
+func (d *digestStore) size(h plumbing.Hash) (int64, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k, ok := d.m[h.String()]
+	return k.size, ok
 }
 
 // lookup implements catalog.Options.KnownDigests.

@@ -52,6 +52,11 @@ type FS struct {
 // never change, so one cache serves every commit of a repository, and a
 // new commit decodes only the trees it changed.
 type objectCache struct {
+	// published, when set, gives the size of a blob that an earlier
+	// snapshot published as a file (so it is no LFS pointer), sparing a
+	// read of a small blob to check.
+	published func(plumbing.Hash) (int64, bool)
+
 	mu    sync.Mutex
 	trees map[plumbing.Hash]*treeIndex
 	blobs map[plumbing.Hash]blobInfo
@@ -175,6 +180,13 @@ func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
 		return bi, nil
 	}
 	var bi blobInfo
+	if f.objs.published != nil {
+		if size, ok := f.objs.published(h); ok {
+			bi.size = size
+			f.objs.putBlob(h, bi)
+			return bi, nil
+		}
+	}
 	st := <-f.stores
 	defer func() { f.stores <- st }()
 	// The size is in the pack's object header: only a blob that may be an

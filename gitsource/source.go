@@ -161,6 +161,7 @@ func Open(ctx context.Context, spec Spec, opts *Options) (*Source, error) {
 		return nil, err
 	}
 	s.digests = loadDigests(s.dir)
+	s.objects.published = s.digests.size
 	commit, fetchErr := s.resolve(ctx)
 	if fetchErr != nil {
 		cached, ok := s.cached()
