@@ -307,3 +307,20 @@ func TestRestartReusesDigests(t *testing.T) {
 		t.Errorf("with a damaged digests file hashed %d, want 4", st.Hashed)
 	}
 }
+
+// TestMissingFolderOrRef fails at start-up naming what is missing.
+func TestMissingFolderOrRef(t *testing.T) {
+	r := newRemote(t)
+	r.commit("one", map[string]string{"skills/x/SKILL.md": skillMD("x", "x"), "file.txt": "not a folder"})
+	r.push("main")
+	for spec, want := range map[string]string{
+		"git+" + r.fileURL() + "#nope":                        `has no folder "nope"`,
+		"git+" + r.fileURL() + "#file.txt":                    `"file.txt" is not a folder`,
+		"git+" + r.fileURL() + "@nobranch":                    `no branch or tag "nobranch"`,
+		"git+" + r.fileURL() + "@" + strings.Repeat("ab", 20): "is not reachable from any branch or tag",
+	} {
+		if _, err := open(t, spec, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error containing %q", spec, err, want)
+		}
+	}
+}
