@@ -57,3 +57,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzServeMCP -fuzztime 60s ./endpoint/
 	$(GO) test -run '^$$' -fuzz FuzzHTTPPeek -fuzztime 60s ./server/
 	$(GO) test -run '^$$' -fuzz FuzzValidateEntry -fuzztime 60s ./skillclient/
+	$(GO) test -run '^$$' -fuzz FuzzParseSpec -fuzztime 60s ./gitsource/

@@ -96,6 +96,8 @@ type walkFile struct {
 	size  int64
 	mtime time.Time
 	ident fileIdent
+	// content is the tree's content id (see [ContentIdentifier]), "" if none.
+	content string
 	// viaLink marks a file reached through a symbolic link: it is opened
 	// from the root, where os.Root resolves the link.
 	viaLink bool
@@ -588,8 +590,14 @@ func (b *builder) readEntries(n *node, entries []fs.DirEntry, depth int, inLink,
 				n.skillMD = wf
 			}
 		default:
+			msg := "not a regular file (fifo, device or socket); skipped"
+			if fi, err := e.Info(); err == nil {
+				if ex, ok := fi.Sys().(Explainer); ok {
+					msg = ex.Explain()
+				}
+			}
 			n.diags = append(n.diags, Diagnostic{Path: p, Rule: RuleSpecialFile, Severity: skill.Warning, Err: ErrSpecialFile,
-				Message: "not a regular file (fifo, device or socket); skipped"})
+				Message: msg})
 		}
 	}
 	return subs
@@ -712,6 +720,7 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 			Text:     wf.text,
 			ModTime:  wf.mtime,
 			ident:    wf.ident,
+			content:  wf.content,
 		}
 		wf.pub = f
 		return f

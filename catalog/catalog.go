@@ -94,6 +94,15 @@ type Options struct {
 	// default a skill holding one is refused: a hard link can give the tree
 	// the content of a file outside it, which no path check can see.
 	AllowHardlinks bool
+	// KnownDigests, when set, is asked for the digest of each file that
+	// carries a content id (see [ContentIdentifier]) and that no previous
+	// snapshot describes, before the file is read: a git source keeps the
+	// digests of its blobs beside its mirror so that a restart reads only
+	// the SKILL.md files. It returns the "sha256:" digest and whether the
+	// content is text. A wrong answer is caught when the file is served
+	// (its bytes no longer match: [ErrChanged], and the next build re-reads
+	// it). SKILL.md files are always read, to be parsed.
+	KnownDigests func(contentID string, size int64) (digest string, text bool, ok bool)
 	// Filter, when set, is called with each skill's path ("acme/pdf") and
 	// frontmatter; returning false leaves the skill out without a diagnostic.
 	Filter func(path string, fm skill.Frontmatter) bool
@@ -157,7 +166,26 @@ type File struct {
 	// ModTime is the modification time seen when the file was hashed.
 	ModTime time.Time
 
-	ident fileIdent // device, inode and change time, for digest reuse
+	ident   fileIdent // device, inode and change time, for digest reuse
+	content string    // content id from a content-addressed tree, for digest reuse
+}
+
+// ContentIdentifier is implemented by the Sys() value of the fs.FileInfo of
+// a file in a content-addressed tree, such as a git commit, where equal ids
+// mean equal bytes. A later snapshot ([Catalog.ReloadFS]) reuses the digest
+// of a file whose content id and size are unchanged instead of reading it
+// again, which is what makes a new commit cost only its changed blobs.
+type ContentIdentifier interface {
+	ContentID() string
+}
+
+// Explainer is implemented by the Sys() value of the fs.FileInfo of an
+// entry that is neither a regular file nor a directory (its type is
+// fs.ModeIrregular), to say in the diagnostic what it is and what to do,
+// e.g. a git submodule or a Git LFS pointer, which are reported and skipped
+// rather than served as if they were the content.
+type Explainer interface {
+	Explain() string
 }
 
 // Dir is a directory resource: a skill root, a directory within a skill, or

@@ -67,8 +67,22 @@ func (b *builder) hashAll(cands []*candidate) {
 // findings too, so it is neither read nor parsed again.
 func (b *builder) reuse(f *walkFile) bool {
 	prev := b.prevBy[f.path]
-	if prev == nil || b.dirty[f.path] || !prev.ident.same(f.ident) ||
-		prev.Size != f.size || !prev.ModTime.Equal(f.mtime) {
+	if prev == nil && f.content != "" && f.name != FileNameSKILL && b.opts.KnownDigests != nil && !b.dirty[f.path] {
+		if d, text, ok := b.opts.KnownDigests(f.content, f.size); ok {
+			f.digest, f.text, f.done = d, text, true
+			b.reused.Add(1)
+			return true
+		}
+	}
+	if prev == nil || b.dirty[f.path] || prev.Size != f.size {
+		return false
+	}
+	if f.content != "" || prev.content != "" {
+		// A content-addressed tree: the id says it all, times mean nothing.
+		if f.content != prev.content {
+			return false
+		}
+	} else if !prev.ident.same(f.ident) || !prev.ModTime.Equal(f.mtime) {
 		return false
 	}
 	if f.name == FileNameSKILL {
@@ -199,6 +213,9 @@ func digestString(h hash.Hash) string {
 // setInfo records what a stat of f returned.
 func (f *walkFile) setInfo(fi fs.FileInfo) {
 	f.size, f.mtime, f.ident = fi.Size(), fi.ModTime(), identOf(fi)
+	if ci, ok := fi.Sys().(ContentIdentifier); ok {
+		f.content = ci.ContentID()
+	}
 }
 
 // textValidator checks, while streaming, that content is valid UTF-8 with no

@@ -106,6 +106,18 @@ func (c *Catalog) Reload() (*Catalog, error) {
 	return build(c.src, &c.opts, c)
 }
 
+// ReloadFS builds a snapshot of another tree with the same options, reusing
+// the digests of this snapshot's files where the new tree's files carry the
+// same content id (see [ContentIdentifier]) and size, so that the next
+// commit of a git repository costs only the blobs it changed. Files of trees
+// without content ids are all read again.
+func (c *Catalog) ReloadFS(fsys fs.FS) (*Catalog, error) {
+	if fsys == nil {
+		return nil, errors.New("catalog: nil fs.FS")
+	}
+	return build(&source{fsys: fsys}, &c.opts, c)
+}
+
 // SourceDir returns the directory the catalog was opened from with
 // [OpenDir], or "".
 func (c *Catalog) SourceDir() string { return c.src.dir }

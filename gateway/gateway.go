@@ -38,6 +38,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillport/skillport/gitorigin"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/host/cache"
@@ -275,6 +276,7 @@ func Open(cfg *Config, opts *Options) (*Gateway, error) {
 		Approver:     policy,
 		Approvals:    store,
 		Logger:       o.Logger,
+		OpenGit:      gitorigin.Opener(&gitorigin.Options{Logger: o.Logger}),
 	}
 	if cfg.Cache {
 		dir, err := cache.DefaultDir()

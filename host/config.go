@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/skillport/skillport/internal/jsonc"
+	"github.com/skillport/skillport/gitsource"
 	"github.com/skillport/skillport/skill"
 )
 
@@ -313,6 +314,13 @@ func (c *Config) origins(base string) ([]Origin, []string, error) {
 		p, err := expand(d.Path)
 		if err != nil {
 			return nil, nil, fmt.Errorf("skillDirs[%d].path: %w", i, err)
+		}
+		if gitsource.IsSpec(p) {
+			if _, err := gitsource.ParseSpec(p); err != nil {
+				return nil, nil, fmt.Errorf("skillDirs[%d]: %w", i, err)
+			}
+			origins = append(origins, Origin{Label: d.Label, Git: p})
+			continue
 		}
 		if strings.HasPrefix(p, "~/") {
 			if home, err := os.UserHomeDir(); err == nil {

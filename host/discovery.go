@@ -61,6 +61,21 @@ func (o *originState) deviation(uri, msg string) {
 	}
 }
 
+// openGit connects to a git origin through Options.OpenGit.
+func (o *originState) openGit(ctx context.Context) (mcp.Transport, error) {
+	if o.h.opts.OpenGit == nil {
+		return nil, fmt.Errorf("%w: %s: this host cannot read git sources (host.Options.OpenGit is not set)", ErrUnavailable, o.cfg.Git)
+	}
+	t, warnings, err := o.h.opts.OpenGit(ctx, o.cfg.Git)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	for _, w := range warnings {
+		o.diag(Warning, "", w, nil)
+	}
+	return t, nil
+}
+
 func (o *originState) diagLocked(sev Severity, uri, msg string, err error) {
 	d := Diagnostic{Origin: o.cfg.Label, URI: uri, Severity: sev, Message: msg, Err: err}
 	if len(o.diags) >= maxDiagsPerOrigin {
@@ -134,7 +149,14 @@ func (o *originState) connect(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, o.h.opts.CallTimeout)
 	defer cancel()
 	client := newClient(o.h, o)
-	gt := &guardedTransport{inner: o.cfg.transport(o.h.opts.ServerStderr), skillsChanged: o.scheduleRefresh}
+	inner := o.cfg.transport(o.h.opts.ServerStderr)
+	if o.cfg.Git != "" {
+		var err error
+		if inner, err = o.openGit(ctx); err != nil {
+			return err
+		}
+	}
+	gt := &guardedTransport{inner: inner, skillsChanged: o.scheduleRefresh}
 	type result struct {
 		s   *mcp.ClientSession
 		err error

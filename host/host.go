@@ -80,6 +80,11 @@ type Options struct {
 	Cache *cache.Cache
 	// Logger receives diagnostics; default slog.Default().
 	Logger *slog.Logger
+	// OpenGit connects to an origin with a git source (Origin.Git): it
+	// returns a transport to a server publishing the source's commit, and
+	// warnings about what it left out. gitorigin.Opener is the usual one;
+	// without it, git origins are unavailable.
+	OpenGit func(ctx context.Context, spec string) (mcp.Transport, []string, error)
 	// ServerStderr receives the stderr of stdio servers; default discarded.
 	ServerStderr io.Writer
 	// OnChange is called after the registry changed (a refresh, a revoked

@@ -15,12 +15,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillport/skillport/gitsource"
 	"github.com/skillport/skillport/wire"
 )
 
 // Origin configures one source of skills: an MCP server reached over stdio
 // (Command) or Streamable HTTP (URL), a ready-made Transport (an in-process
-// server), or a local skill folder (Dir). Exactly one of them is set.
+// server), a local skill folder (Dir), or a git source (Git). Exactly one
+// of them is set.
 type Origin struct {
 	// Label is the host-assigned identity of the origin, matching
 	// ^[a-z0-9][a-z0-9-]{0,31}$. It is what the model and the user see, and
@@ -47,6 +49,12 @@ type Origin struct {
 	// Display is how the folder is shown to the user ("~/.claude/skills").
 	Dir     string
 	Display string
+
+	// Git is a git source, git+URL[@REF][#SUBDIR] (see package gitsource).
+	// Options.OpenGit connects to it (gitorigin.Opener mirrors the commit
+	// and serves it through an in-process skillport server), so its skills
+	// are verified and pulled like those of any MCP server.
+	Git string
 }
 
 var labelRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
@@ -72,13 +80,13 @@ func (o *Origin) validate() error {
 		return err
 	}
 	n := 0
-	for _, set := range []bool{o.Command != "", o.URL != "", o.Transport != nil, o.Dir != ""} {
+	for _, set := range []bool{o.Command != "", o.URL != "", o.Transport != nil, o.Dir != "", o.Git != ""} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return fmt.Errorf("origin %s: set exactly one of Command, URL, Transport or Dir", o.Label)
+		return fmt.Errorf("origin %s: set exactly one of Command, URL, Transport, Dir or Git", o.Label)
 	}
 	return nil
 }
@@ -90,6 +98,11 @@ func (o *Origin) Where() string {
 		return "stdio: " + o.Command
 	case o.URL != "":
 		return o.URL
+	case o.Git != "":
+		if sp, err := gitsource.ParseSpec(o.Git); err == nil {
+			return sp.String()
+		}
+		return "git source"
 	case o.Dir != "":
 		if o.Display != "" {
 			return o.Display

@@ -3,11 +3,13 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"strings"
 	"testing"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/gittest"
 	"github.com/skillport/skillport/internal/peers"
 )
 
@@ -239,4 +241,28 @@ func countTree(c *catalog.Catalog, uri string) int {
 		}
 	}
 	return n
+}
+
+// TestConformanceSuiteGit runs the SEP-2640 scenarios against a server
+// whose skills come from a git repository (file://) holding the example
+// catalog, with no flag and with --stateless.
+func TestConformanceSuiteGit(t *testing.T) {
+	repo := gittest.BareRepoOf(t, examples)
+	for _, mode := range [][]string{nil, {"--stateless"}} {
+		srv := serveHTTP(t, "git+file://"+repo, append(mode, "--cache-dir", t.TempDir())...)
+		for scenario, n := range serverScenarios {
+			if !strings.HasPrefix(scenario, "sep-2640-") {
+				continue
+			}
+			t.Run(fmt.Sprint(mode, scenario), func(t *testing.T) {
+				checks := peers.ConformanceServer(t, srv.URL, scenario)
+				for _, bad := range peers.JudgeChecks(checks, nil) {
+					t.Error(bad)
+				}
+				if len(checks) != n {
+					t.Errorf("conformance %s ran %d checks, want %d", scenario, len(checks), n)
+				}
+			})
+		}
+	}
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillport/skillport/gateway"
+	"github.com/skillport/skillport/gitorigin"
+	"github.com/skillport/skillport/gitsource"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/host/cache"
@@ -66,7 +68,7 @@ func (f *hostFlags) register(cmd *cobra.Command, withLocal bool) {
 }
 
 // serverArgs is the usage text for the positional server.
-const serverArgs = "[URL | -- COMMAND [ARGS...]]"
+const serverArgs = "[URL | git+URL[@REF][#SUBDIR] | -- COMMAND [ARGS...]]"
 
 // origins builds the origin list: the server named on the command line
 // (a URL as the last argument, or a command after --), the configuration
@@ -92,9 +94,19 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 	case len(args) > 0:
 		positional = args[:len(args)-1]
 		u := args[len(args)-1]
+		if gitsource.IsSpec(u) {
+			if _, err := gitsource.ParseSpec(u); err != nil {
+				return nil, usageErrorf("%s: %v", name, err)
+			}
+			if err := host.ValidLabel(f.label); err != nil {
+				return nil, usageErrorf("%s: --label: %v", name, err)
+			}
+			out = append(out, host.Origin{Label: f.label, Git: u})
+			break
+		}
 		pu, err := url.Parse(u)
 		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			return nil, usageErrorf("%s: %q is not an http(s) URL; give a server URL, or a command after --", name, u)
+			return nil, usageErrorf("%s: %q is not an http(s) URL or git source; give a server URL, git+URL[@REF][#SUBDIR], or a command after --", name, u)
 		}
 		if err := host.ValidLabel(f.label); err != nil {
 			return nil, usageErrorf("%s: --label: %v", name, err)
@@ -130,8 +142,15 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 	}
 	for _, d := range f.skillDirs {
 		label, path, ok := strings.Cut(d, "=")
-		if !ok {
+		if !ok || gitsource.IsSpec(d) {
 			label, path = "dir", d
+		}
+		if gitsource.IsSpec(path) {
+			if _, err := gitsource.ParseSpec(path); err != nil {
+				return nil, usageErrorf("%s: --skills-dir: %v", name, err)
+			}
+			out = append(out, host.Origin{Label: label, Git: path})
+			continue
 		}
 		if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
 			why := "not a directory"
@@ -209,6 +228,7 @@ func (f *hostFlags) newHost(ctx context.Context, origins []host.Origin, opts *ho
 	opts.CallTimeout = f.timeout
 	opts.ClientInfo = &mcp.Implementation{Name: "skillport", Version: version()}
 	opts.AllowDynamic = f.allowDynamic
+	opts.OpenGit = gitorigin.Opener(nil)
 	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 1})) // diagnostics are printed by the commands
 	if logLevel.Level() <= slog.LevelDebug {
 		opts.Logger = slog.Default()

@@ -37,10 +37,14 @@ func httpOptions(f *pflag.FlagSet, what string) (*endpoint.Options, error) {
 
 // serveHTTP serves h at /mcp, with /healthz, /readyz and /metrics, behind
 // the limits of package endpoint, on ln until ctx ends, then shuts down
-// gracefully. what names the command in errors.
-func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, opts *endpoint.Options, what string) error {
+// gracefully. what names the command in errors; extra routes (a webhook)
+// are served beside /mcp behind the same limits.
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, opts *endpoint.Options, what string, extra ...httpRoute) error {
 	ep, err := endpoint.New(h, opts)
 	if err == nil {
+		for _, r := range extra {
+			ep.Handle(r.path, r.h)
+		}
 		err = ep.Serve(ctx, ln)
 	}
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/endpoint"
 	"github.com/skillport/skillport/internal/stdio"
 	"github.com/skillport/skillport/sandbox"
@@ -22,8 +22,8 @@ import (
 )
 
 var serveCmd = &cobra.Command{
-	Use:   "serve [flags] DIR",
-	Short: "Serve a directory of Agent Skills over MCP (stdio or Streamable HTTP)",
+	Use:   "serve [flags] SOURCE...",
+	Short: "Serve Agent Skills from directories or git repositories over MCP (stdio or Streamable HTTP)",
 	Long: `serve publishes every skill under DIR over the MCP Skills Extension
 (io.modelcontextprotocol/skills): skills/list, skills/get, resources/read and
 resources/directory/read.
@@ -32,7 +32,14 @@ By default it speaks newline-delimited JSON-RPC on stdin/stdout, for an MCP
 client's server configuration. With --http it serves Streamable HTTP at
 http://ADDR/mcp, on 127.0.0.1 unless ADDR names another host. Logs go to
 stderr only. The directory is watched and re-indexed when it changes
-(--watch=false to serve a fixed snapshot).`,
+(--watch=false to serve a fixed snapshot).
+
+A SOURCE is a directory or a git source git+URL[@REF][#SUBDIR] (https, http,
+ssh, git or file URL; REF a branch, tag or full commit, default the remote's
+default branch; SUBDIR the folder holding the skills). Several sources are
+served as one catalog; PREFIX=SOURCE puts a source's skills under PREFIX, and
+a skill path published by two sources is an error. Git branches are
+re-resolved every --poll and on a signed push webhook (see the README).`,
 	Args: cobra.ArbitraryArgs,
 	RunE: runServe,
 }
@@ -71,8 +78,6 @@ func runServe(cmd *cobra.Command, args []string) error {
 	switch {
 	case len(args) == 0:
 		return usageErrorf("serve: name the directory of skills to serve, e.g. skillport serve ./skills")
-	case len(args) > 1:
-		return usageErrorf("serve: one directory at a time (got %d); put the skill trees under one directory, or run one server each", len(args))
 	case stateless && addr == "":
 		return usageErrorf("serve: --stateless applies to --http only")
 	}
@@ -101,24 +106,28 @@ func runServe(cmd *cobra.Command, args []string) error {
 	if allowScripts && profiles != nil && !slices.Contains(profiles, server.ProfileSeed001) {
 		return usageErrorf("serve: --allow-scripts needs the seed001 profile, which defines skills/execute; add it to --profiles")
 	}
-	dir := args[0]
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		if err == nil {
-			err = errors.New("not a directory")
-		}
-		return usageErrorf("serve: %s: %v", esc(dir), err)
-	}
+	poll, _ := f.GetDuration("poll")
+	cacheDir, _ := f.GetString("cache-dir")
+	secretFile, _ := f.GetString("webhook-secret-file")
 
 	log := slog.Default()
-	cat, err := catalog.OpenDir(dir, &catalog.Options{Prefix: prefix, IncludeDotFiles: dotfiles, Logger: log, Strict: strict, AllowHardlinks: allowHardlinks})
+	octx := cmd.Context()
+	if octx == nil {
+		octx = context.Background()
+	}
+	set, err := openSources(octx, args, sourceOptions{prefix: prefix, dotfiles: dotfiles, strict: strict, allowHardlinks: allowHardlinks, cacheDir: cacheDir, log: log})
 	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+		return err
 	}
 	// The build's garbage (every file's walk record, the parsed YAML) is
 	// gone once the snapshot exists: give it back to the system now rather
 	// than keeping it resident while serving.
 	debug.FreeOSMemory()
-	src := server.NewCatalogSource(cat)
+	src := set.source
+	hook, err := set.webhook(secretFile, log)
+	if err != nil {
+		return err
+	}
 	opts := &server.Options{PageSize: pageSize, Logger: log, Profiles: profiles, LegacyErrorCodes: legacyCodes}
 	if allowScripts {
 		runner, err := sandbox.New(&sandbox.Options{Logger: log})
@@ -144,16 +153,10 @@ func runServe(cmd *cobra.Command, args []string) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if watch {
-		go func() {
-			if err := src.Watch(ctx, nil); err != nil {
-				log.Warn("live reload is off", "err", err)
-			}
-		}()
-	}
+	set.follow(ctx, watch, poll, log)
 
 	if addr == "" {
-		summary(cat, dir, "stdio")
+		set.summary("stdio")
 		err := s.Run(ctx, skills.Transport(&stdio.Transport{In: os.Stdin, Out: os.Stdout}))
 		if err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 			return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
@@ -165,12 +168,16 @@ func runServe(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("serve: --http %s: %w", addr, err)}
 	}
-	summary(cat, dir, "http://"+ln.Addr().String()+"/mcp")
+	set.summary("http://" + ln.Addr().String() + "/mcp")
+	var routes []httpRoute
+	if hook != nil {
+		routes = append(routes, *hook)
+	}
 	httpOpts.Source = src
 	h := server.NewHTTPHandler(s, hopts)
 	defer h.Close()
 	httpOpts.Sessions = h.Sessions
-	err = serveHTTP(ctx, ln, h, httpOpts, "serve")
+	err = serveHTTP(ctx, ln, h, httpOpts, "serve", routes...)
 	if err == nil {
 		log.Info("shut down")
 	}
@@ -199,22 +206,4 @@ func containsColon(s string) bool {
 		}
 	}
 	return false
-}
-
-// summary prints the one-line account of what is served to stderr.
-func summary(cat *catalog.Catalog, dir, where string) {
-	st := cat.Stats()
-	noun := "skills"
-	if st.Skills == 1 {
-		noun = "skill"
-	}
-	// Tests and scripts parse this line: its shape stays as it is.
-	msg := fmt.Sprintf("serving %d %s (%d files, %.1f MiB) from %s at %s", st.Skills, noun, st.Files, float64(st.Bytes)/(1<<20), esc(dir), where)
-	if st.Invalid > 0 {
-		msg += fmt.Sprintf("; %d skills skipped (see above)", st.Invalid)
-	}
-	fmt.Fprintln(os.Stderr, msg)
-	if st.Skills == 0 && st.Invalid == 0 {
-		fmt.Fprintf(os.Stderr, "skillport: warning: %s holds no skill (a skill is a folder holding SKILL.md); serving an empty catalog\n", esc(dir))
-	}
 }

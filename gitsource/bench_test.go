@@ -1,0 +1,100 @@
+package gitsource_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/gitsource"
+)
+
+// BenchmarkGitSource measures, in one run, against serving the same files
+// from a directory (catalog.OpenDir, the cost of `skillport serve DIR`):
+//
+//   - cold-x: a start with an empty cache, cloning a 10,000-skill repository
+//     from git http-backend on loopback and building its catalog (target ≤ 1.5);
+//   - warm-x: a restart with the mirror in place (target ≤ 1.2);
+//   - reload-x: a new commit touching one skill, fetched and rebuilt, as a
+//     fraction of the cold start (target ≤ 0.05).
+//
+// Each figure is the median of -benchtime rounds (use -benchtime=3x).
+func BenchmarkGitSource(b *testing.B) {
+	const n = 10000
+	r := newRemote(b)
+	importSkills(b, r, n, "first")
+	dir := filepath.Join(b.TempDir(), "skills")
+	git(b, r.work, "--work-tree", mkdir(b, dir), "checkout", "-q", "-f", "main", "--", ".")
+	srv := serveHTTPGit(b, r.root, "", "")
+	sp, err := gitsource.ParseSpec("git+" + srv.URL + "/repo.git@main")
+	if err != nil {
+		b.Fatal(err)
+	}
+	quiet := newLogger(io.Discard)
+	openGit := func(cache string) *gitsource.Source {
+		s, err := gitsource.Open(context.Background(), sp, &gitsource.Options{CacheDir: cache, Credentials: &gitsource.Credentials{}, Logger: quiet})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got := s.Catalog().Stats().Skills; got != n {
+			b.Fatalf("%d skills", got)
+		}
+		return s
+	}
+	var tDir, tCold, tWarm, tReload []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		c, err := catalog.OpenDir(dir, &catalog.Options{Logger: quiet})
+		tDir = append(tDir, time.Since(start))
+		if err != nil || c.Stats().Skills != n {
+			b.Fatalf("directory: %v", err)
+		}
+
+		cache := b.TempDir()
+		start = time.Now()
+		openGit(cache)
+		tCold = append(tCold, time.Since(start))
+
+		start = time.Now()
+		s := openGit(cache)
+		tWarm = append(tWarm, time.Since(start))
+
+		b.StopTimer()
+		name := fmt.Sprintf("s%05d", i)
+		r.commit("touch", map[string]string{name + "/SKILL.md": skillMD(name, fmt.Sprintf("round %d", i))})
+		r.push("main")
+		b.StartTimer()
+		start = time.Now()
+		next, changed, err := s.Update(context.Background())
+		tReload = append(tReload, time.Since(start))
+		if err != nil || !changed || next.Stats().Hashed != 1 {
+			b.Fatalf("Update: %v, %v, hashed %d", changed, err, next.Stats().Hashed)
+		}
+	}
+	b.StopTimer()
+	med := func(d []time.Duration) float64 {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return float64(s[len(s)/2])
+	}
+	b.ReportMetric(med(tDir)/1e6, "dir-ms")
+	b.ReportMetric(med(tCold)/1e6, "cold-ms")
+	b.ReportMetric(med(tWarm)/1e6, "warm-ms")
+	b.ReportMetric(med(tReload)/1e6, "reload-ms")
+	b.ReportMetric(med(tCold)/med(tDir), "cold-x")
+	b.ReportMetric(med(tWarm)/med(tDir), "warm-x")
+	b.ReportMetric(med(tReload)/med(tCold), "reload-x")
+}
+
+func mkdir(b *testing.B, dir string) string {
+	b.Helper()
+	if err := osMkdirAll(dir); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}

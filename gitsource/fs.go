@@ -1,0 +1,524 @@
+package gitsource
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// ErrSymlinkNotFollowed is what opening a symbolic link of a commit returns:
+// a link blob is a link, and following it would serve bytes that are not
+// the blob's. The catalog reports such links like those of a directory.
+var ErrSymlinkNotFollowed = errors.New("symbolic links in a git tree are not followed; replace the link with a copy of the file")
+
+// lfsPrefix starts every Git LFS pointer file (https://git-lfs.com/spec/v1).
+const lfsPrefix = "version https://git-lfs.github.com/spec/"
+
+// maxLFSPointer is the largest blob examined for being an LFS pointer; the
+// specification keeps pointers under 1024 bytes.
+const maxLFSPointer = 1024
+
+// FS is the tree of one commit as an fs.FS: the bytes read are the blob
+// bytes, never a working copy that could drift. Symbolic link blobs are
+// links (ReadLink and Lstat answer; Open and Stat refuse to follow them);
+// submodules and Git LFS pointer files are irregular entries whose
+// fs.FileInfo.Sys() explains them (see catalog.Explainer), so they are
+// reported and not served as content. Each file's Sys() also carries its
+// blob id (catalog.ContentIdentifier), so a catalog of the next commit
+// re-hashes only changed blobs. FS is safe for concurrent use.
+type FS struct {
+	// stores are readers of one object store, each used by one goroutine
+	// at a time: go-git's open pack files are not safe for concurrent use,
+	// and several readers let the catalog read blobs in parallel.
+	stores chan storer.EncodedObjectStorer
+	commit plumbing.Hash
+	root   plumbing.Hash
+	when   time.Time
+	objs   *objectCache
+}
+
+// objectCache keeps decoded trees and blob sizes by object id. Objects
+// never change, so one cache serves every commit of a repository, and a
+// new commit decodes only the trees it changed.
+type objectCache struct {
+	// published, when set, gives the size of a blob that an earlier
+	// snapshot published as a file (so it is no LFS pointer), sparing a
+	// read of a small blob to check.
+	published func(plumbing.Hash) (int64, bool)
+
+	mu    sync.Mutex
+	trees map[plumbing.Hash]*treeIndex
+	blobs map[plumbing.Hash]blobInfo
+}
+
+// treeIndex is a decoded tree with its entries by name.
+type treeIndex struct {
+	*object.Tree
+	byName map[string]int
+}
+
+func newTreeIndex(t *object.Tree) *treeIndex {
+	ti := &treeIndex{Tree: t, byName: make(map[string]int, len(t.Entries))}
+	for i, e := range t.Entries {
+		ti.byName[e.Name] = i
+	}
+	return ti
+}
+
+// maxCached bounds each map of an objectCache; past it the map starts over.
+var maxCached = 1 << 20
+
+func (c *objectCache) tree(h plumbing.Hash) *treeIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.trees[h]
+}
+
+func (c *objectCache) putTree(h plumbing.Hash, t *treeIndex) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.trees == nil || len(c.trees) >= maxCached {
+		c.trees = map[plumbing.Hash]*treeIndex{}
+	}
+	c.trees[h] = t
+}
+
+func (c *objectCache) blob(h plumbing.Hash) (blobInfo, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	bi, ok := c.blobs[h]
+	return bi, ok
+}
+
+func (c *objectCache) putBlob(h plumbing.Hash, bi blobInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.blobs == nil || len(c.blobs) >= maxCached {
+		c.blobs = map[plumbing.Hash]blobInfo{}
+	}
+	c.blobs[h] = bi
+}
+
+type blobInfo struct {
+	size int64
+	lfs  bool
+}
+
+// NewFS returns the tree of commit, or of its folder subdir ("" for the
+// root), read from st (a go-git repository's Storer).
+func NewFS(st storer.EncodedObjectStorer, commit plumbing.Hash, subdir string) (*FS, error) {
+	stores := make(chan storer.EncodedObjectStorer, 1)
+	stores <- st
+	return newFS(stores, commit, subdir, &objectCache{})
+}
+
+func newFS(stores chan storer.EncodedObjectStorer, commit plumbing.Hash, subdir string, objs *objectCache) (*FS, error) {
+	f := &FS{stores: stores, commit: commit, objs: objs}
+	var c *object.Commit
+	err := f.with(func(st storer.EncodedObjectStorer) (err error) {
+		c, err = object.GetCommit(st, commit)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", commit, err)
+	}
+	f.root, f.when = c.TreeHash, c.Committer.When
+	if subdir = strings.Trim(subdir, "/"); subdir != "" && subdir != "." {
+		e, err := f.lookup("open", subdir)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s has no folder %q: %w", short(commit), subdir, fs.ErrNotExist)
+		}
+		if e.Mode != filemode.Dir {
+			return nil, fmt.Errorf("commit %s: %q is not a folder", short(commit), subdir)
+		}
+		f.root = e.Hash
+	}
+	return f, nil
+}
+
+// with runs fn with a reader of the object store to itself.
+func (f *FS) with(fn func(storer.EncodedObjectStorer) error) error {
+	st := <-f.stores
+	defer func() { f.stores <- st }()
+	return fn(st)
+}
+
+// Commit returns the commit whose tree this is.
+func (f *FS) Commit() plumbing.Hash { return f.commit }
+
+func (f *FS) tree(h plumbing.Hash) (*treeIndex, error) {
+	if t := f.objs.tree(h); t != nil {
+		return t, nil
+	}
+	var t *object.Tree
+	err := f.with(func(st storer.EncodedObjectStorer) (err error) {
+		t, err = object.GetTree(st, h)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	ti := newTreeIndex(t)
+	f.objs.putTree(h, ti)
+	return ti, nil
+}
+
+// blob returns a blob's size and whether it is an LFS pointer.
+func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
+	if bi, ok := f.objs.blob(h); ok {
+		return bi, nil
+	}
+	var bi blobInfo
+	if f.objs.published != nil {
+		if size, ok := f.objs.published(h); ok {
+			bi.size = size
+			f.objs.putBlob(h, bi)
+			return bi, nil
+		}
+	}
+	st := <-f.stores
+	defer func() { f.stores <- st }()
+	// The size is in the pack's object header: only a blob that may be an
+	// LFS pointer needs to be decompressed here.
+	if sz, ok := st.(interface {
+		EncodedObjectSize(plumbing.Hash) (int64, error)
+	}); ok {
+		size, err := sz.EncodedObjectSize(h)
+		if err == nil && (size > maxLFSPointer || size < int64(len(lfsPrefix))) {
+			bi.size = size
+			f.objs.putBlob(h, bi)
+			return bi, nil
+		}
+	}
+	o, err := st.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return bi, err
+	}
+	bi.size = o.Size()
+	if bi.size <= maxLFSPointer && bi.size >= int64(len(lfsPrefix)) {
+		r, err := o.Reader()
+		if err != nil {
+			return bi, err
+		}
+		head := make([]byte, len(lfsPrefix))
+		_, err = io.ReadFull(r, head)
+		r.Close()
+		if err != nil {
+			return bi, err
+		}
+		bi.lfs = bytes.Equal(head, []byte(lfsPrefix))
+	}
+	f.objs.putBlob(h, bi)
+	return bi, nil
+}
+
+// lookup finds the entry at name; the root is a directory entry.
+func (f *FS) lookup(op, name string) (object.TreeEntry, error) {
+	if !fs.ValidPath(name) {
+		return object.TreeEntry{}, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	e := object.TreeEntry{Name: ".", Mode: filemode.Dir, Hash: f.root}
+	if name == "." {
+		return e, nil
+	}
+	for _, seg := range strings.Split(name, "/") {
+		if e.Mode != filemode.Dir {
+			return object.TreeEntry{}, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+		}
+		t, err := f.tree(e.Hash)
+		if err != nil {
+			return object.TreeEntry{}, &fs.PathError{Op: op, Path: name, Err: err}
+		}
+		i, found := t.byName[seg]
+		if found {
+			e = t.Entries[i]
+		}
+		if !found {
+			return object.TreeEntry{}, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+		}
+	}
+	return e, nil
+}
+
+// info describes an entry.
+func (f *FS) info(e object.TreeEntry) (*fileInfo, error) {
+	fi := &fileInfo{name: e.Name, hash: e.Hash, when: f.when}
+	switch e.Mode {
+	case filemode.Dir:
+		fi.mode = fs.ModeDir | 0o555
+	case filemode.Symlink:
+		fi.mode = fs.ModeSymlink | 0o777
+		bi, err := f.blob(e.Hash)
+		if err != nil {
+			return nil, err
+		}
+		fi.size = bi.size
+	case filemode.Submodule:
+		fi.mode = fs.ModeIrregular
+		fi.why = fmt.Sprintf("git submodule (commit %s of another repository): its files are not in this repository and are not served; copy them in to publish them", short(e.Hash))
+	case filemode.Regular, filemode.Executable, filemode.Deprecated:
+		bi, err := f.blob(e.Hash)
+		if err != nil {
+			return nil, err
+		}
+		fi.size = bi.size
+		fi.mode = 0o444
+		if e.Mode == filemode.Executable {
+			fi.mode = 0o555
+		}
+		if bi.lfs {
+			fi.mode = fs.ModeIrregular
+			fi.why = "Git LFS pointer file: the content lives in LFS storage, which is not fetched; the pointer is not served as if it were the file (commit the file itself to publish it)"
+		}
+	default:
+		fi.mode = fs.ModeIrregular
+		fi.why = fmt.Sprintf("git tree entry of unknown mode %o; skipped", uint32(e.Mode))
+	}
+	return fi, nil
+}
+
+// Open implements fs.FS. Symbolic links are not followed.
+func (f *FS) Open(name string) (fs.File, error) {
+	e, err := f.lookup("open", name)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.info(e)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	switch {
+	case fi.mode.IsDir():
+		t, err := f.tree(e.Hash)
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+		return &dirFile{fs: f, fi: fi, tree: t, path: name}, nil
+	case fi.mode&fs.ModeSymlink != 0:
+		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrSymlinkNotFollowed}
+	case !fi.mode.IsRegular():
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New(fi.why)}
+	}
+	data, err := f.readBlob(e.Hash, fi.size)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return &blobFile{fi: fi, r: bytes.NewReader(data)}, nil
+}
+
+// Stat implements fs.StatFS. Symbolic links are not followed.
+func (f *FS) Stat(name string) (fs.FileInfo, error) {
+	fi, err := f.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: ErrSymlinkNotFollowed}
+	}
+	return fi, nil
+}
+
+// Lstat implements fs.ReadLinkFS.
+func (f *FS) Lstat(name string) (fs.FileInfo, error) {
+	e, err := f.lookup("lstat", name)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.info(e)
+	if err != nil {
+		return nil, &fs.PathError{Op: "lstat", Path: name, Err: err}
+	}
+	return fi, nil
+}
+
+// ReadLink implements fs.ReadLinkFS: the target is the link blob's bytes.
+func (f *FS) ReadLink(name string) (string, error) {
+	e, err := f.lookup("readlink", name)
+	if err != nil {
+		return "", err
+	}
+	if e.Mode != filemode.Symlink {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	bi, err := f.blob(e.Hash)
+	if err != nil {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+	}
+	if bi.size > maxLinkTarget {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: errors.New("link target longer than 4096 bytes")}
+	}
+	b, err := f.readBlob(e.Hash, bi.size)
+	if err != nil {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+	}
+	return string(b), nil
+}
+
+// ReadDir implements fs.ReadDirFS; entries are sorted by name.
+func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
+	e, err := f.lookup("readdir", name)
+	if err != nil {
+		return nil, err
+	}
+	if e.Mode != filemode.Dir {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
+	}
+	t, err := f.tree(e.Hash)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
+	}
+	return f.entries(t), nil
+}
+
+func (f *FS) entries(t *treeIndex) []fs.DirEntry {
+	out := make([]fs.DirEntry, len(t.Entries))
+	for i, e := range t.Entries {
+		out[i] = &dirEntry{fs: f, e: e}
+	}
+	// Git sorts trees with directories as if their names ended in "/";
+	// fs.ReadDir promises plain name order.
+	sortEntries(out)
+	return out
+}
+
+func sortEntries(es []fs.DirEntry) {
+	slices.SortFunc(es, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+}
+
+// dirEntry is a tree entry; its size is looked up only when Info is called.
+type dirEntry struct {
+	fs *FS
+	e  object.TreeEntry
+}
+
+func (d *dirEntry) Name() string { return d.e.Name }
+func (d *dirEntry) IsDir() bool  { return d.e.Mode == filemode.Dir }
+func (d *dirEntry) Type() fs.FileMode {
+	switch d.e.Mode {
+	case filemode.Dir:
+		return fs.ModeDir
+	case filemode.Symlink:
+		return fs.ModeSymlink
+	case filemode.Regular, filemode.Executable, filemode.Deprecated:
+		fi, err := d.Info()
+		if err != nil {
+			return 0 // Info reports the error again
+		}
+		return fi.Mode().Type()
+	}
+	return fs.ModeIrregular
+}
+func (d *dirEntry) Info() (fs.FileInfo, error) { return d.fs.info(d.e) }
+
+// fileInfo describes a tree entry. Its Sys() is itself, carrying the blob
+// id and, for irregular entries, why they are not served.
+type fileInfo struct {
+	name string
+	size int64
+	mode fs.FileMode
+	hash plumbing.Hash
+	when time.Time
+	why  string
+}
+
+func (fi *fileInfo) Name() string       { return fi.name }
+func (fi *fileInfo) Size() int64        { return fi.size }
+func (fi *fileInfo) Mode() fs.FileMode  { return fi.mode }
+func (fi *fileInfo) ModTime() time.Time { return fi.when }
+func (fi *fileInfo) IsDir() bool        { return fi.mode.IsDir() }
+func (fi *fileInfo) Sys() any           { return fi }
+
+// ContentID implements catalog.ContentIdentifier: the git object id.
+func (fi *fileInfo) ContentID() string { return fi.hash.String() }
+
+// Explain implements catalog.Explainer.
+func (fi *fileInfo) Explain() string { return fi.why }
+
+// maxLinkTarget bounds a symbolic link's target, as PATH_MAX does.
+const maxLinkTarget = 4096
+
+// readBlob reads a whole blob of the given size; a blob that is not that
+// size is an error. Files are read whole, under the store's lock, and
+// served from memory: a skill's files are bounded by the catalog's
+// per-skill limit, which it checks on the sizes before opening anything.
+func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
+	st := <-f.stores
+	defer func() { f.stores <- st }()
+	o, err := st.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return nil, err
+	}
+	if o.Size() != size {
+		return nil, fmt.Errorf("blob %s is %d bytes, not %d", h, o.Size(), size)
+	}
+	r, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data := make([]byte, size)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+type blobFile struct {
+	fi *fileInfo
+	r  *bytes.Reader
+}
+
+func (b *blobFile) Stat() (fs.FileInfo, error) { return b.fi, nil }
+func (b *blobFile) Read(p []byte) (int, error) { return b.r.Read(p) }
+func (b *blobFile) Close() error               { return nil }
+
+type dirFile struct {
+	fs   *FS
+	fi   *fileInfo
+	tree *treeIndex
+	path string
+	off  int
+	ents []fs.DirEntry
+}
+
+func (d *dirFile) Stat() (fs.FileInfo, error) { return d.fi, nil }
+func (d *dirFile) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: d.path, Err: errors.New("is a directory")}
+}
+func (d *dirFile) Close() error { return nil }
+
+// ReadDir implements fs.ReadDirFile.
+func (d *dirFile) ReadDir(n int) ([]fs.DirEntry, error) {
+	if d.ents == nil {
+		d.ents = d.fs.entries(d.tree)
+	}
+	rest := d.ents[d.off:]
+	if n <= 0 {
+		d.off = len(d.ents)
+		return rest, nil
+	}
+	if len(rest) == 0 {
+		return nil, io.EOF
+	}
+	n = min(n, len(rest))
+	d.off += n
+	return rest[:n], nil
+}
+
+// short abbreviates a commit id for messages.
+func short(h plumbing.Hash) string { return h.String()[:12] }
+
+var _ fs.ReadLinkFS = (*FS)(nil)
+var _ fs.ReadDirFS = (*FS)(nil)
+var _ fs.StatFS = (*FS)(nil)
