@@ -12,8 +12,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/skillport/skillport/internal/jsonc"
 	"github.com/skillport/skillport/gitsource"
+	"github.com/skillport/skillport/internal/jsonc"
 	"github.com/skillport/skillport/skill"
 )
 
