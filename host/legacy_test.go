@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillport/skillport/wire"
@@ -138,7 +139,8 @@ func (f *legacyFake) transport(t testing.TB) mcp.Transport {
 // loadLegacySkill connects a host to f and loads its skill "pdf".
 func loadLegacySkill(t *testing.T, f *legacyFake) (*Host, *Loaded) {
 	t.Helper()
-	h := connect(t, &Options{Approver: &recorder{}, AllowDynamic: true}, Origin{Label: "old", Transport: f.transport(t)})
+	// 9 MiB reads in process take seconds on a loaded machine.
+	h := connect(t, &Options{Approver: &recorder{}, AllowDynamic: true, CallTimeout: time.Minute}, Origin{Label: "old", Transport: f.transport(t)})
 	if st := h.Origins()[0]; st.Profile != ProfileLegacy || st.Err != nil {
 		t.Fatalf("origin %+v", st)
 	}
