@@ -64,7 +64,7 @@ func TestVerifyPullLsGitSource(t *testing.T) {
 	// A git source that does not parse is a usage error naming the problem.
 	bad := []host.Origin{{Label: "team", Git: "git+ftp://example.com/x.git"}}
 	out.Reset()
-	if err := runVerify(context.Background(), &out, &errOut, flags(), bad, false); err == nil || !strings.Contains(out.String()+err.Error(), "ftp") {
+	if err := runVerify(context.Background(), &out, &errOut, flags(), bad, false); err == nil || !strings.Contains(errOut.String(), "ftp") {
 		t.Errorf("verify of a bad source: %v\n%s", err, out.String())
 	}
 }
