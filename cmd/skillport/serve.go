@@ -46,6 +46,7 @@ func init() {
 	f.Int("page-size", 0, "items per page of skills/list, resources/list and directory reads (default 100)")
 	f.String("profiles", "", "comma-separated wire designs to serve: sep2640, index (skill://index.json), sep2076, seed001 (default all; see the README, \"Compatibility profiles\")")
 	f.Bool("allow-scripts", false, "answer seed-001 skills/execute by running skill scripts in a bubblewrap sandbox (refused if the sandbox cannot be set up)")
+	f.Bool("no-web", false, "with --http, do not serve the web catalog at / nor /.well-known/agent-skills/index.json")
 	f.Bool("legacy-error-codes", false, "answer seed-001 methods with its -32002/-32004 codes instead of -32602")
 	httpFlags(f)
 	rootCmd.AddCommand(serveCmd)
@@ -62,6 +63,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	profileList, _ := f.GetString("profiles")
 	allowScripts, _ := f.GetBool("allow-scripts")
 	legacyCodes, _ := f.GetBool("legacy-error-codes")
+	noWeb, _ := f.GetBool("no-web")
 	switch {
 	case len(args) == 0:
 		return usageErrorf("serve: name the directory of skills to serve, e.g. skillport serve ./skills")
@@ -150,8 +152,12 @@ func runServe(cmd *cobra.Command, args []string) error {
 	}
 	summary(cat, dir, "http://"+ln.Addr().String()+"/mcp")
 	httpOpts.Source = src
-	err = serveHTTP(ctx, ln, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), httpOpts, "serve")
+	var mount func(*endpoint.Endpoint) error
+	if !noWeb {
+		mount = func(ep *endpoint.Endpoint) error { return mountWeb(ep, src, log) }
+	}
+	err = serveHTTPWith(ctx, ln, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), httpOpts, "serve", mount)
 	if err == nil {
 		log.Info("shut down")
 	}

@@ -1,0 +1,65 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/skillport/skillport/catalog"
+)
+
+// baseURL is the address the caller reached this server at, for snippets
+// and the discovery document. The Host header is the caller's own: it is
+// only ever shown back to that caller, escaped.
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+func jsonValue(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	return string(b)
+}
+
+func indentJSON(v any) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+type object = map[string]any
+
+// snippets are the copy-paste configurations that use this server's MCP
+// endpoint from common clients, and the commands that fetch this skill.
+func (h *Handler) snippets(r *http.Request, sk *catalog.Skill) []snippet {
+	mcpURL := baseURL(r) + h.opts.MCPPath
+	name := "skillport"
+	return []snippet{
+		{"Claude Desktop", "claude_desktop_config.json (through the mcp-remote bridge)",
+			indentJSON(object{"mcpServers": object{name: object{"command": "npx", "args": []string{"-y", "mcp-remote", mcpURL}}}})},
+		{"Cursor", "~/.cursor/mcp.json",
+			indentJSON(object{"mcpServers": object{name: object{"url": mcpURL}}})},
+		{"VS Code", ".vscode/mcp.json",
+			indentJSON(object{"servers": object{name: object{"type": "http", "url": mcpURL}}})},
+		{"Codex", "~/.codex/config.toml",
+			"[mcp_servers." + name + "]\nurl = " + tomlString(mcpURL)},
+		{"skillport gateway", "gateway.json, then: skillport gateway --config gateway.json",
+			indentJSON(object{"mcpServers": object{name: object{"url": mcpURL, "include": []string{sk.Path}}}})},
+		{"skillport pull", "shell: writes the server's skills, this one included, under .claude/skills",
+			"skillport pull " + shellQuote(mcpURL) + " --to .claude/skills"},
+	}
+}
+
+func tomlString(s string) string {
+	b, _ := json.Marshal(s) // a JSON string of printable text is a TOML basic string
+	return string(b)
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
