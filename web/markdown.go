@@ -20,7 +20,7 @@ const MaxRenderBytes = 1 << 20
 // md renders CommonMark with GFM tables and strikethrough. Raw HTML inside the
 // Markdown is not passed through (goldmark's default): it becomes an
 // "omitted" comment, and the sanitizer removes anything else.
-var md = goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough))
+var md = goldmark.New(goldmark.WithExtensions(extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)), extension.Strikethrough))
 
 // policy is the one place a skill's bytes become HTML. It keeps structure
 // and text, links with http, https or mailto schemes or relative paths, and

@@ -162,10 +162,9 @@ func (h *Handler) serveSkill(w http.ResponseWriter, r *http.Request, snap server
 			p.Body, p.Cut = renderMarkdown(doc.Body)
 		}
 	}
-	root := sk.Root + "/"
 	for _, f := range sk.Files {
-		rel := strings.TrimPrefix(f.URI, root)
-		p.Files = append(p.Files, fileRow{Rel: rel, View: "/s/" + sk.Path + "/" + rel, Raw: "/raw/" + sk.Path + "/" + rel,
+		rel := relPath(sk, f)
+		p.Files = append(p.Files, fileRow{Rel: rel, View: "/s/" + sk.Path + "/" + escapePath(rel), Raw: "/raw/" + sk.Path + "/" + escapePath(rel),
 			Digest: f.Digest, Size: f.Size, Depth: strings.Count(rel, "/")})
 	}
 	p.Snippets = h.snippets(r, sk)
@@ -186,8 +185,8 @@ type filePage struct {
 const MaxViewBytes = 2 << 20
 
 func (h *Handler) serveFileView(w http.ResponseWriter, r *http.Request, snap server.Snapshot, sk *catalog.Skill, f *catalog.File) {
-	rel := strings.TrimPrefix(f.URI, sk.Root+"/")
-	p := filePage{Skill: rowOf(sk), Rel: rel, File: f, Raw: "/raw/" + sk.Path + "/" + rel}
+	rel := relPath(sk, f)
+	p := filePage{Skill: rowOf(sk), Rel: rel, File: f, Raw: "/raw/" + sk.Path + "/" + escapePath(rel)}
 	if !f.Text {
 		p.Binary = true
 	} else {

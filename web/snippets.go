@@ -19,12 +19,16 @@ func baseURL(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
+// jsonValue shows a frontmatter value as JSON text. The page escapes it;
+// escaping HTML here too would show \u003c where the skill has "<".
 func jsonValue(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return "?"
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func indentJSON(v any) string {

@@ -24,6 +24,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/skillport/skillport/catalog"
@@ -126,6 +127,8 @@ func New(src server.Source, opts *Options) (*Handler, error) {
 	h.mux.HandleFunc("GET /raw/{rest...}", h.serveRaw)
 	h.mux.HandleFunc("GET "+WellKnownPath, h.serveWellKnown)
 	h.mux.Handle("GET /assets/", http.StripPrefix("/assets/", assetHandler(assets)))
+	// Browsers ask for /favicon.ico on their own; the pages name none.
+	h.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	return h, nil
 }
 
@@ -135,7 +138,7 @@ const WellKnownPath = "/.well-known/agent-skills/index.json"
 // Routes returns the patterns to mount the handler at with
 // endpoint.Endpoint.Handle.
 func (h *Handler) Routes() []string {
-	return []string{"GET /{$}", "GET /search.json", "GET /s/", "GET /raw/", "GET " + WellKnownPath, "GET /assets/"}
+	return []string{"GET /{$}", "GET /search.json", "GET /s/", "GET /raw/", "GET " + WellKnownPath, "GET /assets/", "GET /favicon.ico"}
 }
 
 // ServeHTTP implements http.Handler.
@@ -173,6 +176,7 @@ func (h *Handler) visibleSkill(r *http.Request, snap server.Snapshot, p string) 
 // visibleFile returns the file of snap at path p (skill path, "/", path in
 // the skill) and its skill, if the caller may see that skill.
 func (h *Handler) visibleFile(r *http.Request, snap server.Snapshot, p string) (*catalog.File, *catalog.Skill) {
+	p = escapePath(p) // catalog URIs escape each segment
 	uri := h.opts.Scheme + "://" + p
 	f := snap.File(uri)
 	if f == nil {
@@ -188,4 +192,22 @@ func (h *Handler) visibleFile(r *http.Request, snap server.Snapshot, p string) (
 		}
 	}
 	return nil, nil
+}
+
+// escapePath escapes each segment of a slash-separated path as catalog URIs
+// and this package's links do.
+func escapePath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}
+
+// relPath is f's path inside sk, unescaped, for display.
+func relPath(sk *catalog.Skill, f *catalog.File) string {
+	if sk.Dir == "." || sk.Dir == "" {
+		return f.Path
+	}
+	return strings.TrimPrefix(f.Path, sk.Dir+"/")
 }
