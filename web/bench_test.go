@@ -87,7 +87,6 @@ func BenchmarkCatalogPage10k(b *testing.B) {
 	b.ReportMetric(float64(median(page))/float64(median(base)), "page/healthz")
 }
 
-
 // BenchmarkSearch10k: the web catalog's search over 10,000 skills against
 // the BM25 index behind the gateway's search_skills over the same skills,
 // measured in the same run (ratio below 1 means the web search is faster).

@@ -29,6 +29,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/wire"
 )
 
 //go:embed templates/*.html
@@ -133,7 +134,7 @@ func New(src server.Source, opts *Options) (*Handler, error) {
 }
 
 // WellKnownPath is where the Agent Skills discovery document is served.
-const WellKnownPath = "/.well-known/agent-skills/index.json"
+const WellKnownPath = wire.WellKnownPath
 
 // Routes returns the patterns to mount the handler at with
 // endpoint.Endpoint.Handle.

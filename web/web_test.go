@@ -16,6 +16,7 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/web"
+	"github.com/skillport/skillport/wire"
 )
 
 const pdfBody = `# PDF tools
@@ -231,7 +232,7 @@ func TestWellKnownSchema(t *testing.T) {
 	if err := sch.Validate(doc); err != nil {
 		t.Fatalf("index.json does not validate: %v\n%s", err, body)
 	}
-	var d web.Discovery
+	var d wire.Discovery
 	if err := json.Unmarshal([]byte(body), &d); err != nil {
 		t.Fatal(err)
 	}

@@ -7,21 +7,10 @@ import (
 	"github.com/skillport/skillport/wire"
 )
 
-// Discovery is the Agent Skills discovery document (schema 0.2.0) this
-// server publishes at [WellKnownPath]: one skill-md entry per visible skill,
-// its url the SKILL.md download and its digest that of SKILL.md's bytes.
-// MCP names the MCP endpoint, so that a host given only this server's
-// address can go on over MCP (clients ignore members they do not know).
-type Discovery struct {
-	Schema string            `json:"$schema"`
-	Skills []wire.IndexEntry `json:"skills"`
-	MCP    string            `json:"mcp,omitempty"`
-}
-
 func (h *Handler) serveWellKnown(w http.ResponseWriter, r *http.Request) {
 	snap := h.src.Snapshot()
 	base := baseURL(r)
-	d := Discovery{Schema: wire.IndexSchema, Skills: []wire.IndexEntry{}, MCP: base + h.opts.MCPPath}
+	d := wire.Discovery{Schema: wire.IndexSchema, Skills: []wire.IndexEntry{}, MCP: base + h.opts.MCPPath}
 	for _, sk := range snap.Skills() {
 		if len(sk.Files) == 0 || !h.opts.Visible(r, sk) {
 			continue // a dynamic skill has no SKILL.md digest to publish

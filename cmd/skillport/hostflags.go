@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/host/cache"
+	"github.com/skillport/skillport/wire"
 )
 
 // hostFlags are the flags shared by the commands that consume MCP-served
@@ -85,6 +87,19 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 				o.Headers = map[string]string{}
 			}
 			o.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+		if host.IsSiteURL(u) {
+			// A plain web address: start from its discovery document.
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			mcpURL, err := host.DiscoverMCP(ctx, &http.Client{Timeout: f.timeout}, u, o.Headers)
+			if err != nil {
+				return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
+			}
+			fmt.Fprintf(stderr, "skillport: %s: MCP endpoint %s (from %s%s)\n", name, mcpURL, strings.TrimSuffix(u, "/"), wire.WellKnownPath)
+			o.URL = mcpURL
 		}
 		out = append(out, o)
 	}
