@@ -4,42 +4,115 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/server"
 )
 
-// searchCache holds the lowercased search text of the last snapshot seen,
-// built once per snapshot.
+// searchCache holds the token index of the last snapshot seen, built once
+// per snapshot (the first search after a reload pays for it).
 type searchCache struct {
-	mu   sync.Mutex
-	id   string
-	text []string
+	mu  sync.Mutex
+	id  string
+	idx *tokenIndex
 }
 
-func (c *searchCache) get(snap server.Snapshot) []string {
+func (c *searchCache) get(snap server.Snapshot) *tokenIndex {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.id != snap.ID() || c.text == nil {
-		skills := snap.Skills()
-		text := make([]string, len(skills))
-		for i, sk := range skills {
-			text[i] = strings.ToLower(sk.Path + "\x00" + sk.Frontmatter.Description())
-		}
-		c.id, c.text = snap.ID(), text
+	if c.id != snap.ID() || c.idx == nil {
+		c.id, c.idx = snap.ID(), buildTokenIndex(snap.Skills())
 	}
-	return c.text
+	return c.idx
 }
 
-// search returns the visible skills matching every word of q in their path,
-// name or description (case-insensitive), those whose name matches a word
-// first, in catalog order otherwise. limit < 0 means all.
+// tokenIndex maps every lowercase word of a skill's path and description to
+// the skills that contain it, so that a query word matches by prefix (as
+// the user types) with a binary search instead of a scan of every skill.
+type tokenIndex struct {
+	n        int
+	tokens   []string  // sorted, unique
+	postings [][]int32 // skill indexes, ascending, per token
+}
+
+// tokenize calls emit with each run of letters and digits of s, lowercased.
+func tokenize(s string, emit func(string)) {
+	start := -1
+	for i, r := range s + " " {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			emit(strings.ToLower(s[start:i]))
+			start = -1
+		}
+	}
+}
+
+func buildTokenIndex(skills []*catalog.Skill) *tokenIndex {
+	m := map[string][]int32{}
+	for i, sk := range skills {
+		add := func(tok string) {
+			p := m[tok]
+			if len(p) == 0 || p[len(p)-1] != int32(i) {
+				m[tok] = append(p, int32(i))
+			}
+		}
+		tokenize(sk.Path, add)
+		tokenize(sk.Frontmatter.Description(), add)
+	}
+	ix := &tokenIndex{n: len(skills), tokens: make([]string, 0, len(m))}
+	for tok := range m {
+		ix.tokens = append(ix.tokens, tok)
+	}
+	slices.Sort(ix.tokens)
+	ix.postings = make([][]int32, len(ix.tokens))
+	for i, tok := range ix.tokens {
+		ix.postings[i] = m[tok]
+	}
+	return ix
+}
+
+// match returns the set of skills having, for every query word, a token
+// that starts with it.
+func (ix *tokenIndex) match(words []string) []uint64 {
+	var acc []uint64
+	for _, w := range words {
+		set := make([]uint64, (ix.n+63)/64)
+		lo, _ := slices.BinarySearch(ix.tokens, w)
+		for i := lo; i < len(ix.tokens) && strings.HasPrefix(ix.tokens[i], w); i++ {
+			for _, d := range ix.postings[i] {
+				set[d/64] |= 1 << (d % 64)
+			}
+		}
+		if acc == nil {
+			acc = set
+			continue
+		}
+		for i := range acc {
+			acc[i] &= set[i]
+		}
+	}
+	return acc
+}
+
+// search returns the visible skills that have, for each word of q, a word
+// of their path or description starting with it (case-insensitive); those
+// whose name contains the first word come first, catalog order otherwise.
+// limit < 0 means all.
 func (h *Handler) search(r *http.Request, snap server.Snapshot, q string, limit int) []*catalog.Skill {
 	skills := snap.Skills()
-	words := strings.Fields(strings.ToLower(q))
+	var words []string
+	tokenize(q, func(w string) { words = append(words, w) })
 	var first, rest []*catalog.Skill
 	if len(words) == 0 {
 		for _, sk := range skills {
@@ -52,26 +125,23 @@ func (h *Handler) search(r *http.Request, snap server.Snapshot, q string, limit 
 		}
 		return first
 	}
-	text := h.idx.get(snap)
-	for i, sk := range skills {
-		t := text[i]
-		ok := true
-		for _, w := range words {
-			if !strings.Contains(t, w) {
-				ok = false
-				break
+	set := h.idx.get(snap).match(words)
+	for wi, word := range set {
+		for word != 0 {
+			i := wi*64 + bits.TrailingZeros64(word)
+			word &= word - 1
+			sk := skills[i]
+			if !h.opts.Visible(r, sk) {
+				continue
 			}
-		}
-		if !ok || !h.opts.Visible(r, sk) {
-			continue
-		}
-		if strings.Contains(sk.Name, words[0]) {
-			first = append(first, sk)
-		} else {
-			rest = append(rest, sk)
-		}
-		if limit >= 0 && len(first) >= limit {
-			break
+			if strings.Contains(sk.Name, words[0]) {
+				first = append(first, sk)
+			} else {
+				rest = append(rest, sk)
+			}
+			if limit >= 0 && len(first) >= limit {
+				return first
+			}
 		}
 	}
 	out := append(first, rest...)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -208,6 +209,14 @@ func TestSearchJSON(t *testing.T) {
 	}
 	if len(res.Hits) != 1 || res.Hits[0].Path != "acme/review" || res.Hits[0].Prefix != "acme" {
 		t.Errorf("hits %+v", res.Hits)
+	}
+	// Words match by prefix, as the user types, and all must match.
+	for q, want := range map[string]int{"rev": 1, "ext tab": 1, "ext bugs": 0, "acme": 1, "e": 1, "zzz": 0} {
+		_, body := get(t, ts.URL+"/search.json?q="+url.QueryEscape(q))
+		res.Hits = nil
+		if err := json.Unmarshal([]byte(body), &res); err != nil || len(res.Hits) != want {
+			t.Errorf("q=%q: %d hits, want %d (%v)", q, len(res.Hits), want, err)
+		}
 	}
 }
 
