@@ -3,8 +3,8 @@ package web
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"math/bits"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
