@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -265,5 +266,22 @@ func TestWellKnownSchema(t *testing.T) {
 	bad, _ := jsonschema.UnmarshalJSON(strings.NewReader(`{"$schema":"https://schemas.agentskills.io/discovery/0.2.0/schema.json","skills":[{"name":"x","type":"skill-md","description":"d","url":"/x"}]}`))
 	if sch.Validate(bad) == nil {
 		t.Error("schema accepts an entry without digest")
+	}
+}
+
+// A text file beyond MaxViewBytes is shown cut at a character boundary,
+// saying so; its download stays whole.
+func TestFileViewLimit(t *testing.T) {
+	big := "a" + strings.Repeat("é", web.MaxViewBytes/2) // the cut falls inside a 2-byte rune
+	fsys := sampleFS()
+	fsys["pdf/big.txt"] = &fstest.MapFile{Data: []byte(big)}
+	ts := serveWeb(t, server.NewCatalogSource(openCatalog(t, fsys)), nil)
+	_, body := get(t, ts.URL+"/s/pdf/big.txt")
+	mustContain(t, "big view", body, "Shown up to 2 MiB")
+	if !utf8.ValidString(body) || len(body) > web.MaxViewBytes+8192 {
+		t.Errorf("view: %d bytes, valid UTF-8 %v", len(body), utf8.ValidString(body))
+	}
+	if _, raw := get(t, ts.URL+"/raw/pdf/big.txt"); raw != big {
+		t.Errorf("download: %d bytes, want %d", len(raw), len(big))
 	}
 }
