@@ -54,8 +54,8 @@ func (h *Handler) snippets(r *http.Request, sk *catalog.Skill) []snippet {
 			"[mcp_servers." + name + "]\nurl = " + tomlString(mcpURL)},
 		{"skillport gateway", "gateway.json, then: skillport gateway --config gateway.json",
 			indentJSON(object{"mcpServers": object{name: object{"url": mcpURL, "include": []string{sk.Path}}}})},
-		{"skillport pull", "shell: writes the server's skills, this one included, under .claude/skills",
-			"skillport pull " + shellQuote(mcpURL) + " --to .claude/skills"},
+		{"skillport pull", "shell: writes this skill, verified, to .claude/skills/" + sk.Name,
+			"skillport pull " + shellQuote(mcpURL) + " --skill " + shellQuote(sk.Path) + " --to .claude/skills"},
 	}
 }
 

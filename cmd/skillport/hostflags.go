@@ -29,6 +29,7 @@ type hostFlags struct {
 	skillDirs    []string
 	noLocal      bool
 	allowDynamic bool
+	only         []string // pull --skill: skill paths to keep
 }
 
 func (f *hostFlags) register(cmd *cobra.Command, withLocal bool) {

@@ -43,6 +43,7 @@ Exit status: 0 when every skill was pulled, 1 otherwise, 2 on usage errors.`,
 	f.register(cmd, false)
 	cmd.Flags().StringVar(&to, "to", "", "folder to write skills into (each skill in DIR/NAME)")
 	cmd.Flags().BoolVar(&replace, "replace", false, "replace skill folders that already exist")
+	cmd.Flags().StringArrayVar(&f.only, "skill", nil, "pull only the skill at `PATH` (e.g. acme/pdf; repeatable)")
 	rootCmd.AddCommand(hostCommand(cmd))
 }
 
@@ -66,9 +67,19 @@ func runPull(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 	// two skills never share a folder on a case-insensitive filesystem.
 	type pulledTo struct{ skill, dir string }
 	names := map[string]pulledTo{}
+	wanted := map[string]bool{}
+	for _, p := range f.only {
+		wanted[p] = false
+	}
 	for _, e := range h.Skills() {
 		if e.Kind != host.KindMCP {
 			continue
+		}
+		if len(wanted) > 0 {
+			if _, ok := wanted[e.Path]; !ok {
+				continue
+			}
+			wanted[e.Path] = true
 		}
 		if prev, dup := names[host.FoldName(e.Name)]; dup {
 			failed++
@@ -90,6 +101,12 @@ func runPull(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 		names[host.FoldName(e.Name)] = pulledTo{e.CLIName(), dir}
 		pulled++
 		fmt.Fprintf(stdout, "%s -> %s (%d files verified)\n", e.CLIName(), dir, len(files))
+	}
+	for _, p := range f.only {
+		if !wanted[p] {
+			failed++
+			fmt.Fprintf(stderr, "skillport: --skill %s: no such skill; skillport ls lists the skill paths\n", sanitizeLine(p))
+		}
 	}
 	fmt.Fprintf(stdout, "%d skills pulled, %d failed\n", pulled, failed)
 	if failed > 0 || !ok {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -67,6 +68,22 @@ func TestSiteURL(t *testing.T) {
 	out.Reset()
 	if err := runVerify(context.Background(), &out, &errOut, f, origins); err != nil || !strings.Contains(out.String(), " 0 failed") {
 		t.Errorf("verify %s: %v\n%s%s", ts.URL, err, out.String(), errOut.String())
+	}
+
+	// pull --skill, as the skill page's snippet says: that skill only.
+	dir := t.TempDir()
+	out.Reset()
+	f.only = []string{"pdf-processing"}
+	if err := runPull(context.Background(), &out, &errOut, f, origins, dir, false); err != nil {
+		t.Fatalf("pull --skill: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 || ents[0].Name() != "pdf-processing" {
+		t.Errorf("pull --skill pdf-processing wrote %v", ents)
+	}
+	errOut.Reset()
+	f.only = []string{"no/such-skill"}
+	if err := runPull(context.Background(), &out, &errOut, f, origins, t.TempDir(), false); exitCode(err) != 1 || !strings.Contains(errOut.String(), "--skill no/such-skill: no such skill") {
+		t.Errorf("pull --skill of a missing skill: %v\n%s", err, errOut.String())
 	}
 
 	// A site without a discovery document.
