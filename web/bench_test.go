@@ -66,14 +66,17 @@ func median(d []time.Duration) time.Duration {
 
 // BenchmarkCatalogPage10k: the catalog page of 10,000 skills, first byte
 // (p50, target ≤ 50 ms) and bytes (target ≤ 1 MB), against /healthz of the
-// same server in the same run.
+// same server in the same run; and the discovery document, which lists
+// every skill.
 func BenchmarkCatalogPage10k(b *testing.B) {
 	src := bigCatalog(b, 10000)
 	ts := serveWeb(b, src, nil)
-	var page, base, search []time.Duration
-	var size, searchSize int64
+	var page, base, search, wk []time.Duration
+	var size, searchSize, wkSize int64
 	for b.Loop() {
-		d, n := firstByte(b, ts.URL+"/")
+		d, n := firstByte(b, ts.URL+web.WellKnownPath)
+		wk, wkSize = append(wk, d), n
+		d, n = firstByte(b, ts.URL+"/")
 		page, size = append(page, d), n
 		d, n = firstByte(b, ts.URL+"/?q=invoice+audit")
 		search, searchSize = append(search, d), n
@@ -85,6 +88,8 @@ func BenchmarkCatalogPage10k(b *testing.B) {
 	b.ReportMetric(float64(median(search).Microseconds())/1000, "search-page-first-byte-ms")
 	b.ReportMetric(float64(searchSize)/1000, "search-page-kB")
 	b.ReportMetric(float64(median(page))/float64(median(base)), "page/healthz")
+	b.ReportMetric(float64(median(wk).Microseconds())/1000, "wellknown-first-byte-ms")
+	b.ReportMetric(float64(wkSize)/1000, "wellknown-kB")
 }
 
 // BenchmarkSearch10k: the web catalog's search over 10,000 skills against

@@ -84,6 +84,7 @@ type Handler struct {
 	mux  *http.ServeMux
 	log  *slog.Logger
 	idx  searchCache
+	wk   wellKnownCache
 }
 
 // New returns the web catalog of src.

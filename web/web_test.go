@@ -38,6 +38,7 @@ func sampleFS() fstest.MapFS {
 		"pdf/assets/blob.bin":      {Data: []byte{0, 1, 2, 0xff, 0xfe}},
 		"acme/review/SKILL.md":     skillMD("review", "Review code for bugs.", "# Review\n"),
 		"acme/review/checklist.md": {Data: []byte("- [ ] tests\n")},
+		"nul/SKILL.md":             skillMD("nul", "\"a NUL \\0 by a YAML escape, and a literal \\\\u0000\"", "# nul\n"),
 	}
 }
 
@@ -66,7 +67,7 @@ func TestCatalogPage(t *testing.T) {
 		t.Fatalf("GET /: %s %s", resp.Status, resp.Header.Get("Content-Type"))
 	}
 	mustContain(t, "/", body, `href="/s/pdf/"`, "Extract text and tables from PDF files.", `href="/s/acme/review/"`,
-		`<span class="prefix">acme</span>`, "2 skills", `src="/assets/app.js"`)
+		`<span class="prefix">acme</span>`, "3 skills", `src="/assets/app.js"`)
 	mustNotContain(t, "/", body, "<script>")
 	// The no-JavaScript search.
 	_, body = get(t, ts.URL+"/?q=TABLES+pdf")
@@ -180,6 +181,8 @@ func TestFollowsSnapshot(t *testing.T) {
 	if resp, _ := get(t, ts.URL+"/s/fresh/"); resp.StatusCode != 200 {
 		t.Errorf("new skill page: %s", resp.Status)
 	}
+	_, body = get(t, ts.URL+web.WellKnownPath)
+	mustContain(t, "well-known after swap", body, `"name":"fresh"`, ts.URL+"/raw/fresh/SKILL.md")
 }
 
 // Every way to a skill goes through Options.Visible.
@@ -212,7 +215,7 @@ func TestSearchJSON(t *testing.T) {
 		t.Errorf("hits %+v", res.Hits)
 	}
 	// Words match by prefix, as the user types, and all must match.
-	for q, want := range map[string]int{"rev": 1, "ext tab": 1, "ext bugs": 0, "acme": 1, "e": 1, "zzz": 0} {
+	for q, want := range map[string]int{"rev": 1, "ext tab": 1, "ext bugs": 0, "acme": 1, "e": 2, "zzz": 0} {
 		_, body := get(t, ts.URL+"/search.json?q="+url.QueryEscape(q))
 		res.Hits = nil
 		if err := json.Unmarshal([]byte(body), &res); err != nil || len(res.Hits) != want {
