@@ -29,7 +29,9 @@ resources/directory/read.
 
 By default it speaks newline-delimited JSON-RPC on stdin/stdout, for an MCP
 client's server configuration. With --http it serves Streamable HTTP at
-http://ADDR/mcp, on 127.0.0.1 unless ADDR names another host. Logs go to
+http://ADDR/mcp, on 127.0.0.1 unless ADDR names another host, and a web
+catalog at http://ADDR/ with the discovery document at
+/.well-known/agent-skills/index.json (--no-web turns both off). Logs go to
 stderr only. The directory is watched and re-indexed when it changes
 (--watch=false to serve a fixed snapshot).`,
 	Args: cobra.ArbitraryArgs,
