@@ -58,3 +58,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzHTTPPeek -fuzztime 60s ./server/
 	$(GO) test -run '^$$' -fuzz FuzzValidateEntry -fuzztime 60s ./skillclient/
 	$(GO) test -run '^$$' -fuzz FuzzParseSpec -fuzztime 60s ./gitsource/
+	$(GO) test -run '^$$' -fuzz FuzzRenderMarkdown -fuzztime 60s ./web/

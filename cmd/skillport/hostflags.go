@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"regexp"
@@ -22,6 +23,7 @@ import (
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/host/cache"
+	"github.com/skillport/skillport/wire"
 )
 
 // hostFlags are the flags shared by the commands that consume MCP-served
@@ -42,6 +44,7 @@ type hostFlags struct {
 
 	timeoutSet bool                       // --timeout was given
 	filters    map[string]*gateway.Filter // a gateway.json's include/exclude lists, by label
+	only         []string // pull --skill: skill paths to keep
 }
 
 // lsTimeout is ls's default --timeout: listing is one round trip, and a
@@ -121,6 +124,19 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 				o.Headers = map[string]string{}
 			}
 			o.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+		if host.IsSiteURL(u) {
+			// A plain web address: start from its discovery document.
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			mcpURL, err := host.DiscoverMCP(ctx, &http.Client{Timeout: f.timeout}, u, o.Headers)
+			if err != nil {
+				return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
+			}
+			fmt.Fprintf(stderr, "skillport: %s: MCP endpoint %s (from %s%s)\n", name, mcpURL, strings.TrimSuffix(u, "/"), wire.WellKnownPath)
+			o.URL = mcpURL
 		}
 		out = append(out, o)
 	}

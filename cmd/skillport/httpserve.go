@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/skillport/skillport/endpoint"
+	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/web"
 )
 
 // httpFlags adds the flags of the HTTP endpoint (see package endpoint) to
@@ -40,15 +42,39 @@ func httpOptions(f *pflag.FlagSet, what string) (*endpoint.Options, error) {
 // gracefully. what names the command in errors; extra routes (a webhook)
 // are served beside /mcp behind the same limits.
 func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, opts *endpoint.Options, what string, extra ...httpRoute) error {
-	ep, err := endpoint.New(h, opts)
-	if err == nil {
+	return serveHTTPWith(ctx, ln, h, opts, what, func(ep *endpoint.Endpoint) error {
 		for _, r := range extra {
 			ep.Handle(r.path, r.h)
 		}
+		return nil
+	})
+}
+
+// serveHTTPWith is serveHTTP with more handlers: mount, when set, adds them
+// to the endpoint before it starts.
+func serveHTTPWith(ctx context.Context, ln net.Listener, h http.Handler, opts *endpoint.Options, what string, mount func(*endpoint.Endpoint) error) error {
+	ep, err := endpoint.New(h, opts)
+	if err == nil && mount != nil {
+		err = mount(ep)
+	}
+	if err == nil {
 		err = ep.Serve(ctx, ln)
 	}
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("%s: %w", what, err)}
+	}
+	return nil
+}
+
+// mountWeb adds the web catalog and the discovery document of src (package
+// web) to ep.
+func mountWeb(ep *endpoint.Endpoint, src server.Source, log *slog.Logger) error {
+	h, err := web.New(src, &web.Options{MCPPath: ep.Options().Path, Logger: log})
+	if err != nil {
+		return err
+	}
+	for _, p := range h.Routes() {
+		ep.Handle(p, h)
 	}
 	return nil
 }

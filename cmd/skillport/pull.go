@@ -62,6 +62,7 @@ Exit status: 0 when every skill was pulled or up to date, 1 when one was not
 	cmd.Flags().StringVar(&to, "to", "", "folder to write skills into (each skill in DIR/NAME)")
 	cmd.Flags().BoolVar(&replace, "replace", false, "replace skill folders that exist with other content")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object listing each skill's outcome")
+	cmd.Flags().StringArrayVar(&f.only, "skill", nil, "pull only the skill at `PATH` (e.g. acme/pdf; repeatable)")
 	rootCmd.AddCommand(hostCommand(cmd))
 }
 
@@ -132,11 +133,22 @@ func runPull(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 			printError(stderr, esc(r.Skill)+": not pulled: ", r.Error)
 		}
 	}
+	wanted := map[string]bool{} // pull --skill: the paths asked for, and whether each was found
+	for _, p := range f.only {
+		wanted[p] = false
+	}
 	var todo []*host.Entry
 	for _, e := range f.skills(h) {
-		if e.Kind == host.KindMCP {
-			todo = append(todo, e)
+		if e.Kind != host.KindMCP {
+			continue
 		}
+		if len(wanted) > 0 {
+			if _, ok := wanted[e.Path]; !ok {
+				continue
+			}
+			wanted[e.Path] = true
+		}
+		todo = append(todo, e)
 	}
 	// A nested skill's files are part of the skill that contains it: it is
 	// written with that skill, not a second time beside it.
@@ -184,6 +196,11 @@ func runPull(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 		default:
 			names[host.FoldName(e.Name)] = pulledTo{e.CLIName(), dir}
 			note(pullResult{Skill: e.CLIName(), Status: "pulled", Dir: dir, Files: len(files), Size: size})
+		}
+	}
+	for _, p := range f.only {
+		if !wanted[p] {
+			note(pullResult{Skill: p, Status: "failed", Error: "--skill " + p + ": no such skill; skillport ls lists the skill paths"})
 		}
 	}
 	progress.done()

@@ -30,7 +30,9 @@ resources/directory/read.
 
 By default it speaks newline-delimited JSON-RPC on stdin/stdout, for an MCP
 client's server configuration. With --http it serves Streamable HTTP at
-http://ADDR/mcp, on 127.0.0.1 unless ADDR names another host. Logs go to
+http://ADDR/mcp, on 127.0.0.1 unless ADDR names another host, and a web
+catalog at http://ADDR/ with the discovery document at
+/.well-known/agent-skills/index.json (--no-web turns both off). Logs go to
 stderr only. The directory is watched and re-indexed when it changes
 (--watch=false to serve a fixed snapshot).
 
@@ -57,6 +59,7 @@ func init() {
 	f.Bool("allow-scripts", false, "answer seed-001 skills/execute by running skill scripts in a bubblewrap sandbox (refused if the sandbox cannot be set up)")
 	f.Bool("strict", false, "refuse skills that break the Agent Skills rules hosts tolerate (non-string metadata, allowed-tools as a list, name differing from its folder) instead of publishing them with a warning")
 	f.Bool("allow-hardlinks", false, "publish files with more than one hard link (by default their skill is refused: a hard link can bring in content from outside DIR)")
+	f.Bool("no-web", false, "with --http, do not serve the web catalog at / nor /.well-known/agent-skills/index.json")
 	f.Bool("legacy-error-codes", false, "answer seed-001 methods with its -32002/-32004 codes instead of -32602")
 	httpFlags(f)
 	rootCmd.AddCommand(serveCmd)
@@ -75,6 +78,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	legacyCodes, _ := f.GetBool("legacy-error-codes")
 	strict, _ := f.GetBool("strict")
 	allowHardlinks, _ := f.GetBool("allow-hardlinks")
+	noWeb, _ := f.GetBool("no-web")
 	switch {
 	case len(args) == 0:
 		return usageErrorf("serve: name the directory of skills to serve, e.g. skillport serve ./skills")
@@ -177,7 +181,15 @@ func runServe(cmd *cobra.Command, args []string) error {
 	h := server.NewHTTPHandler(s, hopts)
 	defer h.Close()
 	httpOpts.Sessions = h.Sessions
-	err = serveHTTP(ctx, ln, h, httpOpts, "serve", routes...)
+	err = serveHTTPWith(ctx, ln, h, httpOpts, "serve", func(ep *endpoint.Endpoint) error {
+		for _, r := range routes {
+			ep.Handle(r.path, r.h)
+		}
+		if noWeb {
+			return nil
+		}
+		return mountWeb(ep, src, log)
+	})
 	if err == nil {
 		log.Info("shut down")
 	}

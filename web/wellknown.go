@@ -1,0 +1,90 @@
+package web
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"sync"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/wire"
+)
+
+// wellKnownCache holds the encoded discovery entries of the last snapshot
+// seen, so that a request for the document of a large catalog costs a
+// visibility check and a copy per skill, not an encoding. Each entry is
+// kept in two halves around the start of its url, where the request's base
+// URL goes (the Host header varies; the cache does not).
+type wellKnownCache struct {
+	mu      sync.Mutex
+	id      string
+	skills  []*catalog.Skill
+	entries [][2][]byte
+}
+
+// urlMark marks where the base URL goes in an encoded entry.
+const urlMark = "\x00"
+
+func (c *wellKnownCache) get(snap server.Snapshot) ([]*catalog.Skill, [][2][]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.id == snap.ID() && c.entries != nil {
+		return c.skills, c.entries
+	}
+	var skills []*catalog.Skill
+	var entries [][2][]byte
+	for _, sk := range snap.Skills() {
+		if len(sk.Files) == 0 {
+			continue // a dynamic skill has no SKILL.md digest to publish
+		}
+		b, err := json.Marshal(wire.IndexEntry{Name: sk.Name, Type: wire.IndexTypeSkillMD,
+			Description: sk.Frontmatter.Description(), URL: urlMark + "/raw/" + sk.Path + "/SKILL.md", Digest: sk.Files[0].Digest})
+		// The mark is the last escaped NUL: a description (which may hold
+		// one, by a YAML escape) comes before url, the digest after is hex.
+		i := bytes.LastIndex(b, []byte(`\u0000`))
+		if err != nil || i < 0 {
+			continue
+		}
+		skills, entries = append(skills, sk), append(entries, [2][]byte{b[:i], b[i+len(`\u0000`):]})
+	}
+	c.id, c.skills, c.entries = snap.ID(), skills, entries
+	return skills, entries
+}
+
+// serveWellKnown answers the discovery document ([wire.Discovery]): one
+// skill-md entry per visible skill, its url the SKILL.md download and its
+// digest that of SKILL.md's bytes, and mcp, the MCP endpoint.
+func (h *Handler) serveWellKnown(w http.ResponseWriter, r *http.Request) {
+	base := baseURL(r)
+	skills, entries := h.wk.get(h.src.Snapshot())
+	schema, _ := json.Marshal(wire.IndexSchema)
+	mcp, _ := json.Marshal(base + h.opts.MCPPath)
+	quoted, _ := json.Marshal(base)
+	escBase := quoted[1 : len(quoted)-1]
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	bw := bufio.NewWriterSize(w, 32<<10)
+	bw.WriteString(`{"$schema":`)
+	bw.Write(schema)
+	bw.WriteString(`,"mcp":`)
+	bw.Write(mcp)
+	bw.WriteString(`,"skills":[`)
+	first := true
+	for i, sk := range skills {
+		if !h.opts.Visible(r, sk) {
+			continue
+		}
+		if !first {
+			bw.WriteByte(',')
+		}
+		first = false
+		bw.WriteString("\n")
+		bw.Write(entries[i][0])
+		bw.Write(escBase)
+		bw.Write(entries[i][1])
+	}
+	bw.WriteString("\n]}\n")
+	bw.Flush()
+}
