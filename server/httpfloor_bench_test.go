@@ -8,10 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -197,7 +199,7 @@ func rpcResult(data []byte) (json.RawMessage, error) {
 }
 
 // floorLoad drives url with clients closed-loop clients sending call for d.
-func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d time.Duration) loadResult {
+func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d time.Duration) floorResult {
 	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
 	defer tr.CloseIdleConnections()
 	cs := make([]*floorClient, clients)
@@ -217,6 +219,9 @@ func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d ti
 	var lat []time.Duration
 	var errs atomic.Int64
 	var firstErr atomic.Value
+	cpu0 := cpuTime()
+	var ms0 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
 	start := time.Now()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
@@ -243,6 +248,9 @@ func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d ti
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
+	var ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms1)
 	if e := firstErr.Load(); e != nil {
 		b.Errorf("%s %s: %d errors, first: %s", mode, call.name, errs.Load(), e)
 	}
@@ -253,7 +261,27 @@ func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d ti
 		}
 		return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000
 	}
-	return loadResult{requests: len(lat), errors: int(errs.Load()), rps: float64(len(lat)) / elapsed.Seconds(), p50: pct(0.5), p99: pct(0.99)}
+	n := max(len(lat), 1)
+	return floorResult{
+		loadResult: loadResult{requests: len(lat), errors: int(errs.Load()), rps: float64(len(lat)) / elapsed.Seconds(), p50: pct(0.5), p99: pct(0.99)},
+		cpuUs:      float64(cpu.Microseconds()) / float64(n),
+		allocKB:    float64(ms1.TotalAlloc-ms0.TotalAlloc) / 1024 / float64(n),
+	}
+}
+
+// floorResult adds to a load figure what one request cost this process
+// (server and client together): CPU time and bytes allocated. On a shared
+// machine these vary far less than req/s.
+type floorResult struct {
+	loadResult
+	cpuUs, allocKB float64
+}
+
+// cpuTime is the user and system CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkHTTPFloor drives, with 32 closed-loop clients over loopback,
@@ -264,7 +292,10 @@ func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d ti
 // (2025-11-25) and stateless (2026-07-28), both behind package endpoint as
 // `skillport serve --http` composes them. It reports each server's req/s,
 // p50 and p99 and the req/s ratio of ours to the floor (target ≥ 0.5, p99
-// ≤ 25 ms). -serverbench.duration sets how long each server is driven.
+// ≤ 25 ms), and, steadier on a shared machine, the CPU time and bytes
+// allocated per request, the floor's CPU over ours as a throughput ratio
+// (-cpu-µs/req includes the clients, the same for all three).
+// -serverbench.duration sets how long each server is driven.
 func BenchmarkHTTPFloor(b *testing.B) {
 	const clients = 32
 	dir, skill := floorTree(b)
@@ -310,15 +341,20 @@ func BenchmarkHTTPFloor(b *testing.B) {
 				l := floorLoad(b, ours, "stateless", clients, c, *httpDuration)
 				for _, r := range []struct {
 					name string
-					r    loadResult
+					r    floorResult
 				}{{"floor", f}, {"sessions", s}, {"stateless", l}} {
-					b.Logf("%s %-9s %7d requests %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  %.2fx floor", c.name, r.name, r.r.requests, r.r.rps, r.r.p50, r.r.p99, r.r.rps/f.rps)
+					b.Logf("%s %-9s %7d requests %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  %.2fx floor  %6.0f µs CPU/req  %6.1f KiB alloc/req",
+						c.name, r.name, r.r.requests, r.r.rps, r.r.p50, r.r.p99, r.r.rps/f.rps, r.r.cpuUs, r.r.allocKB)
+					b.ReportMetric(r.r.cpuUs, r.name+"-cpu-µs/req")
+					b.ReportMetric(r.r.allocKB, r.name+"-KiB/req")
 					b.ReportMetric(r.r.rps, r.name+"-req/s")
 					b.ReportMetric(r.r.p50, r.name+"-p50-ms")
 					b.ReportMetric(r.r.p99, r.name+"-p99-ms")
 				}
 				b.ReportMetric(s.rps/f.rps, "sessions/floor")
 				b.ReportMetric(l.rps/f.rps, "stateless/floor")
+				b.ReportMetric(f.cpuUs/s.cpuUs, "sessions/floor-cpu")
+				b.ReportMetric(f.cpuUs/l.cpuUs, "stateless/floor-cpu")
 			}
 		})
 	}
