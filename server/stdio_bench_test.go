@@ -23,6 +23,7 @@ import (
 // ndjsonPeer is a raw NDJSON client of one stdio server.
 type ndjsonPeer struct {
 	name string
+	pid  int // of the server process; 0 when in this process
 	w    io.Writer
 	r    *bufio.Reader
 	id   int
@@ -78,7 +79,7 @@ func startStdio(b *testing.B, name string, argv ...string) *ndjsonPeer {
 		b.Fatalf("starting %s: %v", name, err)
 	}
 	b.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
-	p := &ndjsonPeer{name: name, w: in, r: bufio.NewReaderSize(out, 1<<20)}
+	p := &ndjsonPeer{name: name, pid: cmd.Process.Pid, w: in, r: bufio.NewReaderSize(out, 1<<20)}
 	p.initialize(b)
 	return p
 }
@@ -112,6 +113,30 @@ func startInProcess(b *testing.B, dir string) *ndjsonPeer {
 	return p
 }
 
+// cpuOf returns the CPU time the threads of process pid have used
+// (/proc/pid/task/*/schedstat, in ns). On a shared machine it varies far
+// less than wall time.
+func cpuOf(tb testing.TB, pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		tb.Fatalf("reading the CPU time of process %d: %v", pid, err)
+	}
+	var total time.Duration
+	for _, t := range tasks {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		var ns int64
+		fmt.Sscan(string(data), &ns)
+		total += time.Duration(ns)
+	}
+	return total
+}
+
 // interopDir is where the pinned npm peers are installed: $SKILLPORT_INTEROP_DIR,
 // else this repository's interop/ directory.
 func interopDir(b *testing.B) string {
@@ -127,7 +152,8 @@ func interopDir(b *testing.B) string {
 // (interop/ts-skills-server.mjs under the pinned Node 22), in interleaved
 // blocks on the same tree: resources/read of an 8 KiB SKILL.md, skills/get
 // of a 12-file skill and the first skills/list page of 100 skills. It
-// reports µs per request of each and ours/ts (targets: ≤ 1.0 for skills/get
+// reports µs per request of each, wall and server CPU (steadier on a shared
+// machine), and ours/ts (targets: ≤ 1.0 for skills/get
 // and skills/list, ≤ 0.6 for resources/read). Set SKILLPORT_INTEROP_DIR to
 // use the npm peers installed in another checkout.
 func BenchmarkStdioVsTS(b *testing.B) {
@@ -154,13 +180,15 @@ func BenchmarkStdioVsTS(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				total := make([]time.Duration, len(contenders))
+				cpu := make([]time.Duration, len(contenders))
 				for range blocks {
 					for i, p := range contenders {
-						t0 := time.Now()
+						c0, t0 := cpuOf(b, p.pid), time.Now()
 						for range perBlock {
 							p.call(b, c.method, c.params)
 						}
 						total[i] += time.Since(t0)
+						cpu[i] += cpuOf(b, p.pid) - c0
 					}
 				}
 				us := make([]float64, len(contenders))
@@ -168,9 +196,15 @@ func BenchmarkStdioVsTS(b *testing.B) {
 					us[i] = float64(total[i].Microseconds()) / (blocks * perBlock)
 					b.ReportMetric(us[i], p.name+"-µs/req")
 				}
+				oursCPU := float64(cpu[0].Microseconds()) / (blocks * perBlock)
+				tsCPU := float64(cpu[2].Microseconds()) / (blocks * perBlock)
 				b.ReportMetric(us[0]/us[2], "ours/ts")
 				b.ReportMetric(us[1]/us[2], "inproc/ts")
-				b.Log(fmt.Sprintf("%s: skillport %.0f µs, in-process %.0f µs, TS %.0f µs per request; ours/ts %.2f", c.name, us[0], us[1], us[2], us[0]/us[2]))
+				b.ReportMetric(oursCPU, "skillport-cpu-µs/req")
+				b.ReportMetric(tsCPU, "ts-cpu-µs/req")
+				b.ReportMetric(oursCPU/tsCPU, "ours/ts-cpu")
+				b.Logf("%s: skillport %.0f µs (%.0f µs CPU), in-process %.0f µs, TS %.0f µs (%.0f µs CPU) per request; ours/ts %.2f wall, %.2f CPU",
+					c.name, us[0], oursCPU, us[1], us[2], tsCPU, us[0]/us[2], oursCPU/tsCPU)
 			}
 		})
 	}
