@@ -55,11 +55,17 @@ func badCursor(method, uri string) *jsonrpc.Error {
 }
 
 func (srv *Server) listSkills(_ context.Context, p *wire.ListSkillsParams) (*wire.ListSkillsResult, error) {
-	snap := srv.src.Snapshot()
+	res, _, err := srv.listSkillsIn(srv.src.Snapshot(), p)
+	return res, err
+}
+
+// listSkillsIn answers skills/list from snap; it also returns the skills
+// of the page, in the order of the result's entries.
+func (srv *Server) listSkillsIn(snap Snapshot, p *wire.ListSkillsParams) (*wire.ListSkillsResult, []*catalog.Skill, error) {
 	skills := snap.Skills()
 	start, err := srv.page(p.Cursor, kindSkills, "", snap, len(skills), func(i int) string { return skills[i].URI })
 	if err != nil {
-		return nil, badCursor(wire.MethodListSkills, "")
+		return nil, nil, badCursor(wire.MethodListSkills, "")
 	}
 	res := &wire.ListSkillsResult{
 		ResultType: wire.ResultComplete,
@@ -80,7 +86,7 @@ func (srv *Server) listSkills(_ context.Context, p *wire.ListSkillsParams) (*wir
 	if i < len(skills) {
 		res.NextCursor = cursor{kind: kindSkills, snap: snap.ID(), offset: i, last: skills[i-1].URI}.encode(srv.key)
 	}
-	return res, nil
+	return res, skills[start:i], nil
 }
 
 // entry renders a skill as a SEP-2640 Skill entry.
@@ -97,17 +103,26 @@ func entry(sk *catalog.Skill) wire.Skill {
 
 func (srv *Server) getSkill(_ context.Context, p *wire.GetSkillParams) (*wire.GetSkillResult, error) {
 	snap := srv.src.Snapshot()
-	uri := p.URI
+	res, sk, err := srv.getSkillIn(snap, p.URI)
+	if err != nil {
+		return nil, err
+	}
+	res.Skill = entry(sk)
+	return res, nil
+}
+
+// getSkillIn answers skills/get from snap, without the entry: the skill is
+// returned for the caller to render.
+func (srv *Server) getSkillIn(snap Snapshot, uri string) (*wire.GetSkillResult, *catalog.Skill, error) {
 	sk := snap.Skill(uri)
 	if sk == nil {
-		return nil, srv.notASkill(snap, uri)
+		return nil, nil, srv.notASkill(snap, uri)
 	}
 	return &wire.GetSkillResult{
 		ResultType: wire.ResultComplete,
-		Skill:      entry(sk),
 		TTLMs:      srv.ttlMs(),
 		CacheScope: srv.opts.CacheScope,
-	}, nil
+	}, sk, nil
 }
 
 func (srv *Server) notASkill(snap Snapshot, uri string) *jsonrpc.Error {
