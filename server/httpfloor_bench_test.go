@@ -9,10 +9,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -215,55 +212,25 @@ func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d ti
 			}
 		}
 	}
-	var mu sync.Mutex
-	var lat []time.Duration
-	var errs atomic.Int64
-	var firstErr atomic.Value
 	cpu0 := cpuTime()
 	var ms0 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	start := time.Now()
-	deadline := start.Add(d)
-	var wg sync.WaitGroup
-	for _, c := range cs {
-		wg.Go(func() {
-			var mine []time.Duration
-			for time.Now().Before(deadline) {
-				t0 := time.Now()
-				data, err := c.call(call.method, call.params)
-				if err == nil {
-					_, err = rpcResult(data)
-				}
-				if err != nil {
-					errs.Add(1)
-					firstErr.CompareAndSwap(nil, err.Error())
-					continue
-				}
-				mine = append(mine, time.Since(t0))
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
+	res, first := closedLoop(clients, d, func(i int) error {
+		data, err := cs[i].call(call.method, call.params)
+		if err == nil {
+			_, err = rpcResult(data)
+		}
+		return err
+	})
 	cpu := cpuTime() - cpu0
 	var ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms1)
-	if e := firstErr.Load(); e != nil {
-		b.Errorf("%s %s: %d errors, first: %s", mode, call.name, errs.Load(), e)
+	if first != "" {
+		b.Errorf("%s %s: %d errors, first: %s", mode, call.name, res.errors, first)
 	}
-	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		if len(lat) == 0 {
-			return 0
-		}
-		return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000
-	}
-	n := max(len(lat), 1)
+	n := max(res.requests, 1)
 	return floorResult{
-		loadResult: loadResult{requests: len(lat), errors: int(errs.Load()), rps: float64(len(lat)) / elapsed.Seconds(), p50: pct(0.5), p99: pct(0.99)},
+		loadResult: res,
 		cpuUs:      float64(cpu.Microseconds()) / float64(n),
 		allocKB:    float64(ms1.TotalAlloc-ms0.TotalAlloc) / 1024 / float64(n),
 	}
