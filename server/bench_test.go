@@ -409,34 +409,47 @@ type loadResult struct {
 // drive runs 32 clients mixing skills/get and resources/read against url.
 func drive(b *testing.B, url string, skills []string, files []string, d time.Duration) loadResult {
 	const clients = 32
+	sessions := make([]*mcp.ClientSession, clients)
+	rngs := make([]*rand.Rand, clients)
+	for i := range sessions {
+		sessions[i] = httpSession(b, url)
+		rngs[i] = rand.New(rand.NewPCG(uint64(i), 7))
+	}
+	res, first := closedLoop(clients, d, func(i int) error {
+		cs, r := sessions[i], rngs[i]
+		if r.IntN(2) == 0 {
+			_, err := mcp.CallCustomMethod[*wire.GetSkillParams, *wire.GetSkillResult](context.Background(), cs, wire.MethodGetSkill, &wire.GetSkillParams{URI: skills[r.IntN(len(skills))]})
+			return err
+		}
+		_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: files[r.IntN(len(files))]})
+		return err
+	})
+	for _, cs := range sessions {
+		cs.Close()
+	}
+	if first != "" {
+		b.Errorf("%s: %d errors, first: %s", url, res.errors, first)
+	}
+	return res
+}
+
+// closedLoop runs n clients, each calling do(client) back to back for d,
+// and summarizes the calls that succeeded; it returns the first error's
+// text, if any.
+func closedLoop(n int, d time.Duration, do func(client int) error) (loadResult, string) {
 	var mu sync.Mutex
 	var lat []time.Duration
 	var errs atomic.Int64
 	var firstErr atomic.Value
-	sessions := make([]*mcp.ClientSession, clients)
-	for i := range sessions {
-		sessions[i] = httpSession(b, url)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	var wg sync.WaitGroup
 	start := time.Now()
-	for i, cs := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer cs.Close()
-			r := rand.New(rand.NewPCG(uint64(i), 7))
+	deadline := start.Add(d)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
 			var mine []time.Duration
-			for ctx.Err() == nil {
+			for time.Now().Before(deadline) {
 				t0 := time.Now()
-				var err error
-				if r.IntN(2) == 0 {
-					_, err = mcp.CallCustomMethod[*wire.GetSkillParams, *wire.GetSkillResult](context.Background(), cs, wire.MethodGetSkill, &wire.GetSkillParams{URI: skills[r.IntN(len(skills))]})
-				} else {
-					_, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: files[r.IntN(len(files))]})
-				}
-				if err != nil {
+				if err := do(i); err != nil {
 					errs.Add(1)
 					firstErr.CompareAndSwap(nil, err.Error())
 					continue
@@ -446,13 +459,16 @@ func drive(b *testing.B, url string, skills []string, files []string, d time.Dur
 			mu.Lock()
 			lat = append(lat, mine...)
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	if e := firstErr.Load(); e != nil {
-		b.Errorf("%s: %d errors, first: %s", url, errs.Load(), e)
-	}
+	first, _ := firstErr.Load().(string)
+	return summarize(lat, int(errs.Load()), time.Since(start)), first
+}
+
+// summarize turns the latencies of the requests that succeeded in elapsed
+// into throughput and percentiles (in ms).
+func summarize(lat []time.Duration, errs int, elapsed time.Duration) loadResult {
 	slices.Sort(lat)
 	pct := func(p float64) float64 {
 		if len(lat) == 0 {
@@ -460,7 +476,7 @@ func drive(b *testing.B, url string, skills []string, files []string, d time.Dur
 		}
 		return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000
 	}
-	return loadResult{requests: len(lat), errors: int(errs.Load()), rps: float64(len(lat)) / elapsed.Seconds(), p50: pct(0.5), p99: pct(0.99)}
+	return loadResult{requests: len(lat), errors: errs, rps: float64(len(lat)) / elapsed.Seconds(), p50: pct(0.5), p99: pct(0.99)}
 }
 
 // BenchmarkHTTPMixed drives `skillport serve --http` and the TypeScript

@@ -59,10 +59,17 @@ func (srv *Server) listSkills(ctx context.Context, p *wire.ListSkillsParams) (*w
 	if err != nil {
 		return nil, err
 	}
+	res, _, err := srv.listSkillsIn(snap, p)
+	return res, err
+}
+
+// listSkillsIn answers skills/list from snap; it also returns the skills
+// of the page, in the order of the result's entries.
+func (srv *Server) listSkillsIn(snap Snapshot, p *wire.ListSkillsParams) (*wire.ListSkillsResult, []*catalog.Skill, error) {
 	skills := snap.Skills()
 	start, err := srv.page(p.Cursor, kindSkills, "", snap, len(skills), func(i int) string { return skills[i].URI })
 	if err != nil {
-		return nil, badCursor(wire.MethodListSkills, "")
+		return nil, nil, badCursor(wire.MethodListSkills, "")
 	}
 	res := &wire.ListSkillsResult{
 		ResultType: wire.ResultComplete,
@@ -83,7 +90,7 @@ func (srv *Server) listSkills(ctx context.Context, p *wire.ListSkillsParams) (*w
 	if i < len(skills) {
 		res.NextCursor = cursor{kind: kindSkills, snap: snap.ID(), offset: i, last: skills[i-1].URI}.encode(srv.key)
 	}
-	return res, nil
+	return res, skills[start:i], nil
 }
 
 // entry renders a skill as a SEP-2640 Skill entry.
@@ -103,17 +110,26 @@ func (srv *Server) getSkill(ctx context.Context, p *wire.GetSkillParams) (*wire.
 	if err != nil {
 		return nil, err
 	}
-	uri := p.URI
+	res, sk, err := srv.getSkillIn(snap, p.URI)
+	if err != nil {
+		return nil, err
+	}
+	res.Skill = entry(sk)
+	return res, nil
+}
+
+// getSkillIn answers skills/get from snap, without the entry: the skill is
+// returned for the caller to render.
+func (srv *Server) getSkillIn(snap Snapshot, uri string) (*wire.GetSkillResult, *catalog.Skill, error) {
 	sk := snap.Skill(uri)
 	if sk == nil {
-		return nil, srv.notASkill(snap, uri)
+		return nil, nil, srv.notASkill(snap, uri)
 	}
 	return &wire.GetSkillResult{
 		ResultType: wire.ResultComplete,
-		Skill:      entry(sk),
 		TTLMs:      srv.ttlMs(),
 		CacheScope: srv.opts.CacheScope,
-	}, nil
+	}, sk, nil
 }
 
 func (srv *Server) notASkill(snap Snapshot, uri string) *jsonrpc.Error {

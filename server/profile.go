@@ -192,18 +192,32 @@ func declaredExtension(ss *mcp.ServerSession, meta mcp.Meta) bool {
 // listAny answers skills/list for every profile at once. A client
 // that declared the extension gets pure SEP-2640 entries; any other client
 // gets the superset, whose extra fields SEP-2640 readers ignore.
-func (srv *Server) listAny(ctx context.Context, ss *mcp.ServerSession, p *wire.ListSkillsParams) (*wire.ListResult, error) {
-	stable, err := srv.listSkills(ctx, p)
+func (srv *Server) listAny(ctx context.Context, ss *mcp.ServerSession, p *wire.ListSkillsParams) (*listResponse, error) {
+	snap, err := srv.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	snap := srv.src.Snapshot()
+	stable, page, err := srv.listSkillsIn(snap, p)
+	if err != nil {
+		return nil, err
+	}
 	legacy := srv.prof.sep2076 || srv.prof.seed001
 	slim := srv.prof.sep2640 && (!legacy || declaredExtension(ss, p.Meta))
 	res := &wire.ListResult{Skills: make([]wire.ListEntry, 0, len(stable.Skills)), NextCursor: stable.NextCursor}
 	if srv.prof.sep2640 {
 		ttl := stable.TTLMs
 		res.ResultType, res.TTLMs, res.CacheScope = stable.ResultType, &ttl, stable.CacheScope
+	}
+	if slim {
+		// Pure SEP-2640 entries: the same bytes as skills/get's, encoded
+		// once per snapshot.
+		enc := make([][]byte, len(page))
+		for i, sk := range page {
+			if enc[i], err = srv.encodedEntry(snap, sk, false); err != nil {
+				return nil, err
+			}
+		}
+		return &listResponse{res: res, encoded: enc}, nil
 	}
 	for _, e := range stable.Skills {
 		var le wire.ListEntry
@@ -225,18 +239,22 @@ func (srv *Server) listAny(ctx context.Context, ss *mcp.ServerSession, p *wire.L
 		}
 		res.Skills = append(res.Skills, le)
 	}
-	return res, nil
+	return &listResponse{res: res}, nil
 }
 
 // getResponse is a skills/get result in whichever design the request chose.
 type getResponse struct {
 	mcp.ResultBase
 	stable *wire.GetSkillResult
+	entry  []byte // the encoded entry of stable, whose Skill is then unset
 	byName *wire.GetByNameResult
 }
 
 // MarshalJSON writes the chosen result, with the _meta go-sdk may have set.
 func (r *getResponse) MarshalJSON() ([]byte, error) {
+	if r.entry != nil {
+		return encodeGet(r.ResultBase, r.stable, r.entry)
+	}
 	if r.stable != nil {
 		r.stable.ResultBase = r.ResultBase
 		return json.Marshal(r.stable)
@@ -277,11 +295,19 @@ func (srv *Server) getAny(ctx context.Context, p *wire.GetParams) (*getResponse,
 	if uri == "" && p.URI == nil && srv.prof.sep2076 {
 		return nil, invalidParams("", "skills/get needs params {\"uri\": <URI of a skill's SKILL.md>} (Skills Extension) or {\"name\": <skill name>, \"arguments\": {...}} (SEP-2076)")
 	}
-	res, err := srv.getSkill(ctx, &wire.GetSkillParams{URI: uri})
+	snap, err := srv.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &getResponse{stable: res}, nil
+	res, sk, err := srv.getSkillIn(snap, uri)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := srv.encodedEntry(snap, sk, true)
+	if err != nil {
+		return nil, err
+	}
+	return &getResponse{stable: res, entry: enc}, nil
 }
 
 // nameError is the -32602 error of the by-name methods, with data {"name"}.

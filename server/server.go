@@ -112,6 +112,7 @@ type Server struct {
 
 	prof        profiles
 	names       namesCache
+	entries     entriesCache
 	deps        depState
 	legacyConns connSet
 }
@@ -224,7 +225,7 @@ func (srv *Server) register() error {
 	s := srv.mcp
 	// skills/list and skills/get are shared by several profiles and
 	// dispatched on the session and the parameters (profile.go).
-	if err := mcp.AddReceivingCustomMethod(s, wire.MethodListSkills, func(ctx context.Context, ss *mcp.ServerSession, p *wire.ListSkillsParams) (*wire.ListResult, error) {
+	if err := mcp.AddReceivingCustomMethod(s, wire.MethodListSkills, func(ctx context.Context, ss *mcp.ServerSession, p *wire.ListSkillsParams) (*listResponse, error) {
 		if p == nil {
 			p = &wire.ListSkillsParams{}
 		}

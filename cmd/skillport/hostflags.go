@@ -44,7 +44,7 @@ type hostFlags struct {
 
 	timeoutSet bool                       // --timeout was given
 	filters    map[string]*gateway.Filter // a gateway.json's include/exclude lists, by label
-	only         []string // pull --skill: skill paths to keep
+	only       []string                   // pull --skill: skill paths to keep
 }
 
 // lsTimeout is ls's default --timeout: listing is one round trip, and a

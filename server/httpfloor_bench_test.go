@@ -1,0 +1,328 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/endpoint"
+	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/wire"
+)
+
+// floorTree writes the tree the HTTP floor benchmark serves: one skill with
+// an 8 KiB SKILL.md and 11 more files (a skills/get entry of 12 files), and
+// 99 small skills, so that the first skills/list page holds 100 entries.
+func floorTree(b *testing.B) (dir, skill string) {
+	body := skillMD("bench", "An 8 KiB skill for the read benchmark")
+	body += strings.Repeat("Lorem ipsum dolor sit amet, consectetur adipiscing elit.\n", (8<<10-len(body))/57+1)
+	files := map[string]string{"bench/SKILL.md": body[:8<<10]}
+	for i := range 11 {
+		files[fmt.Sprintf("bench/references/ref%02d.md", i)] = strings.Repeat("reference\n", 50)
+	}
+	for i := range 99 {
+		name := fmt.Sprintf("skill-%03d", i)
+		files[name+"/SKILL.md"] = skillMD(name, "A small skill that fills the first skills/list page")
+	}
+	return writeTree(b, b.TempDir(), files), "skill://bench/SKILL.md"
+}
+
+// floorCall is one JSON-RPC call of the benchmark.
+type floorCall struct {
+	name, method string
+	params       map[string]any
+}
+
+// startHTTP serves h on a loopback listener and returns its URL.
+func startHTTP(b *testing.B, h http.Handler) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := &http.Server{Handler: h}
+	go hs.Serve(ln)
+	b.Cleanup(func() { hs.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// startOurs composes our server as `skillport serve --http` does: the MCP
+// handler of every revision behind package endpoint (limits, origin check,
+// metrics, access log), served in this process so that -cpuprofile and
+// -memprofile see it.
+func startOurs(b *testing.B, dir string) string {
+	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := server.NewCatalogSource(cat)
+	s, _, err := server.New(nil, src, &server.Options{Logger: discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := server.NewHTTPHandler(s, &server.HTTPOptions{Logger: discard})
+	b.Cleanup(func() { h.Close() })
+	ep, err := endpoint.New(h, &endpoint.Options{Source: src, Sessions: h.Sessions, Logger: discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); ep.Serve(ctx, ln) }()
+	b.Cleanup(func() { cancel(); <-done })
+	return "http://" + ln.Addr().String() + "/mcp"
+}
+
+// floorHandler answers each call with the result our server gave to it,
+// decoded once into the same Go types and encoded per request with
+// encoding/json: the cost of HTTP and JSON without any MCP machinery.
+func floorHandler(results map[string]any) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		res, ok := results[req.Method]
+		if !ok {
+			http.Error(w, "unknown method", http.StatusBadRequest)
+			return
+		}
+		data, err := json.Marshal(struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Result  any             `json:"result"`
+		}{"2.0", req.ID, res})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(data)
+	})
+}
+
+// floorClient is one closed-loop client: its own session (sessions mode),
+// or none (stateless and floor).
+type floorClient struct {
+	url, mode, session string
+	hc                 *http.Client
+	id                 int
+}
+
+func (c *floorClient) call(method string, params map[string]any) ([]byte, error) {
+	c.id++
+	p := map[string]any{}
+	for k, v := range params {
+		p[k] = v
+	}
+	hdr := map[string]string{}
+	switch c.mode {
+	case "stateless":
+		p["_meta"] = modernMeta(true)
+		hdr["MCP-Protocol-Version"] = server.ModernProtocolVersion
+	case "sessions":
+		if c.session != "" {
+			hdr["MCP-Protocol-Version"] = "2025-11-25"
+			hdr["Mcp-Session-Id"] = c.session
+		}
+	}
+	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": p}
+	if !strings.HasPrefix(method, "notifications/") {
+		msg["id"] = c.id
+	}
+	body, _ := json.Marshal(msg)
+	req, _ := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Method", method)
+	if uri, ok := params["uri"].(string); ok && method == "resources/read" {
+		req.Header.Set("Mcp-Name", uri)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusAccepted {
+		return nil, fmt.Errorf("%s: HTTP %d: %s", method, resp.StatusCode, data)
+	}
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		c.session = sid
+	}
+	return data, nil
+}
+
+// rpcResult extracts the result of a JSON or SSE response.
+func rpcResult(data []byte) (json.RawMessage, error) {
+	if i := bytes.Index(data, []byte("data:")); i >= 0 && !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+		data = data[i+len("data:"):]
+		if j := bytes.IndexByte(data, '\n'); j >= 0 {
+			data = data[:j]
+		}
+	}
+	var m struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil || m.Result == nil {
+		return nil, fmt.Errorf("no result in %.300s (error %s)", data, m.Error)
+	}
+	return m.Result, nil
+}
+
+// floorLoad drives url with clients closed-loop clients sending call for d.
+func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d time.Duration) floorResult {
+	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
+	defer tr.CloseIdleConnections()
+	cs := make([]*floorClient, clients)
+	for i := range cs {
+		cs[i] = &floorClient{url: url, mode: mode, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+		if mode == "sessions" {
+			if _, err := cs[i].call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{
+				"extensions": map[string]any{wire.ExtensionID: map[string]any{}}}, "clientInfo": map[string]any{"name": "floor", "version": "0"}}); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := cs[i].call("notifications/initialized", nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	cpu0 := cpuTime()
+	var ms0 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	res, first := closedLoop(clients, d, func(i int) error {
+		data, err := cs[i].call(call.method, call.params)
+		if err == nil {
+			_, err = rpcResult(data)
+		}
+		return err
+	})
+	cpu := cpuTime() - cpu0
+	var ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms1)
+	if first != "" {
+		b.Errorf("%s %s: %d errors, first: %s", mode, call.name, res.errors, first)
+	}
+	n := max(res.requests, 1)
+	return floorResult{
+		loadResult: res,
+		cpuUs:      float64(cpu.Microseconds()) / float64(n),
+		allocKB:    float64(ms1.TotalAlloc-ms0.TotalAlloc) / 1024 / float64(n),
+	}
+}
+
+// floorResult adds to a load figure what one request cost this process
+// (server and client together): CPU time and bytes allocated. On a shared
+// machine these vary far less than req/s.
+type floorResult struct {
+	loadResult
+	cpuUs, allocKB float64
+}
+
+// cpuTime is the user and system CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkHTTPFloor drives, with 32 closed-loop clients over loopback,
+// resources/read of an 8 KiB SKILL.md, skills/get of a 12-file skill and
+// the first skills/list page (100 skills) against three servers one after
+// the other in the same run: the floor (net/http + encoding/json answering
+// the same JSON-RPC result, no MCP stack), our server with sessions
+// (2025-11-25) and stateless (2026-07-28), both behind package endpoint as
+// `skillport serve --http` composes them. It reports each server's req/s,
+// p50 and p99 and the req/s ratio of ours to the floor (target ≥ 0.5, p99
+// ≤ 25 ms), and, steadier on a shared machine, the CPU time and bytes
+// allocated per request, the floor's CPU over ours as a throughput ratio
+// (-cpu-µs/req includes the clients, the same for all three).
+// -serverbench.duration sets how long each server is driven.
+func BenchmarkHTTPFloor(b *testing.B) {
+	const clients = 32
+	dir, skill := floorTree(b)
+	ours := startOurs(b, dir)
+	calls := []floorCall{
+		{"read", "resources/read", map[string]any{"uri": skill}},
+		{"get", wire.MethodGetSkill, map[string]any{"uri": skill}},
+		{"list", wire.MethodListSkills, map[string]any{}},
+	}
+	// The floor answers with our stateless results, decoded into the
+	// types our server encodes.
+	results := map[string]any{}
+	probe := &floorClient{url: ours, mode: "stateless", hc: http.DefaultClient}
+	for _, c := range calls {
+		data, err := probe.call(c.method, c.params)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, err := rpcResult(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var v any
+		switch c.method {
+		case "resources/read":
+			v = &server.ReadResourceResult{}
+		case wire.MethodGetSkill:
+			v = &wire.GetSkillResult{}
+		default:
+			v = &wire.ListSkillsResult{}
+		}
+		if err := json.Unmarshal(raw, v); err != nil {
+			b.Fatal(err)
+		}
+		results[c.method] = v
+	}
+	floor := startHTTP(b, floorHandler(results))
+	for _, c := range calls {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				f := floorLoad(b, floor, "floor", clients, c, *httpDuration)
+				s := floorLoad(b, ours, "sessions", clients, c, *httpDuration)
+				l := floorLoad(b, ours, "stateless", clients, c, *httpDuration)
+				for _, r := range []struct {
+					name string
+					r    floorResult
+				}{{"floor", f}, {"sessions", s}, {"stateless", l}} {
+					b.Logf("%s %-9s %7d requests %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  %.2fx floor  %6.0f µs CPU/req  %6.1f KiB alloc/req",
+						c.name, r.name, r.r.requests, r.r.rps, r.r.p50, r.r.p99, r.r.rps/f.rps, r.r.cpuUs, r.r.allocKB)
+					b.ReportMetric(r.r.cpuUs, r.name+"-cpu-µs/req")
+					b.ReportMetric(r.r.allocKB, r.name+"-KiB/req")
+					b.ReportMetric(r.r.rps, r.name+"-req/s")
+					b.ReportMetric(r.r.p50, r.name+"-p50-ms")
+					b.ReportMetric(r.r.p99, r.name+"-p99-ms")
+				}
+				b.ReportMetric(s.rps/f.rps, "sessions/floor")
+				b.ReportMetric(l.rps/f.rps, "stateless/floor")
+				b.ReportMetric(f.cpuUs/s.cpuUs, "sessions/floor-cpu")
+				b.ReportMetric(f.cpuUs/l.cpuUs, "stateless/floor-cpu")
+			}
+		})
+	}
+}
