@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,12 +17,13 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/endpoint"
+	"github.com/skillport/skillport/registry"
 	"github.com/skillport/skillport/sandbox"
 	"github.com/skillport/skillport/server"
 )
 
 var serveCmd = &cobra.Command{
-	Use:   "serve [flags] DIR",
+	Use:   "serve [flags] DIR|postgres://...",
 	Short: "Serve a directory of Agent Skills over MCP (stdio or Streamable HTTP)",
 	Long: `serve publishes every skill under DIR over the MCP Skills Extension
 (io.modelcontextprotocol/skills): skills/list, skills/get, resources/read and
@@ -31,7 +33,12 @@ By default it speaks newline-delimited JSON-RPC on stdin/stdout, for an MCP
 client's server configuration. With --http it serves Streamable HTTP at
 http://ADDR/mcp, on 127.0.0.1 unless ADDR names another host. Logs go to
 stderr only. The directory is watched and re-indexed when it changes
-(--watch=false to serve a fixed snapshot).`,
+(--watch=false to serve a fixed snapshot).
+
+serve postgres://USER@HOST/DB serves a skills registry (see skillport publish)
+instead: the registry's current versions, kept current through LISTEN/NOTIFY.
+Run any number of such replicas with --stateless behind a load balancer,
+sharing SKILLPORT_CURSOR_KEY.`,
 	Args: cobra.ArbitraryArgs,
 	RunE: runServe,
 }
@@ -90,7 +97,11 @@ func runServe(cmd *cobra.Command, args []string) error {
 		return usageErrorf("serve: --allow-scripts needs the seed001 profile, which defines skills/execute; add it to --profiles")
 	}
 	dir := args[0]
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	if registry.IsDSN(dir) {
+		if prefix != "" || dotfiles {
+			return usageErrorf("serve: --prefix and --include-dotfiles apply to directories; a registry serves its namespaces as published")
+		}
+	} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		if err == nil {
 			err = errors.New("not a directory")
 		}
@@ -98,11 +109,32 @@ func runServe(cmd *cobra.Command, args []string) error {
 	}
 
 	log := slog.Default()
-	cat, err := catalog.OpenDir(dir, &catalog.Options{Prefix: prefix, IncludeDotFiles: dotfiles, Logger: log})
-	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+	var (
+		src      server.Source
+		describe func(where string)
+		watchDir func(context.Context) error
+	)
+	if registry.IsDSN(dir) {
+		rs, err := registry.Open(cmd.Context(), dir, &registry.Options{Logger: log})
+		if err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+		}
+		defer rs.Close()
+		src, describe = rs, func(where string) { registrySummary(rs, where) }
+		if httpOpts != nil {
+			if err := registryMetrics(httpOpts, rs); err != nil {
+				return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+			}
+		}
+	} else {
+		cat, err := catalog.OpenDir(dir, &catalog.Options{Prefix: prefix, IncludeDotFiles: dotfiles, Logger: log})
+		if err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+		}
+		cs := server.NewCatalogSource(cat)
+		src, describe = cs, func(where string) { summary(cat, dir, where) }
+		watchDir = func(ctx context.Context) error { return cs.Watch(ctx, nil) }
 	}
-	src := server.NewCatalogSource(cat)
 	opts := &server.Options{PageSize: pageSize, Logger: log, Profiles: profiles, LegacyErrorCodes: legacyCodes}
 	if allowScripts {
 		runner, err := sandbox.New(&sandbox.Options{Logger: log})
@@ -127,16 +159,16 @@ func runServe(cmd *cobra.Command, args []string) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if watch {
+	if watch && watchDir != nil {
 		go func() {
-			if err := src.Watch(ctx, nil); err != nil {
+			if err := watchDir(ctx); err != nil {
 				log.Warn("live reload is off", "err", err)
 			}
 		}()
 	}
 
 	if addr == "" {
-		summary(cat, dir, "stdio")
+		describe("stdio")
 		err := s.Run(ctx, skills.Transport(&mcp.StdioTransport{}))
 		if err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 			return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
@@ -148,7 +180,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("serve: --http %s: %w", addr, err)}
 	}
-	summary(cat, dir, "http://"+ln.Addr().String()+"/mcp")
+	describe("http://" + ln.Addr().String() + "/mcp")
 	httpOpts.Source = src
 	err = serveHTTP(ctx, ln, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 		&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: log}), httpOpts, "serve")
