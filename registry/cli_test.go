@@ -25,7 +25,7 @@ var (
 )
 
 // skillportBin builds the skillport command once for the CLI tests.
-func skillportBin(t *testing.T) string {
+func skillportBin(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		_, file, _, _ := runtime.Caller(0)

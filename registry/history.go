@@ -128,17 +128,18 @@ func Rollback(ctx context.Context, conn *pgx.Conn, path string, v int, who strin
 		if yanked {
 			return fmt.Errorf("registry: %s version %d: %w and cannot be served again; roll back to another version", path, v, ErrYanked)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE skills SET current = $2, updated_at = now() WHERE path = $1`, path, v); err != nil {
+		gen, err := bump(ctx, tx)
+		if err != nil {
+			return dbError("rollback", err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE skills SET current = $2, generation = $3, updated_at = now() WHERE path = $1`, path, v, gen); err != nil {
 			return dbError("rollback", err)
 		}
 		// A rollback changes the namespace: a publish planned before it conflicts.
 		if _, err := tx.Exec(ctx, `UPDATE namespaces SET revision = revision + 1 WHERE prefix = $1`, ns); err != nil {
 			return dbError("rollback", err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO events (who, action, path, version) VALUES ($1, 'rollback', $2, $3)`, orUnknown(who), path, v); err != nil {
-			return dbError("rollback", err)
-		}
-		_, err = bump(ctx, tx)
+		_, err = tx.Exec(ctx, `INSERT INTO events (who, action, path, version) VALUES ($1, 'rollback', $2, $3)`, orUnknown(who), path, v)
 		return dbError("rollback", err)
 	})
 }
@@ -159,17 +160,18 @@ func Yank(ctx context.Context, conn *pgx.Conn, path string, v int, who, reason s
 		if err := tx.QueryRow(ctx, `SELECT namespace FROM versions WHERE path = $1 AND version = $2`, path, v).Scan(&ns); err != nil {
 			return dbError("yank", err)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE skills SET current = (SELECT max(version) FROM versions WHERE path = $1 AND version < $2 AND yanked_at IS NULL), updated_at = now()
-			WHERE path = $1 AND current = $2`, path, v); err != nil {
+		gen, err := bump(ctx, tx)
+		if err != nil {
+			return dbError("yank", err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE skills SET current = (SELECT max(version) FROM versions WHERE path = $1 AND version < $2 AND yanked_at IS NULL), generation = $3, updated_at = now()
+			WHERE path = $1 AND current = $2`, path, v, gen); err != nil {
 			return dbError("yank", err)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE namespaces SET revision = revision + 1 WHERE prefix = $1`, ns); err != nil {
 			return dbError("yank", err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO events (who, action, path, version, detail) VALUES ($1, 'yank', $2, $3, $4)`, orUnknown(who), path, v, reason); err != nil {
-			return dbError("yank", err)
-		}
-		_, err = bump(ctx, tx)
+		_, err = tx.Exec(ctx, `INSERT INTO events (who, action, path, version, detail) VALUES ($1, 'yank', $2, $3, $4)`, orUnknown(who), path, v, reason)
 		return dbError("yank", err)
 	})
 }

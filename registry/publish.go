@@ -273,6 +273,13 @@ func Publish(ctx context.Context, conn *pgx.Conn, cat *catalog.Catalog, opts *Pu
 				return err
 			}
 		}
+		// The generation row is locked from here to COMMIT: the heavy
+		// work (content) is done above, outside that lock.
+		gen, err := bump(ctx, tx)
+		res.Generation = gen
+		if err != nil {
+			return err
+		}
 		if len(news) > 0 {
 			rowsV := make([][]any, len(news))
 			for i, n := range news {
@@ -288,9 +295,9 @@ func Publish(ctx context.Context, conn *pgx.Conn, cat *catalog.Catalog, opts *Pu
 			for i, n := range news {
 				paths[i], vers[i] = n.s.Path, int32(n.version)
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO skills (path, namespace, current)
-				SELECT p, $3, v FROM unnest($1::text[], $2::int[]) AS t(p, v)
-				ON CONFLICT (path) DO UPDATE SET current = excluded.current, updated_at = now()`, paths, vers, ns); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO skills (path, namespace, current, generation)
+				SELECT p, $3, v, $4 FROM unnest($1::text[], $2::int[]) AS t(p, v)
+				ON CONFLICT (path) DO UPDATE SET current = excluded.current, generation = excluded.generation, updated_at = now()`, paths, vers, ns, gen); err != nil {
 				return err
 			}
 		}
@@ -299,7 +306,7 @@ func Publish(ctx context.Context, conn *pgx.Conn, cat *catalog.Catalog, opts *Pu
 			for i, r := range res.Removed {
 				paths[i] = r.Path
 			}
-			if _, err := tx.Exec(ctx, `UPDATE skills SET current = NULL, updated_at = now() WHERE namespace = $1 AND path = ANY($2)`, ns, paths); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE skills SET current = NULL, generation = $3, updated_at = now() WHERE namespace = $1 AND path = ANY($2)`, ns, paths, gen); err != nil {
 				return err
 			}
 		}
@@ -317,11 +324,6 @@ func Publish(ctx context.Context, conn *pgx.Conn, cat *catalog.Catalog, opts *Pu
 			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"events"}, []string{"who", "action", "path", "version", "detail"}, pgx.CopyFromRows(evs)); err != nil {
 				return err
 			}
-		}
-		gen, err := bump(ctx, tx)
-		res.Generation = gen
-		if err != nil {
-			return err
 		}
 		if o.beforeCommit != nil {
 			o.beforeCommit(tx)

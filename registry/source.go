@@ -99,7 +99,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Source, error) {
 		propagation: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "skillport_registry_propagation_seconds", Help: "Time from a change's commit to this replica serving it.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
 		reloads:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "skillport_registry_reloads_total", Help: "Snapshot reloads by result."}, []string{"result"}),
 	}
-	snap, err := s.load(ctx)
+	snap, err := s.load(ctx, nil)
 	if err != nil {
 		pool.Close()
 		return nil, err
@@ -203,7 +203,7 @@ func (s *Source) Reload(ctx context.Context) error {
 	if gen == old.gen {
 		return nil
 	}
-	snap, err := s.load(ctx)
+	snap, err := s.load(ctx, old)
 	if err != nil {
 		s.reloads.WithLabelValues("error").Inc()
 		return err
@@ -230,33 +230,42 @@ func (s *Source) Reload(ctx context.Context) error {
 	return nil
 }
 
-// load reads the current versions in one read-only transaction.
-func (s *Source) load(ctx context.Context) (*snapshot, error) {
+// load reads, in one read-only transaction, the current versions of the
+// skills changed since base's generation (all of them when base is nil).
+func (s *Source) load(ctx context.Context, base *snapshot) (*snapshot, error) {
 	var snap *snapshot
+	since := int64(-1)
+	if base != nil {
+		since = base.gen
+	}
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var gen int64
 		var at time.Time
 		if err := tx.QueryRow(ctx, `SELECT generation, changed_at FROM registry_state`).Scan(&gen, &at); err != nil {
 			return fmt.Errorf("no registry here (run skillport registry migrate, or publish): %w", err)
 		}
-		rows, err := tx.Query(ctx, `SELECT s.path, v.manifest::text FROM skills s JOIN versions v ON v.path = s.path AND v.version = s.current`)
+		rows, err := tx.Query(ctx, `SELECT s.path, v.manifest::text FROM skills s
+			LEFT JOIN versions v ON v.path = s.path AND v.version = s.current
+			WHERE s.generation > $1 AND (s.current IS NOT NULL OR $1 >= 0)`, since)
 		if err != nil {
 			return err
 		}
 		var rs []row
 		for rows.Next() {
 			var r row
-			var m string
+			var m *string
 			if err := rows.Scan(&r.path, &m); err != nil {
 				return err
 			}
-			r.manifest = []byte(m)
+			if m != nil {
+				r.manifest = []byte(*m)
+			}
 			rs = append(rs, r)
 		}
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		snap, err = buildSnapshot(s, gen, at, rs)
+		snap, err = buildSnapshot(s, gen, at, base, rs)
 		return err
 	})
 	if err != nil {
