@@ -138,9 +138,9 @@ func Publish(ctx context.Context, conn *pgx.Conn, cat *catalog.Catalog, opts *Pu
 		return nil, dbError("publish", err)
 	}
 	cur := map[string]currentSkill{}
-	rows, err := conn.Query(ctx, `SELECT s.path, coalesce(s.current, 0), coalesce(v.digest, ''),
-		(SELECT max(version) FROM versions x WHERE x.path = s.path)
+	rows, err := conn.Query(ctx, `SELECT s.path, coalesce(s.current, 0), coalesce(v.digest, ''), m.max
 		FROM skills s LEFT JOIN versions v ON v.path = s.path AND v.version = s.current
+		JOIN (SELECT path, max(version) AS max FROM versions WHERE namespace = $1 GROUP BY path) m ON m.path = s.path
 		WHERE s.namespace = $1`, ns)
 	if err != nil {
 		return nil, dbError("publish", err)
@@ -250,9 +250,9 @@ func Publish(ctx context.Context, conn *pgx.Conn, cat *catalog.Catalog, opts *Pu
 			return fmt.Errorf("registry: %s was published by someone else while this publish ran: %w; nothing was published, run publish again", nsName(ns), ErrConflict)
 		}
 		if len(missing) > 0 {
-			if _, err := tx.Exec(ctx, `CREATE TEMP TABLE new_blobs (digest text, size bigint, data bytea) ON COMMIT DROP`); err != nil {
-				return err
-			}
+			// Straight into blobs: a blob another publish stored since the
+			// check above makes COPY fail with a unique violation, reported
+			// as a conflict (publish again), never as half a publish.
 			i := 0
 			src := pgx.CopyFromFunc(func() ([]any, error) {
 				if i == len(missing) {
@@ -266,10 +266,7 @@ func Publish(ctx context.Context, conn *pgx.Conn, cat *catalog.Catalog, opts *Pu
 				}
 				return []any{f.Digest, f.Size, data}, nil
 			})
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"new_blobs"}, []string{"digest", "size", "data"}, src); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO blobs SELECT * FROM new_blobs ON CONFLICT (digest) DO NOTHING`); err != nil {
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"blobs"}, []string{"digest", "size", "data"}, src); err != nil {
 				return err
 			}
 		}
