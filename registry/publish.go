@@ -330,7 +330,7 @@ func Publish(ctx context.Context, conn *pgx.Conn, cat *catalog.Catalog, opts *Pu
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "23505" {
-			return nil, fmt.Errorf("registry: a skill of %s was published by someone else while this publish ran: %w; nothing was published, run publish again", nsName(ns), ErrConflict)
+			return nil, fmt.Errorf("registry: another publish stored the same skill version or content while this publish of %s ran: %w; nothing was published, run publish again", nsName(ns), ErrConflict)
 		}
 		return nil, dbError("publish (nothing was published)", err)
 	}
