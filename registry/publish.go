@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -253,18 +256,17 @@ func Publish(ctx context.Context, conn *pgx.Conn, cat *catalog.Catalog, opts *Pu
 			// Straight into blobs: a blob another publish stored since the
 			// check above makes COPY fail with a unique violation, reported
 			// as a conflict (publish again), never as half a publish.
-			i := 0
+			rows, stop := readAhead(cat, missing)
+			defer stop()
 			src := pgx.CopyFromFunc(func() ([]any, error) {
-				if i == len(missing) {
+				r, ok := <-rows
+				if !ok {
 					return nil, nil
 				}
-				f := missing[i]
-				i++
-				data, err := cat.ReadFile(f)
-				if err != nil {
-					return nil, fmt.Errorf("registry: reading %s: %w; nothing was published", f.Path, err)
+				if r.err != nil {
+					return nil, fmt.Errorf("registry: reading %s: %w; nothing was published", r.f.Path, r.err)
 				}
-				return []any{f.Digest, f.Size, data}, nil
+				return []any{r.f.Digest, r.f.Size, r.data}, nil
 			})
 			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"blobs"}, []string{"digest", "size", "data"}, src); err != nil {
 				return err
@@ -334,6 +336,13 @@ func Publish(ctx context.Context, conn *pgx.Conn, cat *catalog.Catalog, opts *Pu
 		}
 		return nil, dbError("publish (nothing was published)", err)
 	}
+	if len(news) >= 1000 {
+		// Fresh statistics after a bulk publish keep the planner from
+		// nested-looping over the namespace on the next one.
+		if _, err := conn.Exec(ctx, `ANALYZE skills, versions`); err != nil {
+			return nil, dbError("publish (published; analyzing failed)", err)
+		}
+	}
 	sortChanges(res.Added)
 	sortChanges(res.Changed)
 	return res, nil
@@ -392,4 +401,43 @@ func invalid(cat *catalog.Catalog) error {
 		msgs = append(msgs[:10], fmt.Sprintf("and %d more", len(msgs)-10))
 	}
 	return fmt.Errorf("registry: %w (fix them, or move them out of the tree; nothing was published):\n  %s", ErrInvalid, strings.Join(msgs, "\n  "))
+}
+
+type readResult struct {
+	f    *catalog.File
+	data []byte
+	err  error
+}
+
+// readAhead reads files on a few goroutines while COPY sends earlier ones:
+// reading and checking content against its digest costs as much as the
+// sending. At most 2×workers files (each within the per-skill size limit)
+// are held at once. stop ends the readers early.
+func readAhead(cat *catalog.Catalog, files []*catalog.File) (<-chan readResult, func()) {
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	out := make(chan readResult, workers)
+	done := make(chan struct{})
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(files) {
+					return
+				}
+				data, err := cat.ReadFile(files[i])
+				select {
+				case out <- readResult{files[i], data, err}:
+				case <-done:
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(out) }()
+	var once sync.Once
+	return out, func() { once.Do(func() { close(done) }) }
 }
