@@ -104,6 +104,11 @@ func BenchmarkPropagation(b *testing.B) {
 	}
 	swaps := make(chan swap, 1000)
 	for _, r := range []*registry.Source{r1, r2} {
+		// A server on each replica, as in skillport serve: its own
+		// reaction to the change (list_changed, indexes) runs first.
+		if _, _, err := server.New(nil, r, &server.Options{Logger: discard}); err != nil {
+			b.Fatal(err)
+		}
 		r.OnChange(func(_, _ server.Snapshot) { swaps <- swap{r.Generation(), time.Now()} })
 	}
 	ctx := context.Background()

@@ -146,8 +146,20 @@ func TestReplicasFollowChanges(t *testing.T) {
 	if len(res.Changed) != 1 || res.Changed[0].Path != "code-review" {
 		t.Fatalf("publish: %+v", res)
 	}
+	r1.follow(t, res.Generation, "a publish")
+	r1.drain()
+	// A change inside a nested skill changes it and the skill around it;
+	// the replica's incremental snapshot must equal a fresh catalog.
+	os.WriteFile(filepath.Join(dir, "pdf-processing", "form-filling", "NOTES.md"), []byte("nested notes\n"), 0o644)
+	os.RemoveAll(filepath.Join(dir, "git-workflow", "scripts"))
+	cat := openCat(t, dir, "")
+	res = publish(t, conn, cat, &registry.PublishOptions{Publisher: "carol"})
+	if len(res.Changed) != 3 {
+		t.Fatalf("publish: %+v", res)
+	}
 	for i, r := range []*replica{r1, r2} {
 		r.follow(t, res.Generation, "a publish")
+		sameContent(t, cat, r.src.Snapshot())
 		if got, err := r.read(t, guide); err != nil || got != "# Checklist v2\n" {
 			t.Errorf("replica %d after the publish: %q, %v", i+1, got, err)
 		}
