@@ -88,8 +88,15 @@ func manifestOf(s *catalog.Skill) manifest {
 func (m manifest) digest() string {
 	h := sha256.New()
 	h.Write(m.Frontmatter)
+	buf := make([]byte, 0, 256)
 	for _, f := range m.Files {
-		fmt.Fprintf(h, "\n%s\x00%s\x00%d", f.Rel, f.Digest, f.Size)
+		buf = append(buf[:0], '\n')
+		buf = append(buf, f.Rel...)
+		buf = append(buf, 0)
+		buf = append(buf, f.Digest...)
+		buf = append(buf, 0)
+		buf = strconv.AppendInt(buf, f.Size, 10)
+		h.Write(buf)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
