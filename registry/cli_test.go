@@ -133,9 +133,24 @@ func TestCLI(t *testing.T) {
 	}
 
 	os.WriteFile(filepath.Join(dir, "code-review", "NOTES.md"), []byte("notes\n"), 0o644)
+	// From a git work tree, the commit checked out is recorded.
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "change"}} {
+		git := exec.Command("git", args...)
+		git.Dir = dir
+		if out, err := git.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	head, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
 	out = skillport(t, 0, "publish", "--registry", dsn, "--prefix", "acme", dir)
 	if !strings.Contains(out, "~ acme/code-review v2 (3 files,") {
 		t.Errorf("publishing a change:\n%s", out)
+	}
+	if out := skillport(t, 0, "registry", "versions", "--registry", dsn, "acme/code-review"); !strings.Contains(out, strings.TrimSpace(string(head))) {
+		t.Errorf("the version published from a git work tree does not record its commit %s:\n%s", head, out)
 	}
 	out = skillport(t, 0, "registry", "versions", "--registry", dsn, "acme/code-review")
 	if !regexp.MustCompile(`(?m)^1 .*ci .*0123abc +sha256:`).MatchString(out) || !regexp.MustCompile(`(?m)^2 +current`).MatchString(out) {

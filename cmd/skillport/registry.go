@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/go-git/go-git/v5"
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -78,7 +79,7 @@ usage errors.`,
 	f := publishCmd.Flags()
 	registryFlag(f)
 	f.String("prefix", "", "namespace to publish as: prefix every skill path with `NS` (e.g. acme/billing)")
-	f.String("commit", "", "source control `COMMIT` the tree comes from, recorded with each new version")
+	f.String("commit", "", "source control `COMMIT` the tree comes from, recorded with each new version (default: HEAD when DIR is in a git work tree)")
 	f.Bool("include-dotfiles", false, "publish files and directories whose names start with \".\"")
 	f.Int64("max-bytes", registry.DefaultMaxPublishBytes, "refuse a publish storing more than `N` bytes of new content")
 	rootCmd.AddCommand(publishCmd)
@@ -259,6 +260,9 @@ func runPublish(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
 	}
+	if commit == "" {
+		commit = headCommit(dir)
+	}
 	res, err := registry.Publish(cmd.Context(), conn, cat, &registry.PublishOptions{Publisher: who(cmd), Commit: commit, MaxBytes: maxBytes})
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
@@ -316,4 +320,19 @@ func registryMetrics(o *endpoint.Options, rs *registry.Source) error {
 	}
 	o.Registerer, o.Gatherer = r, r
 	return nil
+}
+
+// headCommit returns the commit checked out in the git work tree holding
+// dir, or "" when dir is not in one: a publish from a git checkout records
+// where it came from without being told.
+func headCommit(dir string) string {
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return ""
+	}
+	head, err := repo.Head()
+	if err != nil {
+		return ""
+	}
+	return head.Hash().String()
 }
