@@ -33,3 +33,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzPathMapping -fuzztime 60s ./catalog/
 	$(GO) test -run '^$$' -fuzz FuzzOrigin -fuzztime 60s ./endpoint/
 	$(GO) test -run '^$$' -fuzz FuzzServeMCP -fuzztime 60s ./endpoint/
+	$(GO) test -run '^$$' -fuzz FuzzIndexSkill -fuzztime 60s ./registry/
