@@ -2,6 +2,8 @@ package registry_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillport/skillport/endpoint"
 	"github.com/skillport/skillport/registry"
 	"github.com/skillport/skillport/server"
 )
@@ -237,6 +240,19 @@ func TestReplicaSurvivesDatabase(t *testing.T) {
 	want, _ := r1.read(t, guide) // now cached on r1 only
 	ctx := context.Background()
 
+	ep, err := endpoint.New(http.NotFoundHandler(), &endpoint.Options{Source: r1.src, Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readyz := func() (int, string) {
+		rec := httptest.NewRecorder()
+		ep.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+		return rec.Code, rec.Body.String()
+	}
+	if code, body := readyz(); code != 200 {
+		t.Fatalf("/readyz with the database up: %d %s", code, body)
+	}
+
 	if err := pg.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -259,8 +275,8 @@ func TestReplicaSurvivesDatabase(t *testing.T) {
 	if got, err := r1.read(t, guide); err != nil || got != want {
 		t.Errorf("cached content with the database down: %q, %v", got, err)
 	}
-	if err := r1.src.Ready(ctx); !strings.Contains(err.Error(), "serving the last snapshot") {
-		t.Errorf("readiness while down: %v", err)
+	if code, body := readyz(); code != 503 || !strings.Contains(body, "serving the last snapshot") {
+		t.Errorf("/readyz with the database down: %d %s, want 503 saying the last snapshot is served", code, body)
 	}
 
 	if err := pg.Restart(); err != nil {
@@ -269,6 +285,9 @@ func TestReplicaSurvivesDatabase(t *testing.T) {
 	restarted = true
 	for _, r := range []*replica{r1, r2} {
 		waitFor(t, "ready again", func() bool { return r.src.Ready(ctx) == nil })
+	}
+	if code, body := readyz(); code != 200 {
+		t.Errorf("/readyz after the database came back: %d %s", code, body)
 	}
 	// Keep the replicas out while a change is published, so that the
 	// notification is lost to them: they must re-read on reconnect.
