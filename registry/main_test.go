@@ -35,7 +35,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer pg.Stop()
-	return m.Run()
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	return code
 }
 
 var dbSeq atomic.Int64
