@@ -260,22 +260,7 @@ func Publish(ctx context.Context, conn *pgx.Conn, cat *catalog.Catalog, opts *Pu
 			return fmt.Errorf("registry: %s was published by someone else while this publish ran: %w; nothing was published, run publish again", nsName(ns), ErrConflict)
 		}
 		if len(missing) > 0 {
-			// Straight into blobs: a blob another publish stored since the
-			// check above makes COPY fail with a unique violation, reported
-			// as a conflict (publish again), never as half a publish.
-			rows, stop := readAhead(cat, missing)
-			defer stop()
-			src := pgx.CopyFromFunc(func() ([]any, error) {
-				r, ok := <-rows
-				if !ok {
-					return nil, nil
-				}
-				if r.err != nil {
-					return nil, fmt.Errorf("registry: reading %s: %w; nothing was published", r.f.Path, r.err)
-				}
-				return []any{r.f.Digest, r.f.Size, r.data}, nil
-			})
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"blobs"}, []string{"digest", "size", "data"}, src); err != nil {
+			if err := storeBlobs(ctx, tx, cat, missing); err != nil {
 				return err
 			}
 		}
@@ -339,7 +324,7 @@ func Publish(ctx context.Context, conn *pgx.Conn, cat *catalog.Catalog, opts *Pu
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "23505" {
-			return nil, fmt.Errorf("registry: another publish stored the same skill version or content while this publish of %s ran: %w; nothing was published, run publish again", nsName(ns), ErrConflict)
+			return nil, fmt.Errorf("registry: another publish stored a version of the same skill while this publish of %s ran: %w; nothing was published, run publish again", nsName(ns), ErrConflict)
 		}
 		return nil, dbError("publish (nothing was published)", err)
 	}
@@ -447,4 +432,47 @@ func readAhead(cat *catalog.Catalog, files []*catalog.File) (<-chan readResult, 
 	go func() { wg.Wait(); close(out) }()
 	var once sync.Once
 	return out, func() { once.Do(func() { close(done) }) }
+}
+
+// storeBlobs copies content straight into blobs. When another publish (of
+// any namespace) stored some of the same content since this one checked,
+// the copy fails on the digest key; it is then done again through a
+// temporary table, skipping what is already there.
+func storeBlobs(ctx context.Context, tx pgx.Tx, cat *catalog.Catalog, files []*catalog.File) error {
+	if _, err := tx.Exec(ctx, `SAVEPOINT blobs`); err != nil {
+		return err
+	}
+	err := copyBlobs(ctx, tx, "blobs", cat, files)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "23505" {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT blobs`); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE new_blobs (digest text, size bigint, data bytea) ON COMMIT DROP`); err != nil {
+		return err
+	}
+	if err := copyBlobs(ctx, tx, "new_blobs", cat, files); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO blobs SELECT * FROM new_blobs ON CONFLICT (digest) DO NOTHING`)
+	return err
+}
+
+func copyBlobs(ctx context.Context, tx pgx.Tx, table string, cat *catalog.Catalog, files []*catalog.File) error {
+	rows, stop := readAhead(cat, files)
+	defer stop()
+	src := pgx.CopyFromFunc(func() ([]any, error) {
+		r, ok := <-rows
+		if !ok {
+			return nil, nil
+		}
+		if r.err != nil {
+			return nil, fmt.Errorf("registry: reading %s: %w; nothing was published", r.f.Path, r.err)
+		}
+		return []any{r.f.Digest, r.f.Size, r.data}, nil
+	})
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{table}, []string{"digest", "size", "data"}, src)
+	return err
 }

@@ -317,3 +317,40 @@ func TestPublishDatabaseGone(t *testing.T) {
 		t.Errorf("half published: %d versions, %d skills, %d blobs, %d namespaces", versions, skills, blobs, ns)
 	}
 }
+
+// TestConcurrentSharedContent: two namespaces publishing the same new
+// content at once both succeed, and the content is stored once.
+func TestConcurrentSharedContent(t *testing.T) {
+	dsn := newDB(t)
+	connA, connB, watch := connect(t, dsn), connect(t, dsn), connect(t, dsn)
+	ctx := context.Background()
+	var errB error
+	var wg sync.WaitGroup
+	optsA := &registry.PublishOptions{}
+	registry.SetBeforeCommit(optsA, func(pgx.Tx) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errB = registry.Publish(ctx, connB, openCat(t, examples, "globex"), nil)
+		}()
+		for i := 0; i < 400; i++ {
+			var n int
+			watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`).Scan(&n)
+			if n > 0 {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Error("publisher B never waited for A")
+	})
+	_, errA := registry.Publish(ctx, connA, openCat(t, examples, "acme"), optsA)
+	wg.Wait()
+	if errA != nil || errB != nil {
+		t.Fatalf("two namespaces publishing the same content: %v; %v", errA, errB)
+	}
+	var blobs int
+	watch.QueryRow(ctx, `SELECT count(*) FROM blobs`).Scan(&blobs)
+	if want := len(server.NewCatalogSource(openCat(t, examples, "")).Snapshot().Files()); blobs != want {
+		t.Errorf("%d blobs stored, want %d", blobs, want)
+	}
+}
