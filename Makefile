@@ -59,3 +59,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzValidateEntry -fuzztime 60s ./skillclient/
 	$(GO) test -run '^$$' -fuzz FuzzParseSpec -fuzztime 60s ./gitsource/
 	$(GO) test -run '^$$' -fuzz FuzzRenderMarkdown -fuzztime 60s ./web/
+	$(GO) test -run '^$$' -fuzz FuzzIndexSkill -fuzztime 60s ./registry/

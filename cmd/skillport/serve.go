@@ -17,6 +17,7 @@ import (
 
 	"github.com/skillport/skillport/endpoint"
 	"github.com/skillport/skillport/internal/stdio"
+	"github.com/skillport/skillport/registry"
 	"github.com/skillport/skillport/sandbox"
 	"github.com/skillport/skillport/server"
 )
@@ -119,18 +120,45 @@ func runServe(cmd *cobra.Command, args []string) error {
 	if octx == nil {
 		octx = context.Background()
 	}
-	set, err := openSources(octx, args, sourceOptions{prefix: prefix, dotfiles: dotfiles, strict: strict, allowHardlinks: allowHardlinks, cacheDir: cacheDir, log: log})
-	if err != nil {
-		return err
-	}
-	// The build's garbage (every file's walk record, the parsed YAML) is
-	// gone once the snapshot exists: give it back to the system now rather
-	// than keeping it resident while serving.
-	debug.FreeOSMemory()
-	src := set.source
-	hook, err := set.webhook(secretFile, log)
-	if err != nil {
-		return err
+	var (
+		set       *sourceSet // directories and git sources
+		src       server.Source
+		summarize func(where string)
+		hook      *httpRoute
+	)
+	if slices.ContainsFunc(args, registry.IsDSN) {
+		// A registry is served alone: its namespaces are already one catalog.
+		switch {
+		case len(args) > 1:
+			return usageErrorf("serve: a registry (postgres://...) is served alone; publish the other sources into it with skillport publish")
+		case prefix != "" || dotfiles:
+			return usageErrorf("serve: --prefix and --include-dotfiles apply to directories; a registry serves its namespaces as published")
+		}
+		rs, err := registry.Open(octx, args[0], &registry.Options{Logger: log})
+		if err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+		}
+		defer rs.Close()
+		src, summarize = rs, func(where string) { registrySummary(rs, where) }
+		if httpOpts != nil {
+			if err := registryMetrics(httpOpts, rs); err != nil {
+				return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+			}
+		}
+	} else {
+		var err error
+		set, err = openSources(octx, args, sourceOptions{prefix: prefix, dotfiles: dotfiles, strict: strict, allowHardlinks: allowHardlinks, cacheDir: cacheDir, log: log})
+		if err != nil {
+			return err
+		}
+		// The build's garbage (every file's walk record, the parsed YAML) is
+		// gone once the snapshot exists: give it back to the system now
+		// rather than keeping it resident while serving.
+		debug.FreeOSMemory()
+		src, summarize = set.source, set.summary
+		if hook, err = set.webhook(secretFile, log); err != nil {
+			return err
+		}
 	}
 	opts := &server.Options{PageSize: pageSize, Logger: log, Profiles: profiles, LegacyErrorCodes: legacyCodes}
 	if allowScripts {
@@ -157,10 +185,12 @@ func runServe(cmd *cobra.Command, args []string) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	set.follow(ctx, watch, poll, log)
+	if set != nil {
+		set.follow(ctx, watch, poll, log)
+	}
 
 	if addr == "" {
-		set.summary("stdio")
+		summarize("stdio")
 		err := s.Run(ctx, skills.Transport(&stdio.Transport{In: os.Stdin, Out: os.Stdout}))
 		if err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 			return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
@@ -172,7 +202,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("serve: --http %s: %w", addr, err)}
 	}
-	set.summary("http://" + ln.Addr().String() + "/mcp")
+	summarize("http://" + ln.Addr().String() + "/mcp")
 	var routes []httpRoute
 	if hook != nil {
 		routes = append(routes, *hook)

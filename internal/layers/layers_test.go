@@ -31,6 +31,7 @@ var rank = map[string]int{
 	"skillclient":       3,
 	"skills":            4,
 	"endpoint":          4,
+	"registry":          4,
 	"web":               4,
 	"gitorigin":         4,
 	"host":              4,

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/endpoint"
+	"github.com/skillport/skillport/registry"
+)
+
+// registryFlag adds --registry, defaulting to $SKILLPORT_REGISTRY.
+func registryFlag(f *pflag.FlagSet) {
+	f.String("registry", os.Getenv("SKILLPORT_REGISTRY"), "PostgreSQL registry `DSN` (postgres://...; default $SKILLPORT_REGISTRY)")
+	f.String("as", "", "who is publishing or changing, recorded with each change (default $SKILLPORT_PUBLISHER, else user@host)")
+}
+
+func registryConn(cmd *cobra.Command, what string) (*pgx.Conn, error) {
+	dsn, _ := cmd.Flags().GetString("registry")
+	if dsn == "" {
+		return nil, usageErrorf("%s: name the registry with --registry postgres://USER@HOST/DB (or set SKILLPORT_REGISTRY)", what)
+	}
+	if !registry.IsDSN(dsn) {
+		return nil, usageErrorf("%s: --registry %q: a registry is a postgres:// or postgresql:// URL", what, dsn)
+	}
+	conn, err := registry.Connect(cmd.Context(), dsn)
+	if err != nil {
+		return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", what, err)}
+	}
+	return conn, nil
+}
+
+func who(cmd *cobra.Command) string {
+	if as, _ := cmd.Flags().GetString("as"); as != "" {
+		return as
+	}
+	if p := os.Getenv("SKILLPORT_PUBLISHER"); p != "" {
+		return p
+	}
+	name := "unknown"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	return name + "@" + host
+}
+
+func init() {
+	publishCmd := &cobra.Command{
+		Use:   "publish --registry DSN [--prefix NS] DIR",
+		Short: "Publish a directory of skills to a PostgreSQL registry as new versions",
+		Long: `publish validates DIR with the same rules as serve, then stores each added or
+changed skill as a new immutable version, in one transaction: all of it or
+nothing. File content is stored once by SHA-256 digest; unchanged skills get no
+version. The publish owns the namespace named by --prefix (the root namespace
+without it): skills of that namespace missing from DIR are removed, and no
+other namespace is touched. Namespaces cannot overlap. The schema is created
+on an empty database.
+
+Exit status: 0 when published (or nothing changed), 1 when refused (invalid
+skills, a conflicting concurrent publish, overlapping namespace, limits), 2 on
+usage errors.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: runPublish,
+	}
+	f := publishCmd.Flags()
+	registryFlag(f)
+	f.String("prefix", "", "namespace to publish as: prefix every skill path with `NS` (e.g. acme/billing)")
+	f.String("commit", "", "source control `COMMIT` the tree comes from, recorded with each new version (default: HEAD when DIR is in a git work tree)")
+	f.Bool("include-dotfiles", false, "publish files and directories whose names start with \".\"")
+	f.Int64("max-bytes", registry.DefaultMaxPublishBytes, "refuse a publish storing more than `N` bytes of new content")
+	rootCmd.AddCommand(publishCmd)
+
+	regCmd := &cobra.Command{
+		Use:   "registry",
+		Short: "Manage a PostgreSQL skills registry: migrate, versions, diff, rollback, yank, log",
+	}
+	registryFlag(regCmd.PersistentFlags())
+	regCmd.AddCommand(
+		&cobra.Command{Use: "migrate", Short: "Create or upgrade the registry schema", Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return withRegistry(cmd, "registry migrate", func(ctx context.Context, conn *pgx.Conn) error {
+					applied, err := registry.Migrate(ctx, conn)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "schema at version %d (applied %v)\n", registry.SchemaVersion(), applied)
+					return nil
+				})
+			}},
+		&cobra.Command{Use: "versions SKILL", Short: "List a skill's versions: who published, when, digest, size", Args: exactArgs(1, "registry versions SKILL, e.g. acme/billing/refunds"),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return withRegistry(cmd, "registry versions", func(ctx context.Context, conn *pgx.Conn) error {
+					vs, err := registry.Versions(ctx, conn, args[0])
+					if err != nil {
+						return err
+					}
+					w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+					fmt.Fprintln(w, "VERSION\tSTATE\tPUBLISHED\tBY\tFILES\tSIZE\tCOMMIT\tDIGEST")
+					for _, v := range vs {
+						state := ""
+						switch {
+						case v.YankedBy != "":
+							state = "yanked by " + v.YankedBy
+						case v.Current:
+							state = "current"
+						}
+						fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", v.Version, state, v.PublishedAt.UTC().Format(time.RFC3339), v.PublishedBy, v.Files, size(v.Size), v.Commit, v.Digest)
+					}
+					return w.Flush()
+				})
+			}},
+		&cobra.Command{Use: "diff SKILL FROM TO", Short: "Show the files added, removed and changed between two versions", Args: exactArgs(3, "registry diff SKILL FROM TO, e.g. acme/pdf 1 2"),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				a, b := versionArg(args[1]), versionArg(args[2])
+				if a < 1 || b < 1 {
+					return usageErrorf("registry diff: versions are positive numbers (see registry versions %s)", args[0])
+				}
+				return withRegistry(cmd, "registry diff", func(ctx context.Context, conn *pgx.Conn) error {
+					d, err := registry.Diff(ctx, conn, args[0], a, b)
+					if err != nil {
+						return err
+					}
+					for _, c := range d {
+						switch c.Change {
+						case "added":
+							fmt.Fprintf(cmd.OutOrStdout(), "+ %s (%s)\n", c.Path, size(c.NewSize))
+						case "removed":
+							fmt.Fprintf(cmd.OutOrStdout(), "- %s (%s)\n", c.Path, size(c.OldSize))
+						default:
+							fmt.Fprintf(cmd.OutOrStdout(), "~ %s (%s -> %s)\n", c.Path, size(c.OldSize), size(c.NewSize))
+						}
+					}
+					if len(d) == 0 {
+						fmt.Fprintln(cmd.OutOrStdout(), "no file differs")
+					}
+					return nil
+				})
+			}},
+		&cobra.Command{Use: "rollback SKILL VERSION", Short: "Serve an earlier version of a skill again (recorded)", Args: exactArgs(2, "registry rollback SKILL VERSION"),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				v := versionArg(args[1])
+				if v < 1 {
+					return usageErrorf("registry rollback: VERSION is a positive number (see registry versions %s)", args[0])
+				}
+				return withRegistry(cmd, "registry rollback", func(ctx context.Context, conn *pgx.Conn) error {
+					if err := registry.Rollback(ctx, conn, args[0], v, who(cmd)); err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "%s now serves version %d\n", args[0], v)
+					return nil
+				})
+			}},
+		yankCmd(),
+		&cobra.Command{Use: "log [SKILL]", Short: "Show the recorded changes of a skill, or of the registry", Args: cobra.MaximumNArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				path := ""
+				if len(args) == 1 {
+					path = args[0]
+				}
+				return withRegistry(cmd, "registry log", func(ctx context.Context, conn *pgx.Conn) error {
+					evs, err := registry.Events(ctx, conn, path, 1000)
+					if err != nil {
+						return err
+					}
+					for _, e := range evs {
+						fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s %s v%d %s\n", e.At.UTC().Format(time.RFC3339), e.Who, e.Action, e.Path, e.Version, e.Detail)
+					}
+					return nil
+				})
+			}},
+	)
+	rootCmd.AddCommand(regCmd)
+}
+
+func yankCmd() *cobra.Command {
+	var reason string
+	c := &cobra.Command{Use: "yank SKILL VERSION", Short: "Withdraw a version for good; the skill falls back to its previous version (recorded)", Args: exactArgs(2, "registry yank SKILL VERSION"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v := versionArg(args[1])
+			if v < 1 {
+				return usageErrorf("registry yank: VERSION is a positive number (see registry versions %s)", args[0])
+			}
+			return withRegistry(cmd, "registry yank", func(ctx context.Context, conn *pgx.Conn) error {
+				if err := registry.Yank(ctx, conn, args[0], v, who(cmd), reason); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s version %d yanked\n", args[0], v)
+				return nil
+			})
+		}}
+	c.Flags().StringVar(&reason, "reason", "", "why, recorded with the yank")
+	return c
+}
+
+func exactArgs(n int, usage string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErrorf("usage: skillport %s", usage)
+		}
+		return nil
+	}
+}
+
+func versionArg(s string) int {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+func withRegistry(cmd *cobra.Command, what string, fn func(context.Context, *pgx.Conn) error) error {
+	conn, err := registryConn(cmd, what)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(cmd.Context()))
+	if err := fn(cmd.Context(), conn); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("%s: %w", what, err)}
+	}
+	return nil
+}
+
+func runPublish(cmd *cobra.Command, args []string) error {
+	f := cmd.Flags()
+	prefix, _ := f.GetString("prefix")
+	commit, _ := f.GetString("commit")
+	dotfiles, _ := f.GetBool("include-dotfiles")
+	maxBytes, _ := f.GetInt64("max-bytes")
+	if len(args) != 1 {
+		return usageErrorf("publish: name one directory of skills, e.g. skillport publish --registry postgres://... --prefix acme ./skills")
+	}
+	if maxBytes <= 0 {
+		return usageErrorf("publish: --max-bytes must be positive")
+	}
+	dir := args[0]
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return usageErrorf("publish: %s: not a directory", dir)
+	}
+	conn, err := registryConn(cmd, "publish")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(cmd.Context()))
+	cat, err := catalog.OpenDir(dir, &catalog.Options{Prefix: prefix, IncludeDotFiles: dotfiles})
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
+	}
+	if commit == "" {
+		commit = headCommit(dir)
+	}
+	res, err := registry.Publish(cmd.Context(), conn, cat, &registry.PublishOptions{Publisher: who(cmd), Commit: commit, MaxBytes: maxBytes})
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
+	}
+	printPublish(cmd.OutOrStdout(), res)
+	return nil
+}
+
+func printPublish(w io.Writer, res *registry.PublishResult) {
+	ns := strconv.Quote(res.Namespace)
+	if res.Namespace == "" {
+		ns = "the root namespace"
+	}
+	fmt.Fprintf(w, "published %s: %d added, %d changed, %d removed, %d unchanged; %d new files (%s) stored\n",
+		ns, len(res.Added), len(res.Changed), len(res.Removed), res.Unchanged, res.BlobsStored, size(res.BytesStored))
+	for _, c := range res.Added {
+		fmt.Fprintf(w, "  + %s v%d (%d files, %s)\n", c.Path, c.Version, c.Files, size(c.Size))
+	}
+	for _, c := range res.Changed {
+		fmt.Fprintf(w, "  ~ %s v%d (%d files, %s)\n", c.Path, c.Version, c.Files, size(c.Size))
+	}
+	for _, c := range res.Removed {
+		fmt.Fprintf(w, "  - %s (was v%d)\n", c.Path, c.Version)
+	}
+}
+
+func size(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// registrySummary prints the one-line account of what a replica serves.
+func registrySummary(rs *registry.Source, where string) {
+	snap := rs.Snapshot()
+	var n int64
+	for _, f := range snap.Files() {
+		n += f.Size
+	}
+	fmt.Fprintf(os.Stderr, "serving %d skills (%d files, %.1f MiB) of registry generation %d at %s\n", len(snap.Skills()), len(snap.Files()), float64(n)/(1<<20), rs.Generation(), where)
+}
+
+// registryMetrics adds the replica's metrics to those of the endpoint.
+func registryMetrics(o *endpoint.Options, rs *registry.Source) error {
+	r := prometheus.NewRegistry()
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, c := range rs.Collectors() {
+		if err := r.Register(c); err != nil {
+			return err
+		}
+	}
+	o.Registerer, o.Gatherer = r, r
+	return nil
+}
+
+// headCommit returns the commit checked out in the git work tree holding
+// dir, or "" when dir is not in one: a publish from a git checkout records
+// where it came from without being told.
+func headCommit(dir string) string {
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return ""
+	}
+	head, err := repo.Head()
+	if err != nil {
+		return ""
+	}
+	return head.Hash().String()
+}

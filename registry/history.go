@@ -1,0 +1,209 @@
+package registry
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func sortChanges(cs []Change) {
+	slices.SortFunc(cs, func(a, b Change) int { return cmp.Compare(a.Path, b.Path) })
+}
+
+// Version is one immutable version of a skill.
+type Version struct {
+	Path        string
+	Version     int
+	Digest      string
+	Size        int64
+	Files       int
+	PublishedBy string
+	PublishedAt time.Time
+	Commit      string
+	Current     bool
+	YankedBy    string // "" unless yanked
+	YankedAt    time.Time
+}
+
+// Versions lists a skill's versions, oldest first.
+func Versions(ctx context.Context, conn *pgx.Conn, path string) ([]Version, error) {
+	rows, err := conn.Query(ctx, `SELECT v.version, v.digest, v.size, v.files, v.published_by, v.published_at, v.source_commit,
+		coalesce(s.current = v.version, false), coalesce(v.yanked_by, ''), coalesce(v.yanked_at, 'epoch')
+		FROM versions v LEFT JOIN skills s ON s.path = v.path WHERE v.path = $1 ORDER BY v.version`, path)
+	if err != nil {
+		return nil, dbError("versions", err)
+	}
+	var out []Version
+	for rows.Next() {
+		v := Version{Path: path}
+		if err := rows.Scan(&v.Version, &v.Digest, &v.Size, &v.Files, &v.PublishedBy, &v.PublishedAt, &v.Commit, &v.Current, &v.YankedBy, &v.YankedAt); err != nil {
+			return nil, dbError("versions", err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError("versions", err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("registry: skill %q: %w (skill paths look like acme/billing/refunds)", path, ErrUnknown)
+	}
+	return out, nil
+}
+
+// FileChange is one file that differs between two versions.
+type FileChange struct {
+	Path      string // below the skill root
+	Change    string // "added", "removed" or "changed"
+	OldSize   int64
+	NewSize   int64
+	OldDigest string
+	NewDigest string
+}
+
+// Diff lists the files added, removed and changed from version a to b of
+// a skill, by path.
+func Diff(ctx context.Context, conn *pgx.Conn, path string, a, b int) ([]FileChange, error) {
+	ma, err := versionManifest(ctx, conn, path, a)
+	if err != nil {
+		return nil, err
+	}
+	mb, err := versionManifest(ctx, conn, path, b)
+	if err != nil {
+		return nil, err
+	}
+	old := map[string]manifestFile{}
+	for _, f := range ma.Files {
+		old[f.Rel] = f
+	}
+	var out []FileChange
+	for _, f := range mb.Files {
+		o, ok := old[f.Rel]
+		delete(old, f.Rel)
+		switch {
+		case !ok:
+			out = append(out, FileChange{Path: f.Rel, Change: "added", NewSize: f.Size, NewDigest: f.Digest})
+		case o.Digest != f.Digest:
+			out = append(out, FileChange{Path: f.Rel, Change: "changed", OldSize: o.Size, NewSize: f.Size, OldDigest: o.Digest, NewDigest: f.Digest})
+		}
+	}
+	for _, o := range old {
+		out = append(out, FileChange{Path: o.Rel, Change: "removed", OldSize: o.Size, OldDigest: o.Digest})
+	}
+	slices.SortFunc(out, func(x, y FileChange) int { return cmp.Compare(x.Path, y.Path) })
+	return out, nil
+}
+
+func versionManifest(ctx context.Context, conn *pgx.Conn, path string, v int) (manifest, error) {
+	var m manifest
+	var text string
+	err := conn.QueryRow(ctx, `SELECT manifest::text FROM versions WHERE path = $1 AND version = $2`, path, v).Scan(&text)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, fmt.Errorf("registry: %s version %d: %w; list them with skillport registry versions %s", path, v, ErrUnknown, path)
+	}
+	if err != nil {
+		return m, dbError("diff", err)
+	}
+	return m, json.Unmarshal([]byte(text), &m)
+}
+
+// Rollback makes version v the current version of a skill (serving it
+// again if it was removed), records who did it, and notifies replicas.
+func Rollback(ctx context.Context, conn *pgx.Conn, path string, v int, who string) error {
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		var ns string
+		var yanked bool
+		err := tx.QueryRow(ctx, `SELECT namespace, yanked_at IS NOT NULL FROM versions WHERE path = $1 AND version = $2`, path, v).Scan(&ns, &yanked)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("registry: %s version %d: %w; list them with skillport registry versions %s", path, v, ErrUnknown, path)
+		}
+		if err != nil {
+			return dbError("rollback", err)
+		}
+		if yanked {
+			return fmt.Errorf("registry: %s version %d: %w and cannot be served again; roll back to another version", path, v, ErrYanked)
+		}
+		gen, err := bump(ctx, tx)
+		if err != nil {
+			return dbError("rollback", err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE skills SET current = $2, generation = $3, updated_at = now() WHERE path = $1`, path, v, gen); err != nil {
+			return dbError("rollback", err)
+		}
+		// A rollback changes the namespace: a publish planned before it conflicts.
+		if _, err := tx.Exec(ctx, `UPDATE namespaces SET revision = revision + 1 WHERE prefix = $1`, ns); err != nil {
+			return dbError("rollback", err)
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO events (who, action, path, version) VALUES ($1, 'rollback', $2, $3)`, orUnknown(who), path, v)
+		return dbError("rollback", err)
+	})
+}
+
+// Yank withdraws version v of a skill for good: it can no longer be served
+// or rolled back to. If it is the current version, the skill falls back to
+// its latest earlier version that is not yanked, or stops being served.
+func Yank(ctx context.Context, conn *pgx.Conn, path string, v int, who, reason string) error {
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		var ns string
+		tag, err := tx.Exec(ctx, `UPDATE versions SET yanked_at = now(), yanked_by = $3 WHERE path = $1 AND version = $2 AND yanked_at IS NULL`, path, v, orUnknown(who))
+		if err != nil {
+			return dbError("yank", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("registry: %s version %d: %w or already yanked; list them with skillport registry versions %s", path, v, ErrUnknown, path)
+		}
+		if err := tx.QueryRow(ctx, `SELECT namespace FROM versions WHERE path = $1 AND version = $2`, path, v).Scan(&ns); err != nil {
+			return dbError("yank", err)
+		}
+		gen, err := bump(ctx, tx)
+		if err != nil {
+			return dbError("yank", err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE skills SET current = (SELECT max(version) FROM versions WHERE path = $1 AND version < $2 AND yanked_at IS NULL), generation = $3, updated_at = now()
+			WHERE path = $1 AND current = $2`, path, v, gen); err != nil {
+			return dbError("yank", err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE namespaces SET revision = revision + 1 WHERE prefix = $1`, ns); err != nil {
+			return dbError("yank", err)
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO events (who, action, path, version, detail) VALUES ($1, 'yank', $2, $3, $4)`, orUnknown(who), path, v, reason)
+		return dbError("yank", err)
+	})
+}
+
+// Event is one recorded change.
+type Event struct {
+	At      time.Time
+	Who     string
+	Action  string // publish, remove, rollback, yank
+	Path    string
+	Version int
+	Detail  string
+}
+
+// Events returns the recorded changes of a skill, or of every skill when
+// path is "", oldest first, at most limit of the latest.
+func Events(ctx context.Context, conn *pgx.Conn, path string, limit int) ([]Event, error) {
+	rows, err := conn.Query(ctx, `SELECT at, who, action, path, coalesce(version, 0), detail FROM
+		(SELECT * FROM events WHERE $1 = '' OR path = $1 ORDER BY id DESC LIMIT $2) e ORDER BY id`, path, limit)
+	if err != nil {
+		return nil, dbError("events", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
+		var e Event
+		err := r.Scan(&e.At, &e.Who, &e.Action, &e.Path, &e.Version, &e.Detail)
+		return e, err
+	})
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
