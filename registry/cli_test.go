@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillport/skillport/internal/gittest"
 	"github.com/skillport/skillport/internal/peers"
 )
 
@@ -118,6 +119,24 @@ func TestCLI(t *testing.T) {
 	}
 	skillport(t, 2, "publish", "--prefix", "acme", dir) // no registry named
 
+	// A git source publishes its commit's tree and records the commit (in a
+	// database of its own, so that the replicas below serve acme alone).
+	gitDSN := newDB(t)
+	repo := gittest.BareRepoOf(t, examples)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	out = skillport(t, 0, "publish", "--registry", gitDSN, "--prefix", "team", "git+file://"+repo)
+	if !strings.Contains(out, `published "team": 5 added`) {
+		t.Errorf("publish of a git source:\n%s", out)
+	}
+	out = skillport(t, 0, "registry", "versions", "--registry", gitDSN, "team/code-review")
+	head, err := exec.Command("git", "--git-dir", repo, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, strings.TrimSpace(string(head))) {
+		t.Errorf("versions of a skill published from git do not name commit %s:\n%s", head, out)
+	}
+
 	replicas := []string{serveReplica(t, dsn), serveReplica(t, dsn)}
 	for _, u := range replicas {
 		base := strings.TrimSuffix(u, "/mcp")
@@ -141,7 +160,7 @@ func TestCLI(t *testing.T) {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	head, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+	head, err = exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
 	if err != nil {
 		t.Fatal(err)
 	}

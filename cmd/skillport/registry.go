@@ -19,6 +19,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/endpoint"
+	"github.com/skillport/skillport/gitsource"
 	"github.com/skillport/skillport/registry"
 )
 
@@ -242,26 +243,46 @@ func runPublish(cmd *cobra.Command, args []string) error {
 	dotfiles, _ := f.GetBool("include-dotfiles")
 	maxBytes, _ := f.GetInt64("max-bytes")
 	if len(args) != 1 {
-		return usageErrorf("publish: name one directory of skills, e.g. skillport publish --registry postgres://... --prefix acme ./skills")
+		return usageErrorf("publish: name one source of skills (a directory or git+URL[@REF][#SUBDIR]), e.g. skillport publish --registry postgres://... --prefix acme ./skills")
 	}
 	if maxBytes <= 0 {
 		return usageErrorf("publish: --max-bytes must be positive")
 	}
 	dir := args[0]
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return usageErrorf("publish: %s: not a directory", dir)
+	var spec gitsource.Spec
+	if gitsource.IsSpec(dir) {
+		sp, err := gitsource.ParseSpec(dir)
+		if err != nil {
+			return usageErrorf("publish: %v", err)
+		}
+		spec = sp
+	} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return usageErrorf("publish: %s: not a directory", esc(dir))
 	}
 	conn, err := registryConn(cmd, "publish")
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(cmd.Context()))
-	cat, err := catalog.OpenDir(dir, &catalog.Options{Prefix: prefix, IncludeDotFiles: dotfiles})
-	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
-	}
-	if commit == "" {
-		commit = headCommit(dir)
+	copts := &catalog.Options{Prefix: prefix, IncludeDotFiles: dotfiles}
+	var cat *catalog.Catalog
+	if spec.URL != "" {
+		// A git source publishes its commit's tree, and records the commit.
+		g, err := gitsource.Open(cmd.Context(), spec, &gitsource.Options{Catalog: copts})
+		if err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
+		}
+		cat = g.Catalog()
+		if commit == "" {
+			commit = g.Status().Commit
+		}
+	} else {
+		if cat, err = catalog.OpenDir(dir, copts); err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
+		}
+		if commit == "" {
+			commit = headCommit(dir)
+		}
 	}
 	res, err := registry.Publish(cmd.Context(), conn, cat, &registry.PublishOptions{Publisher: who(cmd), Commit: commit, MaxBytes: maxBytes})
 	if err != nil {
