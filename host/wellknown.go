@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 
@@ -18,6 +19,11 @@ const MaxDiscoveryBytes = 4 << 20
 
 // ErrDiscovery is wrapped by every error of [DiscoverMCP].
 var ErrDiscovery = errors.New("agent skills discovery")
+
+// ErrNoDiscovery is wrapped, with [ErrDiscovery], when the site's answer is
+// an MCP endpoint's event stream rather than a document: the address is an
+// MCP endpoint itself, a server answering at its root.
+var ErrNoDiscovery = errors.New("no discovery document")
 
 // IsSiteURL reports whether u names a web site rather than an MCP
 // endpoint: an http(s) URL with no path (or "/"), as a person types a
@@ -59,6 +65,11 @@ func DiscoverMCP(ctx context.Context, client *http.Client, site string, headers 
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("%w: %s: %s; give the server's MCP endpoint URL instead (e.g. %s)", ErrDiscovery, doc, resp.Status,
 			base.ResolveReference(&url.URL{Path: "/mcp"}))
+	}
+	// An MCP endpoint at the site's root may answer any GET with an event
+	// stream that never ends: that is no document, and is not read.
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+		return "", fmt.Errorf("%w: %w: %s is an event stream", ErrDiscovery, ErrNoDiscovery, doc)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxDiscoveryBytes+1))
 	if err != nil {

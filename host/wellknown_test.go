@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillport/skillport/host"
 )
@@ -50,5 +51,25 @@ func TestDiscoverMCP(t *testing.T) {
 		if host.IsSiteURL(u) != want {
 			t.Errorf("IsSiteURL(%q) = %v", u, !want)
 		}
+	}
+}
+
+// A server answering at its root streams events to any GET; discovery must
+// say so at once (ErrNoDiscovery) instead of reading the endless body.
+func TestDiscoverMCPEventStream(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer ts.Close()
+	start := time.Now()
+	_, err := host.DiscoverMCP(context.Background(), &http.Client{Timeout: 30 * time.Second}, ts.URL, nil)
+	if !errors.Is(err, host.ErrNoDiscovery) || !errors.Is(err, host.ErrDiscovery) {
+		t.Fatalf("err = %v, want ErrNoDiscovery", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v: the stream was read", d)
 	}
 }

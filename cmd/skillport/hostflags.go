@@ -132,11 +132,16 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 				ctx = context.Background()
 			}
 			mcpURL, err := host.DiscoverMCP(ctx, &http.Client{Timeout: f.timeout}, u, o.Headers)
-			if err != nil {
+			switch {
+			case errors.Is(err, host.ErrNoDiscovery):
+				// No discovery document: the address is taken as the MCP
+				// endpoint itself (a server answering at its root).
+			case err != nil:
 				return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
+			default:
+				fmt.Fprintf(stderr, "skillport: %s: MCP endpoint %s (from %s%s)\n", name, mcpURL, strings.TrimSuffix(u, "/"), wire.WellKnownPath)
+				o.URL = mcpURL
 			}
-			fmt.Fprintf(stderr, "skillport: %s: MCP endpoint %s (from %s%s)\n", name, mcpURL, strings.TrimSuffix(u, "/"), wire.WellKnownPath)
-			o.URL = mcpURL
 		}
 		out = append(out, o)
 	}
