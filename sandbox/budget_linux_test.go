@@ -283,3 +283,25 @@ func TestCgroupOptions(t *testing.T) {
 		t.Errorf("Budget with NoCgroup: %q", r.Budget())
 	}
 }
+
+// /work is a tmpfs whose own size stops a script that writes faster than
+// the watch looks: it never holds more than twice Limits.WorkDirBytes, and
+// what was written is still returned.
+func TestWorkTmpfsBounded(t *testing.T) {
+	r := newRunner(t, nil)
+	const limit = 1 << 20
+	dir := makeSkill(t, map[string]file{"fill.sh": {content: "head -c 8000000 /dev/zero > big; echo done\n"}})
+	res, err := r.Run(context.Background(), Spec{SkillDir: dir, Script: "fill.sh", Limits: Limits{WorkDirBytes: limit, FileSizeBytes: 64 << 20, OutputFileBytes: 64 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Outputs) != 1 || res.Outputs[0].Path != "big" {
+		t.Fatalf("outputs %+v; want the partly written big (exit %d, %s, stderr %q)", res.Outputs, res.ExitCode, res.Reason, res.Stderr)
+	}
+	if got := res.Outputs[0].Size; got > 2*limit || got == 0 {
+		t.Errorf("/work held a %d-byte file; the tmpfs should stop it at %d", got, 2*limit)
+	}
+	if res.Reason != ReasonDisk && !strings.Contains(string(res.Stderr), "No space left on device") {
+		t.Errorf("reason %q, stderr %q: want the disk limit or ENOSPC", res.Reason, res.Stderr)
+	}
+}
