@@ -263,3 +263,8 @@ type Runner struct {
 	cgNote         string        // why not, for Budget
 	slots          chan struct{} // one per run in progress, MaxRuns deep
 }
+
+// MaxRuns is how many runs may be in progress at once ([Options.MaxRuns]
+// or its default), for the operator's log: with a control group it sets
+// the machine-wide bound on scripts' memory.
+func (r *Runner) MaxRuns() int { return cap(r.slots) }
