@@ -181,8 +181,34 @@ func openSandboxWork(rootPath string, host fs.FileInfo) (*os.Root, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errNotYet
 	}
-	return work, err
+	if err != nil {
+		return nil, err
+	}
+	// Only bwrap's fresh tmpfs will do, never a directory of the host.
+	if err := isTmpfs(work); err != nil {
+		work.Close()
+		return nil, err
+	}
+	return work, nil
 }
+
+func isTmpfs(root *os.Root) error {
+	d, err := root.Open(".")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var st syscall.Statfs_t
+	if err := syscall.Fstatfs(int(d.Fd()), &st); err != nil {
+		return err
+	}
+	if st.Type != tmpfsMagic {
+		return fmt.Errorf("%s is not a tmpfs (file system type %#x)", workMount, st.Type)
+	}
+	return nil
+}
+
+const tmpfsMagic = 0x01021994
 
 // skillFiles lays the skill's copy out for bwrap to recreate at /skill
 // inside the sandbox's own root file system: --dir, --symlink, and --file
