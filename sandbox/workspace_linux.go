@@ -464,19 +464,10 @@ func (ws *workspace) collect(l Limits) (outs []Output, truncated bool) {
 	return outs, truncated
 }
 
-// remove deletes the run's directories. A non-root caller may first have to
-// restore permissions the script took away from its own directories.
+// remove releases the run's descriptors, its /work included, and deletes
+// its private directory (the skill's copy, which only we write).
 func (ws *workspace) remove() {
 	ws.close()
-	if err := os.RemoveAll(ws.parent); err == nil {
-		return
-	}
-	filepath.WalkDir(ws.parent, func(p string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
 	if err := os.RemoveAll(ws.parent); err != nil {
 		ws.r.log.Warn("sandbox: work directory left behind", "dir", ws.parent, "err", err)
 	}
