@@ -196,7 +196,8 @@ print(open("/proc/self/status").read().split("Seccomp:")[1].split()[0])
 }
 
 // Nothing of the host's paths shows through /proc: not bwrap's command line
-// (pid 1), not any environment, not the skill's mount.
+// (pid 1), not any environment, not the mount table (the skill and /work are
+// built inside the sandbox, not bound from the host).
 func TestNoHostPathsInProc(t *testing.T) {
 	root := reachableDir(t)
 	r := newRunner(t, &Options{WorkRoot: root})
@@ -214,8 +215,8 @@ done
 			t.Errorf("the sandbox sees the host path %s:\n%s", host, res.Stdout)
 		}
 	}
-	// The skill is recreated inside the sandbox's own root, not mounted from
-	// the host. (/work still is: see the README on what mountinfo shows.)
+	// The skill is recreated inside the sandbox's own root and /work is a
+	// tmpfs of its own: neither is mounted from the host.
 	mounts, err := r.Run(context.Background(), Spec{SkillDir: dir, Script: "mounts.sh"})
 	if err != nil {
 		t.Fatal(err)
@@ -223,6 +224,14 @@ done
 	for _, l := range strings.Split(string(mounts.Stdout), "\n") {
 		if f := strings.Fields(l); len(f) > 4 && strings.HasPrefix(f[4], "/skill") {
 			t.Errorf("/skill is a mount from the host: %s", l)
+		}
+		if f := strings.Fields(l); len(f) > 4 && f[4] == "/work" && f[3] != "/" {
+			t.Errorf("/work is bound from the host directory %s: %s", f[3], l)
+		}
+	}
+	for _, host := range []string{root, dir, filepath.Dir(dir), cwd, "skillport-run-", os.TempDir() + "/"} {
+		if strings.Contains(string(mounts.Stdout), host) {
+			t.Errorf("the sandbox's mountinfo shows the host path %s:\n%s", host, mounts.Stdout)
 		}
 	}
 	if !strings.Contains(string(mounts.Stdout), " /work ") {
@@ -272,5 +281,27 @@ func TestCgroupOptions(t *testing.T) {
 	r := newRunner(t, &Options{NoCgroup: true})
 	if r.cg != nil || !strings.Contains(r.Budget(), "per-process limits only") || !strings.Contains(r.Budget(), "NoCgroup") {
 		t.Errorf("Budget with NoCgroup: %q", r.Budget())
+	}
+}
+
+// /work is a tmpfs whose own size stops a script that writes faster than
+// the watch looks: it never holds more than twice Limits.WorkDirBytes, and
+// what was written is still returned.
+func TestWorkTmpfsBounded(t *testing.T) {
+	r := newRunner(t, nil)
+	const limit = 1 << 20
+	dir := makeSkill(t, map[string]file{"fill.sh": {content: "head -c 8000000 /dev/zero > big; echo done\n"}})
+	res, err := r.Run(context.Background(), Spec{SkillDir: dir, Script: "fill.sh", Limits: Limits{WorkDirBytes: limit, FileSizeBytes: 64 << 20, OutputFileBytes: 64 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Outputs) != 1 || res.Outputs[0].Path != "big" {
+		t.Fatalf("outputs %+v; want the partly written big (exit %d, %s, stderr %q)", res.Outputs, res.ExitCode, res.Reason, res.Stderr)
+	}
+	if got := res.Outputs[0].Size; got > 2*limit || got == 0 {
+		t.Errorf("/work held a %d-byte file; the tmpfs should stop it at %d", got, 2*limit)
+	}
+	if res.Reason != ReasonDisk && !strings.Contains(string(res.Stderr), "No space left on device") {
+		t.Errorf("reason %q, stderr %q: want the disk limit or ENOSPC", res.Reason, res.Stderr)
 	}
 }

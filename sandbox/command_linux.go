@@ -207,8 +207,9 @@ var etcFiles = []struct{ path, content string }{
 	{"/etc/hosts", "127.0.0.1\tlocalhost\n::1\tlocalhost\n"},
 }
 
-// bwrapArgs builds bwrap's command line. ws.files, the contents of etcFiles
-// then the seccomp filter, are passed as fds 3, 4, ...; the command line
+// bwrapArgs builds bwrap's command line. ws.files, the contents of etcFiles,
+// the seccomp filter, the skill's files, then the info and block pipes, are
+// passed as fds 3, 4, ...; the command line
 // itself reaches bwrap through one more descriptor (see run), so that no
 // host path shows in the sandbox's /proc/1/cmdline.
 func (r *Runner) bwrapArgs(j job, ws *workspace) []string {
@@ -233,7 +234,10 @@ func (r *Runner) bwrapArgs(j job, ws *workspace) []string {
 		"--proc", "/proc",
 		"--dev", "/dev",
 		"--size", strconv.FormatInt(l.TmpBytes, 10), "--tmpfs", "/tmp",
-		"--bind", ws.work, workMount,
+		// Twice the watched limit: the watch kills a run that passes
+		// WorkDirBytes; the tmpfs's own size bounds what it can write before.
+		"--perms", "0700", "--size", strconv.FormatInt(2*l.WorkDirBytes, 10), "--tmpfs", workMount,
+		"--info-fd", strconv.Itoa(ws.infoFD), "--block-fd", strconv.Itoa(ws.blockFD),
 		"--chdir", workMount,
 		"--remount-ro", "/dev",
 		"--remount-ro", "/",

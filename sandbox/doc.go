@@ -21,8 +21,10 @@
 //     host's /tmp, /etc/shadow or the caller's working directory;
 //   - a read-only copy of the skill directory at /skill;
 //   - a fresh, empty, writable work directory at /work, which is the working
-//     directory and $HOME; files left there are returned in [Result.Outputs]
-//     and the directory is then removed;
+//     directory and $HOME: a tmpfs of the sandbox's own, of at most twice
+//     [Limits.WorkDirBytes], which we open through /proc/PID/root before the
+//     script starts; files left there are returned in [Result.Outputs] and
+//     the tmpfs is freed when the run's descriptor to it is closed;
 //   - a small size-bounded tmpfs at /tmp; everything else is read-only;
 //   - a fresh /proc and a minimal /dev;
 //   - an environment of exactly PATH, HOME, LANG and TMPDIR;
@@ -33,10 +35,9 @@
 //     unshare, setns, keyctl, bpf, perf_event_open, io_uring, module and
 //     kexec calls, namespace flags on clone, ...) with EPERM;
 //   - nothing of the host's paths in /proc/1/cmdline (bwrap reads its
-//     options from a descriptor), in any environment, or in the mount of
-//     /skill, which bwrap recreates file by file in the sandbox's own root;
-//     only /work is bind-mounted from the host, so mountinfo shows its
-//     host path under [Options.WorkRoot];
+//     options from a descriptor), in any environment, or in the mount table:
+//     /skill is recreated file by file in the sandbox's own root and /work
+//     is a tmpfs, so nothing under [Options.WorkRoot] is mounted;
 //   - resource limits set by prlimit(1) just before the script starts:
 //     address space, CPU seconds, processes, file size, open files, no core
 //     dumps.
@@ -46,7 +47,7 @@
 // Where a control group is available, each run gets its own: its
 // memory.max (memory.limit_in_bytes on cgroup v1) is [Limits.MemoryBytes]
 // and its pids.max [Limits.Processes], for all the run's processes
-// together, files in its /tmp included. bwrap is placed in the group before
+// together, files in its /tmp and /work included. bwrap is placed in the group before
 // it starts anything (CLONE_INTO_CGROUP on v2; on v1 it is forked from a
 // thread that is in the group at that moment), so nothing of the run
 // escapes it. The group comes from [Options.CgroupParent] (a delegated

@@ -289,11 +289,19 @@ func (r *Runner) run(ctx context.Context, j job) (*Result, error) {
 	ws.closeFiles()
 	watchDone := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		ws.watch(watchDone, j.limits, func() { stop(&stopCause{ReasonDisk}) })
-	}()
+	workErr := ws.openWork(runCtx)
+	killed := false
+	if workErr == nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ws.watch(watchDone, j.limits, func() { stop(&stopCause{ReasonDisk}) })
+		}()
+	} else if runCtx.Err() == nil {
+		// The script must not run with a /work we cannot see. (When bwrap
+		// has already failed on its own, its exit status says why.)
+		killed = cmd.Cancel() == nil
+	}
 	waitErr := cmd.Wait()
 	close(watchDone)
 	wg.Wait()
@@ -319,6 +327,9 @@ func (r *Runner) run(ctx context.Context, j job) (*Result, error) {
 	if !stoppedByUs && res.ExitCode == 1 && bytes.HasPrefix(res.Stderr, []byte("bwrap: ")) {
 		// bwrap reports its own setup failures this way; the script never ran.
 		return nil, fmt.Errorf("sandbox: %s: %w: %s", j.label, ErrUnavailable, strings.TrimSpace(string(res.Stderr)))
+	}
+	if killed && res.ExitCode == -1 && !stoppedByUs {
+		return nil, fmt.Errorf("sandbox: %s: %w: %v", j.label, ErrUnavailable, workErr)
 	}
 	if stoppedByUs {
 		res.ExitCode = -1

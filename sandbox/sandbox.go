@@ -222,8 +222,9 @@ type Options struct {
 	// Limits are the defaults for every run; zero fields take the
 	// package defaults ([DefaultLimits]).
 	Limits Limits
-	// WorkRoot is the host directory under which each run's work
-	// directory is created; empty means os.TempDir().
+	// WorkRoot is the host directory under which each run's private copy
+	// of its skill is made; empty means os.TempDir(). (The work directory
+	// itself is a tmpfs inside the sandbox.)
 	WorkRoot string
 	// UID and GID are the host ids the sandbox runs as when the caller is
 	// root; zero means 65534 ("nobody"). They cannot be 0: the kernel does
@@ -262,3 +263,8 @@ type Runner struct {
 	cgNote         string        // why not, for Budget
 	slots          chan struct{} // one per run in progress, MaxRuns deep
 }
+
+// MaxRuns is how many runs may be in progress at once ([Options.MaxRuns]
+// or its default), for the operator's log: with a control group it sets
+// the machine-wide bound on scripts' memory.
+func (r *Runner) MaxRuns() int { return cap(r.slots) }

@@ -1,6 +1,9 @@
 package sandbox
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -10,13 +13,20 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
 
 // workspace is one run's host-side state: a private parent directory
-// holding a copy of the skill and the work directory, and the descriptors
-// handed to bwrap.
+// holding a copy of the skill, the descriptors handed to bwrap, and, once
+// the sandbox is set up, the sandbox's own /work.
+//
+// /work is a tmpfs that bwrap mounts inside the sandbox, so the sandbox's
+// mount table names no host directory. We reach it through the sandbox's
+// /proc/PID/root before the script starts and keep the directory open: the
+// open descriptor keeps the tmpfs alive after the sandbox is gone, long
+// enough to collect the outputs.
 //
 // The skill is copied rather than bound in place: the sandbox's unprivileged
 // uid could not reach a skill under a private directory such as /root, and
@@ -27,8 +37,12 @@ type workspace struct {
 	r      *Runner
 	parent string // 0711, owned by the caller
 	skill  string
-	work   string     // owned by the sandbox's uid, 0700
+	work   *os.Root   // the sandbox's /work; nil until openWork
 	files  []*os.File // fds 3.. for bwrap, see bwrapArgs
+	// infoFD and blockFD are bwrap's --info-fd and --block-fd; info and
+	// unblock are our ends of those pipes.
+	infoFD, blockFD int
+	info, unblock   *os.File
 	// skillOps are bwrap's options that recreate the skill at /skill.
 	skillOps []string
 }
@@ -38,10 +52,9 @@ func (r *Runner) newWorkspace(j job) (_ *workspace, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %s: work directory under %s: %w", j.label, r.workRoot, err)
 	}
-	ws := &workspace{r: r, parent: parent, skill: filepath.Join(parent, "skill"), work: filepath.Join(parent, "work")}
+	ws := &workspace{r: r, parent: parent, skill: filepath.Join(parent, "skill")}
 	defer func() {
 		if err != nil {
-			ws.closeFiles()
 			ws.remove()
 		}
 	}()
@@ -50,12 +63,6 @@ func (r *Runner) newWorkspace(j job) (_ *workspace, err error) {
 	}
 	// bwrap, running as the sandbox's uid, must traverse the parent.
 	if err := os.Chmod(parent, 0o711); err != nil {
-		return fail(err)
-	}
-	if err := os.Mkdir(ws.work, 0o700); err != nil {
-		return fail(err)
-	}
-	if err := ws.own(ws.work, r.uid); err != nil {
 		return fail(err)
 	}
 	if err := os.Mkdir(ws.skill, 0o750); err != nil {
@@ -90,8 +97,118 @@ func (r *Runner) newWorkspace(j job) (_ *workspace, err error) {
 	if err := ws.skillFiles(); err != nil {
 		return fail(err)
 	}
+	// bwrap writes its child's pid to one pipe and waits on the other
+	// before it starts the script.
+	ir, iw, err := os.Pipe()
+	if err != nil {
+		return fail(err)
+	}
+	ws.info = ir
+	ws.files = append(ws.files, iw)
+	ws.infoFD = 2 + len(ws.files)
+	br, bw, err := os.Pipe()
+	if err != nil {
+		return fail(err)
+	}
+	ws.unblock = bw
+	ws.files = append(ws.files, br)
+	ws.blockFD = 2 + len(ws.files)
 	return ws, nil
 }
+
+// openWork finds the sandbox's /work once bwrap has built the sandbox and
+// waits on blockFD, keeps it open as ws.work, and lets the script start.
+//
+// bwrap reports its child's pid before the child builds the new root, so
+// we wait until /proc/PID/root is no longer the host's root and holds
+// /work (bwrap first pivots to an intermediate root without it, and mounts
+// everything before the final pivot). The script cannot start before we
+// write to blockFD, so nothing inside can race us.
+func (ws *workspace) openWork(ctx context.Context) error {
+	var info struct {
+		Pid int `json:"child-pid"`
+	}
+	data, err := io.ReadAll(io.LimitReader(ws.info, 64<<10))
+	if err != nil {
+		return fmt.Errorf("reading bwrap's --info-fd: %w", err)
+	}
+	if err := json.Unmarshal(data, &info); err != nil || info.Pid <= 0 {
+		return fmt.Errorf("bwrap's --info-fd gave no child pid (%q)", data)
+	}
+	host, err := os.Stat("/")
+	if err != nil {
+		return err
+	}
+	rootPath := "/proc/" + strconv.Itoa(info.Pid) + "/root"
+	for delay := time.Millisecond; ; delay = min(2*delay, 20*time.Millisecond) {
+		work, err := openSandboxWork(rootPath, host)
+		if err == nil {
+			ws.work = work
+			break
+		}
+		if !errors.Is(err, errNotYet) {
+			return fmt.Errorf("opening the sandbox's %s through %s: %w", workMount, rootPath, err)
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(delay):
+		}
+	}
+	_, err = ws.unblock.Write([]byte{1})
+	ws.unblock.Close()
+	ws.unblock = nil
+	return err
+}
+
+var errNotYet = errors.New("sandbox not built yet")
+
+// openSandboxWork opens root's /work if root is the sandbox's finished root.
+func openSandboxWork(rootPath string, host fs.FileInfo) (*os.Root, error) {
+	root, err := os.OpenRoot(rootPath)
+	if err != nil {
+		return nil, err // ENOENT: bwrap's child is gone
+	}
+	defer root.Close()
+	st, err := root.Stat(".")
+	if err != nil {
+		return nil, err
+	}
+	if os.SameFile(st, host) {
+		return nil, errNotYet
+	}
+	work, err := root.OpenRoot(strings.TrimPrefix(workMount, "/"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errNotYet
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Only bwrap's fresh tmpfs will do, never a directory of the host.
+	if err := isTmpfs(work); err != nil {
+		work.Close()
+		return nil, err
+	}
+	return work, nil
+}
+
+func isTmpfs(root *os.Root) error {
+	d, err := root.Open(".")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var st syscall.Statfs_t
+	if err := syscall.Fstatfs(int(d.Fd()), &st); err != nil {
+		return err
+	}
+	if st.Type != tmpfsMagic {
+		return fmt.Errorf("%s is not a tmpfs (file system type %#x)", workMount, st.Type)
+	}
+	return nil
+}
+
+const tmpfsMagic = 0x01021994
 
 // skillFiles lays the skill's copy out for bwrap to recreate at /skill
 // inside the sandbox's own root file system: --dir, --symlink, and --file
@@ -245,6 +362,22 @@ func (ws *workspace) closeFiles() {
 	ws.files = nil
 }
 
+// close releases everything the run still holds, the sandbox's /work
+// included.
+func (ws *workspace) close() {
+	ws.closeFiles()
+	for _, f := range []*os.File{ws.info, ws.unblock} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	ws.info, ws.unblock = nil, nil
+	if ws.work != nil {
+		ws.work.Close()
+		ws.work = nil
+	}
+}
+
 // watch polls the work directory until done and calls exceeded once it holds
 // more than the limits allow. RLIMIT_FSIZE bounds single files; this bounds
 // their number and sum.
@@ -260,7 +393,7 @@ func (ws *workspace) watch(done <-chan struct{}, l Limits, exceeded func()) {
 		var n int
 		var size int64
 		over := false
-		filepath.WalkDir(ws.work, func(p string, d fs.DirEntry, err error) error {
+		fs.WalkDir(ws.work.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil // a directory the script made unreadable (non-root callers only)
 			}
@@ -285,11 +418,10 @@ func (ws *workspace) watch(done <-chan struct{}, l Limits, exceeded func()) {
 // limits. The sandbox is gone by now, so nothing changes under us; os.Root
 // and the same-file check still keep a planted link from leading outside.
 func (ws *workspace) collect(l Limits) (outs []Output, truncated bool) {
-	root, err := os.OpenRoot(ws.work)
-	if err != nil {
+	root := ws.work
+	if root == nil {
 		return nil, false
 	}
-	defer root.Close()
 	budget := l.OutputFileBytes
 	fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
@@ -332,18 +464,10 @@ func (ws *workspace) collect(l Limits) (outs []Output, truncated bool) {
 	return outs, truncated
 }
 
-// remove deletes the run's directories. A non-root caller may first have to
-// restore permissions the script took away from its own directories.
+// remove releases the run's descriptors, its /work included, and deletes
+// its private directory (the skill's copy, which only we write).
 func (ws *workspace) remove() {
-	if err := os.RemoveAll(ws.parent); err == nil {
-		return
-	}
-	filepath.WalkDir(ws.parent, func(p string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
+	ws.close()
 	if err := os.RemoveAll(ws.parent); err != nil {
 		ws.r.log.Warn("sandbox: work directory left behind", "dir", ws.parent, "err", err)
 	}

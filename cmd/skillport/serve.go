@@ -58,6 +58,7 @@ func init() {
 	f.Int("page-size", 0, "items per page of skills/list, resources/list and directory reads (default 100)")
 	f.String("profiles", "", "comma-separated wire designs to serve: sep2640, index (skill://index.json), sep2076, seed001 (default all; see the README, \"Compatibility profiles\")")
 	f.Bool("allow-scripts", false, "answer seed-001 skills/execute by running skill scripts in a bubblewrap sandbox (refused if the sandbox cannot be set up)")
+	f.Int("max-script-runs", 4, "with --allow-scripts, at most `N` scripts run at once; more are answered \"busy\" (with a control group, scripts' memory is bounded by N × 512 MiB)")
 	f.Bool("strict", false, "refuse skills that break the Agent Skills rules hosts tolerate (non-string metadata, allowed-tools as a list, name differing from its folder) instead of publishing them with a warning")
 	f.Bool("allow-hardlinks", false, "publish files with more than one hard link (by default their skill is refused: a hard link can bring in content from outside DIR)")
 	f.Bool("no-web", false, "with --http, do not serve the web catalog at / nor /.well-known/agent-skills/index.json")
@@ -76,6 +77,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	pageSize, _ := f.GetInt("page-size")
 	profileList, _ := f.GetString("profiles")
 	allowScripts, _ := f.GetBool("allow-scripts")
+	maxRuns, _ := f.GetInt("max-script-runs")
 	legacyCodes, _ := f.GetBool("legacy-error-codes")
 	strict, _ := f.GetBool("strict")
 	allowHardlinks, _ := f.GetBool("allow-hardlinks")
@@ -93,6 +95,8 @@ func runServe(cmd *cobra.Command, args []string) error {
 	switch {
 	case pageSize < 0:
 		return usageErrorf("serve: --page-size must be positive")
+	case maxRuns < 1:
+		return usageErrorf("serve: --max-script-runs %d: must be at least 1", maxRuns)
 	}
 	var httpOpts *endpoint.Options
 	if addr != "" {
@@ -162,12 +166,12 @@ func runServe(cmd *cobra.Command, args []string) error {
 	}
 	opts := &server.Options{PageSize: pageSize, Logger: log, Profiles: profiles, LegacyErrorCodes: legacyCodes}
 	if allowScripts {
-		runner, err := sandbox.New(&sandbox.Options{Logger: log})
+		runner, err := sandbox.New(&sandbox.Options{Logger: log, MaxRuns: maxRuns})
 		if err != nil {
 			// Never fall back to running scripts unsandboxed.
 			return &exitError{code: 1, err: fmt.Errorf("serve: --allow-scripts: %w", err)}
 		}
-		log.Info("serve: scripts run sandboxed", "budget", runner.Budget())
+		log.Info("serve: scripts run sandboxed", "budget", runner.Budget(), "max_runs", runner.MaxRuns())
 		opts.Scripts = runner
 	}
 	if key := os.Getenv("SKILLPORT_CURSOR_KEY"); key != "" {
