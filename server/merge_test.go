@@ -62,7 +62,7 @@ func TestMergeServesUnionAndFollowsChanges(t *testing.T) {
 	}
 	// The prefix level both sources share lists both children.
 	var names []string
-	for _, e := range get[wire.DirectoryReadResult](c, "resources/directory/read", map[string]any{"uri": "skill://acme"}).Resources {
+	for _, e := range get[wire.ReadDirectoryResult](c, "resources/directory/read", map[string]any{"uri": "skill://acme"}).Resources {
 		names = append(names, e.URI)
 	}
 	if want := []string{"skill://acme/csv", "skill://acme/pdf"}; !slices.Equal(names, want) {
