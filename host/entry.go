@@ -28,6 +28,7 @@ const (
 	KindFilesystem
 )
 
+// String returns the kind's name as it appears in ls output and --json.
 func (k Kind) String() string {
 	switch k {
 	case KindMCP:

@@ -96,6 +96,7 @@ type VerificationError struct {
 	Changed bool
 }
 
+// Error names the origin, the file, the check that failed and the detail.
 func (e *VerificationError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s: %s", e.Origin, e.URI, e.Reason)
@@ -130,6 +131,7 @@ type NoSuchFileError struct {
 	Reason Reason
 }
 
+// Error names the path, the skill, and the tool call that shows its files.
 func (e *NoSuchFileError) Error() string {
 	what, tool := "file", ToolListSkillDir+" to see its files"
 	if e.Dir {
@@ -173,6 +175,7 @@ type EntryError struct {
 	Err error
 }
 
+// Error names the origin, the entry and why it was refused.
 func (e *EntryError) Error() string {
 	uri := e.URI
 	if len(uri) > 200 {

@@ -119,6 +119,7 @@ type Diagnostic struct {
 	Err       error
 }
 
+// String formats the diagnostic as one line: origin, severity, URI, message.
 func (d Diagnostic) String() string {
 	s := d.Origin + ": " + d.Severity.String() + ": "
 	if d.URI != "" {

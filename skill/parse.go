@@ -52,6 +52,7 @@ type ParseError struct {
 	Err    error // one of the sentinel errors above
 }
 
+// Error formats the problem as line:column: message (or byte offset: message).
 func (e *ParseError) Error() string {
 	switch {
 	case e.Line > 0:
@@ -62,6 +63,7 @@ func (e *ParseError) Error() string {
 	return e.Msg
 }
 
+// Unwrap returns the sentinel error that classifies the problem.
 func (e *ParseError) Unwrap() error { return e.Err }
 
 // Finding converts the error into a validation finding.

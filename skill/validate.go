@@ -19,6 +19,7 @@ const (
 	Warning
 )
 
+// String returns "error" or "warning", the words validate prints.
 func (s Severity) String() string {
 	if s == Warning {
 		return "warning"
@@ -65,6 +66,7 @@ type Finding struct {
 	Message  string   `json:"message"`
 }
 
+// String formats the finding as validate prints it: line:column: message (rule).
 func (f Finding) String() string {
 	return fmt.Sprintf("%d:%d: %s (%s)", f.Line, f.Column, f.Message, f.Rule)
 }

@@ -34,6 +34,7 @@ const (
 	Exec
 )
 
+// String returns the kind's name as it appears in prompts and policy files.
 func (k Kind) String() string {
 	switch k {
 	case Load:
