@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,11 +50,11 @@ type Source struct {
 	cur    atomic.Pointer[snapshot]
 	reload sync.Mutex
 
-	mu       sync.Mutex
-	watchers map[int]func(old, new server.Snapshot)
-	next     int
-	downErr  error     // why the database is unreachable; nil when listening
-	downAt   time.Time // since when
+	feed server.ChangeFeed
+
+	mu      sync.Mutex
+	downErr error     // why the database is unreachable; nil when listening
+	downAt  time.Time // since when
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -92,7 +91,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("registry: %s: %w", redact(dsn), err)
 	}
-	s := &Source{dsn: dsn, pool: pool, log: o.Logger, cache: newCache(o.CacheBytes), watchers: map[int]func(old, new server.Snapshot){},
+	s := &Source{dsn: dsn, pool: pool, log: o.Logger, cache: newCache(o.CacheBytes),
 		done:        make(chan struct{}),
 		hits:        prometheus.NewCounter(prometheus.CounterOpts{Name: "skillport_registry_cache_hits_total", Help: "File reads answered from the replica's content cache."}),
 		misses:      prometheus.NewCounter(prometheus.CounterOpts{Name: "skillport_registry_cache_misses_total", Help: "File reads that went to the database."}),
@@ -151,16 +150,7 @@ func (s *Source) Refresh(ctx context.Context, stale server.Snapshot) (server.Sna
 
 // OnChange implements [server.Source].
 func (s *Source) OnChange(fn func(old, new server.Snapshot)) (cancel func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id := s.next
-	s.next++
-	s.watchers[id] = fn
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.watchers, id)
-	}
+	return s.feed.OnChange(fn)
 }
 
 // Ready reports whether the replica is listening to the database; when it
@@ -212,20 +202,7 @@ func (s *Source) Reload(ctx context.Context) error {
 	s.cur.Store(snap)
 	s.propagation.Observe(time.Since(snap.at).Seconds())
 	if snap.id != old.id {
-		s.mu.Lock()
-		keys := make([]int, 0, len(s.watchers))
-		for k := range s.watchers {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		fns := make([]func(old, new server.Snapshot), 0, len(keys))
-		for _, k := range keys {
-			fns = append(fns, s.watchers[k])
-		}
-		s.mu.Unlock()
-		for _, fn := range fns {
-			fn(old, snap)
-		}
+		s.feed.Notify(old, snap)
 	}
 	return nil
 }

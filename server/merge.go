@@ -38,9 +38,7 @@ type MergedSource struct {
 	cur   atomic.Pointer[mergedSnapshot]
 
 	reload  sync.Mutex // serialises recomposition
-	mu      sync.Mutex
-	watch   map[int]func(old, new Snapshot)
-	next    int
+	feed    ChangeFeed
 	cancels []func()
 }
 
@@ -55,7 +53,7 @@ func Merge(parts []MergePart, logger *slog.Logger) (*MergedSource, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	m := &MergedSource{parts: slices.Clone(parts), log: logger, watch: map[int]func(old, new Snapshot){}}
+	m := &MergedSource{parts: slices.Clone(parts), log: logger}
 	snaps := make([]Snapshot, len(parts))
 	for i, p := range parts {
 		snaps[i] = p.Source.Snapshot()
@@ -108,16 +106,7 @@ func (m *MergedSource) Refresh(ctx context.Context, stale Snapshot) (Snapshot, e
 
 // OnChange implements [Source].
 func (m *MergedSource) OnChange(fn func(old, new Snapshot)) (cancel func()) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	id := m.next
-	m.next++
-	m.watch[id] = fn
-	return func() {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		delete(m.watch, id)
-	}
+	return m.feed.OnChange(fn)
 }
 
 // recompose builds a merged snapshot of the parts' current snapshots and
@@ -142,12 +131,7 @@ func (m *MergedSource) recompose() *mergedSnapshot {
 	}
 	m.cur.Store(ms)
 	if ms.id != old.id {
-		m.mu.Lock()
-		fns := inOrder(m.watch)
-		m.mu.Unlock()
-		for _, fn := range fns {
-			fn(old, ms)
-		}
+		m.feed.Notify(old, ms)
 	}
 	return ms
 }

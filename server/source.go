@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -164,16 +163,6 @@ func (s *catalogSnapshot) Files() []*catalog.File { return s.files() }
 
 func (s *catalogSnapshot) ReadFile(_ context.Context, f *catalog.File) ([]byte, error) {
 	return s.Catalog.ReadFile(f)
-}
-
-// inOrder returns the callbacks in registration order.
-func inOrder(watchers map[int]func(old, new Snapshot)) []func(old, new Snapshot) {
-	keys := slices.Sorted(maps.Keys(watchers))
-	fns := make([]func(old, new Snapshot), len(keys))
-	for i, k := range keys {
-		fns[i] = watchers[k]
-	}
-	return fns
 }
 
 // Static returns a Source that always serves snap and never changes.
