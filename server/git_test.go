@@ -177,7 +177,10 @@ func TestServeGitBranchWebhook(t *testing.T) {
 		t.Fatalf("GitLab webhook: status %d, want 202", got)
 	}
 	waitChanged(t, changed, "a push and a GitLab webhook")
-	if got := readText(t, cs, "skill://alpha/SKILL.md"); !strings.Contains(got, "description: third") {
+	// cs may answer from its read cache for the result's ttlMs (SEP-2549:
+	// list_changed does not invalidate reads): read from a new session.
+	fresh, _ := gitClient(t, srv.URL)
+	if got := readText(t, fresh, "skill://alpha/SKILL.md"); !strings.Contains(got, "description: third") {
 		t.Errorf("after the second push serving %q", got)
 	}
 	if strings.Contains(srv.Stderr(), secret) {
