@@ -111,17 +111,7 @@ func startSSHD(t *testing.T, client ssh.PublicKey) *sshd {
 		}
 	})
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	for i := 0; ; i++ {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if i > 100 {
-			t.Fatalf("sshd did not listen on %s: %v\n%s", addr, err, errb.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitListening(t, "sshd", addr, &errb)
 	return &sshd{addr: addr, hostKey: host.pub}
 }
 
