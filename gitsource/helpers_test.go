@@ -171,18 +171,25 @@ func serveGitDaemon(t testing.TB, root string) string {
 	}
 	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 	addr := "127.0.0.1:" + strconv.Itoa(port)
+	waitListening(t, "git daemon", addr, &errb)
+	return "git://" + addr
+}
+
+// waitListening waits until a server started by the test accepts
+// connections on addr, failing with its log after five seconds.
+func waitListening(t testing.TB, what, addr string, log *logBuffer) {
+	t.Helper()
 	for i := 0; ; i++ {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
 			c.Close()
-			break
+			return
 		}
 		if i > 100 {
-			t.Fatalf("git daemon did not listen on %s: %v\n%s", addr, err, errb.String())
+			t.Fatalf("%s did not listen on %s: %v\n%s", what, addr, err, log.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return "git://" + addr
 }
 
 // logBuffer collects log output for assertions.

@@ -38,6 +38,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/skillport/skillport/catalog"
 )
@@ -628,6 +629,13 @@ func (s *Source) explain(err error, withAuth bool) error {
 		return fmt.Errorf("%s: %w: push a commit first", where, err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%s: fetch took longer than %s", where, s.opts.Timeout)
+	}
+	var ke *knownhosts.KeyError
+	if errors.As(err, &ke) {
+		if len(ke.Want) > 0 {
+			return fmt.Errorf("%s: %w: the server's host key is not the one known_hosts gives for it; the server may be an impostor, or its key changed: check with its operator before replacing the known_hosts line", where, err)
+		}
+		return fmt.Errorf("%s: %w: the server is not in known_hosts; add its key (ssh-keyscan) after checking its fingerprint", where, err)
 	}
 	return fmt.Errorf("%s: %w", where, err)
 }

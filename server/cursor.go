@@ -14,9 +14,9 @@ import (
 // names the list it pages (kind and, for directory reads, the directory),
 // the snapshot it was issued for, the offset of the next item and the key
 // of the last item returned. Under the same snapshot the offset is used as
-// is; after a reload the listing resumes after the last key, so a client
-// paging through a changing catalog never sees an entry twice or split, and
-// never skips one that existed throughout.
+// is; after a reload (a changed directory, a branch that moved) the cursor
+// is refused as stale, and the client lists again from the start, so it
+// never mixes pages of two catalogs.
 const cursorPrefix = "sp1."
 
 // maxCursorLength bounds what is decoded at all (cursors we issue are far shorter).
@@ -40,6 +40,9 @@ type cursor struct {
 }
 
 var errBadCursor = errors.New("invalid cursor")
+
+// errStaleCursor is a genuine cursor of a snapshot the server no longer serves.
+var errStaleCursor = errors.New("stale cursor: the catalog changed")
 
 func (c cursor) encode(key []byte) string {
 	var b []byte

@@ -88,7 +88,7 @@ func waitChanged(t *testing.T, changed chan struct{}, what string) {
 
 // TestServeGitBranchWebhook pushes to a served branch and signals it with a
 // GitHub-signed webhook: clients get list_changed and the new content, and
-// a cursor of the old snapshot is not resumed on the old snapshot.
+// a cursor of the old snapshot is refused as stale.
 func TestServeGitBranchWebhook(t *testing.T) {
 	g := newGitWork(t, map[string]string{
 		"alpha/SKILL.md": skillMD("alpha", "first"),
@@ -158,14 +158,11 @@ func TestServeGitBranchWebhook(t *testing.T) {
 	if got := readText(t, cs, "skill://alpha/SKILL.md"); !strings.Contains(got, "description: second") {
 		t.Errorf("after the push serving %q", got)
 	}
-	// The old cursor belongs to the old snapshot: it is not used at its old
-	// offset; the listing resumes on the new snapshot after the last entry seen.
-	next, err := mcp.CallCustomMethod[*wire.ListSkillsParams, *wire.ListSkillsResult](context.Background(), cs, wire.MethodListSkills, &wire.ListSkillsParams{Cursor: page.NextCursor})
-	if err != nil {
-		t.Fatalf("old cursor: %v", err)
-	}
-	if len(next.Skills) != 1 || next.Skills[0].URI != "skill://beta/SKILL.md" {
-		t.Errorf("old cursor resumed at %+v, want beta", next.Skills)
+	// The old cursor belongs to the old snapshot: it is refused, saying to
+	// list again from the start.
+	_, err = mcp.CallCustomMethod[*wire.ListSkillsParams, *wire.ListSkillsResult](context.Background(), cs, wire.MethodListSkills, &wire.ListSkillsParams{Cursor: page.NextCursor})
+	if err == nil || !strings.Contains(err.Error(), "stale cursor: the catalog changed") {
+		t.Errorf("old cursor after the branch moved: %v, want -32602 saying the catalog changed", err)
 	}
 	first, _ := mcp.CallCustomMethod[*wire.ListSkillsParams, *wire.ListSkillsResult](context.Background(), cs, wire.MethodListSkills, &wire.ListSkillsParams{})
 	for _, f := range first.Skills[0].Resources.Files {
@@ -180,8 +177,8 @@ func TestServeGitBranchWebhook(t *testing.T) {
 		t.Fatalf("GitLab webhook: status %d, want 202", got)
 	}
 	waitChanged(t, changed, "a push and a GitLab webhook")
-	// A new session: the first one may answer from the copy its client
-	// cached for the read result's ttlMs, as the caching rules allow.
+	// cs may answer from its read cache for the result's ttlMs (SEP-2549:
+	// list_changed does not invalidate reads): read from a new session.
 	fresh, _ := gitClient(t, srv.URL)
 	if got := readText(t, fresh, "skill://alpha/SKILL.md"); !strings.Contains(got, "description: third") {
 		t.Errorf("after the second push serving %q", got)

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"sort"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -26,9 +25,12 @@ type ReadResourceResult struct {
 
 func (srv *Server) ttlMs() int64 { return srv.opts.TTL.Milliseconds() }
 
-// page resolves a cursor to the index of the first item to return. Items
-// are sorted by key; n is their number.
-func (srv *Server) page(raw string, kind byte, scope string, snap Snapshot, n int, key func(int) string) (int, error) {
+// page resolves a cursor to the index of the first item to return; n is
+// the number of items. A cursor issued for another snapshot is refused
+// with errStaleCursor: after the catalog changed, an offset or a last key
+// of the old listing could skip or repeat entries of the new one without
+// the client knowing, so the client lists again from the start.
+func (srv *Server) page(raw string, kind byte, scope string, snap Snapshot, n int) (int, error) {
 	if raw == "" {
 		return 0, nil
 	}
@@ -36,18 +38,22 @@ func (srv *Server) page(raw string, kind byte, scope string, snap Snapshot, n in
 	if err != nil || c.kind != kind || c.scope != scope {
 		return 0, errBadCursor
 	}
-	if c.snap == snap.ID() {
-		if c.offset > n {
-			return 0, errBadCursor
-		}
-		return c.offset, nil
+	if c.snap != snap.ID() {
+		return 0, errStaleCursor
 	}
-	// Issued for an earlier snapshot: resume after the last item returned.
-	return sort.Search(n, func(i int) bool { return key(i) > c.last }), nil
+	if c.offset > n {
+		return 0, errBadCursor
+	}
+	return c.offset, nil
 }
 
-func badCursor(method, uri string) *jsonrpc.Error {
+// badCursor is the -32602 error for a cursor page refused: err tells a
+// forged or foreign cursor from one the catalog's change made stale.
+func badCursor(method, uri string, err error) *jsonrpc.Error {
 	e := invalidParams(uri, "%s: invalid cursor: pass back a nextCursor exactly as this server returned it, or omit cursor to start from the beginning", method)
+	if errors.Is(err, errStaleCursor) {
+		e = invalidParams(uri, "%s: stale cursor: the catalog changed since this cursor was issued; list again from the start (omit cursor)", method)
+	}
 	if uri == "" {
 		e.Data = nil
 	}
@@ -67,9 +73,9 @@ func (srv *Server) listSkills(ctx context.Context, p *wire.ListSkillsParams) (*w
 // of the page, in the order of the result's entries.
 func (srv *Server) listSkillsIn(snap Snapshot, p *wire.ListSkillsParams) (*wire.ListSkillsResult, []*catalog.Skill, error) {
 	skills := snap.Skills()
-	start, err := srv.page(p.Cursor, kindSkills, "", snap, len(skills), func(i int) string { return skills[i].URI })
+	start, err := srv.page(p.Cursor, kindSkills, "", snap, len(skills))
 	if err != nil {
-		return nil, nil, badCursor(wire.MethodListSkills, "")
+		return nil, nil, badCursor(wire.MethodListSkills, "", err)
 	}
 	res := &wire.ListSkillsResult{
 		ResultType: wire.ResultComplete,
@@ -165,9 +171,9 @@ func (srv *Server) readDirectory(ctx context.Context, p *wire.ReadDirectoryParam
 		return nil, invalidParams(uri, "No directory is served at %s%s", show(uri), because(uri, srv.schemeList()))
 	}
 	kids := d.Children
-	start, err := srv.page(p.Cursor, kindDirectory, uri, snap, len(kids), func(i int) string { return kids[i].Name })
+	start, err := srv.page(p.Cursor, kindDirectory, uri, snap, len(kids))
 	if err != nil {
-		return nil, badCursor(wire.MethodReadDirectory, uri)
+		return nil, badCursor(wire.MethodReadDirectory, uri, err)
 	}
 	end := min(start+srv.opts.PageSize, len(kids))
 	ttl := srv.ttlMs()
@@ -216,7 +222,7 @@ func (srv *Server) listResources(ctx context.Context, req *mcp.ListResourcesRequ
 		// A cursor of the underlying server's own resources.
 		res, err := next(ctx, "resources/list", req)
 		if err != nil {
-			return nil, badCursor("resources/list", "")
+			return nil, badCursor("resources/list", "", errBadCursor)
 		}
 		return srv.chain(res), nil
 	}
@@ -234,9 +240,9 @@ func (srv *Server) listResources(ctx context.Context, req *mcp.ListResourcesRequ
 		return nil, err
 	}
 	files := snap.Files()
-	start, err := srv.page(raw, kindResources, "", snap, len(files), func(i int) string { return files[i].URI })
+	start, err := srv.page(raw, kindResources, "", snap, len(files))
 	if err != nil {
-		return nil, badCursor("resources/list", "")
+		return nil, badCursor("resources/list", "", err)
 	}
 	end := min(start+srv.opts.PageSize, len(files))
 	res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, end-start+1)}

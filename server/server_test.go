@@ -183,41 +183,51 @@ func TestCursorErrors(t *testing.T) {
 	}
 }
 
-// TestStaleCursorAfterReload pages through a listing while the catalog
-// changes: the listing resumes after the last entry seen, never repeats or
-// splits one, and includes entries added after the cursor position.
+// TestStaleCursorAfterReload pages through listings while the catalog
+// changes: each cursor of the old snapshot (skills/list, resources/list and
+// a directory read) is refused with -32602 saying the catalog changed and
+// to list again from the start, and listing again shows the new catalog.
 func TestStaleCursorAfterReload(t *testing.T) {
 	f := newFixture(t, baseFiles(), &server.Options{PageSize: 1, TTL: -1})
 	c := connectRaw(t, f.MCP, "")
 	p1 := get[wire.ListSkillsResult](c, "skills/list", map[string]any{})
-	if p1.Skills[0].URI != "skill://alpha/SKILL.md" {
-		t.Fatalf("first entry %s", p1.Skills[0].URI)
+	if p1.Skills[0].URI != "skill://alpha/SKILL.md" || p1.NextCursor == "" {
+		t.Fatalf("first page %+v", p1)
+	}
+	r1 := get[mcp.ListResourcesResult](c, "resources/list", map[string]any{})
+	d1 := get[wire.ReadDirectoryResult](c, wire.MethodReadDirectory, map[string]any{"uri": "skill://alpha"})
+	if r1.NextCursor == "" || d1.NextCursor == "" {
+		t.Fatalf("resources/list or directory read has a single page: %q %q", r1.NextCursor, d1.NextCursor)
+	}
+	// Under the same snapshot the cursors page on.
+	if p := get[wire.ListSkillsResult](c, "skills/list", map[string]any{"cursor": p1.NextCursor}); len(p.Skills) != 1 {
+		t.Fatalf("second page before the reload: %+v", p)
 	}
 	writeTree(t, f.Dir, map[string]string{
 		"aaa/SKILL.md":         skillMD("aaa", "sorts before the cursor"),
-		"zzz/SKILL.md":         skillMD("zzz", "sorts after the cursor"),
 		"delta/scripts/run.sh": "#!/bin/sh\necho changed\n",
 	})
 	f.reload(t)
-	var seen []string
-	cursor := p1.NextCursor
-	for cursor != "" {
-		p := get[wire.ListSkillsResult](c, "skills/list", map[string]any{"cursor": cursor})
-		for _, s := range p.Skills {
-			seen = append(seen, s.URI)
-			if s.URI == "skill://delta/SKILL.md" {
-				for _, r := range s.Resources.Files {
-					if r.URI == "skill://delta/scripts/run.sh" && r.Digest != digest([]byte("#!/bin/sh\necho changed\n")) {
-						t.Errorf("after the reload the listing still shows the old digest of run.sh")
-					}
-				}
-			}
+	for _, tc := range []struct {
+		method string
+		params map[string]any
+	}{
+		{"skills/list", map[string]any{"cursor": p1.NextCursor}},
+		{"resources/list", map[string]any{"cursor": r1.NextCursor}},
+		{wire.MethodReadDirectory, map[string]any{"uri": "skill://alpha", "cursor": d1.NextCursor}},
+	} {
+		_, rerr, raw := c.call(tc.method, tc.params)
+		if rerr == nil || rerr.Code != -32602 || !strings.Contains(rerr.Message, "catalog changed") || !strings.Contains(rerr.Message, "list again from the start") {
+			t.Errorf("%s with a cursor of the old catalog: %s, want -32602 saying the catalog changed", tc.method, raw)
 		}
-		cursor = p.NextCursor
 	}
-	want := []string{"skill://delta/SKILL.md", "skill://team/beta/SKILL.md", "skill://team/beta/nested/gamma/SKILL.md", "skill://zzz/SKILL.md"}
-	if !slices.Equal(seen, want) {
-		t.Errorf("after the reload the listing continued with %v, want %v", seen, want)
+	seen, _ := listAll(t, c)
+	var uris []string
+	for _, e := range seen {
+		uris = append(uris, e.URI)
+	}
+	if !slices.Contains(uris, "skill://aaa/SKILL.md") {
+		t.Errorf("listing again from the start: %v, want the new skill aaa", uris)
 	}
 }
 
