@@ -159,7 +159,7 @@ func (a *Auth) Verify(ctx context.Context, token string, _ *http.Request) (*auth
 }
 
 // Caller returns the caller r's bearer token identifies, nil when r has
-// none or it does not verify: for pages (the web catalog) that serve
+// none, it does not verify or it lacks a required scope: for pages (the web catalog) that serve
 // anonymous callers too.
 func (a *Auth) Caller(r *http.Request) *server.Caller {
 	tok, ok := bearerToken(r.Header.Get("Authorization"))
@@ -169,6 +169,11 @@ func (a *Auth) Caller(r *http.Request) *server.Caller {
 	ti, err := a.Verify(r.Context(), tok, r)
 	if err != nil || !a.fresh(ti) {
 		return nil
+	}
+	for _, s := range a.opts.Scopes {
+		if !slices.Contains(ti.Scopes, s) {
+			return nil
+		}
 	}
 	return server.CallerFromToken(ti)
 }
@@ -265,4 +270,17 @@ func (a *Auth) mount(mux *http.ServeMux) {
 	if u != nil && u.Path != "/.well-known/oauth-protected-resource" {
 		mux.Handle(u.Path, h)
 	}
+}
+
+// Identify puts the caller of a request with a valid bearer token (and
+// every required scope) in its context, and serves everyone: for pages,
+// such as the web catalog, that anonymous callers may see part of. A
+// missing or refused token makes the request anonymous, never an error.
+func (a *Auth) Identify(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c := a.Caller(r); c != nil {
+			r = r.WithContext(server.ContextWithCaller(r.Context(), c))
+		}
+		next.ServeHTTP(w, r)
+	})
 }

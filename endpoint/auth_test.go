@@ -1,199 +1,25 @@
 package endpoint_test
 
 import (
-	"context"
-	"crypto/rand"
-	"crypto/rsa"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/go-jose/go-jose/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/zitadel/oidc/v3/example/server/storage"
-	"github.com/zitadel/oidc/v3/pkg/oidc"
-	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/skillport/skillport/access"
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/endpoint"
+	"github.com/skillport/skillport/internal/oidctest"
 	"github.com/skillport/skillport/server"
 )
 
 const testAudience = "https://skills.test/mcp"
-
-// opKey is one signing key of the test OpenID provider.
-type opKey struct {
-	id  string
-	key *rsa.PrivateKey
-}
-
-func (k *opKey) SignatureAlgorithm() jose.SignatureAlgorithm { return jose.RS256 }
-func (k *opKey) Key() any                                    { return k.key }
-func (k *opKey) ID() string                                  { return k.id }
-
-type opPublicKey struct{ *opKey }
-
-func (k opPublicKey) Algorithm() jose.SignatureAlgorithm { return jose.RS256 }
-func (k opPublicKey) Use() string                        { return "sig" }
-func (k opPublicKey) Key() any                           { return &k.key.PublicKey }
-
-// opClient is a machine client of the test provider (client credentials),
-// issued JWT access tokens.
-type opClient struct {
-	op.Client
-	id     string
-	secret string
-	aud    string        // the token's audience
-	ttl    time.Duration // negative for tokens that are already expired
-	groups []string
-}
-
-func (c *opClient) GrantTypes() []oidc.GrantType {
-	return []oidc.GrantType{oidc.GrantTypeClientCredentials}
-}
-func (c *opClient) GetID() string                       { return c.id }
-func (c *opClient) AccessTokenType() op.AccessTokenType { return op.AccessTokenTypeJWT }
-func (c *opClient) IsScopeAllowed(string) bool          { return true }
-func (c *opClient) RestrictAdditionalAccessTokenScopes() func([]string) []string {
-	return func(s []string) []string { return s }
-}
-
-// opStorage is zitadel's example storage, with machine clients, rotating
-// signing keys and the scope and groups claims in access tokens.
-type opStorage struct {
-	*storage.Storage
-	mu      sync.Mutex
-	keys    []*opKey // the last one signs
-	clients map[string]*opClient
-}
-
-func (s *opStorage) rotate(t *testing.T) {
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.keys = append(s.keys, &opKey{id: fmt.Sprintf("key-%d", len(s.keys)+1), key: k})
-}
-
-func (s *opStorage) SigningKey(context.Context) (op.SigningKey, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.keys[len(s.keys)-1], nil
-}
-
-func (s *opStorage) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorithm, error) {
-	return []jose.SignatureAlgorithm{jose.RS256}, nil
-}
-
-func (s *opStorage) KeySet(context.Context) ([]op.Key, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var ks []op.Key
-	for _, k := range s.keys {
-		ks = append(ks, opPublicKey{k})
-	}
-	return ks, nil
-}
-
-func (s *opStorage) ClientCredentials(_ context.Context, id, secret string) (op.Client, error) {
-	c := s.clients[id]
-	if c == nil || c.secret != secret {
-		return nil, fmt.Errorf("wrong client or secret")
-	}
-	return c, nil
-}
-
-func (s *opStorage) ClientCredentialsTokenRequest(_ context.Context, id string, scopes []string) (op.TokenRequest, error) {
-	c := s.clients[id]
-	if c == nil {
-		return nil, fmt.Errorf("no client %q", id)
-	}
-	return &oidc.JWTTokenRequest{Subject: id, Audience: []string{c.aud}, Scopes: scopes}, nil
-}
-
-func (s *opStorage) CreateAccessToken(_ context.Context, req op.TokenRequest) (string, time.Time, error) {
-	ttl := 5 * time.Minute
-	if c := s.clients[req.GetSubject()]; c != nil && c.ttl != 0 {
-		ttl = c.ttl
-	}
-	return rand.Text(), time.Now().Add(ttl), nil
-}
-
-func (s *opStorage) GetPrivateClaimsFromScopes(_ context.Context, _, clientID string, scopes []string) (map[string]any, error) {
-	claims := map[string]any{"scope": strings.Join(scopes, " ")}
-	if c := s.clients[clientID]; c != nil && c.groups != nil {
-		claims["groups"] = c.groups
-	}
-	return claims, nil
-}
-
-// testOP is a real OpenID provider (zitadel/oidc's OP) on loopback.
-type testOP struct {
-	URL   string
-	store *opStorage
-}
-
-func startOP(t *testing.T) *testOP {
-	t.Helper()
-	var h http.Handler
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
-	t.Cleanup(srv.Close)
-	base := op.Client(storage.WebClient("base", "secret"))
-	mk := func(id, aud string, ttl time.Duration, groups ...string) *opClient {
-		return &opClient{Client: base, id: id, secret: "secret", aud: aud, ttl: ttl, groups: groups}
-	}
-	st := &opStorage{
-		Storage: storage.NewStorage(storage.NewUserStore(srv.URL)),
-		clients: map[string]*opClient{
-			"alice":   mk("alice", testAudience, 0, "ops"),
-			"bob":     mk("bob", testAudience, 0, "sales"),
-			"expired": mk("expired", testAudience, -time.Hour),
-			"other":   mk("other", "https://elsewhere.test/mcp", 0),
-		},
-	}
-	st.rotate(t)
-	var key [32]byte
-	rand.Read(key[:])
-	p, err := op.NewOpenIDProvider(srv.URL, &op.Config{CryptoKey: key, CodeMethodS256: true, AuthMethodPost: true}, st, op.WithAllowInsecure())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h = p
-	return &testOP{URL: srv.URL, store: st}
-}
-
-// token gets an access token for client with scopes from the provider's
-// token endpoint.
-func (o *testOP) token(t *testing.T, client string, scopes ...string) string {
-	t.Helper()
-	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {client}, "client_secret": {"secret"}, "scope": {strings.Join(scopes, " ")}}
-	resp, err := http.PostForm(o.URL+"/oauth/token", form)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var tr struct {
-		AccessToken string `json:"access_token"`
-	}
-	if resp.StatusCode != 200 || json.Unmarshal(body, &tr) != nil || tr.AccessToken == "" {
-		t.Fatalf("token for %s: %s %s", client, resp.Status, body)
-	}
-	return tr.AccessToken
-}
 
 // authTree has a public skill, one for ops (by metadata) and one under
 // internal/ (by scope).
@@ -225,7 +51,7 @@ const authRules = `{
 
 // serveAuth serves authTree behind auth with the rules, requiring
 // skills:read.
-func serveAuth(t *testing.T, o *testOP) *testServer {
+func serveAuth(t *testing.T, o *oidctest.OP) *testServer {
 	t.Helper()
 	cat, err := catalog.OpenDir(authTree(t), &catalog.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -253,18 +79,18 @@ func bearer(tok string) map[string]string { return map[string]string{"Authorizat
 // TestAuthRefusals: every bad credential is refused before the MCP server
 // sees the request, with the RFC 6750 / RFC 9728 challenge a client needs.
 func TestAuthRefusals(t *testing.T) {
-	o := startOP(t)
+	o := oidctest.Start(t, testAudience)
 	ts := serveAuth(t, o)
 	prm := `resource_metadata="https://skills.test/.well-known/oauth-protected-resource/mcp"`
 
-	forged := o.token(t, "alice", "skills:read")
+	forged := o.Token(t, "alice", "skills:read")
 	parts := strings.Split(forged, ".")
 	sig := []byte(parts[2])
 	sig[len(sig)/2] ^= 1 // still base64url, no longer the signature
 	parts[2] = string(sig)
 	forged = strings.Join(parts, ".")
 
-	otherOP := startOP(t)
+	otherOP := oidctest.Start(t, testAudience)
 	for _, tc := range []struct {
 		name    string
 		header  map[string]string
@@ -274,11 +100,11 @@ func TestAuthRefusals(t *testing.T) {
 		{"no token", nil, 401, []string{prm}},
 		{"not bearer", map[string]string{"Authorization": "Basic YWxpY2U6c2VjcmV0"}, 401, []string{prm, `error="invalid_request"`}},
 		{"garbage", bearer("not.a.jwt"), 401, []string{prm, `error="invalid_token"`}},
-		{"expired", bearer(o.token(t, "expired", "skills:read")), 401, []string{`error="invalid_token"`}},
-		{"wrong audience", bearer(o.token(t, "other", "skills:read")), 401, []string{`error="invalid_token"`}},
-		{"wrong issuer", bearer(otherOP.token(t, "alice", "skills:read")), 401, []string{`error="invalid_token"`}},
+		{"expired", bearer(o.Token(t, "expired", "skills:read")), 401, []string{`error="invalid_token"`}},
+		{"wrong audience", bearer(o.Token(t, "other", "skills:read")), 401, []string{`error="invalid_token"`}},
+		{"wrong issuer", bearer(otherOP.Token(t, "alice", "skills:read")), 401, []string{`error="invalid_token"`}},
 		{"wrong signature", bearer(forged), 401, []string{`error="invalid_token"`}},
-		{"insufficient scope", bearer(o.token(t, "alice", "skills:other")), 403, []string{`error="insufficient_scope"`, `scope="skills:read"`}},
+		{"insufficient scope", bearer(o.Token(t, "alice", "skills:other")), 403, []string{`error="insufficient_scope"`, `scope="skills:read"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := post(t, ts, initBody, tc.header)
@@ -317,9 +143,9 @@ func TestAuthRefusals(t *testing.T) {
 	})
 
 	t.Run("key rotation", func(t *testing.T) {
-		before := o.token(t, "alice", "skills:read")
-		o.store.rotate(t)
-		after := o.token(t, "alice", "skills:read")
+		before := o.Token(t, "alice", "skills:read")
+		o.Rotate(t)
+		after := o.Token(t, "alice", "skills:read")
 		for _, tok := range []string{before, after} {
 			if resp, body := post(t, ts, initBody, bearer(tok)); resp.StatusCode != 200 {
 				t.Fatalf("a token signed by a key the issuer published: %s %s", resp.Status, body)
@@ -354,10 +180,10 @@ func call(t *testing.T, ts *testServer, h map[string]string, method, params stri
 // hidden skill probed by URI, name or directory gets exactly the answer an
 // absent one does.
 func TestAuthVisibility(t *testing.T) {
-	o := startOP(t)
+	o := oidctest.Start(t, testAudience)
 	ts := serveAuth(t, o)
-	alice := authSession(t, ts, o.token(t, "alice", "skills:read"))                // group ops
-	bob := authSession(t, ts, o.token(t, "bob", "skills:read", "skills:internal")) // scope internal
+	alice := authSession(t, ts, o.Token(t, "alice", "skills:read"))                // group ops
+	bob := authSession(t, ts, o.Token(t, "bob", "skills:read", "skills:internal")) // scope internal
 	const (
 		hello   = "skill://public/hello/SKILL.md"
 		runbook = "skill://team/runbook/SKILL.md"
