@@ -35,22 +35,7 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 	rootCmd.SetErr(&errOut)
 	defer rootCmd.SetOut(nil)
 	defer rootCmd.SetErr(nil)
-	// Flags keep their values between in-process runs: reset them.
-	var reset func(*cobra.Command)
-	reset = func(c *cobra.Command) {
-		c.Flags().VisitAll(func(f *pflag.Flag) {
-			if sv, ok := f.Value.(pflag.SliceValue); ok {
-				sv.Replace(nil)
-			} else {
-				f.Value.Set(f.DefValue)
-			}
-			f.Changed = false
-		})
-		for _, sub := range c.Commands() {
-			reset(sub)
-		}
-	}
-	reset(rootCmd)
+	resetFlags(rootCmd)
 	stderr := os.Stderr
 	r, w, _ := os.Pipe()
 	os.Stderr = w
@@ -59,6 +44,22 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 	os.Stderr = stderr
 	printed, _ := io.ReadAll(r)
 	return out.String(), errOut.String() + string(printed), code
+}
+
+// resetFlags gives c's flags and its subcommands' their defaults again:
+// flags keep their values between in-process runs.
+func resetFlags(c *cobra.Command) {
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			sv.Replace(nil)
+		} else {
+			f.Value.Set(f.DefValue)
+		}
+		f.Changed = false
+	})
+	for _, sub := range c.Commands() {
+		resetFlags(sub)
+	}
 }
 
 func TestVersion(t *testing.T) {
