@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/skillport/skillport/access"
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/gateway"
 	"github.com/skillport/skillport/host"
@@ -440,6 +441,8 @@ func TestREADMESnippetsParse(t *testing.T) {
 			_, err = gateway.ParseConfig("README gateway.json", src)
 		case bytes.Contains(src, []byte(`"mcpServers"`)) || bytes.Contains(src, []byte(`"servers"`)) || bytes.Contains(src, []byte(`"skillDirs"`)):
 			_, _, err = host.ParseConfig(src, "")
+		case bytes.Contains(src, []byte(`"rules"`)):
+			_, err = access.Parse("README rules.jsonc", src)
 		case bytes.Contains(src, []byte(`"allow"`)) || bytes.Contains(src, []byte(`"deny"`)):
 			p := filepath.Join(t.TempDir(), "policy.json")
 			os.WriteFile(p, src, 0o644)
