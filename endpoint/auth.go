@@ -242,7 +242,12 @@ func (a *Auth) require(next http.Handler) http.Handler {
 			}
 		}
 		ctx := server.ContextWithCaller(r.Context(), server.CallerFromToken(ti))
-		next.ServeHTTP(w, r.WithContext(ctx))
+		// go-sdk's middleware, handed the token already verified, records
+		// it where the MCP transport looks: a session is then bound to the
+		// subject that opened it, and another token cannot use it.
+		auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+			return ti, nil
+		}, nil)(next).ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

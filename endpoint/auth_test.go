@@ -245,3 +245,19 @@ func TestAuthVisibility(t *testing.T) {
 		t.Errorf("bob read a hidden skill's file: %s", got)
 	}
 }
+
+// TestAuthSessionBoundToSubject: a session opened with one subject's token
+// cannot be used with another's, even one that is valid.
+func TestAuthSessionBoundToSubject(t *testing.T) {
+	o := oidctest.Start(t, testAudience)
+	ts := serveAuth(t, o)
+	alice := authSession(t, ts, o.Token(t, "alice", "skills:read"))
+	stolen := map[string]string{"Authorization": "Bearer " + o.Token(t, "bob", "skills:read"), "Mcp-Session-Id": alice["Mcp-Session-Id"], "MCP-Protocol-Version": "2025-11-25"}
+	resp, body := post(t, ts, `{"jsonrpc":"2.0","id":2,"method":"skills/list","params":{}}`, stolen)
+	if resp.StatusCode == 200 {
+		t.Fatalf("bob used alice's session: %s", body)
+	}
+	if got := call(t, ts, alice, "skills/list", `{}`); !strings.Contains(got, "team/runbook") {
+		t.Errorf("alice's own session: %s", got)
+	}
+}
