@@ -170,7 +170,7 @@ func Start(t testing.TB, audience string) *OP {
 	st.rotate(t)
 	var key [32]byte
 	rand.Read(key[:])
-	p, err := op.NewOpenIDProvider(srv.URL, &op.Config{CryptoKey: key, CodeMethodS256: true, AuthMethodPost: true}, st, op.WithAllowInsecure())
+	p, err := op.NewProvider(&op.Config{CryptoKey: key, CodeMethodS256: true, AuthMethodPost: true}, st, op.StaticIssuer(srv.URL), op.WithAllowInsecure())
 	if err != nil {
 		t.Fatal(err)
 	}
