@@ -224,7 +224,11 @@ func TestAuthVisibility(t *testing.T) {
 				}
 				absent := strings.Replace(u, "/SKILL.md", "-absent/SKILL.md", 1)
 				absentRoot := strings.TrimSuffix(absent, "/SKILL.md")
+				name := root[strings.LastIndex(root, "/")+1:]
 				for _, probe := range []struct{ method, hidden, absent string }{
+					// by name: the SEP-2076 and seed-001 compatibility profiles
+					{"skills/get", fmt.Sprintf(`{"name":%q}`, name), fmt.Sprintf(`{"name":%q}`, name+"-absent")},
+					{"skills/read", fmt.Sprintf(`{"name":%q}`, name), fmt.Sprintf(`{"name":%q}`, name+"-absent")},
 					{"skills/get", fmt.Sprintf(`{"uri":%q}`, u), fmt.Sprintf(`{"uri":%q}`, absent)},
 					{"resources/read", fmt.Sprintf(`{"uri":%q}`, u), fmt.Sprintf(`{"uri":%q}`, absent)},
 					{"resources/directory/read", fmt.Sprintf(`{"uri":%q}`, root), fmt.Sprintf(`{"uri":%q}`, absentRoot)},
