@@ -140,13 +140,22 @@ func TestServeAuth(t *testing.T) {
 		t.Errorf("alice's skills/list: %s", list)
 	}
 
+	// A stateless (2026-07-28) request, no session: the caller is the
+	// token's all the same.
+	bob := op.Token(t, "bob", "skills:read", "skills:internal")
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"0"},"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/skills":{}}}}`
+	resp, list = do("POST", "/mcp", bob, `{"jsonrpc":"2.0","id":3,"method":"skills/list","params":{`+meta+`}}`, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "skills/list")
+	if resp.StatusCode != 200 || !strings.Contains(list, "internal/payroll") || strings.Contains(list, "runbook") || !strings.Contains(list, `"cacheScope":"private"`) {
+		t.Errorf("bob's stateless skills/list: %s %s", resp.Status, list)
+	}
+
 	for _, tc := range []struct {
 		who, tok    string
 		see, notSee []string
 	}{
 		{"anonymous", "", []string{"hello"}, []string{"runbook", "payroll"}},
 		{"alice", alice, []string{"hello", "runbook"}, []string{"payroll"}},
-		{"bob", op.Token(t, "bob", "skills:read", "skills:internal"), []string{"hello", "payroll"}, []string{"runbook"}},
+		{"bob", bob, []string{"hello", "payroll"}, []string{"runbook"}},
 	} {
 		_, idx := do("GET", "/.well-known/agent-skills/index.json", tc.tok, "")
 		for _, s := range tc.see {
