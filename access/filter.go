@@ -1,6 +1,7 @@
 package access
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -105,15 +106,9 @@ func newView(base server.Snapshot, c *server.Caller, visible VisibleFunc) *view 
 			}
 		}
 	}
-	slices.SortFunc(v.files, func(a, b *catalog.File) int {
-		switch {
-		case a.URI < b.URI:
-			return -1
-		case a.URI > b.URI:
-			return 1
-		}
-		return 0
-	})
+	// Skills keep the base snapshot's order (by URI); a nested skill's
+	// files come after its parent's, not in URI order: sort them.
+	slices.SortFunc(v.files, func(a, b *catalog.File) int { return cmp.Compare(a.URI, b.URI) })
 	v.dirs = sync.OnceValue(func() map[string]*catalog.Dir { return catalog.DirsOf(v.skills) })
 	// The id covers only what this caller sees, so cursors and change
 	// detection never carry another caller's catalog.

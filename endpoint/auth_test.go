@@ -105,6 +105,7 @@ func TestAuthRefusals(t *testing.T) {
 		{"no token", nil, 401, []string{prm}},
 		{"not bearer", map[string]string{"Authorization": "Basic YWxpY2U6c2VjcmV0"}, 401, []string{prm, `error="invalid_request"`}},
 		{"garbage", bearer("not.a.jwt"), 401, []string{prm, `error="invalid_token"`}},
+		{"oversized", bearer(strings.Repeat("a", 17<<10)), 401, []string{prm, `error="invalid_request"`}},
 		{"expired", bearer(o.Token(t, "expired", "skills:read")), 401, []string{`error="invalid_token"`}},
 		{"wrong audience", bearer(o.Token(t, "other", "skills:read")), 401, []string{`error="invalid_token"`}},
 		{"wrong issuer", bearer(otherOP.Token(t, "alice", "skills:read")), 401, []string{`error="invalid_token"`}},
