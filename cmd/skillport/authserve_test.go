@@ -157,6 +157,23 @@ func TestServeAuth(t *testing.T) {
 		{"alice", alice, []string{"hello", "runbook"}, []string{"payroll"}},
 		{"bob", bob, []string{"hello", "payroll"}, []string{"runbook"}},
 	} {
+		paths := map[string]string{"runbook": "team/runbook", "payroll": "internal/payroll", "hello": "public/hello"}
+		for _, s := range tc.see {
+			if resp, body := do("GET", "/raw/"+paths[s]+"/SKILL.md", tc.tok, ""); resp.StatusCode != 200 {
+				t.Errorf("%s cannot fetch visible %s: %s %s", tc.who, s, resp.Status, body)
+			}
+		}
+		for _, s := range tc.notSee {
+			// A hidden skill's page and raw file answer as an absent one's.
+			for _, path := range []string{"/s/", "/raw/"} {
+				p := paths[s]
+				hid, hb := do("GET", path+p+"/SKILL.md", tc.tok, "")
+				abs, ab := do("GET", path+p+"-absent/SKILL.md", tc.tok, "")
+				if hid.StatusCode != abs.StatusCode || hid.StatusCode == 200 || strings.Contains(hb, "description") && !strings.Contains(ab, "description") {
+					t.Errorf("%s: %s%s: %s, absent %s", tc.who, path, p, hid.Status, abs.Status)
+				}
+			}
+		}
 		_, idx := do("GET", "/.well-known/agent-skills/index.json", tc.tok, "")
 		for _, s := range tc.see {
 			if !strings.Contains(idx, s) {
