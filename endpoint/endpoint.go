@@ -126,6 +126,12 @@ type Options struct {
 	// Logger receives one access-log line per request (at Info) and the
 	// HTTP server's own errors. Nil means slog.Default().
 	Logger *slog.Logger
+
+	// Auth, when set, makes the MCP path an OAuth resource: each request
+	// needs a valid bearer token (checked before its body is read), its
+	// [server.Caller] travels in the request context, and the Protected
+	// Resource Metadata is served at /.well-known/oauth-protected-resource.
+	Auth *Auth
 }
 
 // Readier is implemented by a [server.Source] that can say whether it is
@@ -200,7 +206,12 @@ func New(mcpHandler http.Handler, opts *Options) (*Endpoint, error) {
 	}
 	e.m = m
 	e.mux = http.NewServeMux()
-	e.mux.Handle(o.Path, http.HandlerFunc(e.serveMCP))
+	var mcp http.Handler = http.HandlerFunc(e.serveMCP)
+	if o.Auth != nil {
+		mcp = o.Auth.require(mcp)
+		o.Auth.mount(e.mux)
+	}
+	e.mux.Handle(o.Path, mcp)
 	e.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/skillport/skillport/access"
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/gateway"
 	"github.com/skillport/skillport/host"
@@ -35,22 +36,7 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 	rootCmd.SetErr(&errOut)
 	defer rootCmd.SetOut(nil)
 	defer rootCmd.SetErr(nil)
-	// Flags keep their values between in-process runs: reset them.
-	var reset func(*cobra.Command)
-	reset = func(c *cobra.Command) {
-		c.Flags().VisitAll(func(f *pflag.Flag) {
-			if sv, ok := f.Value.(pflag.SliceValue); ok {
-				sv.Replace(nil)
-			} else {
-				f.Value.Set(f.DefValue)
-			}
-			f.Changed = false
-		})
-		for _, sub := range c.Commands() {
-			reset(sub)
-		}
-	}
-	reset(rootCmd)
+	resetFlags(rootCmd)
 	stderr := os.Stderr
 	r, w, _ := os.Pipe()
 	os.Stderr = w
@@ -59,6 +45,22 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 	os.Stderr = stderr
 	printed, _ := io.ReadAll(r)
 	return out.String(), errOut.String() + string(printed), code
+}
+
+// resetFlags gives c's flags and its subcommands' their defaults again:
+// flags keep their values between in-process runs.
+func resetFlags(c *cobra.Command) {
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			sv.Replace(nil)
+		} else {
+			f.Value.Set(f.DefValue)
+		}
+		f.Changed = false
+	})
+	for _, sub := range c.Commands() {
+		resetFlags(sub)
+	}
 }
 
 func TestVersion(t *testing.T) {
@@ -439,6 +441,8 @@ func TestREADMESnippetsParse(t *testing.T) {
 			_, err = gateway.ParseConfig("README gateway.json", src)
 		case bytes.Contains(src, []byte(`"mcpServers"`)) || bytes.Contains(src, []byte(`"servers"`)) || bytes.Contains(src, []byte(`"skillDirs"`)):
 			_, _, err = host.ParseConfig(src, "")
+		case bytes.Contains(src, []byte(`"rules"`)):
+			_, err = access.Parse("README rules.jsonc", src)
 		case bytes.Contains(src, []byte(`"allow"`)) || bytes.Contains(src, []byte(`"deny"`)):
 			p := filepath.Join(t.TempDir(), "policy.json")
 			os.WriteFile(p, src, 0o644)

@@ -20,6 +20,7 @@ import (
 	"github.com/skillport/skillport/registry"
 	"github.com/skillport/skillport/sandbox"
 	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/wire"
 )
 
 var serveCmd = &cobra.Command{
@@ -64,6 +65,7 @@ func init() {
 	f.Bool("no-web", false, "with --http, do not serve the web catalog at / nor /.well-known/agent-skills/index.json")
 	f.Bool("legacy-error-codes", false, "answer seed-001 methods with its -32002/-32004 codes instead of -32602")
 	httpFlags(f)
+	authFlags(f)
 	rootCmd.AddCommand(serveCmd)
 }
 
@@ -104,6 +106,10 @@ func runServe(cmd *cobra.Command, args []string) error {
 		if httpOpts, err = httpOptions(f, "serve"); err != nil {
 			return err
 		}
+	}
+	authz, err := authOptions(cmd.Context(), f, addr != "")
+	if err != nil {
+		return err
 	}
 	var profiles []server.Profile
 	if profileList != "" {
@@ -164,7 +170,12 @@ func runServe(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
+	served := authz.source(src) // what each caller may see, when --auth-rules is set
 	opts := &server.Options{PageSize: pageSize, Logger: log, Profiles: profiles, LegacyErrorCodes: legacyCodes}
+	if authz != nil {
+		// Answers depend on who asks: no shared cache may keep them.
+		opts.CacheScope = wire.CacheScopePrivate
+	}
 	if allowScripts {
 		runner, err := sandbox.New(&sandbox.Options{Logger: log, MaxRuns: maxRuns})
 		if err != nil {
@@ -177,7 +188,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	if key := os.Getenv("SKILLPORT_CURSOR_KEY"); key != "" {
 		opts.CursorKey = []byte(key)
 	}
-	s, skills, err := server.New(&mcp.Implementation{Name: "skillport", Version: version()}, src, opts)
+	s, skills, err := server.New(&mcp.Implementation{Name: "skillport", Version: version()}, served, opts)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 	}
@@ -212,6 +223,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		routes = append(routes, *hook)
 	}
 	httpOpts.Source = src
+	httpOpts.Auth = authz.endpointAuth()
 	h := server.NewHTTPHandler(s, hopts)
 	defer h.Close()
 	httpOpts.Sessions = h.Sessions
@@ -222,7 +234,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		if noWeb {
 			return nil
 		}
-		return mountWeb(ep, src, log)
+		return mountWebVisible(ep, src, log, authz)
 	})
 	if err == nil {
 		log.Info("shut down")

@@ -1,0 +1,131 @@
+package access
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/server"
+)
+
+// VisibleFunc is the decision [Filter] applies: whether caller c (nil for
+// anonymous) may see sk. [Rules.Visible] is one.
+type VisibleFunc func(c *server.Caller, sk *catalog.Skill) bool
+
+// Filter wraps src so that each request is answered from the part of its
+// snapshot the request's caller may see. skills/list, skills/get,
+// resources/list, resources/read and resources/directory/read all answer
+// from that view, so a hidden skill, its files and its directories are
+// absent: probing them gets the not-found answer an absent skill gets.
+// Snapshot() (instructions, change notifications) is the anonymous view.
+func Filter(src server.Source, visible VisibleFunc) server.ContextSource {
+	return &filtered{src: src, visible: visible}
+}
+
+type filtered struct {
+	src     server.Source
+	visible VisibleFunc
+}
+
+func (f *filtered) base(ctx context.Context) (server.Snapshot, error) {
+	if cs, ok := f.src.(server.ContextSource); ok {
+		return cs.SnapshotContext(ctx)
+	}
+	return f.src.Snapshot(), nil
+}
+
+// SnapshotContext implements [server.ContextSource].
+func (f *filtered) SnapshotContext(ctx context.Context) (server.Snapshot, error) {
+	snap, err := f.base(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if snap == nil {
+		return nil, fmt.Errorf("access: the source has no snapshot")
+	}
+	return newView(snap, server.CallerFromContext(ctx), f.visible), nil
+}
+
+// Snapshot implements [server.Source]: the anonymous caller's view.
+func (f *filtered) Snapshot() server.Snapshot {
+	snap := f.src.Snapshot()
+	if snap == nil {
+		return nil
+	}
+	return newView(snap, nil, f.visible)
+}
+
+// Refresh implements [server.Source].
+func (f *filtered) Refresh(ctx context.Context, stale server.Snapshot) (server.Snapshot, error) {
+	if v, ok := stale.(*view); ok {
+		stale = v.base
+	}
+	snap, err := f.src.Refresh(ctx, stale)
+	if err != nil {
+		return nil, err
+	}
+	return newView(snap, server.CallerFromContext(ctx), f.visible), nil
+}
+
+// OnChange implements [server.Source]; callbacks see anonymous views, so a
+// change notification never names a skill an anonymous caller cannot see.
+func (f *filtered) OnChange(fn func(old, new server.Snapshot)) (cancel func()) {
+	return f.src.OnChange(func(old, new server.Snapshot) {
+		fn(newView(old, nil, f.visible), newView(new, nil, f.visible))
+	})
+}
+
+// view is the part of a snapshot one caller may see.
+type view struct {
+	base   server.Snapshot
+	skills []*catalog.Skill
+	byURI  map[string]*catalog.Skill
+	files  []*catalog.File
+	byFile map[string]*catalog.File
+	dirs   func() map[string]*catalog.Dir
+	id     func() string
+}
+
+func newView(base server.Snapshot, c *server.Caller, visible VisibleFunc) *view {
+	v := &view{base: base, byURI: map[string]*catalog.Skill{}, byFile: map[string]*catalog.File{}}
+	if base != nil {
+		for _, sk := range base.Skills() {
+			if sk == nil || !visible(c, sk) {
+				continue
+			}
+			v.skills = append(v.skills, sk)
+			v.byURI[sk.URI] = sk
+			for _, fl := range sk.Files {
+				if fl != nil && v.byFile[fl.URI] == nil {
+					v.byFile[fl.URI] = fl
+					v.files = append(v.files, fl)
+				}
+			}
+		}
+	}
+	// Skills keep the base snapshot's order (by URI); a nested skill's
+	// files come after its parent's, not in URI order: sort them.
+	slices.SortFunc(v.files, func(a, b *catalog.File) int { return cmp.Compare(a.URI, b.URI) })
+	v.dirs = sync.OnceValue(func() map[string]*catalog.Dir { return catalog.DirsOf(v.skills) })
+	// The id covers only what this caller sees, so cursors and change
+	// detection never carry another caller's catalog.
+	v.id = sync.OnceValue(func() string { return catalog.ContentID(v.skills, v.files) })
+	return v
+}
+
+func (v *view) ID() string                      { return v.id() }
+func (v *view) Skills() []*catalog.Skill        { return v.skills }
+func (v *view) Skill(uri string) *catalog.Skill { return v.byURI[uri] }
+func (v *view) Files() []*catalog.File          { return v.files }
+func (v *view) File(uri string) *catalog.File   { return v.byFile[uri] }
+func (v *view) Dir(uri string) *catalog.Dir     { return v.dirs()[uri] }
+
+func (v *view) ReadFile(ctx context.Context, f *catalog.File) ([]byte, error) {
+	if f == nil || v.byFile[f.URI] != f {
+		return nil, fmt.Errorf("access: %w", catalog.ErrNotFound)
+	}
+	return v.base.ReadFile(ctx, f)
+}

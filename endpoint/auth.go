@@ -1,0 +1,291 @@
+package endpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/skillport/skillport/server"
+)
+
+// AuthOptions configures an [Auth]: this server as an OAuth 2.1 resource
+// server, as the MCP authorization specification asks.
+type AuthOptions struct {
+	// Issuer is the authorization server's issuer URL. Its metadata is
+	// discovered at Issuer's RFC 8414 or OpenID discovery well-known path.
+	Issuer string
+	// Audience is this server's resource URI (RFC 8707), e.g.
+	// https://skills.example.com/mcp: a token must name it in "aud".
+	Audience string
+	// Scopes a token must all grant; a token without one gets 403
+	// insufficient_scope.
+	Scopes []string
+	// ClockSkew is the leeway for exp and nbf (default 30 s).
+	ClockSkew time.Duration
+	// HTTPClient fetches the metadata and keys (default a client with a
+	// 10 s timeout).
+	HTTPClient *http.Client
+}
+
+// Auth verifies bearer tokens: signed JWTs, whose keys come from the
+// issuer's JWKS (cached, and fetched again when a token names a key id the
+// cache does not have, so key rotation needs no restart).
+type Auth struct {
+	opts   AuthOptions
+	meta   *oauthex.AuthServerMeta
+	keys   keyfunc.Keyfunc
+	parser *jwt.Parser
+	prmURL string
+}
+
+// NewAuth discovers the issuer's metadata and keys. It fails, naming the
+// URL, when the issuer cannot be reached or publishes no jwks_uri.
+func NewAuth(ctx context.Context, opts AuthOptions) (*Auth, error) {
+	if opts.Issuer == "" || opts.Audience == "" {
+		return nil, errors.New("endpoint: auth needs both an issuer URL (--auth-issuer) and this server's resource URI (--auth-audience)")
+	}
+	aud, err := url.Parse(opts.Audience)
+	if err != nil || aud.Scheme == "" || aud.Host == "" || aud.Fragment != "" {
+		return nil, fmt.Errorf("endpoint: auth audience %q must be an absolute URI without fragment, the URL clients use for /mcp, e.g. https://skills.example.com/mcp", opts.Audience)
+	}
+	if opts.ClockSkew == 0 {
+		opts.ClockSkew = 30 * time.Second
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 10 * time.Second}
+	}
+	iss := strings.TrimSuffix(opts.Issuer, "/")
+	var meta *oauthex.AuthServerMeta
+	var tried []string
+	for _, u := range discoveryURLs(iss) {
+		tried = append(tried, u)
+		m, err := oauthex.GetAuthServerMeta(ctx, u, opts.Issuer, hc)
+		if err != nil {
+			return nil, fmt.Errorf("endpoint: discovering the authorization server at %s: %w", u, err)
+		}
+		if m != nil {
+			meta = m
+			break
+		}
+	}
+	if meta == nil {
+		return nil, fmt.Errorf("endpoint: the issuer %s publishes no metadata (tried %s); check --auth-issuer", opts.Issuer, strings.Join(tried, ", "))
+	}
+	if meta.JWKSURI == "" {
+		return nil, fmt.Errorf("endpoint: the issuer %s publishes no jwks_uri, so its tokens cannot be verified", opts.Issuer)
+	}
+	keys, err := keyfunc.NewDefaultCtx(ctx, []string{meta.JWKSURI})
+	if err != nil {
+		return nil, fmt.Errorf("endpoint: fetching the issuer's keys from %s: %w", meta.JWKSURI, err)
+	}
+	a := &Auth{opts: opts, meta: meta, keys: keys}
+	a.parser = jwt.NewParser(
+		jwt.WithIssuer(meta.Issuer),
+		jwt.WithAudience(opts.Audience),
+		jwt.WithExpirationRequired(),
+		jwt.WithLeeway(opts.ClockSkew),
+		jwt.WithValidMethods([]string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}),
+	)
+	prm := *aud
+	prm.Path = "/.well-known/oauth-protected-resource" + strings.TrimSuffix(aud.Path, "/")
+	prm.RawQuery = ""
+	a.prmURL = prm.String()
+	return a, nil
+}
+
+// discoveryURLs are RFC 8414's and OpenID Connect's metadata locations for
+// an issuer, in that order.
+func discoveryURLs(iss string) []string {
+	u, err := url.Parse(iss)
+	if err != nil {
+		return []string{iss + "/.well-known/openid-configuration"}
+	}
+	rfc := *u
+	rfc.Path = "/.well-known/oauth-authorization-server" + u.Path
+	return []string{rfc.String(), iss + "/.well-known/openid-configuration"}
+}
+
+// MetadataURL is where the Protected Resource Metadata is published.
+func (a *Auth) MetadataURL() string { return a.prmURL }
+
+// Metadata is this resource's RFC 9728 Protected Resource Metadata.
+func (a *Auth) Metadata() *oauthex.ProtectedResourceMetadata {
+	return &oauthex.ProtectedResourceMetadata{
+		Resource:               a.opts.Audience,
+		AuthorizationServers:   []string{a.meta.Issuer},
+		ScopesSupported:        slices.Clone(a.opts.Scopes),
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "skillport",
+	}
+}
+
+// Verify checks a bearer token: signature by one of the issuer's keys,
+// iss, aud, exp and nbf. Its errors wrap [auth.ErrInvalidToken].
+func (a *Auth) Verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	claims := jwt.MapClaims{}
+	if _, err := a.parser.ParseWithClaims(token, claims, a.keys.KeyfuncCtx(ctx)); err != nil {
+		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
+	}
+	ti := &auth.TokenInfo{Extra: map[string]any{}}
+	ti.UserID, _ = claims.GetSubject()
+	if exp, _ := claims.GetExpirationTime(); exp != nil {
+		ti.Expiration = exp.Time
+	}
+	switch s := claims["scope"].(type) {
+	case string:
+		ti.Scopes = strings.Fields(s)
+	case []any:
+		for _, v := range s {
+			if str, ok := v.(string); ok {
+				ti.Scopes = append(ti.Scopes, str)
+			}
+		}
+	}
+	if g, ok := claims["groups"]; ok {
+		ti.Extra["groups"] = g
+	}
+	return ti, nil
+}
+
+// Caller returns the caller r's bearer token identifies, nil when r has
+// none, it does not verify or it lacks a required scope: for pages (the web catalog) that serve
+// anonymous callers too.
+func (a *Auth) Caller(r *http.Request) *server.Caller {
+	tok, ok := bearerToken(r.Header.Get("Authorization"))
+	if !ok {
+		return nil
+	}
+	ti, err := a.Verify(r.Context(), tok, r)
+	if err != nil || !a.fresh(ti) {
+		return nil
+	}
+	for _, s := range a.opts.Scopes {
+		if !slices.Contains(ti.Scopes, s) {
+			return nil
+		}
+	}
+	return server.CallerFromToken(ti)
+}
+
+func (a *Auth) fresh(ti *auth.TokenInfo) bool {
+	return !ti.Expiration.IsZero() && time.Now().Before(ti.Expiration.Add(a.opts.ClockSkew))
+}
+
+// bearerToken extracts the token of an "Authorization: Bearer TOKEN"
+// header (RFC 6750 §2.1: the scheme is case-insensitive, one space, a
+// token68).
+func bearerToken(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimLeft(tok, " ")
+	if tok == "" || len(tok) > maxTokenBytes {
+		return "", false
+	}
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("-._~+/=", c) >= 0) {
+			return "", false
+		}
+	}
+	return tok, true
+}
+
+// maxTokenBytes bounds the bearer token a request may present; the header
+// limit bounds it too, this keeps the work per request small whatever that
+// is set to.
+const maxTokenBytes = 16 << 10
+
+// require is the middleware in front of the MCP handler: no or a bad
+// token gets 401 with the metadata URL, a token missing a required scope
+// 403 insufficient_scope naming the scopes, and a good one reaches next
+// with its [server.Caller] in the request context.
+func (a *Auth) require(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := r.Header.Get("Authorization")
+		tok, ok := bearerToken(h)
+		if !ok {
+			msg := "this server requires a bearer token: sign in with the authorization server named in " + a.prmURL
+			if h != "" {
+				a.challenge(w, http.StatusUnauthorized, "invalid_request", "the Authorization header is not \"Bearer TOKEN\"")
+				return
+			}
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf("Bearer resource_metadata=%q", a.prmURL))
+			writeError(w, http.StatusUnauthorized, msg)
+			return
+		}
+		ti, err := a.Verify(r.Context(), tok, r)
+		if err != nil {
+			a.challenge(w, http.StatusUnauthorized, "invalid_token", "the bearer token was refused: "+strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": "))
+			return
+		}
+		if !a.fresh(ti) {
+			a.challenge(w, http.StatusUnauthorized, "invalid_token", "the bearer token has expired")
+			return
+		}
+		for _, s := range a.opts.Scopes {
+			if !slices.Contains(ti.Scopes, s) {
+				a.challenge(w, http.StatusForbidden, "insufficient_scope", "the bearer token lacks the scope "+s)
+				return
+			}
+		}
+		ctx := server.ContextWithCaller(r.Context(), server.CallerFromToken(ti))
+		// go-sdk's middleware, handed the token already verified, records
+		// it where the MCP transport looks: a session is then bound to the
+		// subject that opened it, and another token cannot use it.
+		auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+			return ti, nil
+		}, nil)(next).ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func (a *Auth) challenge(w http.ResponseWriter, code int, errCode, desc string) {
+	params := []string{fmt.Sprintf("resource_metadata=%q", a.prmURL), fmt.Sprintf("error=%q", errCode)}
+	if len(a.opts.Scopes) > 0 {
+		params = append(params, fmt.Sprintf("scope=%q", strings.Join(a.opts.Scopes, " ")))
+	}
+	params = append(params, fmt.Sprintf("error_description=%q", strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' {
+			return ' '
+		}
+		return r
+	}, desc)))
+	w.Header().Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
+	writeError(w, code, desc)
+}
+
+// mountAuth publishes the Protected Resource Metadata at the RFC 9728
+// well-known path (with and without the resource's path).
+func (a *Auth) mount(mux *http.ServeMux) {
+	h := auth.ProtectedResourceMetadataHandler(a.Metadata())
+	u, _ := url.Parse(a.prmURL)
+	mux.Handle("/.well-known/oauth-protected-resource", h)
+	if u != nil && u.Path != "/.well-known/oauth-protected-resource" {
+		mux.Handle(u.Path, h)
+	}
+}
+
+// Identify puts the caller of a request with a valid bearer token (and
+// every required scope) in its context, and serves everyone: for pages,
+// such as the web catalog, that anonymous callers may see part of. A
+// missing or refused token makes the request anonymous, never an error.
+func (a *Auth) Identify(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c := a.Caller(r); c != nil {
+			r = r.WithContext(server.ContextWithCaller(r.Context(), c))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
