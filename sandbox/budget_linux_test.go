@@ -75,7 +75,10 @@ func TestRunMemoryBudget(t *testing.T) {
 // as well as by RLIMIT_NPROC, and the reason is what the kernel recorded.
 func TestRunProcessBudget(t *testing.T) {
 	r := budgetRunner(t, nil)
-	res := run(t, r, "bomb.sh", "bomb() { bomb | bomb & }\nbomb\nwait\nexit 3\n", Spec{Limits: Limits{Processes: 24, WallClock: 5 * time.Second}})
+	// The script stays alive while the bomb grows: were it to exit at once,
+	// the sandbox would end before the orphans reached the budget, and how
+	// far they got would depend on the machine's load.
+	res := run(t, r, "bomb.sh", "bomb() { bomb | bomb & }\nbomb\nsleep 3\nexit 3\n", Spec{Limits: Limits{Processes: 24, WallClock: 10 * time.Second}})
 	if res.Reason != ReasonProcesses {
 		t.Errorf("reason %q, want %q (stderr %.300s)", res.Reason, ReasonProcesses, res.Stderr)
 	}
