@@ -252,13 +252,23 @@ func TestWellKnownSchema(t *testing.T) {
 	if d.MCP != ts.URL+"/mcp" {
 		t.Errorf("mcp %q", d.MCP)
 	}
-	skills := src.Snapshot().Skills()
-	if len(d.Skills) != len(skills) {
-		t.Fatalf("%d entries, catalog has %d", len(d.Skills), len(skills))
+	// The document agrees with what the MCP endpoint the document names
+	// lists over skills/list: the same skills in the same order, the same
+	// descriptions, and each entry's digest is that of the listed SKILL.md.
+	listed := listOverMCP(t, d.MCP)
+	if len(d.Skills) != len(listed) || len(listed) == 0 {
+		t.Fatalf("%d entries, skills/list has %d", len(d.Skills), len(listed))
 	}
 	for i, e := range d.Skills {
-		if e.Name != skills[i].Name || e.Digest != skills[i].Files[0].Digest {
-			t.Errorf("entry %d: %+v, skill %s %s", i, e, skills[i].Name, skills[i].Files[0].Digest)
+		l := listed[i]
+		var md wire.SkillResource
+		for _, f := range l.Resources.Files {
+			if strings.HasSuffix(f.URI, "/SKILL.md") {
+				md = f
+			}
+		}
+		if e.Name != l.Frontmatter.Name() || e.Description != l.Frontmatter.Description() || e.Digest != md.Digest || e.Type != wire.IndexTypeSkillMD {
+			t.Errorf("entry %d: %+v; skills/list: %s %q %s", i, e, l.Frontmatter.Name(), l.Frontmatter.Description(), md.Digest)
 		}
 		_, got := get(t, e.URL)
 		if sum := sha256.Sum256([]byte(got)); "sha256:"+hex.EncodeToString(sum[:]) != e.Digest {
