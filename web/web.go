@@ -70,6 +70,10 @@ type Options struct {
 	// MCPPath is where the MCP endpoint is mounted, for the snippets and
 	// the discovery document (default "/mcp").
 	MCPPath string
+	// NoMCP leaves the MCP endpoint out of the discovery document, for a
+	// site that publishes its skills over plain HTTP only: hosts then
+	// download each SKILL.md from its url.
+	NoMCP bool
 	// Scheme is the URI scheme of the catalog's skills (default "skill").
 	Scheme string
 	// Logger receives errors reading files; nil means slog.Default().

@@ -55,7 +55,8 @@ func (c *wellKnownCache) get(snap server.Snapshot) ([]*catalog.Skill, [][2][]byt
 
 // serveWellKnown answers the discovery document ([wire.Discovery]): one
 // skill-md entry per visible skill, its url the SKILL.md download and its
-// digest that of SKILL.md's bytes, and mcp, the MCP endpoint.
+// digest that of SKILL.md's bytes, and mcp, the MCP endpoint (unless
+// Options.NoMCP).
 func (h *Handler) serveWellKnown(w http.ResponseWriter, r *http.Request) {
 	base := baseURL(r)
 	skills, entries := h.wk.get(h.src.Snapshot())
@@ -68,8 +69,10 @@ func (h *Handler) serveWellKnown(w http.ResponseWriter, r *http.Request) {
 	bw := bufio.NewWriterSize(w, 32<<10)
 	bw.WriteString(`{"$schema":`)
 	bw.Write(schema)
-	bw.WriteString(`,"mcp":`)
-	bw.Write(mcp)
+	if !h.opts.NoMCP {
+		bw.WriteString(`,"mcp":`)
+		bw.Write(mcp)
+	}
 	bw.WriteString(`,"skills":[`)
 	first := true
 	for i, sk := range skills {
