@@ -130,10 +130,13 @@ func FetchSite(ctx context.Context, client *http.Client, site *Site, headers map
 		}
 		limit := min(o.MaxSkillBytes, o.MaxTotalBytes-total)
 		if limit <= 0 {
-			fail(u.String(), "the site's skills exceed %d bytes in all; the rest are not read", o.MaxTotalBytes)
+			fail(u.String(), "the site's skills add up to more than %d bytes in all; the rest are not read", o.MaxTotalBytes)
 			continue
 		}
 		body, ctype, err := download(ctx, client, u, site.URL, headers, limit)
+		if errors.Is(err, errTooLarge) && limit < o.MaxSkillBytes {
+			err = fmt.Errorf("the site's skills add up to more than %d bytes in all; the rest are not read", o.MaxTotalBytes)
+		}
 		if err != nil {
 			fail(u.String(), "%v", err)
 			continue
@@ -162,6 +165,8 @@ func FetchSite(ctx context.Context, client *http.Client, site *Site, headers map
 // a .tar.gz or .zip.
 const indexTypeArchive = "archive"
 
+var errTooLarge = errors.New("larger than")
+
 // download GETs u, at most limit bytes, sending headers only when u is on
 // the origin of doc.
 func download(ctx context.Context, client *http.Client, u, doc *url.URL, headers map[string]string, limit int64) ([]byte, string, error) {
@@ -187,7 +192,7 @@ func download(ctx context.Context, client *http.Client, u, doc *url.URL, headers
 		return nil, "", err
 	}
 	if int64(len(body)) > limit {
-		return nil, "", fmt.Errorf("larger than %d bytes; not read", limit)
+		return nil, "", fmt.Errorf("%w %d bytes; not read", errTooLarge, limit)
 	}
 	return body, resp.Header.Get("Content-Type"), nil
 }
