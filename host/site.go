@@ -101,6 +101,7 @@ func FetchSite(ctx context.Context, client *http.Client, site *Site, headers map
 	var errs []error
 	var total int64
 	seen := map[string]bool{}
+	got := map[string]map[string][]byte{} // verified files by entry name
 	for _, e := range site.Doc.Skills {
 		fail := func(u string, format string, args ...any) {
 			errs = append(errs, &SiteSkillError{Name: e.Name, URL: u, Err: fmt.Errorf(format, args...)})
@@ -153,12 +154,53 @@ func FetchSite(ctx context.Context, client *http.Client, site *Site, headers map
 				continue
 			}
 		}
-		for name, data := range files {
+		for _, data := range files {
 			total += int64(len(data))
-			tree[e.Name+"/"+name] = &fstest.MapFile{Data: data, Mode: 0o644}
+		}
+		got[e.Name] = files
+	}
+	for name, files := range got {
+		if !nestedElsewhere(got, name, files) {
+			for p, data := range files {
+				tree[name+"/"+p] = &fstest.MapFile{Data: data, Mode: 0o644}
+			}
 		}
 	}
 	return tree, errs
+}
+
+// nestedElsewhere reports whether the skill name, with exactly files, is
+// also inside another entry's archive (a nested skill, which the
+// publisher lists on its own too): it is then kept there only, so that
+// the host does not see one skill twice.
+func nestedElsewhere(got map[string]map[string][]byte, name string, files map[string][]byte) bool {
+	for other, ofiles := range got {
+		if other == name || len(ofiles) <= len(files) {
+			continue // strictly larger only: two entries never drop each other
+		}
+		for p := range ofiles {
+			dir, ok := strings.CutSuffix(p, "/"+name+"/SKILL.md")
+			if !ok && p != name+"/SKILL.md" {
+				continue
+			}
+			if ok {
+				dir += "/" + name + "/"
+			} else {
+				dir = name + "/"
+			}
+			same := true
+			for fp, data := range files {
+				if od, ok := ofiles[dir+fp]; !ok || !bytes.Equal(od, data) {
+					same = false
+					break
+				}
+			}
+			if same {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // indexTypeArchive is the discovery entry type of a skill folder packed as

@@ -254,3 +254,39 @@ func TestFetchSiteTotal(t *testing.T) {
 		t.Error("b was kept past the bound")
 	}
 }
+
+// A nested skill its publisher also lists on its own is kept once, inside
+// its parent; entries that merely share a name with a nested skill, or
+// that contain each other, are all kept.
+func TestFetchSiteNested(t *testing.T) {
+	child := fmt.Sprintf(md, "child")
+	parent := mkTarGz(t, tarEntry{Name: "SKILL.md", Body: fmt.Sprintf(md, "parent")}, tarEntry{Name: "child/SKILL.md", Body: child},
+		tarEntry{Name: "other/SKILL.md", Body: fmt.Sprintf(md, "other")})
+	other := []byte(fmt.Sprintf(md, "other") + "different")
+	arts := map[string][]byte{"/parent": parent, "/child": []byte(child), "/other": other,
+		"/x": mkTarGz(t, tarEntry{Name: "SKILL.md", Body: "x"}, tarEntry{Name: "y/SKILL.md", Body: "y"}),
+		"/y": mkTarGz(t, tarEntry{Name: "SKILL.md", Body: "y"}, tarEntry{Name: "x/SKILL.md", Body: "x"})}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/gzip")
+		w.Write(arts[r.URL.Path])
+	}))
+	defer ts.Close()
+	var ents []wire.IndexEntry
+	for _, n := range []string{"child", "parent", "other", "x", "y"} {
+		typ := "archive"
+		if n == "child" || n == "other" {
+			typ = "skill-md"
+		}
+		ents = append(ents, wire.IndexEntry{Name: n, Type: typ, URL: "/" + n, Digest: sha(arts["/"+n])})
+	}
+	site := siteOf(t, ts.URL, ents...)
+	tree, errs := host.FetchSite(context.Background(), nil, site, nil, nil)
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	for p, want := range map[string]bool{"parent/child/SKILL.md": true, "child/SKILL.md": false, "other/SKILL.md": true, "x/SKILL.md": true, "y/SKILL.md": true} {
+		if _, err := fs.Stat(tree, p); (err == nil) != want {
+			t.Errorf("%s present = %v, want %v", p, err == nil, want)
+		}
+	}
+}

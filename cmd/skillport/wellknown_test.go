@@ -194,10 +194,14 @@ func TestSiteURLOverHTTP(t *testing.T) {
 	if err := runPull(context.Background(), &out, &errOut, f, origins, dir, false, false); err != nil {
 		t.Fatalf("pull: %v\n%s", err, errOut.String())
 	}
-	want, _ := os.ReadFile("../../examples/skills/code-review/SKILL.md")
-	if got, err := os.ReadFile(dir + "/code-review/SKILL.md"); err != nil || !bytes.Equal(got, want) {
-		t.Errorf("pulled code-review/SKILL.md differs from the served one (%v)", err)
+	// Skills with more files come as archive entries: all of them arrive.
+	for _, p := range []string{"code-review/SKILL.md", "code-review/references/CHECKLIST.md", "pdf-processing/scripts/extract_text.py", "pdf-processing/assets/logo.png", "git-workflow/scripts/check-branch.sh"} {
+		want, _ := os.ReadFile("../../examples/skills/" + p)
+		if got, err := os.ReadFile(dir + "/" + p); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("pulled %s differs from the served one (%v)", p, err)
+		}
 	}
+	t.Logf("ls:\n%s\nnote: %s", out.String(), note)
 	if mcpCalls != 0 {
 		t.Errorf("%d requests to /mcp; the document names no endpoint", mcpCalls)
 	}
