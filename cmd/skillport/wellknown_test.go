@@ -28,20 +28,7 @@ import (
 // here our own serve --http composition; a site without one is an error
 // naming the document.
 func TestSiteURL(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cat, err := catalog.OpenDir("../../examples/skills", &catalog.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := server.NewCatalogSource(cat)
-	s, _, err := server.New(&mcp.Implementation{Name: "t", Version: "0"}, src, &server.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ep, err := endpoint.New(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil), &endpoint.Options{Source: src, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep, src, quiet := examplesEndpoint(t)
 	if err := mountWeb(ep, src, quiet); err != nil {
 		t.Fatal(err)
 	}
@@ -110,20 +97,7 @@ func TestSiteURL(t *testing.T) {
 // HTTP: ls, verify and pull work from the SKILL.md downloads, and an entry
 // whose digest does not match what its url serves is refused, saying so.
 func TestSiteURLOverHTTP(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cat, err := catalog.OpenDir("../../examples/skills", &catalog.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := server.NewCatalogSource(cat)
-	s, _, err := server.New(&mcp.Implementation{Name: "t", Version: "0"}, src, &server.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ep, err := endpoint.New(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil), &endpoint.Options{Source: src, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep, src, quiet := examplesEndpoint(t)
 	wh, err := web.New(src, &web.Options{NoMCP: true, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -226,4 +200,25 @@ func httpGet(t *testing.T, u string) (*http.Response, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp, string(b)
+}
+
+// examplesEndpoint is serve --http's endpoint over examples/skills, without
+// the web catalog.
+func examplesEndpoint(t *testing.T) (*endpoint.Endpoint, server.Source, *slog.Logger) {
+	t.Helper()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cat, err := catalog.OpenDir("../../examples/skills", &catalog.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := server.NewCatalogSource(cat)
+	s, _, err := server.New(&mcp.Implementation{Name: "t", Version: "0"}, src, &server.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := endpoint.New(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil), &endpoint.Options{Source: src, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ep, src, quiet
 }
