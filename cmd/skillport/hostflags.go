@@ -45,6 +45,7 @@ type hostFlags struct {
 	timeoutSet bool                       // --timeout was given
 	filters    map[string]*gateway.Filter // a gateway.json's include/exclude lists, by label
 	only       []string                   // pull --skill: skill paths to keep
+	refused    []string                   // entries of a site read over HTTP that were not used, and why
 }
 
 // lsTimeout is ls's default --timeout: listing is one round trip, and a
@@ -149,6 +150,7 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 				for _, w := range warnings {
 					fmt.Fprintf(stderr, "skillport: %s: %s\n", name, esc(w))
 				}
+				f.refused = append(f.refused, warnings...)
 				if err != nil {
 					return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
 				}

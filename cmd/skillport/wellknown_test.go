@@ -175,7 +175,6 @@ func TestSiteURLOverHTTP(t *testing.T) {
 			t.Errorf("pulled %s differs from the served one (%v)", p, err)
 		}
 	}
-	t.Logf("ls:\n%s\nnote: %s", out.String(), note)
 	if mcpCalls != 0 {
 		t.Errorf("%d requests to /mcp; the document names no endpoint", mcpCalls)
 	}
@@ -188,6 +187,10 @@ func TestSiteURLOverHTTP(t *testing.T) {
 	out.Reset()
 	if err := runLs(context.Background(), &out, &errOut, f, origins, false); err != nil || strings.Contains(out.String(), "code-review") || !strings.Contains(out.String(), "git-workflow") {
 		t.Errorf("ls with a tampered digest: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	if err := runVerify(context.Background(), &out, &errOut, f, origins, false); exitCode(err) != 1 || !strings.Contains(out.String(), " 1 failed") || !strings.Contains(out.String(), "FAIL site:") {
+		t.Errorf("verify with a tampered digest: %v\n%s", err, out.String())
 	}
 }
 
