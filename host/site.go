@@ -154,6 +154,12 @@ func FetchSite(ctx context.Context, client *http.Client, site *Site, headers map
 				continue
 			}
 		}
+		// The entry's name is the skill's: a SKILL.md naming another skill
+		// would be served under a name the document does not list.
+		if doc, err := skill.Parse(files["SKILL.md"]); err == nil && doc.Frontmatter.Name() != e.Name {
+			fail(u.String(), "SKILL.md names the skill %q, the document %q; the entry is skipped", doc.Frontmatter.Name(), e.Name)
+			continue
+		}
 		for _, data := range files {
 			total += int64(len(data))
 		}

@@ -103,6 +103,7 @@ func TestFetchSite(t *testing.T) {
 		{name: "tampered", typ: "skill-md", art: []byte(fmt.Sprintf(md, "tampered")), digest: sha([]byte("other")), err: "digest mismatch"},
 		{name: "bad-digest", typ: "skill-md", art: []byte("x"), digest: "md5:00", err: "is not sha256:"},
 		{name: "../evil", typ: "skill-md", art: []byte("x"), url: "/a/evil", err: "must be lowercase"},
+		{name: "misnamed", typ: "skill-md", art: []byte(fmt.Sprintf(md, "other")), err: `SKILL.md names the skill "other"`},
 		{name: "bundle", typ: "bundle", art: []byte("x"), err: `type "bundle"`},
 		{name: "file-url", typ: "skill-md", art: []byte("x"), url: "file:///etc/passwd", err: "not an http(s) URL"},
 		{name: "missing", typ: "skill-md", art: []byte("x"), url: "/nope", err: "404"},
@@ -212,17 +213,17 @@ func siteOf(t *testing.T, base string, entries ...wire.IndexEntry) *host.Site {
 // Headers given for a site go to its own origin only, never to an
 // artifact URL on another.
 func TestFetchSiteHeaders(t *testing.T) {
-	body := []byte(fmt.Sprintf(md, "x"))
+	body := func(name string) []byte { return []byte(fmt.Sprintf(md, name)) }
 	var auth []string
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		auth = append(auth, r.Host+" "+r.Header.Get("Authorization"))
-		w.Write(body)
+		w.Write(body(strings.Trim(r.URL.Path, "/")))
 	})
 	same, other := httptest.NewServer(h), httptest.NewServer(h)
 	defer same.Close()
 	defer other.Close()
-	site := siteOf(t, same.URL, wire.IndexEntry{Name: "a", Type: "skill-md", URL: "/a", Digest: sha(body)},
-		wire.IndexEntry{Name: "b", Type: "skill-md", URL: other.URL + "/b", Digest: sha(body)})
+	site := siteOf(t, same.URL, wire.IndexEntry{Name: "a", Type: "skill-md", URL: "/a", Digest: sha(body("a"))},
+		wire.IndexEntry{Name: "b", Type: "skill-md", URL: other.URL + "/b", Digest: sha(body("b"))})
 	if _, errs := host.FetchSite(context.Background(), nil, site, map[string]string{"Authorization": "Bearer s3cret"}, nil); len(errs) != 0 {
 		t.Fatal(errs)
 	}
