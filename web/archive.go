@@ -7,10 +7,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/server"
@@ -32,7 +34,9 @@ const archiveSuffix = ".tar.gz"
 // holds for every download of the same snapshot.
 func skillArchive(ctx context.Context, snap server.Snapshot, sk *catalog.Skill) ([]byte, error) {
 	var buf bytes.Buffer
-	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	gz := gzipPool.Get().(*gzip.Writer)
+	defer gzipPool.Put(gz)
+	gz.Reset(&buf)
 	tw := tar.NewWriter(gz)
 	for _, f := range sk.Files {
 		data, err := snap.ReadFile(ctx, f)
@@ -55,6 +59,14 @@ func skillArchive(ctx context.Context, snap server.Snapshot, sk *catalog.Skill) 
 	}
 	return buf.Bytes(), nil
 }
+
+// gzipPool holds gzip writers: each carries some hundred kilobytes of
+// compressor state, which packing every skill of a catalog for the
+// discovery document would otherwise allocate anew per skill.
+var gzipPool = sync.Pool{New: func() any {
+	gz, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
+	return gz
+}}
 
 func digestOf(b []byte) string {
 	s := sha256.Sum256(b)
