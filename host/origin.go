@@ -46,7 +46,8 @@ type Origin struct {
 	Transport mcp.Transport
 
 	// Dir is a local folder of skills (each subfolder with a SKILL.md).
-	// Display is how the folder is shown to the user ("~/.claude/skills").
+	// Display is how the folder (or a Transport's far end) is shown to
+	// the user ("~/.claude/skills").
 	Dir     string
 	Display string
 
@@ -108,6 +109,9 @@ func (o *Origin) Where() string {
 			return o.Display
 		}
 		return o.Dir
+	}
+	if o.Display != "" {
+		return o.Display
 	}
 	return "in-process transport"
 }

@@ -34,21 +34,20 @@ func IsSiteURL(u string) bool {
 		(pu.Path == "" || pu.Path == "/") && pu.RawQuery == "" && pu.Fragment == ""
 }
 
-// DiscoverMCP reads the Agent Skills discovery document of site
-// (site/.well-known/agent-skills/index.json) and returns the MCP endpoint
-// it points to, resolved against the document's URL. The request carries
+// ReadSite reads the Agent Skills discovery document of site
+// (site/.well-known/agent-skills/index.json). The request carries
 // headers. It fails, naming the URL and what to do, when the document is
-// missing, larger than MaxDiscoveryBytes, not a discovery document, or
-// names no http(s) MCP endpoint.
-func DiscoverMCP(ctx context.Context, client *http.Client, site string, headers map[string]string) (string, error) {
+// missing, larger than MaxDiscoveryBytes or not a 0.2.0 discovery
+// document.
+func ReadSite(ctx context.Context, client *http.Client, site string, headers map[string]string) (*Site, error) {
 	base, err := url.Parse(site)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return "", fmt.Errorf("%w: %q is not an http(s) URL", ErrDiscovery, site)
+		return nil, fmt.Errorf("%w: %q is not an http(s) URL", ErrDiscovery, site)
 	}
 	doc := base.ResolveReference(&url.URL{Path: wire.WellKnownPath})
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, doc.String(), nil)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrDiscovery, doc, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrDiscovery, doc, err)
 	}
 	req.Header.Set("Accept", "application/json")
 	for k, v := range headers {
@@ -59,41 +58,65 @@ func DiscoverMCP(ctx context.Context, client *http.Client, site string, headers 
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrDiscovery, doc, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrDiscovery, doc, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("%w: %s: %s; give the server's MCP endpoint URL instead (e.g. %s)", ErrDiscovery, doc, resp.Status,
+		return nil, fmt.Errorf("%w: %s: %s; give the server's MCP endpoint URL instead (e.g. %s)", ErrDiscovery, doc, resp.Status,
 			base.ResolveReference(&url.URL{Path: "/mcp"}))
 	}
 	// An MCP endpoint at the site's root may answer any GET with an event
 	// stream that never ends: that is no document, and is not read.
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
-		return "", fmt.Errorf("%w: %w: %s is an event stream", ErrDiscovery, ErrNoDiscovery, doc)
+		return nil, fmt.Errorf("%w: %w: %s is an event stream", ErrDiscovery, ErrNoDiscovery, doc)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxDiscoveryBytes+1))
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrDiscovery, doc, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrDiscovery, doc, err)
 	}
 	if len(body) > MaxDiscoveryBytes {
-		return "", fmt.Errorf("%w: %s is larger than %d bytes; give the server's MCP endpoint URL instead", ErrDiscovery, doc, MaxDiscoveryBytes)
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes; give the server's MCP endpoint URL instead", ErrDiscovery, doc, MaxDiscoveryBytes)
 	}
-	var d wire.Discovery
-	if err := json.Unmarshal(body, &d); err != nil {
-		return "", fmt.Errorf("%w: %s is not a discovery document: %v", ErrDiscovery, doc, err)
+	s := &Site{URL: doc}
+	if err := json.Unmarshal(body, &s.Doc); err != nil {
+		return nil, fmt.Errorf("%w: %s is not a discovery document: %v", ErrDiscovery, doc, err)
 	}
-	if d.Schema != wire.IndexSchema {
-		return "", fmt.Errorf("%w: %s: $schema %q, want %q", ErrDiscovery, doc, d.Schema, wire.IndexSchema)
+	if s.Doc.Schema != wire.IndexSchema {
+		return nil, fmt.Errorf("%w: %s: $schema %q, want %q", ErrDiscovery, doc, s.Doc.Schema, wire.IndexSchema)
 	}
-	if d.MCP == "" {
-		return "", fmt.Errorf("%w: %s lists %d skills but names no MCP endpoint (\"mcp\"); skillport reads skills over MCP: give the server's MCP endpoint URL", ErrDiscovery, doc, len(d.Skills))
+	return s, nil
+}
+
+// MCPEndpoint returns the MCP endpoint the document names, resolved
+// against its URL, or "" when it names none (read the skills with
+// [FetchSite] then). It fails when the endpoint is not an http(s) URL, or
+// when headers are given and the endpoint is on another origin: headers
+// given for a site are not sent elsewhere.
+func (s *Site) MCPEndpoint(headers map[string]string) (string, error) {
+	if s.Doc.MCP == "" {
+		return "", nil
 	}
-	m, err := doc.Parse(d.MCP)
+	m, err := s.URL.Parse(s.Doc.MCP)
 	if err != nil || (m.Scheme != "http" && m.Scheme != "https") || m.Host == "" {
-		return "", fmt.Errorf("%w: %s: \"mcp\" %q is not an http(s) URL", ErrDiscovery, doc, d.MCP)
+		return "", fmt.Errorf("%w: %s: \"mcp\" %q is not an http(s) URL", ErrDiscovery, s.URL, s.Doc.MCP)
 	}
-	if len(headers) > 0 && (m.Scheme != doc.Scheme || m.Host != doc.Host) {
-		return "", fmt.Errorf("%w: %s points to the MCP endpoint %s on another origin; the headers given for %s are not sent there: give that URL directly", ErrDiscovery, doc, m, base.Host)
+	if len(headers) > 0 && (m.Scheme != s.URL.Scheme || m.Host != s.URL.Host) {
+		return "", fmt.Errorf("%w: %s points to the MCP endpoint %s on another origin; the headers given for %s are not sent there: give that URL directly", ErrDiscovery, s.URL, m, s.URL.Host)
 	}
 	return m.String(), nil
+}
+
+// DiscoverMCP reads the discovery document of site ([ReadSite]) and
+// returns the MCP endpoint it points to ([Site.MCPEndpoint]); a document
+// that names none is an error.
+func DiscoverMCP(ctx context.Context, client *http.Client, site string, headers map[string]string) (string, error) {
+	s, err := ReadSite(ctx, client, site, headers)
+	if err != nil {
+		return "", err
+	}
+	m, err := s.MCPEndpoint(headers)
+	if err == nil && m == "" {
+		err = fmt.Errorf("%w: %s lists %d skills but names no MCP endpoint (\"mcp\"); read them with FetchSite", ErrDiscovery, s.URL, len(s.Doc.Skills))
+	}
+	return m, err
 }

@@ -6,11 +6,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
 
+	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/gateway"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/web"
@@ -124,4 +128,63 @@ func BenchmarkSearch10k(b *testing.B) {
 	b.ReportMetric(float64(web.Nanoseconds())/n/1000, "web-us/search")
 	b.ReportMetric(float64(bm25.Nanoseconds())/n/1000, "bm25-us/search")
 	b.ReportMetric(float64(web)/float64(bm25), "web/bm25")
+}
+
+// BenchmarkWellKnownArchives10k: the discovery document of 10,000 skills
+// with files besides SKILL.md, each an archive entry. Its first request
+// after a snapshot change packs every skill to publish the archive's
+// digest (cold); later requests answer from the entries cached for the
+// snapshot (warm), against which the cold cost is reported.
+func BenchmarkWellKnownArchives10k(b *testing.B) {
+	fsys := bigFS(10000)
+	var mds []string
+	for p := range fsys {
+		mds = append(mds, p)
+	}
+	for _, p := range mds {
+		dir := strings.TrimSuffix(p, "/SKILL.md")
+		fsys[dir+"/scripts/run.sh"] = &fstest.MapFile{Data: []byte(strings.Repeat("echo run\n", 20))}
+		fsys[dir+"/references/notes.md"] = &fstest.MapFile{Data: []byte(strings.Repeat("Some notes. ", 80))}
+	}
+	// On disk: fstest.MapFS lists a directory by scanning every file, too
+	// slow for a tree of 30,000.
+	dir := b.TempDir()
+	for p, f := range fsys {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), f.Data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: discard()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := server.NewCatalogSource(cat)
+	serve := func(h *web.Handler) (time.Duration, int) {
+		rec := httptest.NewRecorder()
+		start := time.Now()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", web.WellKnownPath, nil))
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"type":"archive"`) {
+			b.Fatalf("%d %.200s", rec.Code, rec.Body.String())
+		}
+		return time.Since(start), rec.Body.Len()
+	}
+	var cold, warm []time.Duration
+	var size int
+	for b.Loop() {
+		h, err := web.New(src, &web.Options{Logger: discard()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, _ := serve(h)
+		cold = append(cold, d)
+		d, size = serve(h)
+		warm = append(warm, d)
+	}
+	b.ReportMetric(float64(median(cold).Microseconds())/1000, "cold-ms")
+	b.ReportMetric(float64(median(warm).Microseconds())/1000, "warm-ms")
+	b.ReportMetric(float64(median(cold))/float64(median(warm)), "cold/warm")
+	b.ReportMetric(float64(size)/1000, "kB")
 }

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,7 +15,9 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/endpoint"
 	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/web"
+	"github.com/skillport/skillport/wire"
 )
 
 // skillMD returns a SKILL.md with the given name, description and body.
@@ -89,3 +92,27 @@ func mustNotContain(t testing.TB, where, body string, bad ...string) {
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// listOverMCP lists the skills of the MCP endpoint at u with skills/list,
+// as a host does.
+func listOverMCP(t testing.TB, u string) []*wire.Skill {
+	t.Helper()
+	ctx := context.Background()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil)
+	if err := skillclient.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u}, nil)
+	if err != nil {
+		t.Fatalf("connect %s: %v", u, err)
+	}
+	defer sess.Close()
+	var out []*wire.Skill
+	for sk, err := range skillclient.New(sess, nil).List(ctx) {
+		if err != nil {
+			t.Fatalf("skills/list %s: %v", u, err)
+		}
+		out = append(out, sk)
+	}
+	return out
+}

@@ -70,6 +70,10 @@ type Options struct {
 	// MCPPath is where the MCP endpoint is mounted, for the snippets and
 	// the discovery document (default "/mcp").
 	MCPPath string
+	// NoMCP leaves the MCP endpoint out of the discovery document, for a
+	// site that publishes its skills over plain HTTP only: hosts then
+	// download each SKILL.md from its url.
+	NoMCP bool
 	// Scheme is the URI scheme of the catalog's skills (default "skill").
 	Scheme string
 	// Logger receives errors reading files; nil means slog.Default().
@@ -127,6 +131,7 @@ func New(src server.Source, opts *Options) (*Handler, error) {
 	h.mux.HandleFunc("GET /search.json", h.serveSearch)
 	h.mux.HandleFunc("GET /s/{rest...}", h.serveSkillOrFile)
 	h.mux.HandleFunc("GET /raw/{rest...}", h.serveRaw)
+	h.mux.HandleFunc("GET /archive/{rest...}", h.serveArchive)
 	h.mux.HandleFunc("GET "+WellKnownPath, h.serveWellKnown)
 	h.mux.Handle("GET /assets/", http.StripPrefix("/assets/", assetHandler(assets)))
 	// Browsers ask for /favicon.ico on their own; the pages name none.
@@ -140,7 +145,7 @@ const WellKnownPath = wire.WellKnownPath
 // Routes returns the patterns to mount the handler at with
 // endpoint.Endpoint.Handle.
 func (h *Handler) Routes() []string {
-	return []string{"GET /{$}", "GET /search.json", "GET /s/", "GET /raw/", "GET " + WellKnownPath, "GET /assets/", "GET /favicon.ico"}
+	return []string{"GET /{$}", "GET /search.json", "GET /s/", "GET /raw/", "GET /archive/", "GET " + WellKnownPath, "GET /assets/", "GET /favicon.ico"}
 }
 
 // ServeHTTP implements http.Handler.

@@ -1,11 +1,15 @@
 package web_test
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -252,18 +256,51 @@ func TestWellKnownSchema(t *testing.T) {
 	if d.MCP != ts.URL+"/mcp" {
 		t.Errorf("mcp %q", d.MCP)
 	}
-	skills := src.Snapshot().Skills()
-	if len(d.Skills) != len(skills) {
-		t.Fatalf("%d entries, catalog has %d", len(d.Skills), len(skills))
+	// The document agrees with what the MCP endpoint the document names
+	// lists over skills/list: the same skills in the same order, the same
+	// descriptions; a skill of SKILL.md alone is a skill-md entry with the
+	// listed SKILL.md digest, any other an archive entry whose files are
+	// exactly the listed ones, byte for byte.
+	listed := listOverMCP(t, d.MCP)
+	if len(d.Skills) != len(listed) || len(listed) == 0 {
+		t.Fatalf("%d entries, skills/list has %d", len(d.Skills), len(listed))
 	}
+	archives := 0
 	for i, e := range d.Skills {
-		if e.Name != skills[i].Name || e.Digest != skills[i].Files[0].Digest {
-			t.Errorf("entry %d: %+v, skill %s %s", i, e, skills[i].Name, skills[i].Files[0].Digest)
+		l := listed[i]
+		files := l.Resources.Files
+		if e.Name != l.Frontmatter.Name() || e.Description != l.Frontmatter.Description() {
+			t.Errorf("entry %d: %+v; skills/list: %s %q", i, e, l.Frontmatter.Name(), l.Frontmatter.Description())
 		}
-		_, got := get(t, e.URL)
-		if sum := sha256.Sum256([]byte(got)); "sha256:"+hex.EncodeToString(sum[:]) != e.Digest {
+		resp, got := get(t, e.URL)
+		if sum := sha256.Sum256([]byte(got)); "sha256:"+hex.EncodeToString(sum[:]) != e.Digest || resp.Header.Get("Repr-Digest") == "" {
 			t.Errorf("%s: bytes do not match the digest", e.URL)
 		}
+		if len(files) == 1 {
+			if e.Type != wire.IndexTypeSkillMD || e.Digest != files[0].Digest {
+				t.Errorf("entry %d: %+v; skills/list SKILL.md %s", i, e, files[0].Digest)
+			}
+			continue
+		}
+		archives++
+		if e.Type != "archive" || !strings.HasSuffix(e.URL, ".tar.gz") || resp.Header.Get("Content-Type") != "application/gzip" {
+			t.Errorf("entry %d: %+v (%s); want an archive", i, e, resp.Header.Get("Content-Type"))
+			continue
+		}
+		packed := untar(t, []byte(got))
+		root := strings.TrimSuffix(l.URI, "SKILL.md")
+		if len(packed) != len(files) {
+			t.Errorf("%s holds %d files, skills/list %d", e.URL, len(packed), len(files))
+		}
+		for _, f := range files {
+			sum := sha256.Sum256(packed[strings.TrimPrefix(f.URI, root)])
+			if "sha256:"+hex.EncodeToString(sum[:]) != f.Digest {
+				t.Errorf("%s: %s differs from the listed %s", e.URL, strings.TrimPrefix(f.URI, root), f.URI)
+			}
+		}
+	}
+	if archives == 0 {
+		t.Error("no archive entry: the sample has skills with several files")
 	}
 	// The schema can fail: a document without digests does not validate.
 	bad, _ := jsonschema.UnmarshalJSON(strings.NewReader(`{"$schema":"https://schemas.agentskills.io/discovery/0.2.0/schema.json","skills":[{"name":"x","type":"skill-md","description":"d","url":"/x"}]}`))
@@ -286,5 +323,26 @@ func TestFileViewLimit(t *testing.T) {
 	}
 	if _, raw := get(t, ts.URL+"/raw/pdf/big.txt"); raw != big {
 		t.Errorf("download: %d bytes, want %d", len(raw), len(big))
+	}
+}
+
+// untar returns the files of a .tar.gz by name.
+func untar(t *testing.T, b []byte) map[string][]byte {
+	t.Helper()
+	gz, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	out := map[string][]byte{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil || h.Typeflag != tar.TypeReg {
+			t.Fatalf("archive: %v, %+v", err, h)
+		}
+		out[h.Name], _ = io.ReadAll(tr)
 	}
 }

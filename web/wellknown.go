@@ -3,7 +3,9 @@ package web
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"sync"
 
@@ -27,7 +29,7 @@ type wellKnownCache struct {
 // urlMark marks where the base URL goes in an encoded entry.
 const urlMark = "\x00"
 
-func (c *wellKnownCache) get(snap server.Snapshot) ([]*catalog.Skill, [][2][]byte) {
+func (c *wellKnownCache) get(ctx context.Context, snap server.Snapshot, log *slog.Logger) ([]*catalog.Skill, [][2][]byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.id == snap.ID() && c.entries != nil {
@@ -35,12 +37,24 @@ func (c *wellKnownCache) get(snap server.Snapshot) ([]*catalog.Skill, [][2][]byt
 	}
 	var skills []*catalog.Skill
 	var entries [][2][]byte
+	complete := true
 	for _, sk := range snap.Skills() {
 		if len(sk.Files) == 0 {
 			continue // a dynamic skill has no SKILL.md digest to publish
 		}
-		b, err := json.Marshal(wire.IndexEntry{Name: sk.Name, Type: wire.IndexTypeSkillMD,
-			Description: sk.Frontmatter.Description(), URL: urlMark + "/raw/" + sk.Path + "/SKILL.md", Digest: sk.Files[0].Digest})
+		e := wire.IndexEntry{Name: sk.Name, Type: wire.IndexTypeSkillMD,
+			Description: sk.Frontmatter.Description(), URL: urlMark + "/raw/" + sk.Path + "/SKILL.md", Digest: sk.Files[0].Digest}
+		if len(sk.Files) > 1 {
+			data, err := skillArchive(ctx, snap, sk)
+			if err != nil {
+				// Left out this time, and not cached: the next request retries.
+				log.Warn("web: packing skill for the discovery document", "uri", sk.URI, "err", err)
+				complete = false
+				continue
+			}
+			e.Type, e.URL, e.Digest = indexTypeArchive, urlMark+"/archive/"+sk.Path+archiveSuffix, digestOf(data)
+		}
+		b, err := json.Marshal(e)
 		// The mark is the last escaped NUL: a description (which may hold
 		// one, by a YAML escape) comes before url, the digest after is hex.
 		i := bytes.LastIndex(b, []byte(`\u0000`))
@@ -49,16 +63,20 @@ func (c *wellKnownCache) get(snap server.Snapshot) ([]*catalog.Skill, [][2][]byt
 		}
 		skills, entries = append(skills, sk), append(entries, [2][]byte{b[:i], b[i+len(`\u0000`):]})
 	}
-	c.id, c.skills, c.entries = snap.ID(), skills, entries
+	if complete {
+		c.id, c.skills, c.entries = snap.ID(), skills, entries
+	}
 	return skills, entries
 }
 
-// serveWellKnown answers the discovery document ([wire.Discovery]): one
-// skill-md entry per visible skill, its url the SKILL.md download and its
-// digest that of SKILL.md's bytes, and mcp, the MCP endpoint.
+// serveWellKnown answers the discovery document ([wire.Discovery]): per
+// visible skill, a skill-md entry (url the SKILL.md download, digest that
+// of SKILL.md's bytes) when SKILL.md is its only file, else an archive
+// entry (url /archive/PATH.tar.gz, digest that of the archive's bytes), and mcp, the MCP endpoint (unless
+// Options.NoMCP).
 func (h *Handler) serveWellKnown(w http.ResponseWriter, r *http.Request) {
 	base := baseURL(r)
-	skills, entries := h.wk.get(h.src.Snapshot())
+	skills, entries := h.wk.get(r.Context(), h.src.Snapshot(), h.log)
 	schema, _ := json.Marshal(wire.IndexSchema)
 	mcp, _ := json.Marshal(base + h.opts.MCPPath)
 	quoted, _ := json.Marshal(base)
@@ -68,8 +86,10 @@ func (h *Handler) serveWellKnown(w http.ResponseWriter, r *http.Request) {
 	bw := bufio.NewWriterSize(w, 32<<10)
 	bw.WriteString(`{"$schema":`)
 	bw.Write(schema)
-	bw.WriteString(`,"mcp":`)
-	bw.Write(mcp)
+	if !h.opts.NoMCP {
+		bw.WriteString(`,"mcp":`)
+		bw.Write(mcp)
+	}
 	bw.WriteString(`,"skills":[`)
 	first := true
 	for i, sk := range skills {

@@ -23,7 +23,7 @@ import (
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/host/cache"
-	"github.com/skillport/skillport/wire"
+	"github.com/skillport/skillport/siteorigin"
 )
 
 // hostFlags are the flags shared by the commands that consume MCP-served
@@ -45,6 +45,7 @@ type hostFlags struct {
 	timeoutSet bool                       // --timeout was given
 	filters    map[string]*gateway.Filter // a gateway.json's include/exclude lists, by label
 	only       []string                   // pull --skill: skill paths to keep
+	refused    []string                   // entries of a site read over HTTP that were not used, and why
 }
 
 // lsTimeout is ls's default --timeout: listing is one round trip, and a
@@ -131,16 +132,34 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			mcpURL, err := host.DiscoverMCP(ctx, &http.Client{Timeout: f.timeout}, u, o.Headers)
-			switch {
-			case errors.Is(err, host.ErrNoDiscovery):
-				// No discovery document: the address is taken as the MCP
-				// endpoint itself (a server answering at its root).
-			case err != nil:
+			hc := &http.Client{Timeout: f.timeout}
+			site, err := host.ReadSite(ctx, hc, u, o.Headers)
+			if err != nil && !errors.Is(err, host.ErrNoDiscovery) {
 				return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
-			default:
-				fmt.Fprintf(stderr, "skillport: %s: MCP endpoint %s (from %s%s)\n", name, mcpURL, strings.TrimSuffix(u, "/"), wire.WellKnownPath)
-				o.URL = mcpURL
+			}
+			// Without a discovery document (ErrNoDiscovery), the address is
+			// taken as the MCP endpoint itself: a server answering at its root.
+			if err == nil {
+				mcpURL, err := site.MCPEndpoint(o.Headers)
+				if err != nil {
+					return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
+				}
+				if mcpURL != "" {
+					fmt.Fprintf(stderr, "skillport: %s: MCP endpoint %s (from %s)\n", name, mcpURL, site.URL)
+					o.URL = mcpURL
+				} else {
+					// No MCP endpoint: the skills themselves, over HTTP(S).
+					t, warnings, err := siteorigin.Open(ctx, site, &siteorigin.Options{Client: hc, Headers: o.Headers})
+					for _, w := range warnings {
+						fmt.Fprintf(stderr, "skillport: %s: %s\n", name, esc(w))
+					}
+					f.refused = append(f.refused, warnings...)
+					if err != nil {
+						return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
+					}
+					fmt.Fprintf(stderr, "skillport: %s: %s names no MCP endpoint; skills read over HTTP(S), each checked against its digest\n", name, site.URL)
+					o.URL, o.Transport, o.Display, o.Headers = "", t, site.URL.String(), nil
+				}
 			}
 		}
 		out = append(out, o)

@@ -95,6 +95,15 @@ func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, orig
 			fmt.Fprintf(stdout, "FAIL %s: %s\n", esc(r.Skill), strings.Join(termsafe.Lines(r.Error), "\n  "))
 		}
 	}
+	// Entries of a site the host refused (digest mismatch, bounds…) fail
+	// verification: they are skills the site publishes that cannot be used.
+	for _, w := range f.refused {
+		bad++
+		results = append(results, verifyResult{Skill: f.label, Status: "failed", Error: w})
+		if !asJSON {
+			fmt.Fprintf(stdout, "FAIL %s: %s\n", esc(f.label), strings.Join(termsafe.Lines(w), "\n  "))
+		}
+	}
 	if asJSON {
 		if results == nil {
 			results = []verifyResult{}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,7 +17,10 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/endpoint"
+	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/web"
+	"github.com/skillport/skillport/wire"
 )
 
 // TestSiteURL: `skillport ls|verify|pull https://site` starts from the
@@ -24,20 +28,7 @@ import (
 // here our own serve --http composition; a site without one is an error
 // naming the document.
 func TestSiteURL(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cat, err := catalog.OpenDir("../../examples/skills", &catalog.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := server.NewCatalogSource(cat)
-	s, _, err := server.New(&mcp.Implementation{Name: "t", Version: "0"}, src, &server.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ep, err := endpoint.New(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil), &endpoint.Options{Source: src, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep, src, quiet := examplesEndpoint(t)
 	if err := mountWeb(ep, src, quiet); err != nil {
 		t.Fatal(err)
 	}
@@ -99,4 +90,138 @@ func TestSiteURL(t *testing.T) {
 	if o, err := f.origins(cmd, cmd.Flags().Args(), io.Discard); err != nil || o[0].URL != ts.URL+"/mcp" {
 		t.Errorf("MCP URL: %+v, %v", o, err)
 	}
+}
+
+// TestSiteURLOverHTTP: a site whose discovery document names no MCP
+// endpoint (our serve --http with web.Options.NoMCP) is read over plain
+// HTTP: ls, verify and pull work from the SKILL.md downloads, and an entry
+// whose digest does not match what its url serves is refused, saying so.
+func TestSiteURLOverHTTP(t *testing.T) {
+	ep, src, quiet := examplesEndpoint(t)
+	wh, err := web.New(src, &web.Options{NoMCP: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range wh.Routes() {
+		ep.Handle(p, wh)
+	}
+	// tamper, when set, replaces the digest of code-review in the document.
+	var tamper bool
+	var mcpCalls int
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/mcp" {
+			mcpCalls++
+		}
+		if r.URL.Path != wire.WellKnownPath || !tamper {
+			ep.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		ep.ServeHTTP(rec, r)
+		var d wire.Discovery
+		if err := json.Unmarshal(rec.Body.Bytes(), &d); err != nil {
+			t.Error(err)
+		}
+		for i := range d.Skills {
+			if d.Skills[i].Name == "code-review" {
+				d.Skills[i].Digest = "sha256:" + strings.Repeat("0", 64)
+			}
+		}
+		json.NewEncoder(w).Encode(d)
+	}))
+	defer ts.Close()
+	if _, body := httpGet(t, ts.URL+wire.WellKnownPath); strings.Contains(body, `"mcp"`) {
+		t.Fatalf("NoMCP document names an endpoint: %s", body)
+	}
+
+	run := func() (*hostFlags, []host.Origin, string) {
+		cmd := &cobra.Command{Use: "ls"}
+		f := flags()
+		f.register(cmd, false)
+		cmd.Flags().Parse([]string{ts.URL})
+		f.label = "site"
+		var note bytes.Buffer
+		origins, err := f.origins(cmd, cmd.Flags().Args(), &note)
+		if err != nil || len(origins) != 1 || origins[0].Transport == nil {
+			t.Fatalf("origins %+v, %v\n%s", origins, err, note.String())
+		}
+		return f, origins, note.String()
+	}
+	f, origins, note := run()
+	if !strings.Contains(note, "names no MCP endpoint") || strings.Contains(note, "refused") {
+		t.Errorf("note: %q", note)
+	}
+	var out, errOut bytes.Buffer
+	if err := runLs(context.Background(), &out, &errOut, f, origins, false); err != nil {
+		t.Fatalf("ls: %v\n%s", err, errOut.String())
+	}
+	for _, name := range []string{"pdf-processing", "code-review", "git-workflow", "refunds", "form-filling"} {
+		if !strings.Contains(out.String(), name) {
+			t.Errorf("ls lacks %s:\n%s", name, out.String())
+		}
+	}
+	out.Reset()
+	if err := runVerify(context.Background(), &out, &errOut, f, origins, false); err != nil || !strings.Contains(out.String(), " 0 failed") {
+		t.Errorf("verify: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	dir := t.TempDir()
+	if err := runPull(context.Background(), &out, &errOut, f, origins, dir, false, false); err != nil {
+		t.Fatalf("pull: %v\n%s", err, errOut.String())
+	}
+	// Skills with more files come as archive entries: all of them arrive.
+	for _, p := range []string{"code-review/SKILL.md", "code-review/references/CHECKLIST.md", "pdf-processing/scripts/extract_text.py", "pdf-processing/assets/logo.png", "git-workflow/scripts/check-branch.sh"} {
+		want, _ := os.ReadFile("../../examples/skills/" + p)
+		if got, err := os.ReadFile(dir + "/" + p); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("pulled %s differs from the served one (%v)", p, err)
+		}
+	}
+	if mcpCalls != 0 {
+		t.Errorf("%d requests to /mcp; the document names no endpoint", mcpCalls)
+	}
+
+	tamper = true
+	f, origins, note = run()
+	if !strings.Contains(note, `"code-review"`) || !strings.Contains(note, "digest mismatch") {
+		t.Errorf("tampered digest: note %q", note)
+	}
+	out.Reset()
+	if err := runLs(context.Background(), &out, &errOut, f, origins, false); err != nil || strings.Contains(out.String(), "code-review") || !strings.Contains(out.String(), "git-workflow") {
+		t.Errorf("ls with a tampered digest: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	if err := runVerify(context.Background(), &out, &errOut, f, origins, false); exitCode(err) != 1 || !strings.Contains(out.String(), " 1 failed") || !strings.Contains(out.String(), "FAIL site:") {
+		t.Errorf("verify with a tampered digest: %v\n%s", err, out.String())
+	}
+}
+
+func httpGet(t *testing.T, u string) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// examplesEndpoint is serve --http's endpoint over examples/skills, without
+// the web catalog.
+func examplesEndpoint(t *testing.T) (*endpoint.Endpoint, server.Source, *slog.Logger) {
+	t.Helper()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cat, err := catalog.OpenDir("../../examples/skills", &catalog.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := server.NewCatalogSource(cat)
+	s, _, err := server.New(&mcp.Implementation{Name: "t", Version: "0"}, src, &server.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := endpoint.New(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil), &endpoint.Options{Source: src, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ep, src, quiet
 }

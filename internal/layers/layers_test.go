@@ -37,6 +37,7 @@ var rank = map[string]int{
 	"gitorigin":         4,
 	"host":              4,
 	"gateway":           5,
+	"siteorigin":        5,
 	"cmd/skillport":     6,
 }
 
