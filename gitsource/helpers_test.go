@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -164,12 +163,12 @@ func serveGitDaemon(t testing.TB, root string) string {
 	var errb logBuffer
 	cmd.Stderr = &errb
 	// The daemon forks a process per connection: stop them all.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	inOwnGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting git daemon: %v", err)
 	}
-	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+	t.Cleanup(func() { killGroup(cmd); cmd.Wait() })
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	waitListening(t, "git daemon", addr, &errb)
 	return "git://" + addr

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -242,13 +241,6 @@ func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d ti
 type floorResult struct {
 	loadResult
 	cpuUs, allocKB float64
-}
-
-// cpuTime is the user and system CPU time this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkHTTPFloor drives, with 32 closed-loop clients over loopback,

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package pgtest runs a real PostgreSQL server for tests: the Debian
 // postgresql package's binaries, a fresh cluster in a temporary directory,
 // listening on a free loopback port. PostgreSQL refuses to run as root, so
