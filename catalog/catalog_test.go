@@ -449,31 +449,6 @@ func TestSymlinks(t *testing.T) {
 	}
 }
 
-func TestSpecialFilesSkipped(t *testing.T) {
-	dir := writeTree(t, map[string]string{"a/SKILL.md": md("a", "d")})
-	if err := mkfifo(filepath.Join(dir, "a", "pipe")); errors.Is(err, errors.ErrUnsupported) {
-		t.Skip("this OS's file systems hold no named pipes, so there is no special file to skip")
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan *Catalog)
-	go func() {
-		c, _ := OpenDir(dir, &Options{Logger: quiet})
-		done <- c
-	}()
-	select {
-	case c := <-done:
-		if got := uris(c); !slices.Equal(got, []string{"skill://a/SKILL.md"}) || len(c.Skill("skill://a/SKILL.md").Files) != 1 {
-			t.Errorf("published %v", got)
-		}
-		if got := diagRules(c); !slices.Equal(got, []string{"a/pipe:special-file"}) {
-			t.Errorf("diagnostics %v", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("building the catalog hung on a FIFO")
-	}
-}
-
 // faultFS wraps an fs.FS and injects errors and changing content.
 type faultFS struct {
 	fstest.MapFS

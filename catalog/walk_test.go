@@ -102,7 +102,6 @@ func TestWalkPortableWalkStillWorks(t *testing.T) {
 	useFDWalk = false
 	defer func() { useFDWalk = fdWalkSupported }()
 	TestSymlinks(t)
-	TestSpecialFilesSkipped(t)
 	TestReadFileDetectsChangeAndReloadRehashes(t)
 	TestReloadReusesDigests(t)
 	TestSameCatalogAcrossFS(t)
