@@ -160,16 +160,6 @@ type OriginStatus struct {
 	Discovery time.Duration
 }
 
-// GCPercent was the garbage-collector setting skillport's host commands
-// run with.
-//
-// Deprecated: process tuning belongs to the program, not the library;
-// the skillport command sets it itself. A program embedding a Host may
-// still call debug.SetGCPercent(400): go-sdk decodes each JSON-RPC message
-// with fresh buffers, and at 400 discovering 20 servers takes about half
-// the CPU (BenchmarkDiscovery20 in host/e2e reports both settings).
-const GCPercent = 400
-
 // Host discovers, registers and loads skills. It is safe for concurrent use.
 type Host struct {
 	opts    Options

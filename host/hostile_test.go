@@ -210,7 +210,7 @@ func TestDynamicDeclinedByDefault(t *testing.T) {
 	if f.totalReads() != 0 || len(rec.requests) != 0 {
 		t.Errorf("declined skill caused %d reads, %d prompts", f.totalReads(), len(rec.requests))
 	}
-	if strings.Contains(h.Catalog(nil), "daily") {
+	if strings.Contains(h.Prompt(nil), "daily") {
 		t.Error("declined skill shown to the model")
 	}
 }

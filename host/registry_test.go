@@ -77,7 +77,7 @@ func TestHostileDescriptionsEscaped(t *testing.T) {
 	f.files["skill://x/SKILL.md"] = skillMD("x", "d")
 	f.entries = append(f.entries, f.entryFor("skill://x/SKILL.md", map[string]any{"name": "x", "description": desc}))
 	h := connect(t, nil, Origin{Label: "evil", Transport: f.transport(t)})
-	cat := h.Catalog(nil)
+	cat := h.Prompt(nil)
 	if strings.Count(cat, "</available_skills>") != 1 || strings.Count(cat, "<skill>") != 1 || strings.Contains(cat, "<system>") {
 		t.Fatalf("catalog structure broken by a description:\n%s", cat)
 	}
@@ -147,7 +147,7 @@ func TestMCPSkillNamedLikeLocalSkill(t *testing.T) {
 	if err != nil || m.Kind != KindMCP || len(m.SharedWith) != 1 || !strings.HasPrefix(m.Status(), "name shared") {
 		t.Fatalf("MCP skill %+v, %v", m, err)
 	}
-	cat := h.Catalog(nil)
+	cat := h.Prompt(nil)
 	if !strings.Contains(cat, "<name>code-review</name>") || !strings.Contains(cat, "<name>docs__code-review</name>") ||
 		!strings.Contains(cat, "<source>filesystem:local</source>") {
 		t.Errorf("catalog:\n%s", cat)
@@ -365,7 +365,7 @@ func TestToolsOutput(t *testing.T) {
 
 func TestEmptyCatalogOmitted(t *testing.T) {
 	h := connect(t, nil)
-	if c := h.Catalog(nil); c != "" {
+	if c := h.Prompt(nil); c != "" {
 		t.Errorf("empty catalog rendered %q (F-9)", c)
 	}
 	if d := h.Tools().Definitions(); d != nil {
@@ -379,7 +379,7 @@ func TestCatalogBudget(t *testing.T) {
 		f.entries = append(f.entries, json.RawMessage(`{"uri":"skill://s`+strings.Repeat("x", i%5)+string(rune('a'+i%26))+string(rune('a'+i/26))+`/SKILL.md","frontmatter":{"name":"s`+strings.Repeat("x", i%5)+string(rune('a'+i%26))+string(rune('a'+i/26))+`","description":"A skill with a reasonably long description"},"resources":[{"uri":"skill://s`+strings.Repeat("x", i%5)+string(rune('a'+i%26))+string(rune('a'+i/26))+`/SKILL.md","digest":"sha256:`+strings.Repeat("a", 64)+`","size":1}]}`))
 	}
 	h := connect(t, nil, Origin{Label: "many", Transport: f.transport(t)})
-	cat := h.Catalog(&CatalogOptions{TokenBudget: 1000})
+	cat := h.Prompt(&PromptOptions{TokenBudget: 1000})
 	if len(cat) > 4000 || !strings.Contains(cat, "search_skills") || !strings.HasSuffix(cat, "</available_skills>\n") {
 		t.Errorf("budgeted catalog: %d bytes\n%s", len(cat), cat)
 	}

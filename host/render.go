@@ -39,17 +39,6 @@ func displayLine(s string, max int) string {
 	return c
 }
 
-// CatalogOptions is the former name of [PromptOptions].
-//
-// Deprecated: use PromptOptions.
-type CatalogOptions = PromptOptions
-
-// Catalog is the former name of [Host.Prompt].
-//
-// Deprecated: use Prompt; the name clashed with package catalog, and the
-// method returns prompt text, not a catalog.
-func (h *Host) Catalog(opts *CatalogOptions) string { return h.Prompt(opts) }
-
 // Prompt renders the skills block for the model's system prompt: one
 // <skill> per loadable skill with its qualified name, description,
 // location and source, every server string stripped of control and hidden

@@ -16,12 +16,6 @@ import (
 // DefaultListChangedDelay is the default of Options.ListChangedDelay.
 const DefaultListChangedDelay = time.Second
 
-// ListChangedDelay is used when Options.ListChangedDelay is zero.
-//
-// Deprecated: set Options.ListChangedDelay; a package variable applies to
-// every server of the process and cannot be changed safely while one runs.
-var ListChangedDelay = DefaultListChangedDelay
-
 // Transport wraps t so that a client connected through it receives
 // notifications/skills/list_changed when the skills change, if it speaks a
 // legacy profile: it called skills/get by name, skills/read,
@@ -148,7 +142,7 @@ func (srv *Server) skillsChanged() {
 	}
 	delay := srv.opts.ListChangedDelay
 	if delay <= 0 {
-		delay = ListChangedDelay
+		delay = DefaultListChangedDelay
 	}
 	s.timer = time.AfterFunc(delay, func() {
 		s.mu.Lock()

@@ -34,9 +34,6 @@ const (
 	MethodListSkills    = "skills/list"
 	MethodGetSkill      = "skills/get"
 	MethodReadDirectory = "resources/directory/read"
-
-	// Deprecated: use MethodReadDirectory, the name the specification uses.
-	MethodDirectoryRead = MethodReadDirectory
 )
 
 // ResultComplete is the only resultType the extension allows.
@@ -184,13 +181,3 @@ type ReadDirectoryResult struct {
 	TTLMs      *int64 `json:"ttlMs,omitempty"`
 	CacheScope string `json:"cacheScope,omitempty"`
 }
-
-// DirectoryReadParams is the former name of [ReadDirectoryParams].
-//
-// Deprecated: use ReadDirectoryParams, after the method's name.
-type DirectoryReadParams = ReadDirectoryParams
-
-// DirectoryReadResult is the former name of [ReadDirectoryResult].
-//
-// Deprecated: use ReadDirectoryResult, after the method's name.
-type DirectoryReadResult = ReadDirectoryResult
