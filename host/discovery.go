@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host/approval"
@@ -243,6 +244,17 @@ func (o *originState) sess() (*mcp.ClientSession, error) {
 	return o.session, nil
 }
 
+// maxListRestarts bounds how often one listing starts over because the
+// server's skills changed between its pages: a server that changes faster than
+// it can be listed gets a partial listing, not an endless loop.
+const maxListRestarts = 3
+
+// isInvalidParams reports whether err is a JSON-RPC -32602 answer.
+func isInvalidParams(err error) bool {
+	var je *jsonrpc.Error
+	return errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams
+}
+
 // relist pages through skills/list and replaces the listing. A listing that
 // fails on its first page keeps the previous one.
 func (o *originState) relist(ctx context.Context) {
@@ -272,6 +284,7 @@ func (o *originState) relist(ctx context.Context) {
 		o.diag(Warning, "", fmt.Sprintf("listing capped at %d entries; it is partial, and skills beyond it can still be loaded by URI", opts.MaxEntries), nil)
 		partial = true
 	}
+	restarts := 0
 	for page := 0; ; page++ {
 		if items >= opts.MaxEntries {
 			capped()
@@ -290,6 +303,18 @@ func (o *originState) relist(ctx context.Context) {
 			msg := fmt.Sprintf("skills/list page %d failed: %v", page+1, err)
 			if timedOut {
 				msg = fmt.Sprintf("skills/list page %d got no answer within %v", page+1, opts.CallTimeout)
+			}
+			// A cursor is the only thing a later page sends that the first
+			// did not, so invalid params there means the server published a
+			// new snapshot between our pages and refused the old cursor (the
+			// Skills Extension lets it). Pages of two snapshots must not be
+			// mixed: list again from the start, a bounded number of times.
+			if page > 0 && !timedOut && isInvalidParams(err) && restarts < maxListRestarts {
+				restarts++
+				o.diag(Warning, "", fmt.Sprintf("skills/list page %d: the server refused the cursor (its skills changed while listing); listing again from the start", page+1), err)
+				entries, seen, cursors, cursor, items, ttl = nil, map[string]bool{}, map[string]bool{}, "", 0, -1
+				page = -1
+				continue
 			}
 			if page == 0 {
 				o.mu.Lock()

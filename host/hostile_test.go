@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/wire"
@@ -558,5 +560,61 @@ func TestSlowServerDoesNotHideOthers(t *testing.T) {
 	}
 	if got := names(h.Skills()); len(got) != 1 || got[0] != "fast:quick" {
 		t.Errorf("skills %v, want [fast:quick]", got)
+	}
+}
+
+// TestListingRestartsOnStaleCursor: a server that publishes a new snapshot
+// between two pages refuses the old cursor; the host lists again from the
+// start instead of keeping half of each snapshot, and gives up (partial)
+// when the server keeps changing.
+func TestListingRestartsOnStaleCursor(t *testing.T) {
+	entry := func(gen, i int) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"uri":"skill://g%d-s%d/SKILL.md","frontmatter":{"name":"g%d-s%d","description":"d"},"resources":"dynamic"}`, gen, i, gen, i))
+	}
+	for _, tc := range []struct {
+		name        string
+		changes     int // snapshots published while the host lists
+		wantPartial bool
+		wantPrefix  string
+	}{
+		{"once", 1, false, "g1-"},
+		{"forever", 100, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake("moving")
+			var mu sync.Mutex
+			gen := 0
+			f.list = func(_ context.Context, _ *mcp.ServerSession, cursor string) (json.RawMessage, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if cursor == "" {
+					return listPage([]json.RawMessage{entry(gen, 0)}, fmt.Sprintf("gen%d", gen)), nil
+				}
+				if cursor != fmt.Sprintf("gen%d", gen) || gen < tc.changes {
+					// the snapshot moved on since this cursor was issued
+					gen++
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "stale cursor: list again from the start"}
+				}
+				return listPage([]json.RawMessage{entry(gen, 1)}, ""), nil
+			}
+			h := connect(t, nil, Origin{Label: "moving", Transport: f.transport(t)})
+			st := h.Origins()[0]
+			if st.Partial != tc.wantPartial {
+				t.Fatalf("partial = %v, want %v; diagnostics:\n%s", st.Partial, tc.wantPartial, diags(h))
+			}
+			if !hasDiag(h, "moving", "listing again from the start") {
+				t.Errorf("no diagnostic for the restart:\n%s", diags(h))
+			}
+			if tc.wantPrefix == "" {
+				return
+			}
+			var names []string
+			for _, s := range h.Skills() {
+				names = append(names, s.Name)
+			}
+			if len(names) != 2 || !strings.HasPrefix(names[0], tc.wantPrefix) || !strings.HasPrefix(names[1], tc.wantPrefix) {
+				t.Errorf("skills %v, want both pages of one snapshot (%s*)", names, tc.wantPrefix)
+			}
+		})
 	}
 }
