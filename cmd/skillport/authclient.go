@@ -43,7 +43,7 @@ func (a *clientAuth) register(fl *pflag.FlagSet, withLogin bool) {
 	}
 	fl.BoolVar(&a.noBrowser, "no-browser", false, "print the sign-in URL instead of opening a browser")
 	fl.StringVar(&a.clientID, "client-id", "", "the OAuth client `ID` registered for skillport with the server's authorization server")
-	fl.StringVar(&a.secretEnv, "client-secret-env", "", "read the client secret from environment variable `NAME`; with --client-id, outside auth login, tokens come from the client credentials grant (machines)")
+	fl.StringVar(&a.secretEnv, "client-secret-env", "", "read the client secret from environment variable `NAME`; with --client-id and without --login (or with auth login --client-credentials), tokens come from the client credentials grant (machines)")
 	fl.StringVar(&a.secretFile, "client-secret-file", "", "read the client secret from `FILE` (first line)")
 	fl.StringVar(&a.metadataURL, "client-metadata-url", "", "an https `URL` of a Client ID Metadata Document describing this client, used where the authorization server accepts one")
 	fl.StringArrayVar(&a.scopes, "scope", nil, "an OAuth `SCOPE` to request besides those the server asks for (repeatable)")
@@ -134,7 +134,8 @@ func attachOAuth(name string, origins []host.Origin, cmdLabel string, flags *cli
 			u := upstream[o.Label]
 			a.clientID, a.secretEnv, a.secretFile, a.metadataURL, a.scopes = u.ClientID, u.ClientSecretEnv, u.ClientSecretFile, u.ClientMetadataURL, u.Scopes
 		}
-		opts, err := a.options(name, store, stderr, true)
+		// A secret without --login means a machine: client credentials.
+		opts, err := a.options(name, store, stderr, !a.login)
 		if err != nil {
 			return err
 		}

@@ -20,8 +20,11 @@ import (
 // own (the test binary with SKILLPORT_AS_CLI=1), as a server for the
 // in-process commands under test.
 func TestMain(m *testing.M) {
-	if os.Getenv("SKILLPORT_AS_CLI") == "1" {
+	switch os.Getenv("SKILLPORT_AS_CLI") {
+	case "1":
 		os.Exit(run(os.Args[1:]))
+	case "conformance":
+		os.Exit(conformanceClient())
 	}
 	os.Exit(m.Run())
 }

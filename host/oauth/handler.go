@@ -299,9 +299,18 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		return fmt.Errorf("%s refused the request: %s %s", h.server, resp.Status, ch.ErrorDescription)
 	}
 	sent, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+	moved := ""
 	if resp.StatusCode == http.StatusUnauthorized && !(h.opts.Fresh && !h.Authorized()) {
-		if done, err := h.refreshAfter401(sent); done || err != nil {
+		// A token of another authorization server is not refreshed there:
+		// when the server's metadata names a new one, the client registers
+		// and signs in with it anew.
+		if moved, err = h.issuerMoved(ctx, ch); err != nil {
 			return err
+		}
+		if moved == "" {
+			if done, err := h.refreshAfter401(sent); done || err != nil {
+				return err
+			}
 		}
 	}
 	switch {
@@ -312,12 +321,31 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	}
 	reason := "no token stored"
 	switch {
+	case moved != "":
+		reason = moved
 	case resp.StatusCode == http.StatusForbidden:
 		reason = "the token lacks scope " + strings.Join(ch.Scopes, " ")
 	case sent != "":
 		reason = "the stored token was refused and cannot be refreshed"
 	}
 	return &LoginRequiredError{Server: h.server, Reason: reason, Command: h.opts.LoginCommand(h.server)}
+}
+
+// issuerMoved says how the server's authorization server changed since
+// the stored token was issued, or "".
+func (h *Handler) issuerMoved(ctx context.Context, ch *Challenge) (string, error) {
+	t, err := h.load()
+	if err != nil || t == nil || t.Issuer == "" {
+		return "", err
+	}
+	d, err := Discover(ctx, h.client, h.server, ch)
+	if err != nil {
+		return "", err
+	}
+	if d.AuthServer.Issuer != t.Issuer {
+		return fmt.Sprintf("its authorization server changed from %s to %s", t.Issuer, d.AuthServer.Issuer), nil
+	}
+	return "", nil
 }
 
 // refreshAfter401 refreshes a refused token once; done reports a new
