@@ -218,6 +218,13 @@ func TestAuthClientCredentials(t *testing.T) {
 	if out, stderr, code := runCLI(t, "ls", mcpURL); code != 0 || !strings.Contains(out, "hello") {
 		t.Errorf("ls with the stored machine token: exit %d\n%s%s", code, out, stderr)
 	}
+	// A gateway.json upstream's "auth" object: the same machine.
+	runCLI(t, "auth", "logout", mcpURL)
+	cfg := filepath.Join(t.TempDir(), "gateway.json")
+	os.WriteFile(cfg, []byte(`{"mcpServers": {"team": {"url": "`+mcpURL+`", "auth": {"clientId": "alice", "clientSecretEnv": "ALICE_SECRET"}}}}`), 0o644)
+	if out, stderr, code := runCLI(t, "ls", "--no-local", "--config", cfg); code != 0 || !strings.Contains(out, "hello") {
+		t.Errorf("ls --config with an upstream auth object: exit %d\n%s%s", code, out, stderr)
+	}
 	t.Setenv("ALICE_SECRET", "wrong")
 	runCLI(t, "auth", "logout", mcpURL)
 	if _, stderr, code := runCLI(t, "auth", "login", "--client-credentials", "--client-id", "alice", "--client-secret-env", "ALICE_SECRET", mcpURL); code != 1 || !strings.Contains(stderr, "/oauth/token") {

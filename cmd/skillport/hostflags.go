@@ -258,7 +258,7 @@ func (f *hostFlags) loadConfig() ([]host.Origin, []string, error) {
 
 // gatewayKeys spots a file written for the gateway: only gateway.json
 // filters or sets these.
-var gatewayKeys = regexp.MustCompile(`"(include|exclude|approvals|tokenBudget|indexBodies|startupWaitMs|callTimeoutMs)"\s*:`)
+var gatewayKeys = regexp.MustCompile(`"(include|exclude|approvals|tokenBudget|indexBodies|startupWaitMs|callTimeoutMs|auth)"\s*:`)
 
 // admits applies a gateway.json's include/exclude lists.
 func (f *hostFlags) admits(e *host.Entry) bool {
