@@ -135,6 +135,14 @@ func TestAuthLoginLsLogout(t *testing.T) {
 		t.Errorf("ls refreshed a token that had 20 s to live")
 	}
 
+	// verify and pull use the same token.
+	if out, stderr, code := runCLI(t, "verify", mcpURL); code != 0 || !strings.Contains(out, "0 failed") {
+		t.Errorf("verify after login: exit %d\n%s%s", code, out, stderr)
+	}
+	if out, stderr, code := runCLI(t, "pull", "--to", t.TempDir(), mcpURL); code != 0 {
+		t.Errorf("pull after login: exit %d\n%s%s", code, out, stderr)
+	}
+
 	// Expiry: refreshed before use, the rotated refresh token saved.
 	time.Sleep(11 * time.Second)
 	out, stderr, code = runCLI(t, "ls", mcpURL)

@@ -92,6 +92,9 @@ type Options struct {
 	// LoginCommand is the command that signs in to a server, for
 	// *LoginRequiredError; default "skillport auth login URL".
 	LoginCommand func(server string) string
+	// LoginScopes is the command that signs in with more scopes, for a
+	// 403 insufficient_scope; default "skillport auth login --scope S ... URL".
+	LoginScopes func(server string, scopes []string) string
 }
 
 // LoginRequiredError is returned for a server that wants a token the
@@ -156,6 +159,11 @@ func New(serverURL string, opts *Options) (*Handler, error) {
 	}
 	if h.opts.LoginCommand == nil {
 		h.opts.LoginCommand = func(s string) string { return "skillport auth login " + s }
+		if h.opts.LoginScopes == nil {
+			h.opts.LoginScopes = func(s string, scopes []string) string {
+				return "skillport auth login --scope " + strings.Join(scopes, " --scope ") + " " + s
+			}
+		}
 	}
 	return h, nil
 }
@@ -328,7 +336,11 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	case sent != "":
 		reason = "the stored token was refused and cannot be refreshed"
 	}
-	return &LoginRequiredError{Server: h.server, Reason: reason, Command: h.opts.LoginCommand(h.server)}
+	cmd := h.opts.LoginCommand(h.server)
+	if resp.StatusCode == http.StatusForbidden && len(ch.Scopes) > 0 && h.opts.LoginScopes != nil {
+		cmd = h.opts.LoginScopes(h.server, ch.Scopes)
+	}
+	return &LoginRequiredError{Server: h.server, Reason: reason, Command: cmd}
 }
 
 // issuerMoved says how the server's authorization server changed since

@@ -244,6 +244,11 @@ func TestLoginRequired(t *testing.T) {
 	if !errors.As(err, &lr) || !strings.Contains(err.Error(), "run: skillport auth login https://s.example/mcp") {
 		t.Errorf("non-interactive 401: %v", err)
 	}
+	resp = &http.Response{StatusCode: 403, Status: "403 Forbidden", Header: http.Header{"Www-Authenticate": {`Bearer error="insufficient_scope", scope="skills:internal"`}}, Body: io.NopCloser(strings.NewReader(""))}
+	req.Header.Set("Authorization", "Bearer t")
+	if err := h.Authorize(context.Background(), req, resp); !errors.As(err, &lr) || !strings.Contains(err.Error(), "lacks scope skills:internal") || !strings.Contains(err.Error(), "run: skillport auth login --scope skills:internal https://s.example/mcp") {
+		t.Errorf("non-interactive 403 insufficient_scope: %v", err)
+	}
 	for _, o := range []*Options{{ClientCredentials: true, ClientID: "x"}, {ClientMetadataURL: "http://insecure.example/c.json"}, {ClientMetadataURL: "https://root.example/"}} {
 		if _, err := New("https://s.example/mcp", o); err == nil {
 			t.Errorf("options %+v accepted", o)
