@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/host/oauth"
 	"github.com/skillport/skillport/internal/oidctest"
@@ -237,5 +240,44 @@ func TestAuthClientCredentials(t *testing.T) {
 	runCLI(t, "auth", "logout", mcpURL)
 	if _, stderr, code := runCLI(t, "auth", "login", "--client-credentials", "--client-id", "alice", "--client-secret-env", "ALICE_SECRET", mcpURL); code != 1 || !strings.Contains(stderr, "/oauth/token") {
 		t.Errorf("auth login with a wrong secret: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestGatewayProtectedUpstream: the gateway reaches a protected upstream
+// as the machine its gateway.json "auth" object names, and republishes
+// its skill.
+func TestGatewayProtectedUpstream(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	mcpURL, _ := startProtectedServe(t)
+	cfg := filepath.Join(t.TempDir(), "gateway.json")
+	os.WriteFile(cfg, []byte(`{"mcpServers": {"team": {"url": "`+mcpURL+`", "auth": {"clientId": "alice", "clientSecretEnv": "ALICE_SECRET"}}},
+		"approvals": {"allow": [{"origin": "*", "skill": "*"}]}}`), 0o644)
+	cmd := exec.Command(os.Args[0], "gateway", "--config", cfg)
+	cmd.Env = append(os.Environ(), "SKILLPORT_AS_CLI=1", "ALICE_SECRET=secret")
+	cmd.Stderr = os.Stderr
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := 0; ; i++ {
+		res, err := s.ListPrompts(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, p := range res.Prompts {
+			names = append(names, p.Name)
+		}
+		if strings.Contains(strings.Join(names, " "), "hello") {
+			break
+		}
+		if i == 50 {
+			t.Fatalf("the gateway's prompts %q lack the protected upstream's skill", names)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
