@@ -219,10 +219,10 @@ func (h *Handler) TokenSource(context.Context) (oauth2.TokenSource, error) {
 		return nil, nil
 	}
 	t, err := h.load()
-	if err != nil {
-		return nil, err
-	}
-	if t == nil {
+	if err != nil || t == nil {
+		// No token, or a tokens file that cannot be used: the request goes
+		// without one. A server that needs one answers 401, and Authorize
+		// reports the file's problem then; a public server is unaffected.
 		return nil, nil
 	}
 	h.ts = h.source(t)

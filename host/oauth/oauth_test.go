@@ -171,6 +171,17 @@ func TestStore(t *testing.T) {
 		if err := s.Put(&Token{Resource: "x"}); !errors.Is(err, ErrInsecureStore) {
 			t.Errorf("write to a group-readable file: %v", err)
 		}
+		// A handler sends no token from such a file, and reports it on
+		// the server's 401.
+		h, _ := New("https://b/mcp", &Options{Store: s})
+		if ts, err := h.TokenSource(context.Background()); ts != nil || err != nil {
+			t.Errorf("token source from a group-readable file: %v %v", ts, err)
+		}
+		req, _ := http.NewRequest("POST", "https://b/mcp", nil)
+		resp := &http.Response{StatusCode: 401, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(""))}
+		if err := h.Authorize(context.Background(), req, resp); !errors.Is(err, ErrInsecureStore) {
+			t.Errorf("401 with a group-readable file: %v", err)
+		}
 		os.Chmod(p, 0o600)
 	}
 	os.WriteFile(p, []byte("{not json"), 0o600)
