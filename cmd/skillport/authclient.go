@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/skillport/skillport/gateway"
 	"github.com/skillport/skillport/host"
@@ -182,7 +183,9 @@ server (protected resource metadata, then the authorization server's
 metadata), and signs in with the authorization code grant and PKCE: the
 browser opens the authorization server's page, which returns to a one-time
 listener on 127.0.0.1. Without a display, or with --no-browser, the URL is
-printed on stderr and login waits for it to be opened on this machine.
+printed on stderr and login waits for it to be opened; a browser on another
+machine cannot reach the listener, so paste the URL of the page it fails to
+load (its address bar) at the prompt.
 
 The client is identified by --client-id (registered with the authorization
 server), by --client-metadata-url where the authorization server accepts Client
@@ -254,6 +257,9 @@ func runAuthLogin(ctx context.Context, stderr io.Writer, u string, ca *clientAut
 	}
 	opts.LoginTimeout = timeout
 	opts.Fresh = true
+	if term.IsTerminal(int(os.Stdin.Fd())) {
+		opts.Paste = os.Stdin // a browser on another machine: the redirected URL, pasted
+	}
 	h, err := oauth.New(u, opts)
 	if err != nil {
 		return usageErrorf("auth login: %v", err)

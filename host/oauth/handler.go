@@ -82,6 +82,10 @@ type Options struct {
 	Interactive bool
 	// NoBrowser prints the authorization URL instead of opening it.
 	NoBrowser bool
+	// Paste, if set, is read for the redirected URL pasted by hand when the
+	// browser runs on another machine (no browser was opened here): the
+	// terminal's standard input.
+	Paste io.Reader
 	// Browser opens a URL; default OpenBrowser.
 	Browser func(url string) error
 	// Stderr receives the authorization URL and progress; default os.Stderr.
@@ -479,12 +483,19 @@ func (h *Handler) authorizationCode(ctx context.Context, req *http.Request, resp
 				lb.expect(u.Query().Get("state"))
 			}
 			fmt.Fprintf(h.opts.Stderr, "To sign in to %s, open this URL in a browser:\n\n  %s\n\n", h.server, args.URL)
+			opened := false
 			if !h.opts.NoBrowser {
 				if err := h.opts.Browser(args.URL); err != nil {
 					fmt.Fprintf(h.opts.Stderr, "(no browser opened: %v)\n", err)
+				} else {
+					opened = true
 				}
 			}
 			fmt.Fprintf(h.opts.Stderr, "Waiting up to %s for the browser to return to %s ...\n", h.opts.LoginTimeout, lb.url)
+			if !opened && h.opts.Paste != nil {
+				fmt.Fprintf(h.opts.Stderr, "If the browser runs on another machine, it cannot reach that address: paste here the URL of the page it fails to load.\n")
+				go lb.readPasted(h.opts.Paste, h.opts.Stderr)
+			}
 			return lb.wait(ctx, h.opts.LoginTimeout)
 		},
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {

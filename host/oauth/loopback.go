@@ -1,15 +1,19 @@
 package oauth
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"html"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,29 +66,69 @@ func (l *loopback) serve(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	q := r.URL.Query()
+	status, err := l.accept(r.URL.Query())
+	if status != http.StatusOK {
+		http.Error(w, err.Error(), status)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err != nil {
+		fmt.Fprintf(w, "<!doctype html><title>skillport</title><p>%s. You can close this tab.</p>", html.EscapeString(err.Error()))
+		return
+	}
+	fmt.Fprint(w, "<!doctype html><title>skillport</title><p>Signed in. You can close this tab and return to the terminal.</p>")
+}
+
+// accept takes the authorization response q, once: a response with
+// another state is refused (status 400) without ending the sign-in. With
+// status 200, err is the authorization server's refusal, if it refused.
+func (l *loopback) accept(q url.Values) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.done {
-		http.Error(w, "This sign-in has already finished.", http.StatusGone)
-		return
+		return http.StatusGone, errors.New("this sign-in has already finished")
 	}
 	if l.state == "" || q.Get("state") != l.state {
 		// Not the answer to our request (a stale tab, another page): it
 		// neither ends nor spoils the sign-in.
-		http.Error(w, "The state of this response does not match the sign-in in progress; ignored.", http.StatusBadRequest)
-		return
+		return http.StatusBadRequest, errors.New("the state of this response does not match the sign-in in progress; ignored")
 	}
 	l.done = true
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if e := q.Get("error"); e != "" {
-		desc := q.Get("error_description")
-		fmt.Fprintf(w, "<!doctype html><title>skillport</title><p>Sign-in failed: %s %s. You can close this tab.</p>", html.EscapeString(e), html.EscapeString(desc))
-		l.res <- loopbackResult{err: fmt.Errorf("the authorization server refused the sign-in: %s %s", e, desc)}
-		return
+		err := fmt.Errorf("the authorization server refused the sign-in: %s %s", e, q.Get("error_description"))
+		l.res <- loopbackResult{err: err}
+		return http.StatusOK, err
 	}
-	fmt.Fprint(w, "<!doctype html><title>skillport</title><p>Signed in. You can close this tab and return to the terminal.</p>")
 	l.res <- loopbackResult{res: &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}}
+	return http.StatusOK, nil
+}
+
+// MaxPastedBytes bounds a line pasted at the sign-in prompt.
+const MaxPastedBytes = 16 << 10
+
+// readPasted accepts the redirect URL pasted on r, line by line, for a
+// browser on another machine (which cannot reach this one's loopback
+// listener): the address bar of the page it could not load. Lines that
+// are not the answer are reported on w and skipped.
+func (l *loopback) readPasted(r io.Reader, w io.Writer) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), MaxPastedBytes)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		u, err := url.Parse(line)
+		if err != nil || u.RawQuery == "" {
+			fmt.Fprintf(w, "That is not the redirected URL (it has the code and state in its query); paste the whole address.\n")
+			continue
+		}
+		status, err := l.accept(u.Query())
+		if status == http.StatusOK || status == http.StatusGone {
+			return
+		}
+		fmt.Fprintf(w, "%v\n", err)
+	}
 }
 
 func (l *loopback) wait(ctx context.Context, timeout time.Duration) (*auth.AuthorizationResult, error) {

@@ -243,29 +243,58 @@ func (o *OP) Resources(path string) []string {
 // the redirects back to the client's loopback listener.
 func (o *OP) Browser(t testing.TB) func(string) error {
 	return func(authURL string) error {
-		jar, _ := cookiejar.New(nil)
-		c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
-		resp, err := c.Get(authURL)
-		if err != nil {
-			return err
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		m := regexp.MustCompile(`name="id" value="([^"]+)"`).FindSubmatch(body)
-		if m == nil {
-			return fmt.Errorf("no login form at %s: %s %s", resp.Request.URL, resp.Status, body)
-		}
-		resp, err = c.PostForm(o.URL+"/login/username", url.Values{"id": {string(m[1])}, "username": {o.User()}, "password": {Password}})
-		if err != nil {
-			return err
-		}
-		body, _ = io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("sign-in ended at %s: %s %s", resp.Request.URL, resp.Status, body)
-		}
-		return nil
+		_, err := o.signIn(authURL, false)
+		return err
 	}
+}
+
+// RemoteBrowser is a browser on another machine: it signs in like
+// Browser, but cannot load the client's loopback redirect; it returns
+// that URL, which the person then copies from the address bar.
+func (o *OP) RemoteBrowser(t testing.TB) func(string) (string, error) {
+	return func(authURL string) (string, error) { return o.signIn(authURL, true) }
+}
+
+func (o *OP) signIn(authURL string, remote bool) (string, error) {
+	var redirect string
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	if remote {
+		op, _ := url.Parse(o.URL)
+		c.CheckRedirect = func(r *http.Request, _ []*http.Request) error {
+			if r.URL.Host != op.Host {
+				redirect = r.URL.String()
+				return http.ErrUseLastResponse
+			}
+			return nil
+		}
+	}
+	resp, err := c.Get(authURL)
+	if err != nil {
+		return "", err
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`name="id" value="([^"]+)"`).FindSubmatch(body)
+	if m == nil {
+		return "", fmt.Errorf("no login form at %s: %s %s", resp.Request.URL, resp.Status, body)
+	}
+	resp, err = c.PostForm(o.URL+"/login/username", url.Values{"id": {string(m[1])}, "username": {o.User()}, "password": {Password}})
+	if err != nil {
+		return "", err
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if remote {
+		if redirect == "" {
+			return "", fmt.Errorf("sign-in ended at %s without a redirect to the client: %s %s", resp.Request.URL, resp.Status, body)
+		}
+		return redirect, nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("sign-in ended at %s: %s %s", resp.Request.URL, resp.Status, body)
+	}
+	return "", nil
 }
 
 // Rotate adds a new signing key, used from now on; the old one stays
