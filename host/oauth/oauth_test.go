@@ -291,3 +291,25 @@ func TestResourceParamBound(t *testing.T) {
 		t.Error("an oversized token request was sent")
 	}
 }
+
+func TestReadPasted(t *testing.T) {
+	lb, _ := newLoopback()
+	defer lb.close()
+	lb.expect("s")
+	var out strings.Builder
+	lb.readPasted(strings.NewReader("not a url\n"+lb.url+"?code=evil&state=other\n"+lb.url+"?code=c&state=s\n"), &out)
+	res, err := lb.wait(context.Background(), time.Second)
+	if err != nil || res.Code != "c" || !strings.Contains(out.String(), "does not match") || !strings.Contains(out.String(), "not the redirected URL") {
+		t.Errorf("pasted: %+v %v %q", res, err, out.String())
+	}
+
+	// A line longer than MaxPastedBytes ends the reading; the sign-in
+	// still waits for the browser.
+	lb2, _ := newLoopback()
+	defer lb2.close()
+	lb2.expect("s")
+	lb2.readPasted(strings.NewReader(strings.Repeat("a", MaxPastedBytes+1)+"\n"+lb2.url+"?code=c&state=s\n"), io.Discard)
+	if _, err := lb2.wait(context.Background(), 50*time.Millisecond); err == nil {
+		t.Error("a line past an oversized one was read")
+	}
+}
