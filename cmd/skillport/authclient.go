@@ -204,10 +204,10 @@ credentials grant.`,
 
 	logout := &cobra.Command{
 		Use:   "logout URL",
-		Short: "Forget the tokens of the server at URL",
+		Short: "Revoke and forget the tokens of the server at URL",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAuthLogout(cmd.OutOrStdout(), args[0])
+			return runAuthLogout(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0])
 		},
 	}
 	var asJSON bool
@@ -286,19 +286,31 @@ func runAuthLogin(ctx context.Context, stderr io.Writer, u string, ca *clientAut
 	return nil
 }
 
-func runAuthLogout(stdout io.Writer, u string) error {
+func runAuthLogout(ctx context.Context, stdout, stderr io.Writer, u string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	store, err := tokenStore()
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
-	ok, err := store.Delete(u)
+	t, err := store.Get(u)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("auth logout: %w", err)}
 	}
-	if !ok {
+	if t == nil {
 		return &exitError{code: 1, err: fmt.Errorf("auth logout: not signed in to %s (see skillport auth status)", u)}
 	}
+	// Revoked first, so that a copy of the token is useless too; forgotten
+	// either way.
+	rerr := oauth.Revoke(ctx, nil, t)
+	if _, err := store.Delete(u); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("auth logout: %w", err)}
+	}
 	fmt.Fprintf(stdout, "Signed out of %s\n", u)
+	if rerr != nil {
+		fmt.Fprintf(stderr, "skillport: auth logout: the token was forgotten but not revoked: %s\n", esc(rerr.Error()))
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,9 +195,19 @@ func TestAuthLoginLsLogout(t *testing.T) {
 	}
 	os.Chmod(p, 0o600)
 
-	out, _, code = runCLI(t, "auth", "logout", mcpURL)
-	if code != 0 || !strings.Contains(out, "Signed out") {
-		t.Errorf("auth logout: exit %d %q", code, out)
+	last := readTokens(t)[mcpURL]
+	out, stderr, code = runCLI(t, "auth", "logout", mcpURL)
+	if code != 0 || !strings.Contains(out, "Signed out") || strings.Contains(stderr, "not revoked") {
+		t.Errorf("auth logout: exit %d %q %q", code, out, stderr)
+	}
+	// Revoked at the provider: the refresh token no longer works.
+	resp, err := http.PostForm(op.URL+"/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {last.RefreshToken}, "client_id": {oidctest.CLIClient}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Error("the refresh token still works after logout")
 	}
 	_, stderr, code = runCLI(t, "ls", mcpURL)
 	if code != 1 || !strings.Contains(stderr, login) {
