@@ -125,6 +125,7 @@ type Handler struct {
 	mem        *Token // the token when there is no Store
 	fresh      string // the access token the last refresh-after-401 obtained
 	authorized bool   // Authorize obtained a token
+	none       bool   // the store had no token for the server when last read
 }
 
 var _ auth.OAuthHandler = (*Handler)(nil)
@@ -219,14 +220,16 @@ func (h *Handler) TokenSource(context.Context) (oauth2.TokenSource, error) {
 	if h.ts != nil {
 		return h.ts, nil
 	}
-	if h.opts.Fresh && !h.authorized {
+	if (h.opts.Fresh && !h.authorized) || h.none {
 		return nil, nil
 	}
 	t, err := h.load()
 	if err != nil || t == nil {
-		// No token, or a tokens file that cannot be used: the request goes
-		// without one. A server that needs one answers 401, and Authorize
-		// reports the file's problem then; a public server is unaffected.
+		// No token, or a tokens file that cannot be used: the requests go
+		// without one (and the file is not read for each). A server that
+		// needs one answers 401, and Authorize reads the file again, and
+		// reports its problem; a public server is unaffected.
+		h.none = true
 		return nil, nil
 	}
 	h.ts = h.source(t)
@@ -237,7 +240,7 @@ func (h *Handler) TokenSource(context.Context) (oauth2.TokenSource, error) {
 // store; obtained reports a new token.
 func (h *Handler) reset(obtained bool) {
 	h.tsMu.Lock()
-	h.ts = nil
+	h.ts, h.none = nil, false
 	h.authorized = h.authorized || obtained
 	h.tsMu.Unlock()
 }
