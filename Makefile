@@ -58,5 +58,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzHTTPPeek -fuzztime 60s ./server/
 	$(GO) test -run '^$$' -fuzz FuzzValidateEntry -fuzztime 60s ./skillclient/
 	$(GO) test -run '^$$' -fuzz FuzzParseSpec -fuzztime 60s ./gitsource/
+	$(GO) test -run '^$$' -fuzz FuzzParseChallenge -fuzztime 60s ./host/oauth/
+	$(GO) test -run '^$$' -fuzz FuzzDiscover -fuzztime 60s ./host/oauth/
 	$(GO) test -run '^$$' -fuzz FuzzRenderMarkdown -fuzztime 60s ./web/
 	$(GO) test -run '^$$' -fuzz FuzzIndexSkill -fuzztime 60s ./registry/

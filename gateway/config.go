@@ -54,6 +54,11 @@ type Config struct {
 	Origins []host.Origin
 	// Filters hold each origin's include/exclude lists, by label.
 	Filters map[string]*Filter
+	// Auth holds how the host identifies itself to the authorization
+	// server of an upstream that requires OAuth, by label (an upstream's
+	// "auth" object). Upstreams without one use the tokens of
+	// "skillport auth login".
+	Auth map[string]*UpstreamAuth
 	// Approvals are the approval settings.
 	Approvals ApprovalConfig
 	// TokenBudget bounds the catalog in the instructions and in the
@@ -223,11 +228,27 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	}
 	for i, raw := range raws {
 		var f struct {
-			Include *[]string `json:"include"`
-			Exclude []string  `json:"exclude"`
+			Include *[]string       `json:"include"`
+			Exclude []string        `json:"exclude"`
+			Auth    json.RawMessage `json:"auth"`
 		}
 		if err := decodeObject(raw, &f); err != nil {
 			return nil, bad(fields[i], "%v", err)
+		}
+		if f.Auth != nil {
+			a, err := parseUpstreamAuth(f.Auth, origins[i].URL != "")
+			if err != nil {
+				return nil, bad(fields[i]+".auth", "%v", err)
+			}
+			if a.ClientSecretFile != "" {
+				if a.ClientSecretFile, err = resolvePath(base, a.ClientSecretFile); err != nil {
+					return nil, bad(fields[i]+".auth.clientSecretFile", "%v", err)
+				}
+			}
+			if cfg.Auth == nil {
+				cfg.Auth = map[string]*UpstreamAuth{}
+			}
+			cfg.Auth[origins[i].Label] = a
 		}
 		filter, err := newFilter(f.Include, f.Exclude)
 		if err != nil {
@@ -383,4 +404,53 @@ func resolvePath(base, p string) (string, error) {
 		p = filepath.Join(base, p)
 	}
 	return p, nil
+}
+
+// UpstreamAuth is an upstream's "auth" object: the OAuth client the host
+// is for that server's authorization server.
+//
+//	"auth": {"clientId": "gateway", "clientSecretEnv": "TEAM_SECRET", "scopes": ["skills:read"]}
+//
+// With a secret the gateway is a machine and obtains tokens with the
+// client credentials grant; without one it uses the tokens of
+// "skillport auth login URL" (clientId then names a pre-registered public
+// client). The secret comes from an environment variable or a file, never
+// from the configuration itself.
+type UpstreamAuth struct {
+	ClientID          string   `json:"clientId"`
+	ClientSecretEnv   string   `json:"clientSecretEnv"`
+	ClientSecretFile  string   `json:"clientSecretFile"`
+	ClientMetadataURL string   `json:"clientMetadataUrl"`
+	Scopes            []string `json:"scopes"`
+}
+
+var authKeys = []string{"clientId", "clientSecretEnv", "clientSecretFile", "clientMetadataUrl", "scopes"}
+
+func parseUpstreamAuth(raw json.RawMessage, isURL bool) (*UpstreamAuth, error) {
+	if !isURL {
+		return nil, errors.New("applies to servers reached by URL only")
+	}
+	obj, err := objectOf(raw)
+	if err != nil {
+		return nil, fmt.Errorf("must be an object: %v", err)
+	}
+	for k := range obj {
+		if !slices.Contains(authKeys, k) {
+			if k == "clientSecret" {
+				return nil, errors.New("clientSecret: a secret does not belong in the file; name its environment variable (clientSecretEnv) or file (clientSecretFile)")
+			}
+			return nil, fmt.Errorf("%s: unknown field; the fields are %s", k, strings.Join(authKeys, ", "))
+		}
+	}
+	var a UpstreamAuth
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, err
+	}
+	if (a.ClientSecretEnv != "" || a.ClientSecretFile != "") && a.ClientID == "" {
+		return nil, errors.New("a client secret needs clientId")
+	}
+	if a.ClientSecretEnv != "" && a.ClientSecretFile != "" {
+		return nil, errors.New("give clientSecretEnv or clientSecretFile, not both")
+	}
+	return &a, nil
 }

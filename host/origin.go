@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillport/skillport/gitsource"
@@ -41,6 +42,10 @@ type Origin struct {
 	// (for example Authorization: Bearer …).
 	URL     string
 	Headers map[string]string
+	// OAuth, with URL, signs requests in to a server that requires OAuth
+	// and answers its 401 (package host/oauth); nil sends no token but
+	// those in Headers.
+	OAuth auth.OAuthHandler
 
 	// Transport connects to a server directly, e.g. mcp.NewInMemoryTransports.
 	Transport mcp.Transport
@@ -138,6 +143,7 @@ func (o *Origin) transport(stderr io.Writer) mcp.Transport {
 			HTTPClient:   &http.Client{Transport: rt},
 			MaxRetries:   1,
 			MaxEventSize: MaxMessageBytes,
+			OAuthHandler: o.OAuth,
 		}
 	}
 }

@@ -77,6 +77,11 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return usageErrorf("%s", esc(err.Error()))
 	}
+	// Upstreams that require OAuth: their "auth" objects, or the tokens of
+	// skillport auth login; a gateway never opens a browser.
+	if err := attachOAuth("gateway", cfg.Origins, "", nil, cfg.Auth, os.Stderr); err != nil {
+		return err
+	}
 	log := slog.Default()
 	for _, n := range cfg.Notes {
 		log.Info("gateway: " + n)

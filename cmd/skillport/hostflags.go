@@ -23,6 +23,7 @@ import (
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/host/cache"
+	"github.com/skillport/skillport/host/oauth"
 	"github.com/skillport/skillport/siteorigin"
 )
 
@@ -42,10 +43,12 @@ type hostFlags struct {
 	noServerArg    bool
 	defaultTimeout time.Duration
 
-	timeoutSet bool                       // --timeout was given
-	filters    map[string]*gateway.Filter // a gateway.json's include/exclude lists, by label
-	only       []string                   // pull --skill: skill paths to keep
-	refused    []string                   // entries of a site read over HTTP that were not used, and why
+	timeoutSet bool                             // --timeout was given
+	filters    map[string]*gateway.Filter       // a gateway.json's include/exclude lists, by label
+	auth       clientAuth                       // how to sign in to the server on the command line
+	upstreams  map[string]*gateway.UpstreamAuth // a gateway.json's auth objects, by label
+	only       []string                         // pull --skill: skill paths to keep
+	refused    []string                         // entries of a site read over HTTP that were not used, and why
 }
 
 // lsTimeout is ls's default --timeout: listing is one round trip, and a
@@ -59,6 +62,9 @@ func (f *hostFlags) register(cmd *cobra.Command, withLocal bool) {
 	if !f.noServerArg {
 		fl.StringVar(&f.label, "label", "server", "host label for the server given on the command line")
 		fl.StringArrayVarP(&f.headers, "header", "H", nil, `HTTP header for the server URL, "Name: value" (repeatable)`)
+		f.auth.register(fl, true)
+	} else {
+		fl.BoolVar(&f.auth.login, "login", false, "sign in in the browser to a server that asks for it (otherwise say to run skillport auth login)")
 	}
 	if f.defaultTimeout == 0 {
 		f.defaultTimeout = host.DefaultCallTimeout
@@ -220,6 +226,16 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 		seen[o.Label] = true
 		uniq = append(uniq, o)
 	}
+	cmdLabel := ""
+	if len(args) > 0 && dash < 0 {
+		cmdLabel = f.label
+	}
+	if err := attachOAuth(name, uniq, cmdLabel, &f.auth, f.upstreams, stderr); err != nil {
+		return nil, err
+	}
+	if f.auth.login && !f.timeoutSet {
+		f.timeout = oauth.DefaultLoginTimeout // a sign-in waits for the user
+	}
 	return uniq, nil
 }
 
@@ -234,7 +250,7 @@ func (f *hostFlags) loadConfig() ([]host.Origin, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		f.filters = cfg.Filters
+		f.filters, f.upstreams = cfg.Filters, cfg.Auth
 		return cfg.Origins, cfg.Notes, nil
 	}
 	return host.LoadConfig(f.config)
@@ -242,7 +258,7 @@ func (f *hostFlags) loadConfig() ([]host.Origin, []string, error) {
 
 // gatewayKeys spots a file written for the gateway: only gateway.json
 // filters or sets these.
-var gatewayKeys = regexp.MustCompile(`"(include|exclude|approvals|tokenBudget|indexBodies|startupWaitMs|callTimeoutMs)"\s*:`)
+var gatewayKeys = regexp.MustCompile(`"(include|exclude|approvals|tokenBudget|indexBodies|startupWaitMs|callTimeoutMs|auth)"\s*:`)
 
 // admits applies a gateway.json's include/exclude lists.
 func (f *hostFlags) admits(e *host.Entry) bool {

@@ -26,6 +26,7 @@ var rank = map[string]int{
 	"wire":              2,
 	"host/cache":        3,
 	"host/approval":     3,
+	"host/oauth":        3,
 	"server":            3,
 	"gitsource":         3,
 	"skillclient":       3,

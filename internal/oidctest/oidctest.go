@@ -8,10 +8,13 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -64,9 +67,64 @@ func (c *opClient) RestrictAdditionalAccessTokenScopes() func([]string) []string
 // signing keys and the scope and groups claims in access tokens.
 type opStorage struct {
 	*storage.Storage
-	mu      sync.Mutex
-	keys    []*opKey // the last one signs
-	clients map[string]*opClient
+	mu       sync.Mutex
+	keys     []*opKey // the last one signs
+	clients  map[string]*opClient
+	audience string        // of the tokens the native client gets
+	ttl      time.Duration // of those tokens; 0 for the storage's 5 minutes
+	cli      op.Client
+}
+
+// cliClient is the provider's native (public, PKCE) client for the host:
+// a loopback redirect at any port, refresh tokens, JWT access tokens.
+type cliClient struct{ op.Client }
+
+func (c cliClient) AccessTokenType() op.AccessTokenType { return op.AccessTokenTypeJWT }
+func (c cliClient) IsScopeAllowed(string) bool          { return true }
+
+func (s *opStorage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
+	if id == CLIClient {
+		return s.cli, nil
+	}
+	return s.Storage.GetClientByClientID(ctx, id)
+}
+
+// audRequest gives the native client's tokens the resource's audience
+// (the example storage names the client instead).
+type audRequest struct {
+	*storage.AuthRequest
+	aud string
+}
+
+func (r audRequest) GetAudience() []string { return []string{r.aud} }
+
+func (s *opStorage) AuthRequestByCode(ctx context.Context, code string) (op.AuthRequest, error) {
+	r, err := s.Storage.AuthRequestByCode(ctx, code)
+	if ar, ok := r.(*storage.AuthRequest); ok && err == nil && ar.ApplicationID == CLIClient {
+		return audRequest{ar, s.audience}, nil
+	}
+	return r, err
+}
+
+func (s *opStorage) TokenRequestByRefreshToken(ctx context.Context, token string) (op.RefreshTokenRequest, error) {
+	r, err := s.Storage.TokenRequestByRefreshToken(ctx, token)
+	if rr, ok := r.(*storage.RefreshTokenRequest); ok && err == nil && rr.ApplicationID == CLIClient {
+		rr.Audience = []string{s.audience}
+	}
+	return r, err
+}
+
+func (s *opStorage) CreateAccessAndRefreshTokens(ctx context.Context, req op.TokenRequest, current string) (string, string, time.Time, error) {
+	if ar, ok := req.(audRequest); ok {
+		req = ar.AuthRequest
+	}
+	id, refresh, exp, err := s.Storage.CreateAccessAndRefreshTokens(ctx, req, current)
+	s.mu.Lock()
+	if s.ttl != 0 {
+		exp = time.Now().Add(s.ttl)
+	}
+	s.mu.Unlock()
+	return id, refresh, exp, err
 }
 
 func (s *opStorage) rotate(t testing.TB) {
@@ -140,9 +198,103 @@ func (s *opStorage) GetPrivateClaimsFromScopes(_ context.Context, _, clientID st
 //   - "other": tokens for the audience https://elsewhere.test/mcp.
 //
 // Access tokens are JWTs carrying "scope" and "groups".
+//
+// and the native client [CLIClient] for the authorization code grant with
+// PKCE and refresh tokens, whose user signs in on the provider's login
+// form as [User] with [Password].
 type OP struct {
 	URL   string
 	store *opStorage
+
+	mu        sync.Mutex
+	resources map[string][]string // the RFC 8707 resource parameters seen, by endpoint path
+}
+
+// The native client and its user.
+const (
+	CLIClient = "skillport-cli"
+	Password  = "verysecure"
+)
+
+// User is the user name to sign in with.
+func (o *OP) User() string {
+	u, _ := url.Parse(o.URL)
+	return "test-user@" + u.Hostname()
+}
+
+// SetAccessTTL sets the lifetime of the native client's access tokens
+// issued from now on.
+func (o *OP) SetAccessTTL(d time.Duration) {
+	o.store.mu.Lock()
+	o.store.ttl = d
+	o.store.mu.Unlock()
+}
+
+// Resources returns the resource parameters (RFC 8707) the provider
+// received at path ("/authorize", "/oauth/token"), in order.
+func (o *OP) Resources(path string) []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.resources[path]...)
+}
+
+// Browser is what a person does in the browser: it opens the
+// authorization URL, signs in on the provider's login form, and follows
+// the redirects back to the client's loopback listener.
+func (o *OP) Browser(t testing.TB) func(string) error {
+	return func(authURL string) error {
+		_, err := o.signIn(authURL, false)
+		return err
+	}
+}
+
+// RemoteBrowser is a browser on another machine: it signs in like
+// Browser, but cannot load the client's loopback redirect; it returns
+// that URL, which the person then copies from the address bar.
+func (o *OP) RemoteBrowser(t testing.TB) func(string) (string, error) {
+	return func(authURL string) (string, error) { return o.signIn(authURL, true) }
+}
+
+func (o *OP) signIn(authURL string, remote bool) (string, error) {
+	var redirect string
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	if remote {
+		op, _ := url.Parse(o.URL)
+		c.CheckRedirect = func(r *http.Request, _ []*http.Request) error {
+			if r.URL.Host != op.Host {
+				redirect = r.URL.String()
+				return http.ErrUseLastResponse
+			}
+			return nil
+		}
+	}
+	resp, err := c.Get(authURL)
+	if err != nil {
+		return "", err
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`name="id" value="([^"]+)"`).FindSubmatch(body)
+	if m == nil {
+		return "", fmt.Errorf("no login form at %s: %s %s", resp.Request.URL, resp.Status, body)
+	}
+	resp, err = c.PostForm(o.URL+"/login/username", url.Values{"id": {string(m[1])}, "username": {o.User()}, "password": {Password}})
+	if err != nil {
+		return "", err
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if remote {
+		if redirect == "" {
+			return "", fmt.Errorf("sign-in ended at %s without a redirect to the client: %s %s", resp.Request.URL, resp.Status, body)
+		}
+		return redirect, nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("sign-in ended at %s: %s %s", resp.Request.URL, resp.Status, body)
+	}
+	return "", nil
 }
 
 // Rotate adds a new signing key, used from now on; the old one stays
@@ -159,7 +311,9 @@ func Start(t testing.TB, audience string) *OP {
 		return &opClient{Client: base, id: id, secret: "secret", aud: aud, ttl: ttl, groups: groups}
 	}
 	st := &opStorage{
-		Storage: storage.NewStorage(storage.NewUserStore(srv.URL)),
+		Storage:  storage.NewStorage(storage.NewUserStore(srv.URL)),
+		audience: audience,
+		cli:      cliClient{storage.NativeClient(CLIClient, "http://127.0.0.1/callback")},
 		clients: map[string]*opClient{
 			"alice":   mk("alice", audience, 0, "ops"),
 			"bob":     mk("bob", audience, 0, "sales"),
@@ -170,12 +324,39 @@ func Start(t testing.TB, audience string) *OP {
 	st.rotate(t)
 	var key [32]byte
 	rand.Read(key[:])
-	p, err := op.NewProvider(&op.Config{CryptoKey: key, CodeMethodS256: true, AuthMethodPost: true}, st, op.StaticIssuer(srv.URL), op.WithAllowInsecure())
+	p, err := op.NewProvider(&op.Config{CryptoKey: key, CodeMethodS256: true, AuthMethodPost: true, GrantTypeRefreshToken: true}, st, op.StaticIssuer(srv.URL), op.WithAllowInsecure())
 	if err != nil {
 		t.Fatal(err)
 	}
-	h = p
-	return &OP{URL: srv.URL, store: st}
+	o := &OP{URL: srv.URL, store: st, resources: map[string][]string{}}
+	// The login form is the embedder's part of an OpenID provider.
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /login/username", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<form method="POST" action="/login/username"><input type="hidden" name="id" value="%s"><input name="username"><input name="password" type="password"></form>`, html.EscapeString(r.FormValue("authRequestID")))
+	})
+	mux.HandleFunc("POST /login/username", func(w http.ResponseWriter, r *http.Request) {
+		id := r.FormValue("id")
+		if err := st.CheckUsernamePassword(r.FormValue("username"), r.FormValue("password"), id); err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		http.Redirect(w, r, op.AuthCallbackURL(p)(r.Context(), id), http.StatusFound)
+	})
+	mux.Handle("/", p)
+	h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/authorize" || r.URL.Path == "/oauth/token" {
+			if err := r.ParseForm(); err == nil {
+				if res, ok := r.Form["resource"]; ok {
+					o.mu.Lock()
+					o.resources[r.URL.Path] = append(o.resources[r.URL.Path], res...)
+					o.mu.Unlock()
+				}
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
+	return o
 }
 
 // Token gets an access token for client with scopes from the provider's
