@@ -201,6 +201,9 @@ func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
 			return bi, nil
 		}
 	}
+	if blobRead != nil {
+		blobRead(h)
+	}
 	o, err := st.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return bi, err
@@ -378,10 +381,13 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
 	}
-	return f.entries(t), nil
+	return f.entries(t, name), nil
 }
 
-func (f *FS) entries(t *treeIndex) []fs.DirEntry {
+func (f *FS) entries(t *treeIndex, name string) []fs.DirEntry {
+	if dirListed != nil {
+		dirListed(name)
+	}
 	out := make([]fs.DirEntry, len(t.Entries))
 	for i, e := range t.Entries {
 		out[i] = &dirEntry{fs: f, e: e}
@@ -445,6 +451,13 @@ func (fi *fileInfo) ContentID() string { return fi.hash.String() }
 // Explain implements catalog.Explainer.
 func (fi *fileInfo) Explain() string { return fi.why }
 
+// blobRead, when set (by tests), is called with each blob whose content
+// is read, to check that a build reads only what it must.
+var blobRead func(plumbing.Hash)
+
+// dirListed, when set (by tests), is called with each folder listed.
+var dirListed func(string)
+
 // maxLinkTarget bounds a symbolic link's target, as PATH_MAX does.
 const maxLinkTarget = 4096
 
@@ -453,6 +466,9 @@ const maxLinkTarget = 4096
 // served from memory: a skill's files are bounded by the catalog's
 // per-skill limit, which it checks on the sizes before opening anything.
 func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
+	if blobRead != nil {
+		blobRead(h)
+	}
 	st := <-f.stores
 	defer func() { f.stores <- st }()
 	o, err := st.EncodedObject(plumbing.BlobObject, h)
@@ -501,7 +517,7 @@ func (d *dirFile) Close() error { return nil }
 // ReadDir implements fs.ReadDirFile.
 func (d *dirFile) ReadDir(n int) ([]fs.DirEntry, error) {
 	if d.ents == nil {
-		d.ents = d.fs.entries(d.tree)
+		d.ents = d.fs.entries(d.tree, d.path)
 	}
 	rest := d.ents[d.off:]
 	if n <= 0 {

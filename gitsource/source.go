@@ -565,7 +565,17 @@ func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Ca
 	}
 	var c *catalog.Catalog
 	if prev != nil {
-		c, err = prev.ReloadFS(fsys)
+		// Only the subtrees whose ids changed are read; the rest of the
+		// catalog is the previous one's.
+		c, err = nil, errNoDiff
+		if old, ok := prev.FS().(*FS); ok {
+			if changed, derr := fsys.changedSince(old); derr == nil {
+				c, err = prev.ReloadChanged(fsys, changed)
+			}
+		}
+		if err == errNoDiff {
+			c, err = prev.ReloadFS(fsys)
+		}
 	} else {
 		o := catalog.Options{}
 		if s.opts.Catalog != nil {
@@ -597,6 +607,9 @@ func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Ca
 	}
 	return c, nil
 }
+
+// errNoDiff says the previous commit's tree could not be compared.
+var errNoDiff = errors.New("no tree comparison")
 
 // defaultPrefix names a single skill served from a folder: the folder's
 // name, or the repository's without ".git".

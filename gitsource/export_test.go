@@ -1,0 +1,15 @@
+package gitsource
+
+import "github.com/go-git/go-git/v5/plumbing"
+
+// SetBlobRead sets the hook called with each blob read, until undone.
+func SetBlobRead(fn func(plumbing.Hash)) (undo func()) {
+	blobRead = fn
+	return func() { blobRead = nil }
+}
+
+// SetDirListed sets the hook called with each folder listed, until undone.
+func SetDirListed(fn func(string)) (undo func()) {
+	dirListed = fn
+	return func() { dirListed = nil }
+}
