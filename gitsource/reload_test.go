@@ -84,6 +84,7 @@ func TestReloadByTreeID(t *testing.T) {
 		{"a skill deleted from a level", map[string]string{"team/one/SKILL.md": ""}, "team", 0},
 		{"an invalid skill", map[string]string{"beta/SKILL.md": "---\nname: beta\n---\nno description\n"}, "beta", 1},
 		{"the skill fixed", map[string]string{"beta/SKILL.md": skillMD("beta", "fixed")}, "beta", 2},
+		{"a skill renamed by its SKILL.md", map[string]string{"alpha/SKILL.md": skillMD("alpha-renamed", "published under its name")}, "alpha", 1},
 		{"a file outside skills", map[string]string{"README.md": "# skills, edited\n"}, ".", 0},
 		{"a skill named like its neighbour", map[string]string{"gamma/SKILL.md": skillMD("alpha", "collides")}, "", 0},
 		{"the collision removed", map[string]string{"gamma/SKILL.md": ""}, "", 0},
@@ -91,6 +92,7 @@ func TestReloadByTreeID(t *testing.T) {
 		{"that folder removed", map[string]string{"team2/five/SKILL.md": ""}, "", 0},
 		{"a level emptied", map[string]string{"team/two/SKILL.md": "", "team/two/notes.md": "", "team/four/SKILL.md": ""}, "team", 0},
 		{"a wrongly cased entry above skills", map[string]string{"deep/a/skill.md": "---\nname: a\n---\n"}, "", 0},
+		{"a skill at the root", map[string]string{"SKILL.md": skillMD("root", "the root")}, "", 0},
 	}
 	for _, st := range steps {
 		commit := r.commit(st.name, st.files)
