@@ -15,6 +15,11 @@ import (
 	"github.com/skillport/skillport/skill"
 )
 
+// ContentID returns the id the tree gave the file's content (see
+// [ContentIdentifier]), "" if it gave none: a git source keeps digests by
+// blob id from it without looking the file up again.
+func (f *File) ContentID() string { return f.content }
+
 // ReloadChanged builds the snapshot of fsys, a tree equal to this
 // snapshot's except at the paths in changed, reading only those: every
 // skill outside them is taken from this snapshot as it is (files, digests,
@@ -53,6 +58,9 @@ type splice struct {
 	// inSkill is set when a folder above the regions turns out to hold a
 	// SKILL.md (in any case): a region inside a skill is the whole skill.
 	inSkill atomic.Bool
+	// inside is prev cut down to the skills in the regions: what the
+	// builds of the regions may reuse, without indexing all of prev.
+	inside *Catalog
 }
 
 func newSplice(prev *Catalog, changed []string) (*splice, bool) {
@@ -93,9 +101,16 @@ func newSplice(prev *Catalog, changed []string) (*splice, bool) {
 			return nil, false
 		}
 	}
+	sp.inside = &Catalog{opts: prev.opts, files: map[string]*File{}}
 	for _, s := range prev.skills {
 		if s.Dir == "." || sp.above[s.Dir] {
 			return nil, false // a skill above a change: not a region boundary
+		}
+		if sp.inRegion(s.Dir) {
+			sp.inside.skills = append(sp.inside.skills, s)
+			for _, f := range s.Files {
+				sp.inside.files[f.URI] = f
+			}
 		}
 	}
 	return sp, true
@@ -119,7 +134,7 @@ func (sp *splice) inRegion(p string) bool {
 func (sp *splice) build(fsys fs.FS, log *slog.Logger) (*Catalog, error) {
 	o := sp.prev.opts
 	o.Logger = log
-	return build(&source{fsys: &sparseFS{fsys: fsys, sp: sp}}, &o, sp.prev)
+	return build(&source{fsys: &sparseFS{fsys: fsys, sp: sp}}, &o, sp.inside)
 }
 
 // merge returns the spliced catalog, or nil when a full build is needed.

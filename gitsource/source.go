@@ -596,7 +596,7 @@ func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Ca
 		return nil, fmt.Errorf("gitsource: %s at %s: %w", s.spec, short(commit), err)
 	}
 	save := func() {
-		if err := s.digests.save(c, fsys); err != nil {
+		if err := s.digests.save(c); err != nil {
 			s.log.Warn("cannot keep blob digests beside the mirror; the next start reads every blob", "dir", s.dir, "err", err)
 		}
 	}
