@@ -108,3 +108,32 @@ func TestDigestsFileAppends(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallBlobBound keeps small blobs' bytes past their bound: what does
+// not fit is not kept (it is decompressed again when read), a blob taken
+// is forgotten, and dropSmall empties the cache.
+func TestSmallBlobBound(t *testing.T) {
+	defer func(n int) { maxSmallBytes = n }(maxSmallBytes)
+	maxSmallBytes = 1000
+	var c objectCache
+	for i := range 10 {
+		c.putSmall(plumbing.NewHash(fmt.Sprintf("%040x", i)), make([]byte, 300))
+		if c.smallBytes > maxSmallBytes {
+			t.Fatalf("after %d puts the cache holds %d bytes, bound %d", i+1, c.smallBytes, maxSmallBytes)
+		}
+	}
+	if len(c.small) != 3 {
+		t.Errorf("%d blobs kept, want 3", len(c.small))
+	}
+	h := plumbing.NewHash(fmt.Sprintf("%040x", 0))
+	if _, ok := c.takeSmall(h); !ok {
+		t.Fatal("a kept blob was not returned")
+	}
+	if _, ok := c.takeSmall(h); ok || c.smallBytes != 600 {
+		t.Errorf("a taken blob is still kept (%d bytes)", c.smallBytes)
+	}
+	c.dropSmall()
+	if len(c.small) != 0 || c.smallBytes != 0 {
+		t.Errorf("dropSmall left %d blobs, %d bytes", len(c.small), c.smallBytes)
+	}
+}

@@ -60,6 +60,49 @@ type objectCache struct {
 	mu    sync.Mutex
 	trees map[plumbing.Hash]*treeIndex
 	blobs map[plumbing.Hash]blobInfo
+	// small holds the bytes of small blobs decompressed to tell whether
+	// they are LFS pointers, until the catalog reads them (right after, in
+	// the same directory visit), so that no blob is decompressed twice.
+	small      map[plumbing.Hash][]byte
+	smallBytes int
+}
+
+// maxSmallBytes bounds what objectCache.small holds; past it, blobs are
+// decompressed again when read.
+var maxSmallBytes = 16 << 20
+
+func (c *objectCache) putSmall(h plumbing.Hash, data []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.smallBytes+len(data) > maxSmallBytes {
+		return
+	}
+	if c.small == nil {
+		c.small = map[plumbing.Hash][]byte{}
+	}
+	if _, ok := c.small[h]; !ok {
+		c.small[h] = data
+		c.smallBytes += len(data)
+	}
+}
+
+// dropSmall forgets the small blobs a build did not read.
+func (c *objectCache) dropSmall() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.small, c.smallBytes = nil, 0
+}
+
+// takeSmall returns and forgets the kept bytes of a small blob.
+func (c *objectCache) takeSmall(h plumbing.Hash) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	data, ok := c.small[h]
+	if ok {
+		delete(c.small, h)
+		c.smallBytes -= len(data)
+	}
+	return data, ok
 }
 
 // treeIndex is a decoded tree with its entries by name.
@@ -214,13 +257,16 @@ func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
 		if err != nil {
 			return bi, err
 		}
-		head := make([]byte, len(lfsPrefix))
-		_, err = io.ReadFull(r, head)
+		data := make([]byte, bi.size)
+		_, err = io.ReadFull(r, data)
 		r.Close()
 		if err != nil {
 			return bi, err
 		}
-		bi.lfs = bytes.Equal(head, []byte(lfsPrefix))
+		bi.lfs = bytes.HasPrefix(data, []byte(lfsPrefix))
+		if !bi.lfs {
+			f.objs.putSmall(h, data)
+		}
 	}
 	f.objs.putBlob(h, bi)
 	return bi, nil
@@ -466,6 +512,9 @@ const maxLinkTarget = 4096
 // served from memory: a skill's files are bounded by the catalog's
 // per-skill limit, which it checks on the sizes before opening anything.
 func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
+	if data, ok := f.objs.takeSmall(h); ok && int64(len(data)) == size {
+		return data, nil
+	}
 	if blobRead != nil {
 		blobRead(h)
 	}
