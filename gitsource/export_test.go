@@ -13,3 +13,11 @@ func SetDirListed(fn func(string)) (undo func()) {
 	dirListed = fn
 	return func() { dirListed = nil }
 }
+
+// SetMaxPackMemory sets the bound on a fetched pack's objects kept in
+// memory, until undone.
+func SetMaxPackMemory(n int64) (undo func()) {
+	old := maxPackMemory
+	maxPackMemory = n
+	return func() { maxPackMemory = old }
+}

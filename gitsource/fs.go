@@ -65,6 +65,21 @@ type objectCache struct {
 	// the same directory visit), so that no blob is decompressed twice.
 	small      map[plumbing.Hash][]byte
 	smallBytes int
+	// fresh are the objects of the pack fetched last, decompressed while
+	// it was indexed, until the build of its commit is done with them.
+	fresh map[plumbing.Hash]plumbing.EncodedObject
+}
+
+func (c *objectCache) setFresh(m map[plumbing.Hash]plumbing.EncodedObject) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fresh = m
+}
+
+func (c *objectCache) freshObject(h plumbing.Hash) plumbing.EncodedObject {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fresh[h]
 }
 
 // maxSmallBytes bounds what objectCache.small holds; past it, blobs are
@@ -86,11 +101,12 @@ func (c *objectCache) putSmall(h plumbing.Hash, data []byte) {
 	}
 }
 
-// dropSmall forgets the small blobs a build did not read.
+// dropSmall forgets the small blobs a build did not read, and the objects
+// of the pack fetched for it.
 func (c *objectCache) dropSmall() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.small, c.smallBytes = nil, 0
+	c.small, c.smallBytes, c.fresh = nil, 0, nil
 }
 
 // takeSmall returns and forgets the kept bytes of a small blob.
@@ -205,10 +221,15 @@ func (f *FS) tree(h plumbing.Hash) (*treeIndex, error) {
 		return t, nil
 	}
 	var t *object.Tree
-	err := f.with(func(st storer.EncodedObjectStorer) (err error) {
-		t, err = object.GetTree(st, h)
-		return err
-	})
+	var err error
+	if o := f.objs.freshObject(h); o != nil && o.Type() == plumbing.TreeObject {
+		t, err = object.DecodeTree(nil, o)
+	} else {
+		err = f.with(func(st storer.EncodedObjectStorer) (err error) {
+			t, err = object.GetTree(st, h)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -229,6 +250,9 @@ func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
 			f.objs.putBlob(h, bi)
 			return bi, nil
 		}
+	}
+	if o := f.objs.freshObject(h); o != nil && o.Type() == plumbing.BlobObject {
+		return f.blobInfo(h, o)
 	}
 	st := <-f.stores
 	defer func() { f.stores <- st }()
@@ -251,6 +275,13 @@ func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
 	if err != nil {
 		return bi, err
 	}
+	return f.blobInfo(h, o)
+}
+
+// blobInfo tells a blob's size and whether it is an LFS pointer, keeping
+// a small blob's bytes for the read that follows.
+func (f *FS) blobInfo(h plumbing.Hash, o plumbing.EncodedObject) (blobInfo, error) {
+	var bi blobInfo
 	bi.size = o.Size()
 	if bi.size <= maxLFSPointer && bi.size >= int64(len(lfsPrefix)) {
 		r, err := o.Reader()
@@ -264,7 +295,7 @@ func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
 			return bi, err
 		}
 		bi.lfs = bytes.HasPrefix(data, []byte(lfsPrefix))
-		if !bi.lfs {
+		if !bi.lfs && f.objs.freshObject(h) == nil {
 			f.objs.putSmall(h, data)
 		}
 	}
@@ -518,11 +549,14 @@ func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 	if blobRead != nil {
 		blobRead(h)
 	}
-	st := <-f.stores
-	defer func() { f.stores <- st }()
-	o, err := st.EncodedObject(plumbing.BlobObject, h)
-	if err != nil {
-		return nil, err
+	o := f.objs.freshObject(h)
+	if o == nil || o.Type() != plumbing.BlobObject {
+		st := <-f.stores
+		defer func() { f.stores <- st }()
+		var err error
+		if o, err = st.EncodedObject(plumbing.BlobObject, h); err != nil {
+			return nil, err
+		}
 	}
 	if o.Size() != size {
 		return nil, fmt.Errorf("blob %s is %d bytes, not %d", h, o.Size(), size)

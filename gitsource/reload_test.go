@@ -255,3 +255,44 @@ func diagList(c *catalog.Catalog) string {
 	}
 	return b.String()
 }
+
+// TestPackMemoryBound fetches a repository whose objects exceed the bound
+// on what a fetched pack keeps in memory: the pack is indexed again from
+// its file and the catalog is the same as one built within the bound, as
+// is the catalog of a commit fetched next.
+func TestPackMemoryBound(t *testing.T) {
+	r := newRemote(t)
+	files := map[string]string{}
+	for i := range 30 {
+		name := fmt.Sprintf("s%02d", i)
+		files[name+"/SKILL.md"] = skillMD(name, "bounded")
+		files[name+"/big.txt"] = strings.Repeat(name+" fills memory. ", 2000)
+	}
+	r.commit("start", files)
+	r.push("main")
+	within := mustOpen(t, "git+"+r.fileURL()+"@main", nil)
+
+	defer gitsource.SetMaxPackMemory(64 << 10)()
+	over := mustOpen(t, "git+"+r.fileURL()+"@main", nil)
+	sameCatalog(t, "over the bound", over.Catalog(), within.Catalog())
+	if got := over.Catalog().Stats().Skills; got != 30 {
+		t.Fatalf("%d skills over the bound, want 30", got)
+	}
+
+	r.commit("next", map[string]string{"s00/big.txt": strings.Repeat("changed. ", 50000)})
+	r.push("main")
+	a, _, err := within.Update(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := over.Update(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameCatalog(t, "a commit over the bound", b, a)
+	f := b.File("skill://s00/big.txt")
+	data, err := b.ReadFile(f)
+	if err != nil || string(data) != strings.Repeat("changed. ", 50000) {
+		t.Fatalf("the changed file over the bound: %d bytes, %v", len(data), err)
+	}
+}

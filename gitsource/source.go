@@ -276,6 +276,7 @@ func (s *Source) Update(ctx context.Context) (c *catalog.Catalog, changed bool, 
 	}
 	s.recovered()
 	if commit.String() == s.Status().Commit {
+		s.objects.dropSmall()
 		return cur, false, nil
 	}
 	next, err := s.build(commit, cur)
@@ -322,7 +323,8 @@ func (s *Source) recovered() {
 func (s *Source) openMirror() error {
 	sum := sha256.Sum256([]byte(s.spec.URL))
 	s.dir = filepath.Join(s.opts.CacheDir, hex.EncodeToString(sum[:12])+".git")
-	st := filesystem.NewStorage(osfs.New(s.dir), cache.NewObjectLRUDefault())
+	dir := osfs.New(s.dir)
+	st := &mirrorStorage{Storage: filesystem.NewStorage(dir, cache.NewObjectLRUDefault()), fs: dir, keep: s.objects.setFresh}
 	var repo *git.Repository
 	var err error
 	if _, serr := os.Stat(filepath.Join(s.dir, "config")); serr == nil {
