@@ -296,3 +296,36 @@ func TestPackMemoryBound(t *testing.T) {
 		t.Fatalf("the changed file over the bound: %d bytes, %v", len(data), err)
 	}
 }
+
+// TestUpdateRequests counts what an update of a named branch asks of the
+// remote: with nothing new, one request (the refs); with a new commit, two
+// (the refs and the pack), not a separate listing before the fetch.
+func TestUpdateRequests(t *testing.T) {
+	r := newRemote(t)
+	r.commit("one", map[string]string{"a/SKILL.md": skillMD("a", "one")})
+	r.push("main")
+	srv := serveHTTPGit(t, r.root, "", "")
+	s := mustOpen(t, "git+"+srv.URL+"/repo.git@main", nil)
+	for _, st := range []struct {
+		name  string
+		moved bool
+		want  int
+	}{
+		{"nothing new", false, 1},
+		{"a new commit", true, 2},
+		{"nothing new again", false, 1},
+	} {
+		if st.moved {
+			r.commit(st.name, map[string]string{"a/SKILL.md": skillMD("a", st.name)})
+			r.push("main")
+		}
+		before := srv.Requests()
+		_, changed, err := s.Update(context.Background())
+		if err != nil || changed != st.moved {
+			t.Fatalf("%s: changed %v, %v", st.name, changed, err)
+		}
+		if got := srv.Requests() - before; got != st.want {
+			t.Errorf("%s: %d requests to the remote, want %d", st.name, got, st.want)
+		}
+	}
+}

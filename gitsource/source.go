@@ -414,6 +414,17 @@ func (s *Source) resolve(ctx context.Context) (plumbing.Hash, error) {
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
+	// A branch named by the spec and resolved before is fetched straight
+	// away: one exchange with the remote instead of two. If the remote no
+	// longer has it, the full resolution below says so.
+	s.mu.Lock()
+	known := s.ref
+	s.mu.Unlock()
+	if s.spec.Ref != "" && known.IsBranch() {
+		if err := s.fetch(ctx, auth, "+"+string(known)+":"+string(known)); err == nil {
+			return s.localCommit(known)
+		}
+	}
 	refs, err := s.remote.ListContext(ctx, &git.ListOptions{Auth: auth, PeelingOption: git.IgnorePeeled})
 	if err != nil {
 		return plumbing.ZeroHash, s.explain(err, auth != nil)
