@@ -316,17 +316,24 @@ func (c *Catalog) holdsSkill(dir string) bool {
 // mapped, or the name its SKILL.md gives; both are compared, so that any
 // collision a full build would find (and some it would not) is caught.
 func (sp *splice) segmentsFree(fsys fs.FS, part *Catalog) bool {
-	prevAt := make(map[string]*Skill, len(sp.prev.skills))
+	byParent := map[string][]string{}
+	for _, r := range sp.regions {
+		byParent[path.Dir(r)] = append(byParent[path.Dir(r)], r)
+	}
+	// The published skills beside the regions.
+	prevAt := map[string]*Skill{}
 	for _, s := range sp.prev.skills {
-		prevAt[s.Dir] = s
+		parent := "."
+		if i := strings.LastIndexByte(s.Dir, '/'); i >= 0 {
+			parent = s.Dir[:i]
+		}
+		if _, ok := byParent[parent]; ok {
+			prevAt[s.Dir] = s
+		}
 	}
 	partAt := make(map[string]*Skill, len(part.skills))
 	for _, s := range part.skills {
 		partAt[s.Dir] = s
-	}
-	byParent := map[string][]string{}
-	for _, r := range sp.regions {
-		byParent[path.Dir(r)] = append(byParent[path.Dir(r)], r)
 	}
 	for parent, regions := range byParent {
 		entries, err := fs.ReadDir(fsys, parent)
@@ -343,7 +350,12 @@ func (sp *splice) segmentsFree(fsys fs.FS, part *Catalog) bool {
 			return false
 		}
 		keys := func(dir string, at map[string]*Skill) []string {
-			ks := []string{prefixSegment(path.Base(dir), first)}
+			name := path.Base(dir)
+			seg := name
+			if !plainSegment(name) {
+				seg = prefixSegment(name, first)
+			}
+			ks := []string{seg}
 			if s := at[dir]; s != nil {
 				return append(ks, path.Base(s.Path))
 			}
@@ -373,6 +385,23 @@ func (sp *splice) segmentsFree(fsys fs.FS, part *Catalog) bool {
 		}
 	}
 	return true
+}
+
+// plainSegment reports whether a folder name is its own URI segment at
+// any level: lowercase letters, digits, "-", ".", "_", "~", with a letter
+// or digit.
+func plainSegment(name string) bool {
+	alnum := false
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+			alnum = true
+		case c == '-', c == '.', c == '_', c == '~':
+		default:
+			return false
+		}
+	}
+	return alnum
 }
 
 // entryName is the name the SKILL.md of dir gives, if it has one that parses.
