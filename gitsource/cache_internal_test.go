@@ -137,3 +137,23 @@ func TestSmallBlobBound(t *testing.T) {
 		t.Errorf("dropSmall left %d blobs, %d bytes", len(c.small), c.smallBytes)
 	}
 }
+
+// TestKeptCommitsBound keeps more fetched commits than the bound: the map
+// starts over instead of growing, and the commit kept last is found.
+func TestKeptCommitsBound(t *testing.T) {
+	defer func(n int) { maxKeptCommits = n }(maxKeptCommits)
+	maxKeptCommits = 3
+	var m mirrorStorage
+	for i := range 10 {
+		o := &plumbing.MemoryObject{}
+		o.SetType(plumbing.CommitObject)
+		o.Write([]byte(fmt.Sprintf("tree %040d\n\ncommit %d\n", 0, i)))
+		m.keepCommits(map[plumbing.Hash]plumbing.EncodedObject{o.Hash(): o})
+		if len(m.commits) > maxKeptCommits {
+			t.Fatalf("after %d commits %d are kept, bound %d", i+1, len(m.commits), maxKeptCommits)
+		}
+		if m.commit(o.Hash()) != o {
+			t.Fatalf("commit %d not found right after it was kept", i)
+		}
+	}
+}

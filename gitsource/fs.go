@@ -185,10 +185,15 @@ func NewFS(st storer.EncodedObjectStorer, commit plumbing.Hash, subdir string) (
 func newFS(stores chan storer.EncodedObjectStorer, commit plumbing.Hash, subdir string, objs *objectCache) (*FS, error) {
 	f := &FS{stores: stores, commit: commit, objs: objs}
 	var c *object.Commit
-	err := f.with(func(st storer.EncodedObjectStorer) (err error) {
-		c, err = object.GetCommit(st, commit)
-		return err
-	})
+	var err error
+	if o := objs.freshObject(commit); o != nil && o.Type() == plumbing.CommitObject {
+		c, err = object.DecodeCommit(nil, o)
+	} else {
+		err = f.with(func(st storer.EncodedObjectStorer) (err error) {
+			c, err = object.GetCommit(st, commit)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", commit, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"sync"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -32,6 +33,89 @@ type mirrorStorage struct {
 	fs billy.Filesystem
 	// keep receives the objects of each pack fetched, if they fit.
 	keep func(map[plumbing.Hash]plumbing.EncodedObject)
+
+	mu sync.Mutex
+	// commits are those of the packs fetched (a bounded number), which
+	// resolving the ref and negotiating the next fetch look up: answering
+	// them here spares reloading every pack index after each fetch.
+	commits map[plumbing.Hash]plumbing.EncodedObject
+	// stale is set when a pack was added since the indexes were loaded;
+	// the first object not found reloads them.
+	stale bool
+}
+
+// maxKeptCommits bounds mirrorStorage.commits; past it, it starts over.
+var maxKeptCommits = 4096
+
+func (m *mirrorStorage) keepCommits(objs map[plumbing.Hash]plumbing.EncodedObject) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for h, o := range objs {
+		if o.Type() != plumbing.CommitObject {
+			continue
+		}
+		if m.commits == nil || len(m.commits) >= maxKeptCommits {
+			m.commits = map[plumbing.Hash]plumbing.EncodedObject{}
+		}
+		m.commits[h] = o
+	}
+}
+
+func (m *mirrorStorage) commit(h plumbing.Hash) plumbing.EncodedObject {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.commits[h]
+}
+
+// reindex reloads the pack indexes if a pack was added since they were
+// loaded, and reports whether it did.
+func (m *mirrorStorage) reindex() bool {
+	m.mu.Lock()
+	stale := m.stale
+	m.stale = false
+	m.mu.Unlock()
+	if stale {
+		m.Storage.Reindex()
+	}
+	return stale
+}
+
+// EncodedObject implements storer.EncodedObjectStorer.
+func (m *mirrorStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if t == plumbing.CommitObject || t == plumbing.AnyObject {
+		if o := m.commit(h); o != nil {
+			return o, nil
+		}
+	}
+	o, err := m.Storage.EncodedObject(t, h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex() {
+		o, err = m.Storage.EncodedObject(t, h)
+	}
+	return o, err
+}
+
+// HasEncodedObject implements storer.EncodedObjectStorer.
+func (m *mirrorStorage) HasEncodedObject(h plumbing.Hash) error {
+	if m.commit(h) != nil {
+		return nil
+	}
+	err := m.Storage.HasEncodedObject(h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex() {
+		err = m.Storage.HasEncodedObject(h)
+	}
+	return err
+}
+
+// EncodedObjectSize implements storer.EncodedObjectStorer.
+func (m *mirrorStorage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	if o := m.commit(h); o != nil {
+		return o.Size(), nil
+	}
+	n, err := m.Storage.EncodedObjectSize(h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex() {
+		n, err = m.Storage.EncodedObjectSize(h)
+	}
+	return n, err
 }
 
 // PackfileWriter implements storer.PackfileWriter: the pack received is
@@ -104,9 +188,14 @@ func (w *packWriter) Close() (err error) {
 	} else if err := w.m.fs.Rename(name, base+".pack"); err != nil {
 		return err
 	}
-	w.m.Storage.Reindex()
-	if objs != nil && w.m.keep != nil {
-		w.m.keep(objs)
+	w.m.mu.Lock()
+	w.m.stale = true
+	w.m.mu.Unlock()
+	if objs != nil {
+		w.m.keepCommits(objs)
+		if w.m.keep != nil {
+			w.m.keep(objs)
+		}
 	}
 	return nil
 }
