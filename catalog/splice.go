@@ -315,76 +315,111 @@ func (c *Catalog) holdsSkill(dir string) bool {
 // segment of another folder beside it. A folder's segment is its name,
 // mapped, or the name its SKILL.md gives; both are compared, so that any
 // collision a full build would find (and some it would not) is caught.
+// The folders beside a region are compared by name only; their skills'
+// names come from this snapshot (published ones by URI, refused ones by
+// their diagnostics), so that a change costs the regions, not a read of
+// every skill beside them.
 func (sp *splice) segmentsFree(fsys fs.FS, part *Catalog) bool {
+	prev := sp.prev
+	if prev.opts.Filter != nil {
+		return false // a skill left out by Filter leaves no trace to compare
+	}
 	byParent := map[string][]string{}
 	for _, r := range sp.regions {
 		byParent[path.Dir(r)] = append(byParent[path.Dir(r)], r)
-	}
-	// The published skills beside the regions.
-	prevAt := map[string]*Skill{}
-	for _, s := range sp.prev.skills {
-		parent := "."
-		if i := strings.LastIndexByte(s.Dir, '/'); i >= 0 {
-			parent = s.Dir[:i]
-		}
-		if _, ok := byParent[parent]; ok {
-			prevAt[s.Dir] = s
-		}
 	}
 	partAt := make(map[string]*Skill, len(part.skills))
 	for _, s := range part.skills {
 		partAt[s.Dir] = s
 	}
+	type key struct{ seg, dir string }
 	for parent, regions := range byParent {
+		first := parent == "." && prev.opts.Prefix == ""
+		var keys []key
+		for _, r := range regions {
+			if fi, err := fs.Stat(fsys, r); err != nil || !fi.IsDir() {
+				continue // removed, or a file
+			}
+			keys = append(keys, key{folderSegment(path.Base(r), first), r})
+			if s := partAt[r]; s != nil {
+				keys = append(keys, key{path.Base(s.Path), r})
+			} else if name, ok := entryName(fsys, r); ok {
+				keys = append(keys, key{name, r})
+			}
+		}
+		if len(keys) == 0 {
+			continue
+		}
+		for i, a := range keys {
+			for _, b := range keys[i+1:] {
+				if a.seg == b.seg && a.dir != b.dir {
+					return false
+				}
+			}
+		}
+		// Folders beside the regions, by their names' segments.
 		entries, err := fs.ReadDir(fsys, parent)
 		if err != nil {
 			return false
 		}
-		first := parent == "." && sp.prev.opts.Prefix == ""
-		owner := map[string]string{}
-		taken := func(dir, key string) bool {
-			if o, ok := owner[key]; ok && o != dir {
-				return true
-			}
-			owner[key] = dir
-			return false
-		}
-		keys := func(dir string, at map[string]*Skill) []string {
-			name := path.Base(dir)
-			seg := name
-			if !plainSegment(name) {
-				seg = prefixSegment(name, first)
-			}
-			ks := []string{seg}
-			if s := at[dir]; s != nil {
-				return append(ks, path.Base(s.Path))
-			}
-			if name, ok := entryName(fsys, dir); ok {
-				ks = append(ks, name)
-			}
-			return ks
-		}
 		for _, e := range entries {
-			dir := path.Join(parent, e.Name())
-			if !e.IsDir() || sp.region[dir] || !sp.prev.opts.IncludeDotFiles && strings.HasPrefix(e.Name(), ".") {
+			name := e.Name()
+			if !e.IsDir() || !prev.opts.IncludeDotFiles && strings.HasPrefix(name, ".") {
 				continue
 			}
-			for _, k := range keys(dir, prevAt) {
-				taken(dir, k)
+			seg := folderSegment(name, first)
+			for _, k := range keys {
+				if seg == k.seg && path.Base(k.dir) != name {
+					return false
+				}
 			}
 		}
-		for _, r := range regions {
-			if fi, err := fs.Stat(fsys, r); err != nil || !fi.IsDir() {
+		// Skills published beside them, by name.
+		at := sp.uriPath(parent)
+		for _, k := range keys {
+			if s := prev.byURI[prev.opts.Scheme+"://"+joinURIPath(at, k.seg)+"/"+FileNameSKILL]; s != nil && !sp.inRegion(s.Dir) {
+				return false
+			}
+		}
+		// Skills refused beside them, which still claim their names.
+		refused := map[string]bool{}
+		for _, d := range prev.diags {
+			if d.Skill == "" || d.Skill == "." || refused[d.Skill] || path.Dir(d.Skill) != parent || sp.inRegion(d.Skill) {
 				continue
 			}
-			for _, k := range keys(r, partAt) {
-				if taken(r, k) {
-					return false
+			refused[d.Skill] = true
+			if name, ok := entryName(fsys, d.Skill); ok {
+				for _, k := range keys {
+					if name == k.seg {
+						return false
+					}
 				}
 			}
 		}
 	}
 	return true
+}
+
+// folderSegment is the URI segment of a folder named name above skills,
+// without allocating for a plain name.
+func folderSegment(name string, first bool) string {
+	if plainSegment(name) {
+		return name
+	}
+	return prefixSegment(name, first)
+}
+
+// uriPath is the URI path of tree directory dir above the regions: the
+// prefix, then each folder's segment (none of them is a skill).
+func (sp *splice) uriPath(dir string) string {
+	p := sp.prev.opts.Prefix
+	if dir == "." {
+		return p
+	}
+	for _, seg := range strings.Split(dir, "/") {
+		p = joinURIPath(p, folderSegment(seg, p == ""))
+	}
+	return p
 }
 
 // plainSegment reports whether a folder name is its own URI segment at

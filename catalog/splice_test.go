@@ -46,6 +46,7 @@ func TestReloadChanged(t *testing.T) {
 		"team/b/SKILL.md": md("b"),
 		"team/c/SKILL.md": md("c"),
 		"Docs/guide.md":   file("guide"),
+		"bad/SKILL.md":    file("---\nname: bad\n---\nno description\n"),
 	}
 	for _, tc := range []struct {
 		name    string
@@ -57,6 +58,8 @@ func TestReloadChanged(t *testing.T) {
 		{"a skill removed", map[string]*fstest.MapFile{"team/b/SKILL.md": nil}, []string{"team/b"}},
 		{"a folder mapping onto another", map[string]*fstest.MapFile{"docs/e/SKILL.md": md("e")}, []string{"docs"}},
 		{"a skill named like its neighbour", map[string]*fstest.MapFile{"f/SKILL.md": md("a")}, []string{"f"}},
+		{"a skill named like its neighbour in a level", map[string]*fstest.MapFile{"team/g/SKILL.md": md("b")}, []string{"team/g"}},
+		{"a skill named like a refused neighbour", map[string]*fstest.MapFile{"h/SKILL.md": md("bad")}, []string{"h"}},
 		{"a skill at the root", map[string]*fstest.MapFile{"SKILL.md": md("root")}, []string{"SKILL.md"}},
 		{"the root itself", map[string]*fstest.MapFile{"a/ref.md": file("ref 3")}, []string{"."}},
 		{"paths that are no folder", map[string]*fstest.MapFile{"a/ref.md": file("ref 4")}, []string{"a", "../x", "a/ref.md/.."}},
