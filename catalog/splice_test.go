@@ -46,7 +46,7 @@ func TestReloadChanged(t *testing.T) {
 		"team/b/SKILL.md": md("b"),
 		"team/c/SKILL.md": md("c"),
 		"Docs/guide.md":   file("guide"),
-		"bad/SKILL.md":    file("---\nname: bad\n---\nno description\n"),
+		"oldbad/SKILL.md": file("---\nname: bad\n---\nno description\n"),
 	}
 	for _, tc := range []struct {
 		name    string
