@@ -7,8 +7,10 @@
 //
 // A tag or commit pin never moves. A branch is re-resolved by [Source.Watch]
 // every poll interval and whenever [Source.Trigger] is called (a webhook);
-// a new commit becomes a new catalog built with [catalog.Catalog.ReloadFS],
-// which re-hashes only the blobs that changed. A fetch that fails keeps the
+// a new commit becomes a new catalog built by tree id: subtrees whose ids
+// did not change are not read, and only the skills whose folders changed
+// are rebuilt and spliced into the previous catalog
+// ([catalog.Catalog.ReloadChanged]). A fetch that fails keeps the
 // last good commit and says so in the log and in [Source.Status]. The
 // implementation is pure Go (go-git): no git binary is needed.
 package gitsource
