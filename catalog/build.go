@@ -706,12 +706,15 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 		if wf.pub != nil {
 			return wf.pub
 		}
-		if wf.reused != nil {
+		uri := b.uri(wf.path)
+		// A reused file keeps its object only where its URI is unchanged: a
+		// skill renamed by its SKILL.md moves every file's URI.
+		if wf.reused != nil && wf.reused.URI == uri {
 			wf.pub = wf.reused
 			return wf.reused
 		}
 		f := &File{
-			URI:      b.uri(wf.path),
+			URI:      uri,
 			Path:     wf.path,
 			Name:     wf.name,
 			Size:     wf.size,

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +24,10 @@ const digestsFile = "skillport-digests"
 // maxDigestsFile bounds what is read of it; a larger file is ignored.
 var maxDigestsFile int64 = 64 << 20
 
+// digestSlack is how many entries past twice a catalog's files the store
+// may hold before save rewrites it.
+var digestSlack = 1024
+
 type knownDigest struct {
 	size   int64
 	digest string
@@ -34,12 +40,16 @@ type digestStore struct {
 	write sync.Mutex // serialises save
 	mu    sync.Mutex
 	m     map[string]knownDigest
+	// fresh is set until the first save when the file was missing or
+	// unusable, so that save writes it whole instead of appending.
+	fresh bool
 }
 
 // loadDigests reads the digests kept beside a mirror; a missing, damaged
 // or oversized file is an empty store (every blob is then read).
 func loadDigests(dir string) *digestStore {
 	d := &digestStore{path: filepath.Join(dir, digestsFile), m: map[string]knownDigest{}}
+	d.fresh = true
 	fh, err := os.Open(d.path)
 	if err != nil {
 		return d
@@ -52,14 +62,15 @@ func loadDigests(dir string) *digestStore {
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) != 4 || len(f[0]) != 40 || !strings.HasPrefix(f[2], "sha256:") || len(f[2]) != 71 {
-			return &digestStore{path: d.path, m: map[string]knownDigest{}}
+			return &digestStore{path: d.path, m: map[string]knownDigest{}, fresh: true}
 		}
 		size, err := strconv.ParseInt(f[1], 10, 64)
 		if err != nil || size < 0 {
-			return &digestStore{path: d.path, m: map[string]knownDigest{}}
+			return &digestStore{path: d.path, m: map[string]knownDigest{}, fresh: true}
 		}
 		d.m[f[0]] = knownDigest{size: size, digest: f[2], text: f[3] == "t"}
 	}
+	d.fresh = sc.Err() != nil
 	return d
 }
 
@@ -82,34 +93,67 @@ func (d *digestStore) lookup(id string, size int64) (string, bool, bool) {
 	return k.digest, k.text, true
 }
 
-// save replaces the store with the digests of c's files, read from fsys,
-// and writes it (atomically: a crash leaves the old file or the new one).
-func (d *digestStore) save(c *catalog.Catalog, fsys *FS) error {
+// save records the digests of c's files. New ones are appended to the
+// file, so that a commit costs what it changed; once the file holds more
+// than twice what c publishes, it is rewritten with c's alone (atomically:
+// a crash leaves the old file or the new one, and a torn append makes the
+// next start read every blob, never trust a wrong digest).
+func (d *digestStore) save(c *catalog.Catalog) error {
 	d.write.Lock()
 	defer d.write.Unlock()
-	m := map[string]knownDigest{}
-	var b strings.Builder
+	d.mu.Lock()
+	var add []string
 	for _, sk := range c.Skills() {
 		for _, f := range sk.Files {
-			fi, err := fsys.Lstat(f.Path)
-			if err != nil {
+			id := f.ContentID()
+			if len(id) != 40 {
 				continue
 			}
-			id := fi.Sys().(*fileInfo).hash.String()
-			if _, dup := m[id]; dup {
+			if k, ok := d.m[id]; ok && k.size == f.Size && k.digest == f.Digest {
 				continue
 			}
-			m[id] = knownDigest{size: f.Size, digest: f.Digest, text: f.Text}
-			t := "b"
-			if f.Text {
-				t = "t"
-			}
-			fmt.Fprintf(&b, "%s %d %s %s\n", id, f.Size, f.Digest, t)
+			d.m[id] = knownDigest{size: f.Size, digest: f.Digest, text: f.Text}
+			add = append(add, id)
 		}
 	}
-	d.mu.Lock()
-	d.m = m
+	rewrite := len(d.m) > 2*c.Stats().Files+digestSlack || d.fresh
+	if rewrite {
+		live := make(map[string]knownDigest, c.Stats().Files)
+		for _, sk := range c.Skills() {
+			for _, f := range sk.Files {
+				if k, ok := d.m[f.ContentID()]; ok {
+					live[f.ContentID()] = k
+				}
+			}
+		}
+		d.m = live
+		add = slices.Sorted(maps.Keys(live))
+	}
+	var b strings.Builder
+	for _, id := range add {
+		k := d.m[id]
+		t := "b"
+		if k.text {
+			t = "t"
+		}
+		fmt.Fprintf(&b, "%s %d %s %s\n", id, k.size, k.digest, t)
+	}
+	d.fresh = false
 	d.mu.Unlock()
+	if !rewrite {
+		if len(add) == 0 {
+			return nil
+		}
+		fh, err := os.OpenFile(d.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return err
+		}
+		_, err = fh.WriteString(b.String())
+		if cerr := fh.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(d.path), digestsFile+".*")
 	if err != nil {
 		return err

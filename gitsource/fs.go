@@ -60,6 +60,65 @@ type objectCache struct {
 	mu    sync.Mutex
 	trees map[plumbing.Hash]*treeIndex
 	blobs map[plumbing.Hash]blobInfo
+	// small holds the bytes of small blobs decompressed to tell whether
+	// they are LFS pointers, until the catalog reads them (right after, in
+	// the same directory visit), so that no blob is decompressed twice.
+	small      map[plumbing.Hash][]byte
+	smallBytes int
+	// fresh are the objects of the pack fetched last, decompressed while
+	// it was indexed, until the build of its commit is done with them.
+	fresh map[plumbing.Hash]plumbing.EncodedObject
+}
+
+func (c *objectCache) setFresh(m map[plumbing.Hash]plumbing.EncodedObject) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fresh = m
+}
+
+func (c *objectCache) freshObject(h plumbing.Hash) plumbing.EncodedObject {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fresh[h]
+}
+
+// maxSmallBytes bounds what objectCache.small holds; past it, blobs are
+// decompressed again when read.
+var maxSmallBytes = 16 << 20
+
+func (c *objectCache) putSmall(h plumbing.Hash, data []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.smallBytes+len(data) > maxSmallBytes {
+		return
+	}
+	if c.small == nil {
+		c.small = map[plumbing.Hash][]byte{}
+	}
+	if _, ok := c.small[h]; !ok {
+		c.small[h] = data
+		c.smallBytes += len(data)
+	}
+}
+
+// dropSmall forgets the small blobs a build did not read, and the objects
+// of the pack fetched for it.
+func (c *objectCache) dropSmall() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.small, c.smallBytes, c.fresh = nil, 0, nil
+}
+
+// takeSmall returns and forgets the kept bytes of a small blob.
+func (c *objectCache) takeSmall(h plumbing.Hash) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	data, ok := c.small[h]
+	if ok {
+		delete(c.small, h)
+		c.smallBytes -= len(data)
+	}
+	return data, ok
 }
 
 // treeIndex is a decoded tree with its entries by name.
@@ -126,10 +185,15 @@ func NewFS(st storer.EncodedObjectStorer, commit plumbing.Hash, subdir string) (
 func newFS(stores chan storer.EncodedObjectStorer, commit plumbing.Hash, subdir string, objs *objectCache) (*FS, error) {
 	f := &FS{stores: stores, commit: commit, objs: objs}
 	var c *object.Commit
-	err := f.with(func(st storer.EncodedObjectStorer) (err error) {
-		c, err = object.GetCommit(st, commit)
-		return err
-	})
+	var err error
+	if o := objs.freshObject(commit); o != nil && o.Type() == plumbing.CommitObject {
+		c, err = object.DecodeCommit(nil, o)
+	} else {
+		err = f.with(func(st storer.EncodedObjectStorer) (err error) {
+			c, err = object.GetCommit(st, commit)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", commit, err)
 	}
@@ -162,10 +226,15 @@ func (f *FS) tree(h plumbing.Hash) (*treeIndex, error) {
 		return t, nil
 	}
 	var t *object.Tree
-	err := f.with(func(st storer.EncodedObjectStorer) (err error) {
-		t, err = object.GetTree(st, h)
-		return err
-	})
+	var err error
+	if o := f.objs.freshObject(h); o != nil && o.Type() == plumbing.TreeObject {
+		t, err = object.DecodeTree(nil, o)
+	} else {
+		err = f.with(func(st storer.EncodedObjectStorer) (err error) {
+			t, err = object.GetTree(st, h)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +256,9 @@ func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
 			return bi, nil
 		}
 	}
+	if o := f.objs.freshObject(h); o != nil && o.Type() == plumbing.BlobObject {
+		return f.blobInfo(h, o)
+	}
 	st := <-f.stores
 	defer func() { f.stores <- st }()
 	// The size is in the pack's object header: only a blob that may be an
@@ -201,23 +273,36 @@ func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
 			return bi, nil
 		}
 	}
+	if blobRead != nil {
+		blobRead(h)
+	}
 	o, err := st.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return bi, err
 	}
+	return f.blobInfo(h, o)
+}
+
+// blobInfo tells a blob's size and whether it is an LFS pointer, keeping
+// a small blob's bytes for the read that follows.
+func (f *FS) blobInfo(h plumbing.Hash, o plumbing.EncodedObject) (blobInfo, error) {
+	var bi blobInfo
 	bi.size = o.Size()
 	if bi.size <= maxLFSPointer && bi.size >= int64(len(lfsPrefix)) {
 		r, err := o.Reader()
 		if err != nil {
 			return bi, err
 		}
-		head := make([]byte, len(lfsPrefix))
-		_, err = io.ReadFull(r, head)
+		data := make([]byte, bi.size)
+		_, err = io.ReadFull(r, data)
 		r.Close()
 		if err != nil {
 			return bi, err
 		}
-		bi.lfs = bytes.Equal(head, []byte(lfsPrefix))
+		bi.lfs = bytes.HasPrefix(data, []byte(lfsPrefix))
+		if !bi.lfs && f.objs.freshObject(h) == nil {
+			f.objs.putSmall(h, data)
+		}
 	}
 	f.objs.putBlob(h, bi)
 	return bi, nil
@@ -378,10 +463,13 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
 	}
-	return f.entries(t), nil
+	return f.entries(t, name), nil
 }
 
-func (f *FS) entries(t *treeIndex) []fs.DirEntry {
+func (f *FS) entries(t *treeIndex, name string) []fs.DirEntry {
+	if dirListed != nil {
+		dirListed(name)
+	}
 	out := make([]fs.DirEntry, len(t.Entries))
 	for i, e := range t.Entries {
 		out[i] = &dirEntry{fs: f, e: e}
@@ -445,6 +533,13 @@ func (fi *fileInfo) ContentID() string { return fi.hash.String() }
 // Explain implements catalog.Explainer.
 func (fi *fileInfo) Explain() string { return fi.why }
 
+// blobRead, when set (by tests), is called with each blob whose content
+// is read, to check that a build reads only what it must.
+var blobRead func(plumbing.Hash)
+
+// dirListed, when set (by tests), is called with each folder listed.
+var dirListed func(string)
+
 // maxLinkTarget bounds a symbolic link's target, as PATH_MAX does.
 const maxLinkTarget = 4096
 
@@ -453,11 +548,20 @@ const maxLinkTarget = 4096
 // served from memory: a skill's files are bounded by the catalog's
 // per-skill limit, which it checks on the sizes before opening anything.
 func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
-	st := <-f.stores
-	defer func() { f.stores <- st }()
-	o, err := st.EncodedObject(plumbing.BlobObject, h)
-	if err != nil {
-		return nil, err
+	if data, ok := f.objs.takeSmall(h); ok && int64(len(data)) == size {
+		return data, nil
+	}
+	if blobRead != nil {
+		blobRead(h)
+	}
+	o := f.objs.freshObject(h)
+	if o == nil || o.Type() != plumbing.BlobObject {
+		st := <-f.stores
+		defer func() { f.stores <- st }()
+		var err error
+		if o, err = st.EncodedObject(plumbing.BlobObject, h); err != nil {
+			return nil, err
+		}
 	}
 	if o.Size() != size {
 		return nil, fmt.Errorf("blob %s is %d bytes, not %d", h, o.Size(), size)
@@ -501,7 +605,7 @@ func (d *dirFile) Close() error { return nil }
 // ReadDir implements fs.ReadDirFile.
 func (d *dirFile) ReadDir(n int) ([]fs.DirEntry, error) {
 	if d.ents == nil {
-		d.ents = d.fs.entries(d.tree)
+		d.ents = d.fs.entries(d.tree, d.path)
 	}
 	rest := d.ents[d.off:]
 	if n <= 0 {

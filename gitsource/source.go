@@ -7,8 +7,10 @@
 //
 // A tag or commit pin never moves. A branch is re-resolved by [Source.Watch]
 // every poll interval and whenever [Source.Trigger] is called (a webhook);
-// a new commit becomes a new catalog built with [catalog.Catalog.ReloadFS],
-// which re-hashes only the blobs that changed. A fetch that fails keeps the
+// a new commit becomes a new catalog built by tree id: subtrees whose ids
+// did not change are not read, and only the skills whose folders changed
+// are rebuilt and spliced into the previous catalog
+// ([catalog.Catalog.ReloadChanged]). A fetch that fails keeps the
 // last good commit and says so in the log and in [Source.Status]. The
 // implementation is pure Go (go-git): no git binary is needed.
 package gitsource
@@ -276,6 +278,7 @@ func (s *Source) Update(ctx context.Context) (c *catalog.Catalog, changed bool, 
 	}
 	s.recovered()
 	if commit.String() == s.Status().Commit {
+		s.objects.dropSmall()
 		return cur, false, nil
 	}
 	next, err := s.build(commit, cur)
@@ -322,7 +325,8 @@ func (s *Source) recovered() {
 func (s *Source) openMirror() error {
 	sum := sha256.Sum256([]byte(s.spec.URL))
 	s.dir = filepath.Join(s.opts.CacheDir, hex.EncodeToString(sum[:12])+".git")
-	st := filesystem.NewStorage(osfs.New(s.dir), cache.NewObjectLRUDefault())
+	dir := osfs.New(s.dir)
+	st := &mirrorStorage{Storage: filesystem.NewStorage(dir, cache.NewObjectLRUDefault()), fs: dir, keep: s.objects.setFresh}
 	var repo *git.Repository
 	var err error
 	if _, serr := os.Stat(filepath.Join(s.dir, "config")); serr == nil {
@@ -411,6 +415,17 @@ func (s *Source) resolve(ctx context.Context) (plumbing.Hash, error) {
 	auth, err := s.auth()
 	if err != nil {
 		return plumbing.ZeroHash, err
+	}
+	// A branch named by the spec and resolved before is fetched straight
+	// away: one exchange with the remote instead of two. If the remote no
+	// longer has it, the full resolution below says so.
+	s.mu.Lock()
+	known := s.ref
+	s.mu.Unlock()
+	if s.spec.Ref != "" && known.IsBranch() {
+		if err := s.fetch(ctx, auth, "+"+string(known)+":"+string(known)); err == nil {
+			return s.localCommit(known)
+		}
 	}
 	refs, err := s.remote.ListContext(ctx, &git.ListOptions{Auth: auth, PeelingOption: git.IgnorePeeled})
 	if err != nil {
@@ -565,7 +580,17 @@ func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Ca
 	}
 	var c *catalog.Catalog
 	if prev != nil {
-		c, err = prev.ReloadFS(fsys)
+		// Only the subtrees whose ids changed are read; the rest of the
+		// catalog is the previous one's.
+		c, err = nil, errNoDiff
+		if old, ok := prev.FS().(*FS); ok {
+			if changed, derr := fsys.changedSince(old); derr == nil {
+				c, err = prev.ReloadChanged(fsys, changed)
+			}
+		}
+		if err == errNoDiff {
+			c, err = prev.ReloadFS(fsys)
+		}
 	} else {
 		o := catalog.Options{}
 		if s.opts.Catalog != nil {
@@ -582,11 +607,12 @@ func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Ca
 		}
 		c, err = catalog.Open(fsys, &o)
 	}
+	s.objects.dropSmall()
 	if err != nil {
 		return nil, fmt.Errorf("gitsource: %s at %s: %w", s.spec, short(commit), err)
 	}
 	save := func() {
-		if err := s.digests.save(c, fsys); err != nil {
+		if err := s.digests.save(c); err != nil {
 			s.log.Warn("cannot keep blob digests beside the mirror; the next start reads every blob", "dir", s.dir, "err", err)
 		}
 	}
@@ -597,6 +623,9 @@ func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Ca
 	}
 	return c, nil
 }
+
+// errNoDiff says the previous commit's tree could not be compared.
+var errNoDiff = errors.New("no tree comparison")
 
 // defaultPrefix names a single skill served from a folder: the folder's
 // name, or the repository's without ".git".

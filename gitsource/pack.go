@@ -1,0 +1,247 @@
+package gitsource
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sync"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// maxPackMemory bounds the objects a fetched pack keeps in memory for the
+// build that follows. A pack whose objects are larger than that (or that
+// inflates past it, as a hostile one would) is indexed again from the
+// file, as go-git does, and its objects are then read from the mirror.
+var maxPackMemory int64 = 128 << 20
+
+// errPackMemory stops indexing a pack whose objects do not fit in memory.
+var errPackMemory = errors.New("pack objects over the memory bound")
+
+// mirrorStorage is a mirror's object store whose fetches index each pack
+// once and keep its objects, decompressed, for the build of the commit
+// just fetched: go-git's own pack writer decompresses every object twice
+// to index it, and the build would decompress it a third time to read it.
+type mirrorStorage struct {
+	*filesystem.Storage
+	fs billy.Filesystem
+	// keep receives the objects of each pack fetched, if they fit.
+	keep func(map[plumbing.Hash]plumbing.EncodedObject)
+
+	mu sync.Mutex
+	// commits are those of the packs fetched (a bounded number), which
+	// resolving the ref and negotiating the next fetch look up: answering
+	// them here spares reloading every pack index after each fetch.
+	commits map[plumbing.Hash]plumbing.EncodedObject
+	// stale is set when a pack was added since the indexes were loaded;
+	// the first object not found reloads them.
+	stale bool
+}
+
+// maxKeptCommits bounds mirrorStorage.commits; past it, it starts over.
+var maxKeptCommits = 4096
+
+func (m *mirrorStorage) keepCommits(objs map[plumbing.Hash]plumbing.EncodedObject) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for h, o := range objs {
+		if o.Type() != plumbing.CommitObject {
+			continue
+		}
+		if m.commits == nil || len(m.commits) >= maxKeptCommits {
+			m.commits = map[plumbing.Hash]plumbing.EncodedObject{}
+		}
+		m.commits[h] = o
+	}
+}
+
+func (m *mirrorStorage) commit(h plumbing.Hash) plumbing.EncodedObject {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.commits[h]
+}
+
+// reindex reloads the pack indexes if a pack was added since they were
+// loaded, and reports whether it did.
+func (m *mirrorStorage) reindex() bool {
+	m.mu.Lock()
+	stale := m.stale
+	m.stale = false
+	m.mu.Unlock()
+	if stale {
+		m.Storage.Reindex()
+	}
+	return stale
+}
+
+// EncodedObject implements storer.EncodedObjectStorer.
+func (m *mirrorStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if t == plumbing.CommitObject || t == plumbing.AnyObject {
+		if o := m.commit(h); o != nil {
+			return o, nil
+		}
+	}
+	o, err := m.Storage.EncodedObject(t, h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex() {
+		o, err = m.Storage.EncodedObject(t, h)
+	}
+	return o, err
+}
+
+// HasEncodedObject implements storer.EncodedObjectStorer.
+func (m *mirrorStorage) HasEncodedObject(h plumbing.Hash) error {
+	if m.commit(h) != nil {
+		return nil
+	}
+	err := m.Storage.HasEncodedObject(h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex() {
+		err = m.Storage.HasEncodedObject(h)
+	}
+	return err
+}
+
+// EncodedObjectSize implements storer.EncodedObjectStorer.
+func (m *mirrorStorage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	if o := m.commit(h); o != nil {
+		return o.Size(), nil
+	}
+	n, err := m.Storage.EncodedObjectSize(h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex() {
+		n, err = m.Storage.EncodedObjectSize(h)
+	}
+	return n, err
+}
+
+// PackfileWriter implements storer.PackfileWriter: the pack received is
+// written to a temporary file and indexed when it is closed.
+func (m *mirrorStorage) PackfileWriter() (io.WriteCloser, error) {
+	if err := m.fs.MkdirAll(path.Join("objects", "pack"), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := m.fs.TempFile(path.Join("objects", "pack"), "tmp_pack_")
+	if err != nil {
+		return nil, err
+	}
+	return &packWriter{m: m, f: f}, nil
+}
+
+type packWriter struct {
+	m *mirrorStorage
+	f billy.File
+	n int64
+}
+
+func (w *packWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+// Close indexes the pack and moves it and its index into place.
+func (w *packWriter) Close() (err error) {
+	name := w.f.Name()
+	defer func() {
+		if err != nil {
+			w.m.fs.Remove(name)
+		}
+	}()
+	if err := w.f.Close(); err != nil {
+		return err
+	}
+	if w.n == 0 {
+		return w.m.fs.Remove(name)
+	}
+	objs, idx, sum, err := w.index(name, true)
+	if err != nil {
+		// Over the memory bound, or anything else: index it as go-git does.
+		objs, idx, sum, err = w.index(name, false)
+	}
+	if err != nil {
+		return fmt.Errorf("indexing the fetched pack: %w", err)
+	}
+	base := path.Join("objects", "pack", "pack-"+sum.String())
+	if _, serr := w.m.fs.Lstat(base + ".idx"); serr != nil {
+		fh, err := w.m.fs.Create(base + ".idx.tmp")
+		if err != nil {
+			return err
+		}
+		_, err = idxfile.NewEncoder(fh).Encode(idx)
+		if cerr := fh.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = w.m.fs.Rename(base+".idx.tmp", base+".idx")
+		}
+		if err != nil {
+			w.m.fs.Remove(base + ".idx.tmp")
+			return err
+		}
+	}
+	if _, serr := w.m.fs.Lstat(base + ".pack"); serr == nil {
+		w.m.fs.Remove(name) // the same pack is there already
+	} else if err := w.m.fs.Rename(name, base+".pack"); err != nil {
+		return err
+	}
+	w.m.mu.Lock()
+	w.m.stale = true
+	w.m.mu.Unlock()
+	if objs != nil {
+		w.m.keepCommits(objs)
+		if w.m.keep != nil {
+			w.m.keep(objs)
+		}
+	}
+	return nil
+}
+
+// index parses the pack file once, keeping its objects when keep is set.
+func (w *packWriter) index(name string, keep bool) (map[plumbing.Hash]plumbing.EncodedObject, *idxfile.MemoryIndex, plumbing.Hash, error) {
+	fh, err := w.m.fs.Open(name)
+	if err != nil {
+		return nil, nil, plumbing.ZeroHash, err
+	}
+	defer fh.Close()
+	iw := new(idxfile.Writer)
+	var p *packfile.Parser
+	var mem *boundedObjects
+	if keep {
+		mem = &boundedObjects{ObjectStorage: memory.NewStorage().ObjectStorage, left: maxPackMemory}
+		p, err = packfile.NewParserWithStorage(packfile.NewScanner(fh), mem, iw)
+	} else {
+		p, err = packfile.NewParser(packfile.NewScanner(fh), iw)
+	}
+	if err != nil {
+		return nil, nil, plumbing.ZeroHash, err
+	}
+	sum, err := p.Parse()
+	if err != nil {
+		return nil, nil, plumbing.ZeroHash, err
+	}
+	idx, err := iw.Index()
+	if err != nil {
+		return nil, nil, plumbing.ZeroHash, err
+	}
+	if mem == nil {
+		return nil, idx, sum, nil
+	}
+	return mem.Objects, idx, sum, nil
+}
+
+// boundedObjects holds a pack's objects in memory up to a bound.
+type boundedObjects struct {
+	memory.ObjectStorage
+	left int64
+}
+
+func (b *boundedObjects) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	if b.left -= o.Size(); b.left < 0 {
+		return plumbing.ZeroHash, errPackMemory
+	}
+	return b.ObjectStorage.SetEncodedObject(o)
+}
