@@ -83,8 +83,8 @@ type HTTPHandler struct {
 
 // session is the idle bookkeeping of one session.
 type session struct {
-	active int         // requests and streams in progress
-	timer  *time.Timer // fires SessionTimeout after the last one ended
+	active int          // requests and streams in progress
+	timer  *time.Timer  // fires SessionTimeout after the last one ended
 	fast   *fastSession // what the thin read path knows of it; nil: nothing
 }
 
