@@ -311,7 +311,16 @@ func (srv *Server) fastResult(ctx context.Context, req fastRequest, v fastView) 
 		// go-sdk names the server in every result of a 2026-07-28 request.
 		res.SetMeta(map[string]any{mcp.MetaKeyServerInfo: srv.impl})
 	}
-	data, err := marshal(res, false)
+	var data []byte
+	var err error
+	if m, ok := res.(json.Marshaler); ok {
+		// What go-sdk's encoder does with a Marshaler's output is compact
+		// it, and ours write compact JSON already: skip the second pass
+		// over a result that can be a large skills/list page.
+		data, err = m.MarshalJSON()
+	} else {
+		data, err = marshal(res, false)
+	}
 	if err != nil {
 		return nil, false
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -119,13 +120,15 @@ func (h *HTTPHandler) serveFast(w http.ResponseWriter, r *http.Request) bool {
 	hd.Set("Cache-Control", "no-cache, no-transform")
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Connection", "keep-alive")
-	w.WriteHeader(http.StatusOK)
 	frame := make([]byte, 0, len(msg)+len("event: message\ndata: \n\n"))
 	frame = append(frame, "event: message\ndata: "...)
 	frame = append(frame, msg...)
 	frame = append(frame, "\n\n"...)
+	// The whole stream is known: sent with its length, in one write,
+	// rather than flushed as go-sdk flushes an open stream.
+	hd.Set("Content-Length", strconv.Itoa(len(frame)))
+	w.WriteHeader(http.StatusOK)
 	w.Write(frame)
-	http.NewResponseController(w).Flush()
 	return true
 }
 
