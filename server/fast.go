@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/jsonobj"
 	"github.com/skillport/skillport/wire"
 )
@@ -272,9 +273,10 @@ func readMeta(raw json.RawMessage, version string) (declared, ok bool) {
 }
 
 // fastResult returns the encoded result of req, exactly as go-sdk would
-// encode it, or false when go-sdk must answer: req is not a thin-path
-// request, or its answer is an error.
-func (srv *Server) fastResult(ctx context.Context, req fastRequest, v fastView) ([]byte, bool) {
+// encode it, in pieces to be sent one after the other, or false when
+// go-sdk must answer: req is not a thin-path request, or its answer is an
+// error.
+func (srv *Server) fastResult(ctx context.Context, req fastRequest, v fastView) ([][]byte, bool) {
 	p, ok := readParams(req, v)
 	if !ok {
 		return nil, false
@@ -301,11 +303,24 @@ func (srv *Server) fastResult(ctx context.Context, req fastRequest, v fastView) 
 		if !srv.owns(p.uri) || (p.uri == wire.IndexURI && srv.prof.index) {
 			return nil, false
 		}
-		r, err := srv.read(ctx, p.uri)
+		snap, f, data, err := srv.readFile(ctx, p.uri)
 		if err != nil {
 			return nil, false
 		}
-		res = r
+		body, err := srv.encodedRead(snap, p.uri, f, data)
+		if err != nil {
+			return nil, false
+		}
+		srv.fast.Add(1)
+		if v.version == "" {
+			return [][]byte{body}, true
+		}
+		// The result with go-sdk's _meta, which encoding/json writes first.
+		meta, err := srv.serverInfoMeta()
+		if err != nil {
+			return nil, false
+		}
+		return [][]byte{meta, body[1:]}, true
 	}
 	if v.version != "" {
 		// go-sdk names the server in every result of a 2026-07-28 request.
@@ -325,17 +340,91 @@ func (srv *Server) fastResult(ctx context.Context, req fastRequest, v fastView) 
 		return nil, false
 	}
 	srv.fast.Add(1)
-	return data, true
+	return [][]byte{data}, true
+}
+
+// serverInfoMeta returns `{"_meta":{<server info>},`, how a result of a
+// 2026-07-28 request starts.
+func (srv *Server) serverInfoMeta() ([]byte, error) {
+	if b := srv.metaHead.Load(); b != nil {
+		return *b, nil
+	}
+	m, err := marshal(mcp.Meta{mcp.MetaKeyServerInfo: srv.impl}, false)
+	if err != nil {
+		return nil, err
+	}
+	b := append(append([]byte(`{"_meta":`), m...), ',')
+	srv.metaHead.Store(&b)
+	return b, nil
+}
+
+// Bounds of the encoded resources/read results kept per snapshot.
+const (
+	maxCachedRead = 256 << 10 // largest file whose result is kept
+	maxReadCache  = 32 << 20  // bytes of results kept
+)
+
+// readCache holds encoded resources/read results of one snapshot: a
+// result is a pure function of the file's URI and verified content, and
+// the content is still read (and checked against its digest) on every
+// request, so a file changed on disk is noticed as before.
+type readCache struct {
+	snap string
+	mu   sync.Mutex
+	m    map[string][]byte
+	size int
+}
+
+// encodedRead returns the JSON of the resources/read result of f, a file
+// of snap whose bytes are data, as go-sdk encodes it (without _meta).
+func (srv *Server) encodedRead(snap Snapshot, uri string, f *catalog.File, data []byte) ([]byte, error) {
+	c := srv.reads.Load()
+	if c == nil || c.snap != snap.ID() {
+		c = &readCache{snap: snap.ID(), m: map[string][]byte{}}
+		srv.reads.Store(c)
+	}
+	c.mu.Lock()
+	b, ok := c.m[uri]
+	c.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(data)*4/3 + len(uri) + 256) // base64 or escapes
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(srv.readResult(uri, f, data)); err != nil {
+		return nil, err
+	}
+	b = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if len(data) <= maxCachedRead {
+		c.mu.Lock()
+		if _, ok := c.m[uri]; !ok && c.size+len(b) <= maxReadCache {
+			c.m[uri] = b
+			c.size += len(b)
+		}
+		c.mu.Unlock()
+	}
+	return b, nil
 }
 
 // fastMessage returns the JSON-RPC response carrying result, as go-sdk
-// frames it.
-func fastMessage(id, result []byte) []byte {
+// writes it, between prefix and suffix (the transport's framing), in one
+// allocation.
+func fastMessage(prefix string, id []byte, result [][]byte, suffix string) []byte {
 	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
-	b := make([]byte, 0, len(head)+len(id)+len(mid)+len(result)+1)
+	n := len(prefix) + len(head) + len(id) + len(mid) + 1 + len(suffix)
+	for _, r := range result {
+		n += len(r)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, prefix...)
 	b = append(b, head...)
 	b = append(b, id...)
 	b = append(b, mid...)
-	b = append(b, result...)
-	return append(b, '}')
+	for _, r := range result {
+		b = append(b, r...)
+	}
+	b = append(b, '}')
+	return append(b, suffix...)
 }

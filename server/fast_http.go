@@ -115,15 +115,11 @@ func (h *HTTPHandler) serveFast(w http.ResponseWriter, r *http.Request) bool {
 	if !ok {
 		return false
 	}
-	msg := fastMessage(req.id, result)
+	frame := fastMessage("event: message\ndata: ", req.id, result, "\n\n")
 	hd := w.Header()
 	hd.Set("Cache-Control", "no-cache, no-transform")
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Connection", "keep-alive")
-	frame := make([]byte, 0, len(msg)+len("event: message\ndata: \n\n"))
-	frame = append(frame, "event: message\ndata: "...)
-	frame = append(frame, msg...)
-	frame = append(frame, "\n\n"...)
 	// The whole stream is known: sent with its length, in one write,
 	// rather than flushed as go-sdk flushes an open stream.
 	hd.Set("Content-Length", strconv.Itoa(len(frame)))

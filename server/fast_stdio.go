@@ -45,7 +45,7 @@ func (srv *Server) stdioAnswerer(init json.RawMessage) func([]byte) []byte {
 		if !ok {
 			return nil
 		}
-		return fastMessage(req.id, res)
+		return fastMessage("", req.id, res, "\n")
 	}
 }
 

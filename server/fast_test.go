@@ -294,3 +294,35 @@ func TestFastPathBody(t *testing.T) {
 		t.Errorf("oversized body: want go-sdk's size error, got %d %s", f.status, f.body)
 	}
 }
+
+// TestFastReadSeesChanges checks that the thin path's encoded reads never
+// outlive the file: a SKILL.md changed on disk is read anew (the server
+// re-indexes, as go-sdk's path does), not served from what was encoded.
+func TestFastReadSeesChanges(t *testing.T) {
+	dir := writeTree(t, t.TempDir(), map[string]string{"a/SKILL.md": skillMD("a", "First version.")})
+	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, srv, err := server.New(nil, server.NewCatalogSource(cat), &server.Options{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := server.NewHTTPHandler(s, &server.HTTPOptions{Logger: discard})
+	t.Cleanup(func() { h.Close() })
+	url := mount(t, h).url
+	hd := headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "resources/read", "Mcp-Name", "skill://a/SKILL.md")
+	read := request("1", "resources/read", withMeta(`{"uri":"skill://a/SKILL.md"}`, true))
+	for range 2 {
+		if ex := rawPost(t, url, hd, read); !strings.Contains(ex.body, "First version.") {
+			t.Fatalf("first read: %d %s", ex.status, ex.body)
+		}
+	}
+	writeTree(t, dir, map[string]string{"a/SKILL.md": skillMD("a", "Second version, longer.")})
+	if ex := rawPost(t, url, hd, read); !strings.Contains(ex.body, "Second version, longer.") {
+		t.Fatalf("read after the change: %d %s", ex.status, ex.body)
+	}
+	if server.FastServed(srv) < 2 {
+		t.Errorf("the thin path answered %d reads, want at least 2", server.FastServed(srv))
+	}
+}

@@ -106,10 +106,14 @@ type Server struct {
 	mcp  *mcp.Server
 	impl *mcp.Implementation // set by New: the thin read path names it
 	fast atomic.Int64        // requests the thin read path answered
-	src  Source
-	opts Options
-	key  []byte
-	log  *slog.Logger
+	// What the thin read path encodes once: the _meta head of 2026-07-28
+	// results, and resources/read results of the current snapshot.
+	metaHead atomic.Pointer[[]byte]
+	reads    atomic.Pointer[readCache]
+	src      Source
+	opts     Options
+	key      []byte
+	log      *slog.Logger
 
 	schemes atomic.Pointer[[]string]
 	cancel  func()

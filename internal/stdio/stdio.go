@@ -42,7 +42,8 @@ type Transport struct {
 	// called once, with the params of the connection's initialize request,
 	// after a result to it was sent; the function it returns (nil for
 	// none) is offered each later line, and returns the complete response
-	// to send, or nil to hand the line to the session.
+	// to send (its line, with or without the newline), or nil to hand the
+	// line to the session.
 	//
 	// Ordering: a line is offered only while every request handed to the
 	// session has been answered (or cancelled by the client). go-sdk
@@ -80,7 +81,10 @@ func filter(in io.Reader, pass io.Writer, out io.Writer, max int, st *order) err
 		line, tooLong, err := readLine(r, max)
 		if len(bytes.TrimSpace(line)) > 0 || tooLong {
 			if answer := st.answer(line, tooLong); answer != nil {
-				if _, werr := out.Write(append(answer, '\n')); werr != nil {
+				if !bytes.HasSuffix(answer, []byte("\n")) {
+					answer = append(answer, '\n')
+				}
+				if _, werr := out.Write(answer); werr != nil {
 					return werr
 				}
 			} else if code, msg := st.check(line, tooLong, max); code != 0 {
