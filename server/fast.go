@@ -360,8 +360,8 @@ func (srv *Server) serverInfoMeta() ([]byte, error) {
 
 // Bounds of the encoded resources/read results kept per snapshot.
 const (
-	maxCachedRead = 256 << 10 // largest file whose result is kept
-	maxReadCache  = 32 << 20  // bytes of results kept
+	maxCachedRead = 64 << 10 // largest file whose result is kept
+	maxReadCache  = 4 << 20  // bytes of results kept
 )
 
 // readCache holds encoded resources/read results of one snapshot: a

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/peers"
+	"github.com/skillport/skillport/internal/stdio"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"
 )
@@ -85,7 +86,8 @@ func startStdio(b *testing.B, name string, argv ...string) *ndjsonPeer {
 }
 
 // startInProcess connects our server, composed as `skillport serve` composes
-// it, to OS pipes in this process, so that -cpuprofile sees it.
+// it (skillport's stdio transport, with the thin read path), to OS pipes in
+// this process, so that -cpuprofile sees it.
 func startInProcess(b *testing.B, dir string) *ndjsonPeer {
 	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: discard})
 	if err != nil {
@@ -103,7 +105,7 @@ func startInProcess(b *testing.B, dir string) *ndjsonPeer {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ss, err := s.Connect(context.Background(), skills.Transport(&mcp.IOTransport{Reader: sr, Writer: sw}), nil)
+	ss, err := s.Connect(context.Background(), skills.Transport(&stdio.Transport{In: sr, Out: sw}), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
