@@ -45,6 +45,7 @@ func (srv *Server) encodedEntry(snap Snapshot, sk *catalog.Skill, escapeHTML boo
 		if b, err = marshal(entry(sk), false); err != nil {
 			return nil, err
 		}
+		b = bytes.Clone(b) // kept for the snapshot's life: no spare capacity
 		c.m.Store(sk, b)
 	}
 	if escapeHTML && bytes.ContainsAny(b, "<>&") {

@@ -400,7 +400,7 @@ func (srv *Server) encodedRead(snap Snapshot, uri string, f *catalog.File, data 
 	if len(data) <= maxCachedRead {
 		c.mu.Lock()
 		if _, ok := c.m[uri]; !ok && c.size+len(b) <= maxReadCache {
-			c.m[uri] = b
+			c.m[uri] = bytes.Clone(b) // without the encoder's spare capacity
 			c.size += len(b)
 		}
 		c.mu.Unlock()
