@@ -171,6 +171,9 @@ func runServe(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
+	if set != nil {
+		serveMemoryLimit() // after the build's garbage was given back
+	}
 	served := authz.source(src) // what each caller may see, when --auth-rules is set
 	opts := &server.Options{PageSize: pageSize, Logger: log, Profiles: profiles, LegacyErrorCodes: legacyCodes}
 	opts.NoFastPath, _ = f.GetBool("no-fast-path")
