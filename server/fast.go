@@ -281,7 +281,8 @@ func (srv *Server) fastResult(ctx context.Context, req fastRequest, v fastView) 
 	if !ok {
 		return nil, false
 	}
-	if v.token != nil {
+	if v.token != nil && CallerFromContext(ctx) == nil {
+		// As withCaller: a caller the transport already named stays.
 		ctx = ContextWithCaller(ctx, CallerFromToken(v.token))
 	}
 	var res interface{ SetMeta(map[string]any) }
