@@ -11,7 +11,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/stdio"
 	"github.com/skillport/skillport/server"
 )
@@ -82,24 +81,13 @@ func (c *lineClient) call(line string) string {
 
 func stdioTwin(t *testing.T, opts server.Options) (fast, slow *lineClient, fastSrv *server.Server, fastMCP *mcp.Server) {
 	t.Helper()
-	cat, err := catalog.OpenDir(examples, &catalog.Options{Logger: discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Logger, opts.CursorKey = discard, []byte("twin cursor key, shared by both")
-	for _, noFast := range []bool{false, true} {
-		o := opts
-		o.NoFastPath = noFast
-		s, srv, err := server.New(nil, server.NewCatalogSource(cat), &o)
-		if err != nil {
-			t.Fatal(err)
-		}
+	twins(t, opts, func(noFast bool, s *mcp.Server, srv *server.Server) {
 		if noFast {
 			slow = startLines(t, s, srv)
 		} else {
 			fast, fastSrv, fastMCP = startLines(t, s, srv), srv, s
 		}
-	}
+	})
 	return fast, slow, fastSrv, fastMCP
 }
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"
@@ -23,14 +25,16 @@ type twin struct {
 	fastSrv, slowSrv *server.Server
 }
 
-func newTwin(t *testing.T, opts server.Options) *twin {
+// twins calls serve with two servers of the example skills, the same
+// but for the thin read path (noFast: without it), which share a cursor
+// key, so that their answers can be compared byte for byte.
+func twins(t *testing.T, opts server.Options, serve func(noFast bool, s *mcp.Server, srv *server.Server)) {
 	t.Helper()
 	cat, err := catalog.OpenDir(examples, &catalog.Options{Logger: discard})
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.Logger, opts.CursorKey = discard, []byte("twin cursor key, shared by both")
-	tw := &twin{}
 	for _, noFast := range []bool{false, true} {
 		o := opts
 		o.NoFastPath = noFast
@@ -38,6 +42,14 @@ func newTwin(t *testing.T, opts server.Options) *twin {
 		if err != nil {
 			t.Fatal(err)
 		}
+		serve(noFast, s, srv)
+	}
+}
+
+func newTwin(t *testing.T, opts server.Options) *twin {
+	t.Helper()
+	tw := &twin{}
+	twins(t, opts, func(noFast bool, s *mcp.Server, srv *server.Server) {
 		h := server.NewHTTPHandler(s, &server.HTTPOptions{Logger: discard})
 		t.Cleanup(func() { h.Close() })
 		p := mount(t, h)
@@ -46,7 +58,7 @@ func newTwin(t *testing.T, opts server.Options) *twin {
 		} else {
 			tw.fast, tw.fastSrv = p.url, srv
 		}
-	}
+	})
 	return tw
 }
 

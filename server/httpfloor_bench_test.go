@@ -127,6 +127,21 @@ type floorClient struct {
 	id                 int
 }
 
+// open initializes the client's session, in sessions mode, as a client
+// that declares the Skills Extension.
+func (c *floorClient) open(b *testing.B) {
+	if c.mode != "sessions" {
+		return
+	}
+	if _, err := c.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{
+		"extensions": map[string]any{wire.ExtensionID: map[string]any{}}}, "clientInfo": map[string]any{"name": "floor", "version": "0"}}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.call("notifications/initialized", nil); err != nil {
+		b.Fatal(err)
+	}
+}
+
 func (c *floorClient) call(method string, params map[string]any) ([]byte, error) {
 	c.id++
 	p := map[string]any{}
@@ -202,15 +217,7 @@ func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d ti
 	cs := make([]*floorClient, clients)
 	for i := range cs {
 		cs[i] = &floorClient{url: url, mode: mode, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
-		if mode == "sessions" {
-			if _, err := cs[i].call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{
-				"extensions": map[string]any{wire.ExtensionID: map[string]any{}}}, "clientInfo": map[string]any{"name": "floor", "version": "0"}}); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := cs[i].call("notifications/initialized", nil); err != nil {
-				b.Fatal(err)
-			}
-		}
+		cs[i].open(b)
 	}
 	cpu0 := cpuTime()
 	var ms0 runtime.MemStats

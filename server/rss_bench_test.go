@@ -75,15 +75,7 @@ func BenchmarkServeRSSUnderLoad10k(b *testing.B) {
 			}
 			cs[i] = &floorClient{url: s.URL, mode: mode, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 			rngs[i] = rand.New(rand.NewPCG(uint64(i), 11))
-			if mode == "sessions" {
-				if _, err := cs[i].call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{
-					"extensions": map[string]any{wire.ExtensionID: map[string]any{}}}, "clientInfo": map[string]any{"name": "rss", "version": "0"}}); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := cs[i].call("notifications/initialized", nil); err != nil {
-					b.Fatal(err)
-				}
-			}
+			cs[i].open(b)
 		}
 		var mu sync.Mutex
 		var samples []float64
