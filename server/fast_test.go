@@ -338,3 +338,85 @@ func TestFastReadSeesChanges(t *testing.T) {
 		t.Errorf("the thin path answered %d reads, want at least 2", server.FastServed(srv))
 	}
 }
+
+// perCaller publishes one skill to everyone and another only to "alice".
+type perCaller struct{ open, secret *catalog.Skill }
+
+func (p *perCaller) ListSkills(ctx context.Context) ([]*catalog.Skill, error) {
+	if c := server.CallerFromContext(ctx); c != nil && c.Subject == "alice" {
+		return []*catalog.Skill{p.open, p.secret}, nil
+	}
+	return []*catalog.Skill{p.open}, nil
+}
+
+var perCallerFiles = map[string][]byte{
+	"skill://open/SKILL.md":   []byte(skillMD("open", "Everyone sees it.")),
+	"skill://secret/SKILL.md": []byte(skillMD("secret", "Only alice sees it.")),
+}
+
+func (p *perCaller) ReadFile(_ context.Context, f *catalog.File) ([]byte, error) {
+	return perCallerFiles[f.URI], nil
+}
+
+// TestFastPathCallerView checks that the thin path answers each caller
+// from the snapshot its source gives that caller, as go-sdk's path does:
+// what one caller may not see, the thin path does not show it either.
+func TestFastPathCallerView(t *testing.T) {
+	var p perCaller
+	for name, sk := range map[string]**catalog.Skill{"open": &p.open, "secret": &p.secret} {
+		s, err := catalog.NewSkill("skill://"+name, map[string][]byte{"SKILL.md": perCallerFiles["skill://"+name+"/SKILL.md"]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		*sk = s
+	}
+	var urls [2]string
+	var fastSrv *server.Server
+	for i, noFast := range []bool{false, true} {
+		s, srv, err := server.New(nil, server.FromSkills(&p), &server.Options{Logger: discard, NoFastPath: noFast, CacheScope: "private"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !noFast {
+			fastSrv = srv
+		}
+		h := server.NewHTTPHandler(s, &server.HTTPOptions{Logger: discard})
+		t.Cleanup(func() { h.Close() })
+		// Stands for package endpoint, which names the caller of a
+		// verified token.
+		named := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if u := r.Header.Get("X-Test-User"); u != "" {
+				r = r.WithContext(server.ContextWithCaller(r.Context(), &server.Caller{Subject: u}))
+			}
+			h.ServeHTTP(w, r)
+		})
+		urls[i] = mount(t, named).url
+	}
+	for _, user := range []string{"alice", "bob", ""} {
+		for _, c := range []struct{ method, params string }{
+			{"skills/list", `{}`},
+			{"skills/get", `{"uri":"skill://secret/SKILL.md"}`},
+			{"resources/read", `{"uri":"skill://secret/SKILL.md"}`},
+			{"resources/read", `{"uri":"skill://open/SKILL.md"}`},
+		} {
+			uri := ""
+			if i := strings.Index(c.params, `"uri":"`); i >= 0 {
+				uri = strings.SplitN(c.params[i+7:], `"`, 2)[0]
+			}
+			h := headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", c.method, "Mcp-Name", uri, "X-Test-User", user)
+			body := request("1", c.method, withMeta(c.params, true))
+			before := server.FastServed(fastSrv)
+			f, s := rawPost(t, urls[0], h, body), rawPost(t, urls[1], h, body)
+			if f != s {
+				t.Errorf("%s %s as %q: the thin path answers\n%s\ngo-sdk answers\n%s", c.method, c.params, user, f.body, s.body)
+			}
+			secret := strings.Contains(f.body, "Only alice sees it")
+			if secret != (user == "alice" && c.method != "resources/read" || user == "alice" && strings.Contains(uri, "secret")) {
+				t.Errorf("%s %s as %q: the secret skill shown: %v", c.method, c.params, user, secret)
+			}
+			if served := server.FastServed(fastSrv) > before; served != !strings.Contains(f.body, `"error"`) {
+				t.Errorf("%s %s as %q: thin path answered %v for %s", c.method, c.params, user, served, f.body)
+			}
+		}
+	}
+}
