@@ -16,9 +16,10 @@ import (
 	"github.com/skillport/skillport/wire"
 )
 
-// The thin read path. resources/read, skills/get and skills/list are pure
-// functions of (snapshot, request, caller): the server answers them from
-// the snapshot and sends bytes it encoded once. Going through go-sdk costs
+// The thin read path. resources/read, skills/get, skills/list and
+// resources/directory/read are pure functions of (snapshot, request,
+// caller): the server answers them from the snapshot and sends bytes it
+// encoded once. Going through go-sdk costs
 // far more than that answer: each request is decoded several times (each
 // decode allocates a large buffer) and each result is encoded twice. So
 // the transports of this package (NewHTTPHandler, the stdio transport of
@@ -73,7 +74,7 @@ type fastRequest struct {
 // isFastMethod reports whether the thin path may answer method.
 func isFastMethod(method string) bool {
 	switch method {
-	case "resources/read", wire.MethodGetSkill, wire.MethodListSkills:
+	case "resources/read", wire.MethodGetSkill, wire.MethodListSkills, wire.MethodReadDirectory:
 		return true
 	}
 	return false
@@ -199,7 +200,7 @@ func readParams(req fastRequest, v fastView) (fastParams, bool) {
 			if p.uri, p.hasURI = plainString(f.Value); !p.hasURI {
 				return p, false
 			}
-		case f.Key == "cursor" && req.method == wire.MethodListSkills:
+		case f.Key == "cursor" && (req.method == wire.MethodListSkills || req.method == wire.MethodReadDirectory):
 			var ok bool
 			if p.cursor, ok = plainString(f.Value); !ok {
 				return p, false
@@ -296,6 +297,15 @@ func (srv *Server) fastResult(ctx context.Context, req fastRequest, v fastView) 
 		res = r
 	case wire.MethodGetSkill:
 		r, err := srv.getAny(ctx, &wire.GetParams{URI: &p.uri})
+		if err != nil {
+			return nil, false
+		}
+		res = r
+	case wire.MethodReadDirectory:
+		if !srv.prof.sep2640 {
+			return nil, false // not served: go-sdk says so
+		}
+		r, err := srv.readDirectory(ctx, &wire.ReadDirectoryParams{URI: p.uri, Cursor: p.cursor})
 		if err != nil {
 			return nil, false
 		}

@@ -122,6 +122,9 @@ var goldenCalls = []struct {
 	{"resources-read-escaped", "resources/read", `{"uri":"skill:\/\/git-workflow/SKILL.md"}`},
 	{"resources-read-uri-number", "resources/read", `{"uri":5}`},
 	{"directory-read-skill-root", "resources/directory/read", `{"uri":"skill://pdf-processing"}`},
+	{"directory-read-prefix", "resources/directory/read", `{"uri":"skill://acme/billing"}`},
+	{"directory-read-file", "resources/directory/read", `{"uri":"skill://pdf-processing/SKILL.md"}`},
+	{"directory-read-bad-cursor", "resources/directory/read", `{"uri":"skill://pdf-processing","cursor":"sp1.AAAA"}`},
 	{"skills-list-bad-cursor", "skills/list", `{"cursor":"sp1.AAAA"}`},
 	{"skills-list-unknown-member", "skills/list", `{"limit":2}`},
 }
@@ -129,8 +132,35 @@ var goldenCalls = []struct {
 // thinPathFor reports whether the thin path is meant to answer a golden
 // call: a result of one of its methods, asked in the plain form.
 func thinPathFor(name, method string, ex exchange) bool {
-	return ex.status == 200 && !strings.Contains(ex.body, `"error"`) && method != "resources/directory/read" &&
+	return ex.status == 200 && !strings.Contains(ex.body, `"error"`) &&
 		!strings.Contains(name, "escaped") && !strings.Contains(name, "unknown-member") && !strings.Contains(name, "by-name")
+}
+
+// pageAll lists every page of method, whose params begin with open (an
+// object left open for the cursor), through call.
+func pageAll(t *testing.T, method, open string, call func(params string) exchange) {
+	t.Helper()
+	cursor := ""
+	for range 20 {
+		params := strings.TrimSuffix(open, ",") + `}`
+		if cursor != "" {
+			params = open + `"cursor":"` + cursor + `"}`
+		}
+		ex := call(params)
+		var m struct {
+			Result struct {
+				NextCursor string `json:"nextCursor"`
+			} `json:"result"`
+		}
+		data := strings.TrimPrefix(strings.TrimSpace(ex.body), "event: message\ndata: ")
+		if err := json.Unmarshal([]byte(data), &m); err != nil {
+			t.Fatalf("%s page: %v: %s", method, err, ex.body)
+		}
+		if cursor = m.Result.NextCursor; cursor == "" {
+			return
+		}
+	}
+	t.Fatalf("%s: more than 20 pages", method)
 }
 
 // withMeta puts a 2026-07-28 _meta into params.
@@ -239,25 +269,13 @@ func TestFastPathMatchesSDK(t *testing.T) {
 						}
 					}
 					// Paging follows cursors the same way.
-					cursor := ""
-					for range 10 {
-						params := `{}`
-						if cursor != "" {
-							params = `{"cursor":"` + cursor + `"}`
-						}
-						ex := compare(t, "page", fh, sh, request("3", wire.MethodListSkills, params))
-						var m struct {
-							Result struct {
-								NextCursor string `json:"nextCursor"`
-							} `json:"result"`
-						}
-						data := strings.TrimPrefix(strings.TrimSpace(ex.body), "event: message\ndata: ")
-						if err := json.Unmarshal([]byte(data), &m); err != nil {
-							t.Fatalf("page: %v: %s", err, ex.body)
-						}
-						if cursor = m.Result.NextCursor; cursor == "" {
-							break
-						}
+					for _, list := range []struct{ method, params string }{
+						{wire.MethodListSkills, `{`},
+						{wire.MethodReadDirectory, `{"uri":"skill://pdf-processing",`},
+					} {
+						pageAll(t, list.method, list.params, func(body string) exchange {
+							return compare(t, "page", fh, sh, request("3", list.method, body))
+						})
 					}
 					// A request with _meta (a progress token) goes to go-sdk.
 					compare(t, "progress token", fh, sh, request("4", "resources/read", `{"_meta":{"progressToken":1},"uri":"skill://git-workflow/SKILL.md"}`))
