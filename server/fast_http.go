@@ -51,9 +51,10 @@ func (h *HTTPHandler) track(r *http.Request, id string) *fastSession {
 	return nil
 }
 
-// serveFast answers a POST of one request of a thin-path method itself, with the response go-sdk would send, when go-sdk would
-// serve it: a 2026-07-28 request (stateless) whose headers go-sdk accepts,
-// or a request of a live, initialized session. It reports false, with the
+// serveFast answers a POST of one request of a thin-path method itself,
+// with the response go-sdk would send, when go-sdk would serve it: a
+// 2026-07-28 request (stateless) whose headers go-sdk accepts, or a
+// request of a live, initialized session. It reports false, with the
 // request as it came, for go-sdk to serve everything else.
 func (h *HTTPHandler) serveFast(w http.ResponseWriter, r *http.Request) bool {
 	version := r.Header.Get("MCP-Protocol-Version")
