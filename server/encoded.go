@@ -17,40 +17,60 @@ import (
 // snapshot. An entry is a pure function of the (immutable) skill, and
 // skills/get and skills/list send the same entries again and again, so
 // each is encoded once and its bytes are sent many times. The cache holds
-// at most two encodings per skill of the current snapshot (about the size
-// of the entry's JSON each); it is dropped when the snapshot changes.
+// one encoding per skill of the current snapshot (about the size of the
+// entry's JSON); it is dropped when the snapshot changes.
 type entryCache struct {
 	snap string
-	m    sync.Map // entryKey -> []byte
-}
-
-// entryKey names one encoding of a skill's entry: skills/get results have
-// always been encoded with json.Marshal (HTML characters escaped),
-// skills/list results by go-sdk, which leaves them as they are.
-type entryKey struct {
-	sk         *catalog.Skill
-	escapeHTML bool
+	m    sync.Map // *catalog.Skill -> []byte
 }
 
 type entriesCache = atomic.Pointer[entryCache]
 
 // encodedEntry returns the JSON of entry(sk), sk being a skill of snap.
+// skills/get results have always been encoded with json.Marshal (HTML
+// characters escaped), skills/list results by go-sdk, which leaves them
+// as they are: escapeHTML chooses. Only the unescaped encoding is kept;
+// the escaped one differs only where <, > or & occur, all inside strings.
 func (srv *Server) encodedEntry(snap Snapshot, sk *catalog.Skill, escapeHTML bool) ([]byte, error) {
 	c := srv.entries.Load()
 	if c == nil || c.snap != snap.ID() {
 		c = &entryCache{snap: snap.ID()}
 		srv.entries.Store(c)
 	}
-	key := entryKey{sk, escapeHTML}
-	if b, ok := c.m.Load(key); ok {
-		return b.([]byte), nil
+	var b []byte
+	if v, ok := c.m.Load(sk); ok {
+		b = v.([]byte)
+	} else {
+		var err error
+		if b, err = marshal(entry(sk), false); err != nil {
+			return nil, err
+		}
+		b = bytes.Clone(b) // kept for the snapshot's life: no spare capacity
+		c.m.Store(sk, b)
 	}
-	b, err := marshal(entry(sk), escapeHTML)
-	if err != nil {
-		return nil, err
+	if escapeHTML && bytes.ContainsAny(b, "<>&") {
+		return escapeHTMLChars(b), nil
 	}
-	c.m.Store(key, b)
 	return b, nil
+}
+
+// escapeHTMLChars escapes <, > and & as json.Marshal does; in JSON they
+// can only occur inside strings.
+func escapeHTMLChars(b []byte) []byte {
+	out := make([]byte, 0, len(b)+32)
+	for _, c := range b {
+		switch c {
+		case '<':
+			out = append(out, `\u003c`...)
+		case '>':
+			out = append(out, `\u003e`...)
+		case '&':
+			out = append(out, `\u0026`...)
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // marshal is json.Marshal, optionally without escaping <, > and &, as

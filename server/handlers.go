@@ -302,17 +302,27 @@ func (srv *Server) readResource(ctx context.Context, req *mcp.ReadResourceReques
 // read serves one file, always with bytes matching the digest published in
 // the snapshot it is read from.
 func (srv *Server) read(ctx context.Context, uri string) (*ReadResourceResult, error) {
-	snap, err := srv.snapshot(ctx)
+	_, f, data, err := srv.readFile(ctx, uri)
 	if err != nil {
 		return nil, err
+	}
+	return srv.readResult(uri, f, data), nil
+}
+
+// readFile returns the file at uri and its bytes, which match its digest
+// in the snapshot returned (a fresh one when the file changed on disk).
+func (srv *Server) readFile(ctx context.Context, uri string) (Snapshot, *catalog.File, []byte, error) {
+	snap, err := srv.snapshot(ctx)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	f := snap.File(uri)
 	if f == nil {
 		if snap.Dir(uri) != nil {
 			// A directory is listed, never read as a file.
-			return nil, invalidParams(uri, "%s is a directory resource, not a file: list its children with resources/directory/read", show(uri))
+			return nil, nil, nil, invalidParams(uri, "%s is a directory resource, not a file: list its children with resources/directory/read", show(uri))
 		}
-		return nil, invalidParams(uri, "No resource is served at %s%s", show(uri), because(uri, srv.schemeList()))
+		return nil, nil, nil, invalidParams(uri, "No resource is served at %s%s", show(uri), because(uri, srv.schemeList()))
 	}
 	data, err := snap.ReadFile(ctx, f)
 	if errors.Is(err, catalog.ErrChanged) {
@@ -321,21 +331,26 @@ func (srv *Server) read(ctx context.Context, uri string) (*ReadResourceResult, e
 		fresh, rerr := srv.src.Refresh(ctx, snap)
 		if rerr != nil {
 			srv.log.Error("cannot refresh the skills after a file changed", "uri", uri, "err", rerr)
-			return nil, internalError(uri, "%s changed on the server and the skills could not be re-indexed; try again later", show(uri))
+			return nil, nil, nil, internalError(uri, "%s changed on the server and the skills could not be re-indexed; try again later", show(uri))
 		}
 		snap = fresh
 		if f = snap.File(uri); f == nil {
-			return nil, invalidParams(uri, "No resource is served at %s: the file was removed from the server; refresh the skill with skills/get or skills/list", show(uri))
+			return nil, nil, nil, invalidParams(uri, "No resource is served at %s: the file was removed from the server; refresh the skill with skills/get or skills/list", show(uri))
 		}
 		data, err = snap.ReadFile(ctx, f)
 	}
 	if err != nil {
 		srv.log.Error("cannot read a skill file", "uri", uri, "err", err)
 		if errors.Is(err, catalog.ErrChanged) {
-			return nil, internalError(uri, "%s is changing on the server; try again shortly", show(uri))
+			return nil, nil, nil, internalError(uri, "%s is changing on the server; try again shortly", show(uri))
 		}
-		return nil, internalError(uri, "cannot read %s on the server", show(uri))
+		return nil, nil, nil, internalError(uri, "cannot read %s on the server", show(uri))
 	}
+	return snap, f, data, nil
+}
+
+// readResult is the resources/read result of file f with content data.
+func (srv *Server) readResult(uri string, f *catalog.File, data []byte) *ReadResourceResult {
 	c := &mcp.ResourceContents{URI: uri, MIMEType: f.MIMEType}
 	if f.Text && len(data) > 0 {
 		c.Text = string(data)
@@ -350,5 +365,5 @@ func (srv *Server) read(ctx context.Context, uri string) (*ReadResourceResult, e
 		Contents:   []*mcp.ResourceContents{c},
 		TTLMs:      srv.ttlMs(),
 		CacheScope: srv.opts.CacheScope,
-	}, nil
+	}
 }

@@ -73,6 +73,7 @@ type HTTPHandler struct {
 	opts      HTTPOptions
 	stateful  http.Handler
 	stateless http.Handler
+	fast      *Server // answers reads directly (fast_http.go); nil: never
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -82,14 +83,15 @@ type HTTPHandler struct {
 
 // session is the idle bookkeeping of one session.
 type session struct {
-	active int         // requests and streams in progress
-	timer  *time.Timer // fires SessionTimeout after the last one ended
+	active int          // requests and streams in progress
+	timer  *time.Timer  // fires SessionTimeout after the last one ended
+	fast   *fastSession // what the thin read path knows of it; nil: nothing
 }
 
 // NewHTTPHandler returns the Streamable HTTP handler of s. Mount it at the
 // MCP endpoint (e.g. /mcp); call Close when the server stops.
 func NewHTTPHandler(s *mcp.Server, opts *HTTPOptions) *HTTPHandler {
-	h := &HTTPHandler{srv: s, sessions: map[string]*session{}}
+	h := &HTTPHandler{srv: s, sessions: map[string]*session{}, fast: fastFor(s)}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -179,6 +181,9 @@ func cannotPush(ctx context.Context) bool {
 // path; a session id means that session; anything else outside a session
 // (normally an older revision's initialize) opens one, within the cap.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.fast != nil && r.Method == http.MethodPost && h.serveFast(w, r) {
+		return
+	}
 	version := r.Header.Get("MCP-Protocol-Version")
 	if version >= ModernProtocolVersion {
 		// go-sdk answers an unknown later version with the JSON-RPC error
@@ -325,11 +330,13 @@ func (h *HTTPHandler) newSession(w http.ResponseWriter, r *http.Request, head *p
 		return
 	}
 	h.stateful.ServeHTTP(w, r)
+	id := w.Header().Get("Mcp-Session-Id")
+	fs := h.track(r, id)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.pending--
-	if id := w.Header().Get("Mcp-Session-Id"); id != "" && !h.closed {
-		s := &session{}
+	if id != "" && !h.closed {
+		s := &session{fast: fs}
 		h.sessions[id] = s
 		h.idle(id, s)
 	}

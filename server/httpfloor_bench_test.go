@@ -57,14 +57,15 @@ func startHTTP(b *testing.B, h http.Handler) string {
 // startOurs composes our server as `skillport serve --http` does: the MCP
 // handler of every revision behind package endpoint (limits, origin check,
 // metrics, access log), served in this process so that -cpuprofile and
-// -memprofile see it.
-func startOurs(b *testing.B, dir string) string {
+// -memprofile see it. noFast sends every request through go-sdk
+// (Options.NoFastPath), the baseline of the thin read path.
+func startOurs(b *testing.B, dir string, noFast bool) string {
 	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: discard})
 	if err != nil {
 		b.Fatal(err)
 	}
 	src := server.NewCatalogSource(cat)
-	s, _, err := server.New(nil, src, &server.Options{Logger: discard})
+	s, _, err := server.New(nil, src, &server.Options{Logger: discard, NoFastPath: noFast})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -124,6 +125,21 @@ type floorClient struct {
 	url, mode, session string
 	hc                 *http.Client
 	id                 int
+}
+
+// open initializes the client's session, in sessions mode, as a client
+// that declares the Skills Extension.
+func (c *floorClient) open(b *testing.B) {
+	if c.mode != "sessions" {
+		return
+	}
+	if _, err := c.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{
+		"extensions": map[string]any{wire.ExtensionID: map[string]any{}}}, "clientInfo": map[string]any{"name": "floor", "version": "0"}}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.call("notifications/initialized", nil); err != nil {
+		b.Fatal(err)
+	}
 }
 
 func (c *floorClient) call(method string, params map[string]any) ([]byte, error) {
@@ -201,15 +217,7 @@ func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d ti
 	cs := make([]*floorClient, clients)
 	for i := range cs {
 		cs[i] = &floorClient{url: url, mode: mode, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
-		if mode == "sessions" {
-			if _, err := cs[i].call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{
-				"extensions": map[string]any{wire.ExtensionID: map[string]any{}}}, "clientInfo": map[string]any{"name": "floor", "version": "0"}}); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := cs[i].call("notifications/initialized", nil); err != nil {
-				b.Fatal(err)
-			}
-		}
+		cs[i].open(b)
 	}
 	cpu0 := cpuTime()
 	var ms0 runtime.MemStats
@@ -253,12 +261,16 @@ type floorResult struct {
 // p50 and p99 and the req/s ratio of ours to the floor (target ≥ 0.5, p99
 // ≤ 25 ms), and, steadier on a shared machine, the CPU time and bytes
 // allocated per request, the floor's CPU over ours as a throughput ratio
-// (-cpu-µs/req includes the clients, the same for all three).
+// (-cpu-µs/req includes the clients, the same for all three). The same
+// server without its thin read path (every request through go-sdk,
+// "-sdk") runs too, as the baseline of that path: -sdk/thin-cpu is its CPU
+// per request over the thin path's.
 // -serverbench.duration sets how long each server is driven.
 func BenchmarkHTTPFloor(b *testing.B) {
 	const clients = 32
 	dir, skill := floorTree(b)
-	ours := startOurs(b, dir)
+	ours := startOurs(b, dir, false)
+	sdk := startOurs(b, dir, true)
 	calls := []floorCall{
 		{"read", "resources/read", map[string]any{"uri": skill}},
 		{"get", wire.MethodGetSkill, map[string]any{"uri": skill}},
@@ -298,10 +310,12 @@ func BenchmarkHTTPFloor(b *testing.B) {
 				f := floorLoad(b, floor, "floor", clients, c, *httpDuration)
 				s := floorLoad(b, ours, "sessions", clients, c, *httpDuration)
 				l := floorLoad(b, ours, "stateless", clients, c, *httpDuration)
+				sg := floorLoad(b, sdk, "sessions", clients, c, *httpDuration)
+				lg := floorLoad(b, sdk, "stateless", clients, c, *httpDuration)
 				for _, r := range []struct {
 					name string
 					r    floorResult
-				}{{"floor", f}, {"sessions", s}, {"stateless", l}} {
+				}{{"floor", f}, {"sessions", s}, {"stateless", l}, {"sessions-sdk", sg}, {"stateless-sdk", lg}} {
 					b.Logf("%s %-9s %7d requests %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  %.2fx floor  %6.0f µs CPU/req  %6.1f KiB alloc/req",
 						c.name, r.name, r.r.requests, r.r.rps, r.r.p50, r.r.p99, r.r.rps/f.rps, r.r.cpuUs, r.r.allocKB)
 					b.ReportMetric(r.r.cpuUs, r.name+"-cpu-µs/req")
@@ -314,6 +328,10 @@ func BenchmarkHTTPFloor(b *testing.B) {
 				b.ReportMetric(l.rps/f.rps, "stateless/floor")
 				b.ReportMetric(f.cpuUs/s.cpuUs, "sessions/floor-cpu")
 				b.ReportMetric(f.cpuUs/l.cpuUs, "stateless/floor-cpu")
+				b.ReportMetric(sg.rps/f.rps, "sessions-sdk/floor")
+				b.ReportMetric(lg.rps/f.rps, "stateless-sdk/floor")
+				b.ReportMetric(sg.cpuUs/s.cpuUs, "sessions-sdk/thin-cpu")
+				b.ReportMetric(lg.cpuUs/l.cpuUs, "stateless-sdk/thin-cpu")
 			}
 		})
 	}

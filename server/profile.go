@@ -193,6 +193,12 @@ func declaredExtension(ss *mcp.ServerSession, meta mcp.Meta) bool {
 // that declared the extension gets pure SEP-2640 entries; any other client
 // gets the superset, whose extra fields SEP-2640 readers ignore.
 func (srv *Server) listAny(ctx context.Context, ss *mcp.ServerSession, p *wire.ListSkillsParams) (*listResponse, error) {
+	return srv.listFor(ctx, func() bool { return declaredExtension(ss, p.Meta) }, p)
+}
+
+// listFor is listAny for a client that declared the extension when
+// declared reports so (asked only when the answer depends on it).
+func (srv *Server) listFor(ctx context.Context, declared func() bool, p *wire.ListSkillsParams) (*listResponse, error) {
 	snap, err := srv.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -202,7 +208,7 @@ func (srv *Server) listAny(ctx context.Context, ss *mcp.ServerSession, p *wire.L
 		return nil, err
 	}
 	legacy := srv.prof.sep2076 || srv.prof.seed001
-	slim := srv.prof.sep2640 && (!legacy || declaredExtension(ss, p.Meta))
+	slim := srv.prof.sep2640 && (!legacy || declared())
 	res := &wire.ListResult{Skills: make([]wire.ListEntry, 0, len(stable.Skills)), NextCursor: stable.NextCursor}
 	if srv.prof.sep2640 {
 		ttl := stable.TTLMs

@@ -28,7 +28,12 @@ const DefaultListChangedDelay = time.Second
 // that go-sdk creates on its own, such as those of its Streamable HTTP
 // handler, cannot be wrapped; their clients get
 // notifications/resources/list_changed only.
+//
+// A stdio transport of skillport's (package internal/stdio, used by
+// `skillport serve` and skills.Serve) also gets the thin read path of a
+// server made by [New] (see Options.NoFastPath).
 func (srv *Server) Transport(t mcp.Transport) mcp.Transport {
+	t = srv.fastStdio(t)
 	if !srv.prof.legacyCapability() {
 		return t
 	}

@@ -91,16 +91,30 @@ type Options struct {
 	// suggests, instead of -32602; -32002 is also the base protocol's legacy
 	// "resource not found" code, hence off by default.
 	LegacyErrorCodes bool
+	// NoFastPath makes every request of a server created by [New] go
+	// through go-sdk. By default resources/read, skills/get, skills/list
+	// and resources/directory/read are answered by a thin read path of
+	// NewHTTPHandler and of the stdio transport ([Server.Transport]),
+	// which sends the bytes go-sdk would, several times cheaper; receiving
+	// middleware added to the server does not see them, so set this when
+	// you add any.
+	NoFastPath bool
 }
 
 // Server is what [Attach] installed on an [mcp.Server]: the skills half of
 // it. Its methods are safe for concurrent use.
 type Server struct {
 	mcp  *mcp.Server
-	src  Source
-	opts Options
-	key  []byte
-	log  *slog.Logger
+	impl *mcp.Implementation // set by New: the thin read path names it
+	fast atomic.Int64        // requests the thin read path answered
+	// What the thin read path encodes once: the _meta head of 2026-07-28
+	// results, and resources/read results of the current snapshot.
+	metaHead atomic.Pointer[[]byte]
+	reads    atomic.Pointer[readCache]
+	src      Source
+	opts     Options
+	key      []byte
+	log      *slog.Logger
 
 	schemes atomic.Pointer[[]string]
 	cancel  func()
@@ -203,12 +217,17 @@ func New(impl *mcp.Implementation, src Source, opts *Options) (*mcp.Server, *Ser
 	if err != nil {
 		return nil, nil, err
 	}
+	if !srv.opts.NoFastPath {
+		srv.impl = impl
+		fastSDK.Store(s, srv)
+	}
 	return s, srv, nil
 }
 
 // Close stops following the source; the MCP server keeps answering from
 // the last snapshot.
 func (srv *Server) Close() error {
+	fastSDK.CompareAndDelete(srv.mcp, srv)
 	if srv.cancel != nil {
 		srv.cancel()
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/peers"
+	"github.com/skillport/skillport/internal/stdio"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"
 )
@@ -85,7 +86,8 @@ func startStdio(b *testing.B, name string, argv ...string) *ndjsonPeer {
 }
 
 // startInProcess connects our server, composed as `skillport serve` composes
-// it, to OS pipes in this process, so that -cpuprofile sees it.
+// it (skillport's stdio transport, with the thin read path), to OS pipes in
+// this process, so that -cpuprofile sees it.
 func startInProcess(b *testing.B, dir string) *ndjsonPeer {
 	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: discard})
 	if err != nil {
@@ -103,7 +105,7 @@ func startInProcess(b *testing.B, dir string) *ndjsonPeer {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ss, err := s.Connect(context.Background(), skills.Transport(&mcp.IOTransport{Reader: sr, Writer: sw}), nil)
+	ss, err := s.Connect(context.Background(), skills.Transport(&stdio.Transport{In: sr, Out: sw}), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -154,7 +156,9 @@ func interopDir(b *testing.B) string {
 // of a 12-file skill and the first skills/list page of 100 skills. It
 // reports µs per request of each, wall and server CPU (steadier on a shared
 // machine), and ours/ts (targets: ≤ 1.0 for skills/get
-// and skills/list, ≤ 0.6 for resources/read). Set SKILLPORT_INTEROP_DIR to
+// and skills/list, ≤ 0.6 for resources/read). `skillport serve
+// --no-fast-path` runs too, the baseline of the thin read path (sdk/ts,
+// sdk/thin-cpu). Set SKILLPORT_INTEROP_DIR to
 // use the npm peers installed in another checkout.
 func BenchmarkStdioVsTS(b *testing.B) {
 	const blocks, perBlock = 6, 50
@@ -170,6 +174,7 @@ func BenchmarkStdioVsTS(b *testing.B) {
 		startStdio(b, "skillport", skillportBin, "serve", "--log-level", "error", dir),
 		startInProcess(b, dir),
 		startStdio(b, "ts", node, filepath.Join(idir, "ts-skills-server.mjs"), dir),
+		startStdio(b, "skillport-sdk", skillportBin, "serve", "--no-fast-path", "--log-level", "error", dir),
 	}
 	calls := []floorCall{
 		{"read", "resources/read", map[string]any{"uri": skill}},
@@ -203,6 +208,8 @@ func BenchmarkStdioVsTS(b *testing.B) {
 				b.ReportMetric(oursCPU, "skillport-cpu-µs/req")
 				b.ReportMetric(tsCPU, "ts-cpu-µs/req")
 				b.ReportMetric(oursCPU/tsCPU, "ours/ts-cpu")
+				b.ReportMetric(us[3]/us[2], "sdk/ts")
+				b.ReportMetric(float64(cpu[3].Microseconds())/(blocks*perBlock)/oursCPU, "sdk/thin-cpu")
 				b.Logf("%s: skillport %.0f µs (%.0f µs CPU), in-process %.0f µs, TS %.0f µs (%.0f µs CPU) per request; ours/ts %.2f wall, %.2f CPU",
 					c.name, us[0], oursCPU, us[1], us[2], tsCPU, us[0]/us[2], oursCPU/tsCPU)
 			}

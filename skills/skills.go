@@ -19,11 +19,13 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/stdio"
 	"github.com/skillport/skillport/server"
 )
 
@@ -106,6 +108,11 @@ func AddFS(s *mcp.Server, fsys fs.FS, opts *Options) (*Served, error) {
 //
 // Unlike [AddDirectory], the server it creates accepts resource
 // subscriptions, so clients also learn when a file they read changes.
+//
+// An [*mcp.StdioTransport] is served by skillport's own stdio transport,
+// as `skillport serve` serves it: a stray line is answered with a JSON-RPC
+// error instead of ending the session, and reads take the server's thin
+// read path (see server.Options.NoFastPath).
 func Serve(ctx context.Context, dir string, t mcp.Transport, opts *Options) error {
 	o := options(opts)
 	cat, err := catalog.OpenDir(dir, &o.Catalog)
@@ -119,6 +126,9 @@ func Serve(ctx context.Context, dir string, t mcp.Transport, opts *Options) erro
 		return fmt.Errorf("skills: %w", err)
 	}
 	sv := start(srv, src, o)
+	if _, ok := t.(*mcp.StdioTransport); ok {
+		t = srv.Transport(&stdio.Transport{In: os.Stdin, Out: os.Stdout})
+	}
 	runErr := s.Run(ctx, t)
 	closeErr := sv.Close()
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {

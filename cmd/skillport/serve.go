@@ -64,6 +64,7 @@ func init() {
 	f.Bool("allow-hardlinks", false, "publish files with more than one hard link (by default their skill is refused: a hard link can bring in content from outside DIR)")
 	f.Bool("no-web", false, "with --http, do not serve the web catalog at / nor /.well-known/agent-skills/index.json")
 	f.Bool("legacy-error-codes", false, "answer seed-001 methods with its -32002/-32004 codes instead of -32602")
+	f.Bool("no-fast-path", false, "send resources/read, skills/get, skills/list and resources/directory/read through go-sdk too, instead of the thin read path that answers them with the same bytes several times cheaper")
 	httpFlags(f)
 	authFlags(f)
 	rootCmd.AddCommand(serveCmd)
@@ -170,8 +171,12 @@ func runServe(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
+	if set != nil {
+		serveMemoryLimit() // after the build's garbage was given back
+	}
 	served := authz.source(src) // what each caller may see, when --auth-rules is set
 	opts := &server.Options{PageSize: pageSize, Logger: log, Profiles: profiles, LegacyErrorCodes: legacyCodes}
+	opts.NoFastPath, _ = f.GetBool("no-fast-path")
 	if authz != nil {
 		// Answers depend on who asks: no shared cache may keep them.
 		opts.CacheScope = wire.CacheScopePrivate

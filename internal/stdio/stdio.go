@@ -37,6 +37,20 @@ type Transport struct {
 	Out io.Writer
 	// MaxLine bounds one inbound line in bytes; 0 means DefaultMaxLine.
 	MaxLine int
+	// Answerer, when set, lets the server answer some requests without
+	// the MCP session (a thin path for cheap, read-only methods). It is
+	// called once, with the params of the connection's initialize request,
+	// after a result to it was sent; the function it returns (nil for
+	// none) is offered each later line, and returns the complete response
+	// to send (its line, with or without the newline), or nil to hand the
+	// line to the session.
+	//
+	// Ordering: a line is offered only while every request handed to the
+	// session has been answered (or cancelled by the client). go-sdk
+	// answers requests concurrently and in any order, so a client cannot
+	// rely on more than this; but a client that waits for nothing still
+	// sees nothing it sent later overtake a request it sent earlier.
+	Answerer func(initialize json.RawMessage) func(line []byte) []byte
 }
 
 // Connect starts reading In. Valid messages go to the MCP session
@@ -48,20 +62,32 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	pr, pw := io.Pipe()
 	out := &lockedWriter{w: t.Out}
+	var st *order
+	if t.Answerer != nil {
+		st = &order{answerer: t.Answerer, pending: map[string]bool{}}
+		out.seen = st.sent
+	}
 	go func() {
-		pw.CloseWithError(filter(t.In, pw, out, max))
+		pw.CloseWithError(filter(t.In, pw, out, max, st))
 	}()
 	return (&mcp.IOTransport{Reader: pr, Writer: out, MaxLineLength: max + 1}).Connect(ctx)
 }
 
 // filter copies message lines from in to pass and answers the others on
 // out. It returns when in ends.
-func filter(in io.Reader, pass io.Writer, out io.Writer, max int) error {
+func filter(in io.Reader, pass io.Writer, out io.Writer, max int, st *order) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for n := 1; ; n++ {
 		line, tooLong, err := readLine(r, max)
 		if len(bytes.TrimSpace(line)) > 0 || tooLong {
-			if code, msg := check(line, tooLong, max); code != 0 {
+			if answer := st.answer(line, tooLong); answer != nil {
+				if !bytes.HasSuffix(answer, []byte("\n")) {
+					answer = append(answer, '\n')
+				}
+				if _, werr := out.Write(answer); werr != nil {
+					return werr
+				}
+			} else if code, msg := st.check(line, tooLong, max); code != 0 {
 				if werr := reply(out, code, fmt.Sprintf("line %d: %s", n, msg)); werr != nil {
 					return werr
 				}
@@ -98,29 +124,31 @@ func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 	}
 }
 
-// check returns 0 for a JSON-RPC message or batch, else the error code and
-// why.
-func check(line []byte, tooLong bool, max int) (int, string) {
+// check returns 0 and the messages of a JSON-RPC message or batch, else
+// the error code and why.
+func check(line []byte, tooLong bool, max int) (int, string, []jsonrpc.Message) {
 	switch {
 	case tooLong:
-		return CodeParseError, fmt.Sprintf("longer than %d bytes; skipped", max)
+		return CodeParseError, fmt.Sprintf("longer than %d bytes; skipped", max), nil
 	case !json.Valid(line):
 		var v any
 		err := json.Unmarshal(line, &v)
-		return CodeParseError, fmt.Sprintf("not JSON (%v); send one JSON-RPC message per line", err)
+		return CodeParseError, fmt.Sprintf("not JSON (%v); send one JSON-RPC message per line", err), nil
 	}
-	msgs := []json.RawMessage{line}
+	raws := []json.RawMessage{line}
 	if bytes.HasPrefix(bytes.TrimSpace(line), []byte("[")) {
-		if err := json.Unmarshal(line, &msgs); err != nil || len(msgs) == 0 {
-			return CodeInvalidRequest, "an empty or malformed batch"
+		if err := json.Unmarshal(line, &raws); err != nil || len(raws) == 0 {
+			return CodeInvalidRequest, "an empty or malformed batch", nil
 		}
 	}
-	for _, m := range msgs {
-		if _, err := jsonrpc.DecodeMessage(m); err != nil {
-			return CodeInvalidRequest, fmt.Sprintf("not a JSON-RPC 2.0 message: %v", err)
+	msgs := make([]jsonrpc.Message, len(raws))
+	for i, m := range raws {
+		var err error
+		if msgs[i], err = jsonrpc.DecodeMessage(m); err != nil {
+			return CodeInvalidRequest, fmt.Sprintf("not a JSON-RPC 2.0 message: %v", err), nil
 		}
 	}
-	return 0, ""
+	return 0, "", msgs
 }
 
 // reply writes a JSON-RPC error with a null id: the id of a line that is
@@ -141,13 +169,17 @@ func reply(out io.Writer, code int, msg string) error {
 // lockedWriter serialises whole writes: go-sdk writes each message with
 // one Write, and so does reply, so lines never interleave.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu   sync.Mutex
+	w    io.Writer
+	seen func([]byte) // told of each message written, when set
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.seen != nil {
+		l.seen(p)
+	}
 	return l.w.Write(p)
 }
 

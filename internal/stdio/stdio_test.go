@@ -83,7 +83,7 @@ func FuzzFilter(f *testing.F) {
 	f.Add([]byte("{}\nnot json\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n[]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var pass, out strings.Builder
-		if err := filter(strings.NewReader(string(data)), &pass, &lockedWriter{w: &out}, 256); err != nil {
+		if err := filter(strings.NewReader(string(data)), &pass, &lockedWriter{w: &out}, 256, nil); err != nil {
 			t.Fatal(err)
 		}
 		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {

@@ -1,0 +1,440 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/wire"
+)
+
+// twin is the same catalog served twice, with and without the thin read
+// path, so that a test can send one request to both and compare.
+type twin struct {
+	fast, slow       string // MCP endpoint URLs
+	fastSrv, slowSrv *server.Server
+}
+
+// twins calls serve with two servers of the example skills, the same
+// but for the thin read path (noFast: without it), which share a cursor
+// key, so that their answers can be compared byte for byte.
+func twins(t *testing.T, opts server.Options, serve func(noFast bool, s *mcp.Server, srv *server.Server)) {
+	t.Helper()
+	cat, err := catalog.OpenDir(examples, &catalog.Options{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Logger, opts.CursorKey = discard, []byte("twin cursor key, shared by both")
+	for _, noFast := range []bool{false, true} {
+		o := opts
+		o.NoFastPath = noFast
+		s, srv, err := server.New(nil, server.NewCatalogSource(cat), &o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		serve(noFast, s, srv)
+	}
+}
+
+func newTwin(t *testing.T, opts server.Options) *twin {
+	t.Helper()
+	tw := &twin{}
+	twins(t, opts, func(noFast bool, s *mcp.Server, srv *server.Server) {
+		h := server.NewHTTPHandler(s, &server.HTTPOptions{Logger: discard})
+		t.Cleanup(func() { h.Close() })
+		p := mount(t, h)
+		if noFast {
+			tw.slow, tw.slowSrv = p.url, srv
+		} else {
+			tw.fast, tw.fastSrv = p.url, srv
+		}
+	})
+	return tw
+}
+
+// exchange is what a client sees of one HTTP response.
+type exchange struct {
+	status int
+	header string // the headers go-sdk sets, in a fixed order
+	body   string
+}
+
+func rawPost(t *testing.T, url string, header http.Header, body string) exchange {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header = header.Clone()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var hs []string
+	for _, k := range []string{"Content-Type", "Cache-Control", "Connection", "Allow", "Retry-After"} {
+		hs = append(hs, k+": "+resp.Header.Get(k))
+	}
+	return exchange{status: resp.StatusCode, header: strings.Join(hs, "; "), body: string(data)}
+}
+
+func headers(kv ...string) http.Header {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			h.Del(kv[i])
+		} else {
+			h.Set(kv[i], kv[i+1])
+		}
+	}
+	return h
+}
+
+// goldenCalls are the requests of TestGolden, and a few more that page,
+// fail and pass through.
+var goldenCalls = []struct {
+	name, method, params string
+}{
+	{"skills-list", "skills/list", `{}`},
+	{"skills-list-no-params", "skills/list", ``},
+	{"skills-get-pdf-processing", "skills/get", `{"uri":"skill://pdf-processing/SKILL.md"}`},
+	{"skills-get-refunds", "skills/get", `{"uri":"skill://acme/billing/refunds/SKILL.md"}`},
+	{"skills-get-unknown", "skills/get", `{"uri":"skill://acme/billing/chargebacks/SKILL.md"}`},
+	{"skills-get-by-name", "skills/get", `{"name":"pdf-processing"}`},
+	{"skills-get-no-uri", "skills/get", `{}`},
+	{"resources-read-skill-md", "resources/read", `{"uri":"skill://git-workflow/SKILL.md"}`},
+	{"resources-read-png", "resources/read", `{"uri":"skill://pdf-processing/assets/logo.png"}`},
+	{"resources-read-directory", "resources/read", `{"uri":"skill://pdf-processing/references"}`},
+	{"resources-read-unknown", "resources/read", `{"uri":"skill://nope/SKILL.md"}`},
+	{"resources-read-foreign", "resources/read", `{"uri":"file:///etc/passwd"}`},
+	{"resources-read-escaped", "resources/read", `{"uri":"skill:\/\/git-workflow/SKILL.md"}`},
+	{"resources-read-uri-number", "resources/read", `{"uri":5}`},
+	{"directory-read-skill-root", "resources/directory/read", `{"uri":"skill://pdf-processing"}`},
+	{"directory-read-prefix", "resources/directory/read", `{"uri":"skill://acme/billing"}`},
+	{"directory-read-file", "resources/directory/read", `{"uri":"skill://pdf-processing/SKILL.md"}`},
+	{"directory-read-bad-cursor", "resources/directory/read", `{"uri":"skill://pdf-processing","cursor":"sp1.AAAA"}`},
+	{"skills-list-bad-cursor", "skills/list", `{"cursor":"sp1.AAAA"}`},
+	{"skills-list-unknown-member", "skills/list", `{"limit":2}`},
+}
+
+// thinPathFor reports whether the thin path is meant to answer a golden
+// call: a result of one of its methods, asked in the plain form.
+func thinPathFor(name, method string, ex exchange) bool {
+	return ex.status == 200 && !strings.Contains(ex.body, `"error"`) &&
+		!strings.Contains(name, "escaped") && !strings.Contains(name, "unknown-member") && !strings.Contains(name, "by-name")
+}
+
+// pageAll lists every page of method, whose params begin with open (an
+// object left open for the cursor), through call.
+func pageAll(t *testing.T, method, open string, call func(params string) exchange) {
+	t.Helper()
+	cursor := ""
+	for range 20 {
+		params := strings.TrimSuffix(open, ",") + `}`
+		if cursor != "" {
+			params = open + `"cursor":"` + cursor + `"}`
+		}
+		ex := call(params)
+		var m struct {
+			Result struct {
+				NextCursor string `json:"nextCursor"`
+			} `json:"result"`
+		}
+		data := strings.TrimPrefix(strings.TrimSpace(ex.body), "event: message\ndata: ")
+		if err := json.Unmarshal([]byte(data), &m); err != nil {
+			t.Fatalf("%s page: %v: %s", method, err, ex.body)
+		}
+		if cursor = m.Result.NextCursor; cursor == "" {
+			return
+		}
+	}
+	t.Fatalf("%s: more than 20 pages", method)
+}
+
+// withMeta puts a 2026-07-28 _meta into params.
+func withMeta(params string, extension bool) string {
+	meta, _ := json.Marshal(modernMeta(extension))
+	if params == "" || params == "{}" {
+		return `{"_meta":` + string(meta) + `}`
+	}
+	return `{"_meta":` + string(meta) + `,` + params[1:]
+}
+
+func request(id, method, params string) string {
+	if params == "" {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q}`, id, method)
+	}
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q,"params":%s}`, id, method, params)
+}
+
+// TestFastPathMatchesSDK sends every golden request, and variants go-sdk
+// checks (headers, _meta, ids), to a server with the thin read path and to
+// one without, and requires the same status, headers and bytes; and that
+// the thin path answered the requests it is meant for.
+func TestFastPathMatchesSDK(t *testing.T) {
+	for _, profiles := range [][]server.Profile{{server.ProfileSEP2640}, nil} {
+		tw := newTwin(t, server.Options{TTL: 5 * time.Minute, PageSize: 2, Profiles: profiles})
+		compare := func(t *testing.T, name string, fastH, slowH http.Header, body string) exchange {
+			t.Helper()
+			f := rawPost(t, tw.fast, fastH, body)
+			s := rawPost(t, tw.slow, slowH, body)
+			if f != s {
+				t.Errorf("%s: the thin path answers\n%d %s\n%s\ngo-sdk answers\n%d %s\n%s", name, f.status, f.header, f.body, s.status, s.header, s.body)
+			}
+			return f
+		}
+		t.Run(fmt.Sprintf("profiles=%v/stateless", profiles), func(t *testing.T) {
+			for _, ext := range []bool{true, false} {
+				for _, c := range goldenCalls {
+					uri := ""
+					if i := strings.Index(c.params, `"uri":"`); i >= 0 {
+						uri = strings.SplitN(c.params[i+7:], `"`, 2)[0]
+					}
+					h := headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", c.method, "Mcp-Name", uri)
+					before := server.FastServed(tw.fastSrv)
+					ex := compare(t, c.name, h, h, request("7", c.method, withMeta(c.params, ext)))
+					served := server.FastServed(tw.fastSrv) > before
+					if ok := thinPathFor(c.name, c.method, ex); ok != served {
+						t.Errorf("%s (extension %v): thin path answered: %v, want %v", c.name, ext, served, ok)
+					}
+				}
+			}
+			// Variants go-sdk checks, each of which the thin path must
+			// leave to go-sdk or answer identically.
+			read := `{"uri":"skill://git-workflow/SKILL.md"}`
+			base := []string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "resources/read", "Mcp-Name", "skill://git-workflow/SKILL.md"}
+			for _, v := range []struct {
+				name   string
+				header []string
+				body   string
+			}{
+				{"ok", nil, request("1", "resources/read", withMeta(read, true))},
+				{"string id", nil, request(`"a<b"`, "resources/read", withMeta(read, true))},
+				{"float id", nil, request("1.0", "resources/read", withMeta(read, true))},
+				{"huge id", nil, request("123456789012345678901", "resources/read", withMeta(read, true))},
+				{"no Mcp-Method", []string{"Mcp-Method", ""}, request("1", "resources/read", withMeta(read, true))},
+				{"Mcp-Method mismatch", []string{"Mcp-Method", "skills/get"}, request("1", "resources/read", withMeta(read, true))},
+				{"no Mcp-Name", []string{"Mcp-Name", ""}, request("1", "resources/read", withMeta(read, true))},
+				{"Mcp-Name mismatch", []string{"Mcp-Name", "skill://x/SKILL.md"}, request("1", "resources/read", withMeta(read, true))},
+				{"no _meta", nil, request("1", "resources/read", read)},
+				{"_meta version mismatch", nil, request("1", "resources/read", strings.Replace(withMeta(read, true), `"2026-07-28"`, `"2025-11-25"`, 1))},
+				{"no capabilities", nil, request("1", "resources/read", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"uri":"skill://git-workflow/SKILL.md"}`)},
+				{"header version unknown", []string{"MCP-Protocol-Version", "2099-01-01"}, request("1", "resources/read", withMeta(read, true))},
+				{"Accept JSON only", []string{"Accept", "application/json"}, request("1", "resources/read", withMeta(read, true))},
+				{"Accept */*", []string{"Accept", "*/*"}, request("1", "resources/read", withMeta(read, true))},
+				{"Content-Type text", []string{"Content-Type", "text/plain"}, request("1", "resources/read", withMeta(read, true))},
+				{"Content-Type charset", []string{"Content-Type", "application/json; charset=utf-8"}, request("1", "resources/read", withMeta(read, true))},
+				{"Last-Event-ID", []string{"Last-Event-ID", "x_1"}, request("1", "resources/read", withMeta(read, true))},
+				{"batch", nil, "[" + request("1", "resources/read", withMeta(read, true)) + "]"},
+				{"notification", nil, `{"jsonrpc":"2.0","method":"resources/read","params":` + withMeta(read, true) + `}`},
+				{"bad jsonrpc", nil, strings.Replace(request("1", "resources/read", withMeta(read, true)), `"2.0"`, `"1.0"`, 1)},
+				{"duplicate key", nil, strings.Replace(request("1", "resources/read", withMeta(read, true)), `"id":1`, `"id":1,"id":2`, 1)},
+				{"upper-case key", nil, strings.Replace(request("1", "resources/read", withMeta(read, true)), `"method"`, `"METHOD"`, 1)},
+				{"session id", []string{"Mcp-Session-Id", "nonexistent"}, request("1", "resources/read", withMeta(read, true))},
+				{"empty", nil, ""},
+				{"not JSON", nil, "{"},
+			} {
+				h := headers(append(append([]string{}, base...), v.header...)...)
+				compare(t, v.name, h, h, v.body)
+			}
+		})
+		t.Run(fmt.Sprintf("profiles=%v/sessions", profiles), func(t *testing.T) {
+			for _, version := range []string{"2025-11-25", "2025-06-18"} {
+				for _, ext := range []bool{true, false} {
+					fp, sp := &httpPeer{t: t, url: tw.fast}, &httpPeer{t: t, url: tw.slow}
+					fsid, _ := fp.initialize(version, ext)
+					ssid, _ := sp.initialize(version, ext)
+					fh := headers("MCP-Protocol-Version", version, "Mcp-Session-Id", fsid)
+					sh := headers("MCP-Protocol-Version", version, "Mcp-Session-Id", ssid)
+					for _, c := range goldenCalls {
+						before := server.FastServed(tw.fastSrv)
+						ex := compare(t, c.name, fh, sh, request("9", c.method, c.params))
+						served := server.FastServed(tw.fastSrv) > before
+						if ok := thinPathFor(c.name, c.method, ex); ok && !served {
+							t.Errorf("%s (%s, extension %v): the thin path did not answer", c.name, version, ext)
+						} else if !ok && served {
+							t.Errorf("%s (%s, extension %v): the thin path answered what go-sdk must", c.name, version, ext)
+						}
+					}
+					// Paging follows cursors the same way.
+					for _, list := range []struct{ method, params string }{
+						{wire.MethodListSkills, `{`},
+						{wire.MethodReadDirectory, `{"uri":"skill://pdf-processing",`},
+					} {
+						pageAll(t, list.method, list.params, func(body string) exchange {
+							return compare(t, "page", fh, sh, request("3", list.method, body))
+						})
+					}
+					// A request with _meta (a progress token) goes to go-sdk.
+					compare(t, "progress token", fh, sh, request("4", "resources/read", `{"_meta":{"progressToken":1},"uri":"skill://git-workflow/SKILL.md"}`))
+					// After DELETE the session is gone for both.
+					for _, p := range []struct {
+						url, sid string
+					}{{tw.fast, fsid}, {tw.slow, ssid}} {
+						req, _ := http.NewRequest(http.MethodDelete, p.url, nil)
+						req.Header.Set("Mcp-Session-Id", p.sid)
+						req.Header.Set("MCP-Protocol-Version", version)
+						resp, err := http.DefaultClient.Do(req)
+						if err != nil {
+							t.Fatal(err)
+						}
+						resp.Body.Close()
+					}
+					deadline := time.Now().Add(5 * time.Second)
+					for {
+						f := rawPost(t, tw.fast, fh, request("5", "resources/read", `{"uri":"skill://git-workflow/SKILL.md"}`))
+						if f.status == http.StatusNotFound || time.Now().After(deadline) {
+							s := rawPost(t, tw.slow, sh, request("5", "resources/read", `{"uri":"skill://git-workflow/SKILL.md"}`))
+							if f != s {
+								t.Errorf("after DELETE: the thin path answers %d %s, go-sdk %d %s", f.status, f.body, s.status, s.body)
+							}
+							break
+						}
+						time.Sleep(10 * time.Millisecond)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFastPathBody checks that a request the thin path declines reaches
+// go-sdk whole, however it was cut.
+func TestFastPathBody(t *testing.T) {
+	tw := newTwin(t, server.Options{})
+	big := request("1", "resources/read", `{"uri":"skill://git-workflow/SKILL.md","pad":"`+strings.Repeat("x", 5<<20)+`"}`)
+	h := headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "resources/read", "Mcp-Name", "skill://git-workflow/SKILL.md")
+	f, s := rawPost(t, tw.fast, h, big), rawPost(t, tw.slow, h, big)
+	if f != s {
+		t.Errorf("oversized body: thin path %d %s, go-sdk %d %s", f.status, f.body, s.status, s.body)
+	}
+	if !bytes.Contains([]byte(f.body), []byte("exceeds")) {
+		t.Errorf("oversized body: want go-sdk's size error, got %d %s", f.status, f.body)
+	}
+}
+
+// TestFastReadSeesChanges checks that the thin path's encoded reads never
+// outlive the file: a SKILL.md changed on disk is read anew (the server
+// re-indexes, as go-sdk's path does), not served from what was encoded.
+func TestFastReadSeesChanges(t *testing.T) {
+	dir := writeTree(t, t.TempDir(), map[string]string{"a/SKILL.md": skillMD("a", "First version.")})
+	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, srv, err := server.New(nil, server.NewCatalogSource(cat), &server.Options{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := server.NewHTTPHandler(s, &server.HTTPOptions{Logger: discard})
+	t.Cleanup(func() { h.Close() })
+	url := mount(t, h).url
+	hd := headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "resources/read", "Mcp-Name", "skill://a/SKILL.md")
+	read := request("1", "resources/read", withMeta(`{"uri":"skill://a/SKILL.md"}`, true))
+	for range 2 {
+		if ex := rawPost(t, url, hd, read); !strings.Contains(ex.body, "First version.") {
+			t.Fatalf("first read: %d %s", ex.status, ex.body)
+		}
+	}
+	writeTree(t, dir, map[string]string{"a/SKILL.md": skillMD("a", "Second version, longer.")})
+	if ex := rawPost(t, url, hd, read); !strings.Contains(ex.body, "Second version, longer.") {
+		t.Fatalf("read after the change: %d %s", ex.status, ex.body)
+	}
+	if server.FastServed(srv) < 2 {
+		t.Errorf("the thin path answered %d reads, want at least 2", server.FastServed(srv))
+	}
+}
+
+// perCaller publishes one skill to everyone and another only to "alice".
+type perCaller struct{ open, secret *catalog.Skill }
+
+func (p *perCaller) ListSkills(ctx context.Context) ([]*catalog.Skill, error) {
+	if c := server.CallerFromContext(ctx); c != nil && c.Subject == "alice" {
+		return []*catalog.Skill{p.open, p.secret}, nil
+	}
+	return []*catalog.Skill{p.open}, nil
+}
+
+var perCallerFiles = map[string][]byte{
+	"skill://open/SKILL.md":   []byte(skillMD("open", "Everyone sees it.")),
+	"skill://secret/SKILL.md": []byte(skillMD("secret", "Only alice sees it.")),
+}
+
+func (p *perCaller) ReadFile(_ context.Context, f *catalog.File) ([]byte, error) {
+	return perCallerFiles[f.URI], nil
+}
+
+// TestFastPathCallerView checks that the thin path answers each caller
+// from the snapshot its source gives that caller, as go-sdk's path does:
+// what one caller may not see, the thin path does not show it either.
+func TestFastPathCallerView(t *testing.T) {
+	var p perCaller
+	for name, sk := range map[string]**catalog.Skill{"open": &p.open, "secret": &p.secret} {
+		s, err := catalog.NewSkill("skill://"+name, map[string][]byte{"SKILL.md": perCallerFiles["skill://"+name+"/SKILL.md"]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		*sk = s
+	}
+	var urls [2]string
+	var fastSrv *server.Server
+	for i, noFast := range []bool{false, true} {
+		s, srv, err := server.New(nil, server.FromSkills(&p), &server.Options{Logger: discard, NoFastPath: noFast, CacheScope: "private"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !noFast {
+			fastSrv = srv
+		}
+		h := server.NewHTTPHandler(s, &server.HTTPOptions{Logger: discard})
+		t.Cleanup(func() { h.Close() })
+		// Stands for package endpoint, which names the caller of a
+		// verified token.
+		named := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if u := r.Header.Get("X-Test-User"); u != "" {
+				r = r.WithContext(server.ContextWithCaller(r.Context(), &server.Caller{Subject: u}))
+			}
+			h.ServeHTTP(w, r)
+		})
+		urls[i] = mount(t, named).url
+	}
+	for _, user := range []string{"alice", "bob", ""} {
+		for _, c := range []struct{ method, params string }{
+			{"skills/list", `{}`},
+			{"skills/get", `{"uri":"skill://secret/SKILL.md"}`},
+			{"resources/read", `{"uri":"skill://secret/SKILL.md"}`},
+			{"resources/read", `{"uri":"skill://open/SKILL.md"}`},
+		} {
+			uri := ""
+			if i := strings.Index(c.params, `"uri":"`); i >= 0 {
+				uri = strings.SplitN(c.params[i+7:], `"`, 2)[0]
+			}
+			h := headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", c.method, "Mcp-Name", uri, "X-Test-User", user)
+			body := request("1", c.method, withMeta(c.params, true))
+			before := server.FastServed(fastSrv)
+			f, s := rawPost(t, urls[0], h, body), rawPost(t, urls[1], h, body)
+			if f != s {
+				t.Errorf("%s %s as %q: the thin path answers\n%s\ngo-sdk answers\n%s", c.method, c.params, user, f.body, s.body)
+			}
+			secret := strings.Contains(f.body, "Only alice sees it")
+			if secret != (user == "alice" && c.method != "resources/read" || user == "alice" && strings.Contains(uri, "secret")) {
+				t.Errorf("%s %s as %q: the secret skill shown: %v", c.method, c.params, user, secret)
+			}
+			if served := server.FastServed(fastSrv) > before; served != !strings.Contains(f.body, `"error"`) {
+				t.Errorf("%s %s as %q: thin path answered %v for %s", c.method, c.params, user, served, f.body)
+			}
+		}
+	}
+}
