@@ -29,6 +29,8 @@ func TestServeAuthFlags(t *testing.T) {
 		{[]string{"serve", "--http", "127.0.0.1:0", "--auth-issuer", "http://127.0.0.1:1", dir}, 2, "needs --auth-audience"},
 		{[]string{"serve", "--http", "127.0.0.1:0", "--auth-issuer", "http://127.0.0.1:1", "--auth-audience", "http://x/mcp", "--auth-rules", bad, dir}, 2, "rules[0] names no caller"},
 		{[]string{"serve", "--http", "127.0.0.1:0", "--auth-issuer", "http://127.0.0.1:1", "--auth-audience", "http://x/mcp", dir}, 1, "http://127.0.0.1:1/.well-known/"},
+		{[]string{"serve", "--http", "127.0.0.1:0", "--auth-issuer", "http://127.0.0.1:1", "--auth-audience", "http://x/mcp", "--auth-introspection-client", "rs", dir}, 2, "SKILLPORT_INTROSPECTION_SECRET"},
+		{[]string{"serve", "--http", "127.0.0.1:0", "--auth-issuer", "http://127.0.0.1:1", "--auth-audience", "http://x/mcp", "--auth-introspection-url", "http://127.0.0.1:1/i", dir}, 2, "need --auth-introspection-client"},
 	} {
 		_, stderr, code := runCLI(t, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
@@ -66,13 +68,17 @@ func TestServeAuth(t *testing.T) {
 		{"scope": "skills:internal", "paths": ["internal"]},
 	]}`), 0o644)
 
+	secret := filepath.Join(t.TempDir(), "introspection-secret")
+	os.WriteFile(secret, []byte("secret\n"), 0o600)
+
 	resetFlags(rootCmd)
 	ctx, cancel := context.WithCancel(context.Background())
 	serveCmd.SetContext(ctx) // cobra keeps a subcommand's context from an earlier run
 	done := make(chan int, 1)
 	go func() {
 		done <- run([]string{"serve", "--http", addr, "--no-web=false", "--watch=false",
-			"--auth-issuer", op.URL, "--auth-audience", base + "/mcp", "--auth-scope", "skills:read", "--auth-rules", rules, dir})
+			"--auth-issuer", op.URL, "--auth-audience", base + "/mcp", "--auth-scope", "skills:read", "--auth-rules", rules,
+			"--auth-introspection-client", "rs", "--auth-introspection-secret-file", secret, dir})
 	}()
 	defer func() {
 		cancel()
@@ -147,6 +153,13 @@ func TestServeAuth(t *testing.T) {
 	resp, list = do("POST", "/mcp", bob, `{"jsonrpc":"2.0","id":3,"method":"skills/list","params":{`+meta+`}}`, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "skills/list")
 	if resp.StatusCode != 200 || !strings.Contains(list, "internal/payroll") || strings.Contains(list, "runbook") || !strings.Contains(list, `"cacheScope":"private"`) {
 		t.Errorf("bob's stateless skills/list: %s %s", resp.Status, list)
+	}
+
+	// An opaque token (group ops), explained by introspection.
+	opaque := op.Token(t, "opaque", "skills:read")
+	resp, body = do("POST", "/mcp", opaque, `{"jsonrpc":"2.0","id":4,"method":"skills/list","params":{`+meta+`}}`, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "skills/list")
+	if resp.StatusCode != 200 || !strings.Contains(body, "team/runbook") || strings.Contains(body, "payroll") {
+		t.Errorf("skills/list with an opaque token: %s %s", resp.Status, body)
 	}
 
 	for _, tc := range []struct {
