@@ -164,9 +164,16 @@ func (a *Auth) Metadata() *oauthex.ProtectedResourceMetadata {
 // [auth.ErrInvalidToken]; any other error means the token could not be
 // checked (the introspection endpoint is unreachable, say).
 func (a *Auth) Verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	v, err := a.check(ctx, token)
+	return v.ti, err
+}
+
+// check is Verify, remembering the result with its caller until the
+// token expires.
+func (a *Auth) check(ctx context.Context, token string) (verified, error) {
 	now := time.Now()
-	if ti := a.cache.get(token, now); ti != nil {
-		return ti, nil
+	if v, ok := a.cache.get(token, now); ok {
+		return v, nil
 	}
 	var ti *auth.TokenInfo
 	var err error
@@ -179,10 +186,11 @@ func (a *Auth) Verify(ctx context.Context, token string, _ *http.Request) (*auth
 		err = fmt.Errorf("%w: %v", auth.ErrInvalidToken, errOpaque)
 	}
 	if err != nil {
-		return nil, err
+		return verified{}, err
 	}
-	a.cache.put(token, ti, now)
-	return ti, nil
+	v := verified{ti: ti, caller: server.CallerFromToken(ti)}
+	a.cache.put(token, v, now)
+	return v, nil
 }
 
 // verifyJWT checks a JWT locally.
@@ -220,16 +228,16 @@ func (a *Auth) Caller(r *http.Request) *server.Caller {
 	if !ok {
 		return nil
 	}
-	ti, err := a.Verify(r.Context(), tok, r)
-	if err != nil || !a.fresh(ti) {
+	v, err := a.check(r.Context(), tok)
+	if err != nil || !a.fresh(v.ti) {
 		return nil
 	}
 	for _, s := range a.opts.Scopes {
-		if !slices.Contains(ti.Scopes, s) {
+		if !slices.Contains(v.ti.Scopes, s) {
 			return nil
 		}
 	}
-	return server.CallerFromToken(ti)
+	return v.caller
 }
 
 func (a *Auth) fresh(ti *auth.TokenInfo) bool {
@@ -280,7 +288,8 @@ func (a *Auth) require(next http.Handler) http.Handler {
 			writeError(w, http.StatusUnauthorized, msg)
 			return
 		}
-		ti, err := a.Verify(r.Context(), tok, r)
+		v, err := a.check(r.Context(), tok)
+		ti := v.ti
 		if err != nil && !errors.Is(err, auth.ErrInvalidToken) {
 			// Not the token's fault: asking for another would not help.
 			writeError(w, http.StatusServiceUnavailable, "cannot check the bearer token right now; try again later")
@@ -300,7 +309,7 @@ func (a *Auth) require(next http.Handler) http.Handler {
 				return
 			}
 		}
-		ctx := server.ContextWithCaller(r.Context(), server.CallerFromToken(ti))
+		ctx := server.ContextWithCaller(r.Context(), v.caller)
 		// go-sdk's middleware, handed the token already verified, records
 		// it where the MCP transport looks: a session is then bound to the
 		// subject that opened it, and another token cannot use it.

@@ -23,7 +23,7 @@ const testAudience = "https://skills.test/mcp"
 
 // authTree has a public skill, one for ops (by metadata) and one under
 // internal/ (by scope).
-func authTree(t *testing.T) string {
+func authTree(t testing.TB) string {
 	dir := t.TempDir()
 	write := func(p, md string) {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {

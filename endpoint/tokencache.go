@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/skillport/skillport/server"
 )
 
 // MaxCachedTokens bounds the verified tokens an [Auth] remembers. Past it,
@@ -19,39 +21,46 @@ const MaxCachedTokens = 10000
 // token, so the cache holds no credential.
 type tokenCache struct {
 	mu sync.Mutex
-	m  map[[sha256.Size]byte]*auth.TokenInfo
+	m  map[[sha256.Size]byte]verified
 }
 
-func (c *tokenCache) get(tok string, now time.Time) *auth.TokenInfo {
+// verified is a verified token's information and the caller it makes
+// (shared by every request with the token: neither is ever modified).
+type verified struct {
+	ti     *auth.TokenInfo
+	caller *server.Caller
+}
+
+func (c *tokenCache) get(tok string, now time.Time) (verified, bool) {
 	k := sha256.Sum256([]byte(tok))
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ti := c.m[k]
-	if ti == nil {
-		return nil
+	v, ok := c.m[k]
+	if !ok {
+		return verified{}, false
 	}
-	if !now.Before(ti.Expiration) {
+	if !now.Before(v.ti.Expiration) {
 		delete(c.m, k)
-		return nil
+		return verified{}, false
 	}
-	return ti
+	return v, true
 }
 
 // put remembers ti, a verified token's information, until it expires.
 // Tokens without an expiry are never cached.
-func (c *tokenCache) put(tok string, ti *auth.TokenInfo, now time.Time) {
-	if ti.Expiration.IsZero() || !now.Before(ti.Expiration) {
+func (c *tokenCache) put(tok string, v verified, now time.Time) {
+	if v.ti.Expiration.IsZero() || !now.Before(v.ti.Expiration) {
 		return
 	}
 	k := sha256.Sum256([]byte(tok))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = map[[sha256.Size]byte]*auth.TokenInfo{}
+		c.m = map[[sha256.Size]byte]verified{}
 	}
 	if len(c.m) >= MaxCachedTokens {
 		for k, v := range c.m {
-			if !now.Before(v.Expiration) {
+			if !now.Before(v.ti.Expiration) {
 				delete(c.m, k)
 			}
 		}
@@ -59,7 +68,7 @@ func (c *tokenCache) put(tok string, ti *auth.TokenInfo, now time.Time) {
 			clear(c.m)
 		}
 	}
-	c.m[k] = ti
+	c.m[k] = v
 }
 
 func (c *tokenCache) len() int {

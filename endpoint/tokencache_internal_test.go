@@ -16,20 +16,20 @@ func TestTokenCacheBounded(t *testing.T) {
 	now := time.Now()
 	live := &auth.TokenInfo{UserID: "u", Expiration: now.Add(time.Hour)}
 	for i := range 3 * MaxCachedTokens {
-		c.put(fmt.Sprint("tok-", i), live, now)
+		c.put(fmt.Sprint("tok-", i), verified{ti: live}, now)
 		if n := c.len(); n > MaxCachedTokens {
 			t.Fatalf("after %d tokens the cache holds %d, more than %d", i+1, n, MaxCachedTokens)
 		}
 	}
-	c.put("short", &auth.TokenInfo{Expiration: now.Add(time.Second)}, now)
-	if c.get("short", now) == nil {
+	c.put("short", verified{ti: &auth.TokenInfo{Expiration: now.Add(time.Second)}}, now)
+	if _, ok := c.get("short", now); !ok {
 		t.Fatal("a fresh token was not cached")
 	}
-	if c.get("short", now.Add(2*time.Second)) != nil {
+	if _, ok := c.get("short", now.Add(2*time.Second)); ok {
 		t.Error("an expired token was answered from the cache")
 	}
-	c.put("forever", &auth.TokenInfo{}, now)
-	if c.get("forever", now) != nil {
+	c.put("forever", verified{ti: &auth.TokenInfo{}}, now)
+	if _, ok := c.get("forever", now); ok {
 		t.Error("a token without exp was cached")
 	}
 }
