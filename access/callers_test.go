@@ -47,7 +47,7 @@ type authFixture struct {
 // newAuthFixture serves public/hello and internal/pay through the rules,
 // over streamable HTTP behind bearer tokens; servers > 1 starts replicas
 // sharing a cursor key.
-func newAuthFixture(t *testing.T, servers int, opts server.Options) (*authFixture, []string) {
+func newAuthFixture(t testing.TB, servers int, opts server.Options) (*authFixture, []string) {
 	t.Helper()
 	dir := t.TempDir()
 	for p, body := range map[string]string{
@@ -97,7 +97,7 @@ func newAuthFixture(t *testing.T, servers int, opts server.Options) (*authFixtur
 	return &authFixture{dir: dir, src: src}, urls
 }
 
-func (f *authFixture) edit(t *testing.T, path string) {
+func (f *authFixture) edit(t testing.TB, path string) {
 	t.Helper()
 	p := filepath.Join(f.dir, path)
 	b, err := os.ReadFile(p)
@@ -135,7 +135,7 @@ func (n *notes) get() (int, []string) {
 	return n.lists, append([]string(nil), n.updated...)
 }
 
-func connect(t *testing.T, url, tok string) (*mcp.ClientSession, *notes) {
+func connect(t testing.TB, url, tok string) (*mcp.ClientSession, *notes) {
 	t.Helper()
 	n := &notes{}
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, &mcp.ClientOptions{
