@@ -70,7 +70,7 @@ func promptDescription(e *host.Entry) string {
 // returns it as a user message, followed by the task when one was given.
 func (g *Gateway) promptHandler(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		e, err := g.visible(name)
+		e, err := g.visible(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("prompt %s: %w", name, err)
 		}

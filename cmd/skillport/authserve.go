@@ -33,13 +33,13 @@ func authFlags(f *pflag.FlagSet) {
 const introspectionSecretEnv = "SKILLPORT_INTROSPECTION_SECRET"
 
 // introspection reads the --auth-introspection-* flags; nil when not asked for.
-func introspection(f *pflag.FlagSet) (*endpoint.Introspection, error) {
+func introspection(f *pflag.FlagSet, who string) (*endpoint.Introspection, error) {
 	id, _ := f.GetString("auth-introspection-client")
 	file, _ := f.GetString("auth-introspection-secret-file")
 	u, _ := f.GetString("auth-introspection-url")
 	if id == "" {
 		if file != "" || u != "" {
-			return nil, usageErrorf("serve: --auth-introspection-url and --auth-introspection-secret-file need --auth-introspection-client ID")
+			return nil, usageErrorf("%s: --auth-introspection-url and --auth-introspection-secret-file need --auth-introspection-client ID", who)
 		}
 		return nil, nil
 	}
@@ -47,12 +47,12 @@ func introspection(f *pflag.FlagSet) (*endpoint.Introspection, error) {
 	if file != "" {
 		b, err := readSmallFile(file, 64<<10)
 		if err != nil {
-			return nil, usageErrorf("serve: --auth-introspection-secret-file: %v", err)
+			return nil, usageErrorf("%s: --auth-introspection-secret-file: %v", who, err)
 		}
 		secret = strings.TrimSpace(string(b))
 	}
 	if secret == "" {
-		return nil, usageErrorf("serve: --auth-introspection-client needs the client's secret in $%s or a file named by --auth-introspection-secret-file", introspectionSecretEnv)
+		return nil, usageErrorf("%s: --auth-introspection-client needs the client's secret in $%s or a file named by --auth-introspection-secret-file", who, introspectionSecretEnv)
 	}
 	return &endpoint.Introspection{URL: u, ClientID: id, ClientSecret: secret}, nil
 }
@@ -64,32 +64,32 @@ type serveAuth struct {
 	rules *access.Rules // nil: every authorized caller sees every skill
 }
 
-func authOptions(ctx context.Context, f *pflag.FlagSet, isHTTP bool) (*serveAuth, error) {
+func authOptions(ctx context.Context, f *pflag.FlagSet, who string, isHTTP bool) (*serveAuth, error) {
 	issuer, _ := f.GetString("auth-issuer")
 	audience, _ := f.GetString("auth-audience")
 	scopes, _ := f.GetStringArray("auth-scope")
 	rulesFile, _ := f.GetString("auth-rules")
-	intro, err := introspection(f)
+	intro, err := introspection(f, who)
 	if err != nil {
 		return nil, err
 	}
 	if issuer == "" {
 		if audience != "" || len(scopes) > 0 || rulesFile != "" || intro != nil {
-			return nil, usageErrorf("serve: --auth-audience, --auth-scope and --auth-rules need --auth-issuer URL, the authorization server that issues the tokens")
+			return nil, usageErrorf("%s: --auth-audience, --auth-scope and --auth-rules need --auth-issuer URL, the authorization server that issues the tokens", who)
 		}
 		return nil, nil
 	}
 	if !isHTTP {
-		return nil, usageErrorf("serve: --auth-issuer applies to --http only (a stdio server's caller is whoever started it)")
+		return nil, usageErrorf("%s: --auth-issuer applies to --http only (a stdio server's caller is whoever started it)", who)
 	}
 	if audience == "" {
-		return nil, usageErrorf("serve: --auth-issuer needs --auth-audience URI, the URL clients use for this server's /mcp")
+		return nil, usageErrorf("%s: --auth-issuer needs --auth-audience URI, the URL clients use for this server's /mcp", who)
 	}
 	sa := &serveAuth{}
 	if rulesFile != "" {
 		r, err := access.Load(rulesFile)
 		if err != nil {
-			return nil, usageErrorf("serve: --auth-rules: %v", err)
+			return nil, usageErrorf("%s: --auth-rules: %v", who, err)
 		}
 		sa.rules = r
 	}
