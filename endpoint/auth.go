@@ -349,8 +349,13 @@ func (a *Auth) mount(mux *http.ServeMux) {
 // every required scope) in its context, and serves everyone: for pages,
 // such as the web catalog, that anonymous callers may see part of. A
 // missing or refused token makes the request anonymous, never an error.
+// Since the answer depends on the token, responses say so to caches
+// (Vary: Authorization) and, unless the handler sets its own
+// Cache-Control (static assets), forbid shared caches to keep them.
 func (a *Auth) Identify(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Vary", "Authorization")
+		w.Header().Set("Cache-Control", "private")
 		if c := a.Caller(r); c != nil {
 			r = r.WithContext(server.ContextWithCaller(r.Context(), c))
 		}

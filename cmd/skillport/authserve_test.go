@@ -187,7 +187,11 @@ func TestServeAuth(t *testing.T) {
 				}
 			}
 		}
-		_, idx := do("GET", "/.well-known/agent-skills/index.json", tc.tok, "")
+		resp, idx := do("GET", "/.well-known/agent-skills/index.json", tc.tok, "")
+		// The answer depends on the token: no shared cache may keep it.
+		if resp.Header.Get("Cache-Control") != "private" || !strings.Contains(resp.Header.Get("Vary"), "Authorization") {
+			t.Errorf("%s's web index: Cache-Control %q, Vary %q; want private and Authorization", tc.who, resp.Header.Get("Cache-Control"), resp.Header.Get("Vary"))
+		}
 		for _, s := range tc.see {
 			if !strings.Contains(idx, s) {
 				t.Errorf("%s's web index lacks %s: %s", tc.who, s, idx)
