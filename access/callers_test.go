@@ -49,6 +49,18 @@ type authFixture struct {
 // sharing a cursor key.
 func newAuthFixture(t testing.TB, servers int, opts server.Options) (*authFixture, []string) {
 	t.Helper()
+	dir := testTree(t)
+	cat, err := catalog.OpenDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := server.NewCatalogSource(cat)
+	return &authFixture{dir: dir, src: src}, serveAuthorized(t, src, servers, opts)
+}
+
+// testTree is the tree newAuthFixture serves, for other sources.
+func testTree(t testing.TB) string {
+	t.Helper()
 	dir := t.TempDir()
 	for p, body := range map[string]string{
 		"public/hello/SKILL.md":  "---\nname: hello\ndescription: Says hello to anyone at all.\n---\nv1\n",
@@ -61,11 +73,13 @@ func newAuthFixture(t testing.TB, servers int, opts server.Options) (*authFixtur
 			t.Fatal(err)
 		}
 	}
-	cat, err := catalog.OpenDir(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := server.NewCatalogSource(cat)
+	return dir
+}
+
+// serveAuthorized serves src through the test rules on servers replicas
+// (sharing opts.CursorKey), over streamable HTTP behind bearer tokens.
+func serveAuthorized(t testing.TB, src server.Source, servers int, opts server.Options) []string {
+	t.Helper()
 	rules, err := access.Parse("rules.jsonc", []byte(testRules))
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +108,7 @@ func newAuthFixture(t testing.TB, servers int, opts server.Options) (*authFixtur
 		t.Cleanup(hs.Close)
 		urls = append(urls, hs.URL)
 	}
-	return &authFixture{dir: dir, src: src}, urls
+	return urls
 }
 
 func (f *authFixture) edit(t testing.TB, path string) {
@@ -251,8 +265,17 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 // another, even one who sees the same skills, with the -32602 a stale
 // cursor gets; replicas sharing the cursor key accept it from its caller.
 func TestCursorBoundToCaller(t *testing.T) {
-	key := []byte("0123456789abcdef0123456789abcdef")
-	_, urls := newAuthFixture(t, 2, server.Options{PageSize: 1, CursorKey: key})
+	_, urls := newAuthFixture(t, 2, server.Options{PageSize: 1, CursorKey: cursorKey})
+	cursorBound(t, urls)
+}
+
+var cursorKey = []byte("0123456789abcdef0123456789abcdef")
+
+// cursorBound checks, on two replicas sharing the cursor key, that
+// alice's cursor pages on for her on either and is refused for carol (who
+// sees the same skills) and bob as stale.
+func cursorBound(t *testing.T, urls []string) {
+	t.Helper()
 	ctx := context.Background()
 	alice, _ := connect(t, urls[0], "tok-alice")
 	first, err := alice.ListResources(ctx, &mcp.ListResourcesParams{})
