@@ -41,7 +41,6 @@ const testRules = `{"rules": [
 type authFixture struct {
 	dir string
 	src *server.CatalogSource
-	url string
 }
 
 // newAuthFixture serves public/hello and internal/pay through the rules,

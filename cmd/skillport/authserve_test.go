@@ -1,18 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/skillport/skillport/internal/oidctest"
 )
 
 func TestServeAuthFlags(t *testing.T) {
@@ -43,24 +38,13 @@ func TestServeAuthFlags(t *testing.T) {
 // provider: the MCP path needs a token, and MCP answers and the web
 // catalog show each caller only what the rules grant it.
 func TestServeAuth(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	base := "http://" + addr
-	op := oidctest.Start(t, base+"/mcp")
-
+	addr, base, op := authProvider(t)
 	dir := t.TempDir()
-	for p, md := range map[string]string{
+	writeSkills(t, dir, map[string]string{
 		"public/hello/SKILL.md":     "---\nname: hello\ndescription: Says hello to anyone who asks for a greeting.\n---\n",
 		"team/runbook/SKILL.md":     "---\nname: runbook\ndescription: The ops team's runbook for incidents.\nmetadata:\n  team: ops\n---\n",
 		"internal/payroll/SKILL.md": "---\nname: payroll\ndescription: Internal payroll procedures for finance.\n---\n",
-	} {
-		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
-		os.WriteFile(filepath.Join(dir, p), []byte(md), 0o644)
-	}
+	})
 	rules := filepath.Join(t.TempDir(), "rules.jsonc")
 	os.WriteFile(rules, []byte(`{"rules": [
 		{"anyone": true, "paths": ["public"]}, // even without a token
@@ -71,38 +55,9 @@ func TestServeAuth(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "introspection-secret")
 	os.WriteFile(secret, []byte("secret\n"), 0o600)
 
-	resetFlags(rootCmd)
-	ctx, cancel := context.WithCancel(context.Background())
-	serveCmd.SetContext(ctx) // cobra keeps a subcommand's context from an earlier run
-	done := make(chan int, 1)
-	go func() {
-		done <- run([]string{"serve", "--http", addr, "--no-web=false", "--watch=false",
-			"--auth-issuer", op.URL, "--auth-audience", base + "/mcp", "--auth-scope", "skills:read", "--auth-rules", rules,
-			"--auth-introspection-client", "rs", "--auth-introspection-secret-file", secret, dir})
-	}()
-	defer func() {
-		cancel()
-		select {
-		case code := <-done:
-			if code != 0 {
-				t.Errorf("serve exited %d", code)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("serve did not stop")
-		}
-		serveCmd.SetContext(context.Background())
-	}()
-	for i := 0; ; i++ {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i == 100 {
-			t.Fatalf("serve did not start: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	runServing(t, serveCmd, base+"/healthz", "serve", "--http", addr, "--no-web=false", "--watch=false",
+		"--auth-issuer", op.URL, "--auth-audience", base+"/mcp", "--auth-scope", "skills:read", "--auth-rules", rules,
+		"--auth-introspection-client", "rs", "--auth-introspection-secret-file", secret, dir)
 
 	do := func(method, path, tok, body string, hdr ...string) (*http.Response, string) {
 		t.Helper()
