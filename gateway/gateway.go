@@ -107,6 +107,9 @@ type Gateway struct {
 	ext  *server.Server
 	src  *source
 	pub  server.ViewSource // src seen through Options.Visible; nil without
+	// callers tracks sessions' callers with Options.Visible, so that
+	// prompts/list_changed reaches only those whose prompts changed.
+	callers *server.SessionCallers
 
 	startOnce sync.Once
 	started   atomic.Int64 // unix nanoseconds when Start was called
@@ -231,6 +234,8 @@ func New(origins []host.Origin, hostOpts *host.Options, opts *Options) (*Gateway
 		g.pub = access.Filter(g.src, o.Visible)
 		pub = g.pub
 		g.srv.AddReceivingMiddleware(g.promptsMiddleware)
+		g.callers = server.NewSessionCallers(g.srv)
+		g.srv.AddSendingMiddleware(g.callers.Hold(promptsListChanged))
 	}
 	g.ext, err = server.Attach(g.srv, pub, &server.Options{OmitInstructions: true, Logger: g.log, CacheScope: "private", TTL: -1,
 		Profiles: []server.Profile{server.ProfileSEP2640}})
@@ -404,6 +409,9 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			ctx = withSession(ctx, ss)
 		}
 		ctx = withCaller(ctx, req)
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && g.callers != nil {
+			g.callers.See(ss, server.CallerFromContext(ctx))
+		}
 		if !strings.HasPrefix(method, "notifications/") && method != "ping" {
 			g.waitReady(ctx)
 		}
@@ -458,6 +466,14 @@ func (g *Gateway) update() {
 	g.view.Store(v)
 	g.built.Store(true)
 	g.syncTools(v)
+	if g.callers != nil {
+		g.callers.Owe(func(c *server.Caller) []string {
+			if g.promptsSig(old, c) != g.promptsSig(v, c) {
+				return []string{promptsListChanged}
+			}
+			return nil
+		})
+	}
 	g.syncPrompts(v)
 	g.src.update(v)
 }

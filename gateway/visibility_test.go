@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,7 +36,7 @@ func TestGatewayPerCaller(t *testing.T) {
 	dir := t.TempDir()
 	writeSkill(t, dir, "greeting", "Greets people warmly in several languages.")
 	writeSkill(t, dir, "payroll", "Internal payroll procedures for the finance team.")
-	docs, _ := ourUpstream(t, "docs", dir)
+	docs, upstream := ourUpstream(t, "docs", dir)
 	rules, err := access.Parse("rules.jsonc", []byte(`{"rules": [
 		{"anyone": true, "paths": ["docs/greeting"]},
 		{"scope": "internal", "paths": ["docs/payroll"]},
@@ -43,7 +44,8 @@ func TestGatewayPerCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := newGateway(t, []host.Origin{docs}, nil, &gateway.Options{Visible: rules.Visible})
+	g := newGateway(t, []host.Origin{docs}, &host.Options{Approver: &allow{}, RefreshInterval: 10 * time.Millisecond},
+		&gateway.Options{Visible: rules.Visible})
 	<-g.Ready()
 	h := g.Handler(&server.HTTPOptions{Logger: discard})
 	t.Cleanup(func() { h.Close() })
@@ -59,8 +61,15 @@ func TestGatewayPerCaller(t *testing.T) {
 	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(h))
 	t.Cleanup(ts.Close)
 	ctx := context.Background()
+	type counts struct{ prompts, resources atomic.Int64 }
+	heard := map[string]*counts{}
 	connect := func(tok string) *mcp.ClientSession {
-		c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil)
+		n := &counts{}
+		heard[tok] = n
+		c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, &mcp.ClientOptions{
+			PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { n.prompts.Add(1) },
+			ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { n.resources.Add(1) },
+		})
 		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: &http.Client{Transport: bearerRT{tok}}, MaxRetries: -1}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -145,6 +154,25 @@ func TestGatewayPerCaller(t *testing.T) {
 	if h, a := errOf(herr, "payroll"), errOf(aerr, "nosuch"); h != a {
 		t.Errorf("resources/read: hidden %q, absent %q", h, a)
 	}
+
+	// A change only alice can see reaches alice only; a public one, both.
+	edit := func(name, desc string) {
+		writeSkill(t, dir, name, desc)
+		cat, err := upstream.Catalog().Reload()
+		if err != nil {
+			t.Fatal(err)
+		}
+		upstream.Swap(cat)
+	}
+	a, b := heard["tok-alice"], heard["tok-bob"]
+	edit("payroll", "Internal payroll procedures, revised for the new fiscal year.")
+	waitFor(t, "alice told of the payroll change", 10*time.Second, func() bool { return a.prompts.Load() >= 1 && a.resources.Load() >= 1 })
+	time.Sleep(300 * time.Millisecond)
+	if n, m := b.prompts.Load(), b.resources.Load(); n != 0 || m != 0 {
+		t.Fatalf("bob was told of a change to a skill he cannot see: %d prompts, %d resources list_changed", n, m)
+	}
+	edit("greeting", "Greets people warmly in many more languages.")
+	waitFor(t, "bob told of the greeting change", 10*time.Second, func() bool { return b.prompts.Load() >= 1 && b.resources.Load() >= 1 })
 }
 
 func toJSON(v any) string {

@@ -66,18 +66,28 @@ func cursorOwner(snap Snapshot) string {
 	return base64.RawURLEncoding.EncodeToString(h[:12])
 }
 
-// sessionViews tracks, for a [ViewSource], who each live session's caller
-// is and which change notifications it is owed.
-type sessionViews struct {
+// SessionCallers remembers who each live session of an MCP server is
+// (its [Caller], as of its latest request) and which change notifications
+// it is owed, so that a notification reaches only the sessions whose
+// caller can see the change: [SessionCallers.Owe] marks them,
+// [SessionCallers.Hold] drops the notification for the others. The server
+// uses one for resources under a [ViewSource]; a gateway re-publishing
+// skills as prompts uses one for prompts. It is safe for concurrent use.
+type SessionCallers struct {
+	mcp     *mcp.Server
 	mu      sync.Mutex
-	m       map[*mcp.ServerSession]*sessionView
+	m       map[*mcp.ServerSession]*sessionCaller
 	pruneAt int
 }
 
-type sessionView struct {
+type sessionCaller struct {
 	caller *Caller
-	lists  bool            // owed notifications/resources/list_changed
-	uris   map[string]bool // owed notifications/resources/updated
+	owed   map[string]bool // notification keys (see noteKey)
+}
+
+// NewSessionCallers returns an empty SessionCallers for the sessions of s.
+func NewSessionCallers(s *mcp.Server) *SessionCallers {
+	return &SessionCallers{mcp: s, m: map[*mcp.ServerSession]*sessionCaller{}}
 }
 
 // minPrune is the number of tracked sessions at which the map is first
@@ -85,79 +95,123 @@ type sessionView struct {
 // tracking stays proportional to the sessions the MCP server has.
 const minPrune = 64
 
-// see records ss's caller, as of its latest request.
-func (srv *Server) see(ss *mcp.ServerSession, c *Caller) {
-	v := &srv.views
-	v.mu.Lock()
-	if v.m == nil {
-		v.m = map[*mcp.ServerSession]*sessionView{}
-	}
-	if sv := v.m[ss]; sv != nil {
-		sv.caller = c
-		v.mu.Unlock()
+// See records ss's caller, as of its latest request (call it from a
+// receiving middleware). A session never seen is owed nothing.
+func (sc *SessionCallers) See(ss *mcp.ServerSession, c *Caller) {
+	sc.mu.Lock()
+	if e := sc.m[ss]; e != nil {
+		e.caller = c
+		sc.mu.Unlock()
 		return
 	}
-	v.m[ss] = &sessionView{caller: c}
-	prune := len(v.m) > max(v.pruneAt, minPrune)
-	v.mu.Unlock()
+	sc.m[ss] = &sessionCaller{caller: c}
+	prune := len(sc.m) > max(sc.pruneAt, minPrune)
+	sc.mu.Unlock()
 	if prune {
-		srv.pruneViews()
+		sc.prune()
 	}
 }
 
-// pruneViews forgets sessions the MCP server no longer has (stateless
-// HTTP requests each have one).
-func (srv *Server) pruneViews() {
+// prune forgets sessions the MCP server no longer has (stateless HTTP
+// requests each have one).
+func (sc *SessionCallers) prune() {
 	live := map[*mcp.ServerSession]bool{}
-	for ss := range srv.mcp.Sessions() {
+	for ss := range sc.mcp.Sessions() {
 		live[ss] = true
 	}
-	v := &srv.views
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	for ss := range v.m {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for ss := range sc.m {
 		if !live[ss] {
-			delete(v.m, ss)
+			delete(sc.m, ss)
 		}
 	}
-	v.pruneAt = 2 * len(v.m)
+	sc.pruneAt = 2 * len(sc.m)
 }
 
-// owe works out, for every tracked session, what of the change from old
-// to snap its caller can see, and returns the subscribed URIs (among
-// subs) that changed for at least one caller.
-func (srv *Server) owe(vs ViewSource, old, snap Snapshot, subs []string) []string {
-	type verdict struct {
-		lists bool
-		uris  []string
+// Owe asks changed, once per distinct caller of the tracked sessions, which
+// notifications a change earns that caller, and marks its sessions owed
+// them. A notification is named by its method, or for
+// notifications/resources/updated by the method, a space and the URI.
+func (sc *SessionCallers) Owe(changed func(c *Caller) []string) {
+	byKey := map[string][]string{}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, e := range sc.m {
+		k := e.caller.Key()
+		notes, ok := byKey[k]
+		if !ok {
+			notes = changed(e.caller)
+			byKey[k] = notes
+		}
+		for _, n := range notes {
+			if e.owed == nil {
+				e.owed = map[string]bool{}
+			}
+			e.owed[n] = true
+		}
 	}
-	byKey := map[string]*verdict{}
-	changed := map[string]bool{}
-	v := &srv.views
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	for _, sv := range v.m {
-		k := sv.caller.Key()
-		d := byKey[k]
-		if d == nil {
-			ov, nv := vs.View(old, sv.caller), vs.View(snap, sv.caller)
-			d = &verdict{lists: ov.ID() != nv.ID()}
-			for _, u := range subs {
-				if fileChanged(ov, nv, u) {
-					d.uris = append(d.uris, u)
-					changed[u] = true
+}
+
+// noteKey names a notification as [SessionCallers.Owe] does.
+func noteKey(method string, params mcp.Params) string {
+	if p, ok := params.(*mcp.ResourceUpdatedNotificationParams); ok && method == notifyUpdated {
+		return method + " " + p.URI
+	}
+	return method
+}
+
+const (
+	notifyListChanged = "notifications/resources/list_changed"
+	notifyUpdated     = "notifications/resources/updated"
+)
+
+// take reports whether ss is owed the notification, and marks it paid.
+func (sc *SessionCallers) take(ss *mcp.ServerSession, key string) bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	e := sc.m[ss]
+	if e == nil || !e.owed[key] {
+		return false
+	}
+	delete(e.owed, key)
+	return true
+}
+
+// Hold is a sending middleware that delivers the notifications named by
+// methods only to sessions owed them; other messages pass.
+func (sc *SessionCallers) Hold(methods ...string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if slices.Contains(methods, method) {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !sc.take(ss, noteKey(method, req.GetParams())) {
+					return nil, nil
 				}
 			}
-			byKey[k] = d
-		}
-		sv.lists = sv.lists || d.lists
-		for _, u := range d.uris {
-			if sv.uris == nil {
-				sv.uris = map[string]bool{}
-			}
-			sv.uris[u] = true
+			return next(ctx, method, req)
 		}
 	}
+}
+
+// owe marks, for every tracked session, what of the change from old to
+// snap its caller can see, and returns the subscribed URIs (among subs)
+// that changed for at least one caller.
+func (srv *Server) owe(vs ViewSource, old, snap Snapshot, subs []string) []string {
+	changed := map[string]bool{}
+	srv.views.Owe(func(c *Caller) []string {
+		ov, nv := vs.View(old, c), vs.View(snap, c)
+		var notes []string
+		if ov.ID() != nv.ID() {
+			notes = append(notes, notifyListChanged)
+		}
+		for _, u := range subs {
+			if fileChanged(ov, nv, u) {
+				notes = append(notes, notifyUpdated+" "+u)
+				changed[u] = true
+			}
+		}
+		return notes
+	})
 	out := make([]string, 0, len(changed))
 	for u := range changed {
 		out = append(out, u)
@@ -173,43 +227,4 @@ func fileChanged(old, snap Snapshot, uri string) bool {
 		return false
 	}
 	return of == nil || nf == nil || of.Digest != nf.Digest || of.Size != nf.Size
-}
-
-// take reports whether ss is owed the notification, and marks it paid.
-func (srv *Server) take(ss *mcp.ServerSession, method string, params mcp.Params) bool {
-	v := &srv.views
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	sv := v.m[ss]
-	if sv == nil {
-		return false // it never made a request: nothing to tell it about
-	}
-	switch method {
-	case "notifications/resources/list_changed":
-		owed := sv.lists
-		sv.lists = false
-		return owed
-	case "notifications/resources/updated":
-		p, ok := params.(*mcp.ResourceUpdatedNotificationParams)
-		if !ok || !sv.uris[p.URI] {
-			return false
-		}
-		delete(sv.uris, p.URI)
-		return true
-	}
-	return true
-}
-
-// sending withholds from each session the change notifications about what
-// its caller cannot see.
-func (srv *Server) sending(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case "notifications/resources/list_changed", "notifications/resources/updated":
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !srv.take(ss, method, req.GetParams()) {
-				return nil, nil
-			}
-		}
-		return next(ctx, method, req)
-	}
 }

@@ -116,8 +116,8 @@ type Server struct {
 	deps        depState
 	legacyConns connSet
 
-	viewSrc ViewSource   // set when what a session sees depends on its caller
-	views   sessionViews // those sessions' callers and owed notifications
+	viewSrc ViewSource      // set when what a session sees depends on its caller
+	views   *SessionCallers // those sessions' callers and owed notifications
 }
 
 // Attach makes s serve the skills of src, alongside whatever else s serves.
@@ -171,7 +171,8 @@ func Attach(s *mcp.Server, src Source, opts *Options) (*Server, error) {
 	}
 	if vs, ok := src.(ViewSource); ok {
 		srv.viewSrc = vs
-		s.AddSendingMiddleware(srv.sending)
+		srv.views = NewSessionCallers(s)
+		s.AddSendingMiddleware(srv.views.Hold(notifyListChanged, notifyUpdated))
 	}
 	srv.setSchemes(src.Snapshot())
 	srv.cancel = src.OnChange(srv.changed)
@@ -281,7 +282,7 @@ func (srv *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		ctx = withCaller(ctx, req)
 		if srv.viewSrc != nil {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-				srv.see(ss, CallerFromContext(ctx))
+				srv.views.See(ss, CallerFromContext(ctx))
 			}
 		}
 		switch method {
