@@ -55,6 +55,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzPathMapping -fuzztime 60s ./catalog/
 	$(GO) test -run '^$$' -fuzz FuzzOrigin -fuzztime 60s ./endpoint/
 	$(GO) test -run '^$$' -fuzz FuzzServeMCP -fuzztime 60s ./endpoint/
+	$(GO) test -run '^$$' -fuzz FuzzIntrospection -fuzztime 60s ./endpoint/
 	$(GO) test -run '^$$' -fuzz FuzzHTTPPeek -fuzztime 60s ./server/
 	$(GO) test -run '^$$' -fuzz FuzzValidateEntry -fuzztime 60s ./skillclient/
 	$(GO) test -run '^$$' -fuzz FuzzParseSpec -fuzztime 60s ./gitsource/

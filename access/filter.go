@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -20,14 +21,73 @@ type VisibleFunc func(c *server.Caller, sk *catalog.Skill) bool
 // resources/list, resources/read and resources/directory/read all answer
 // from that view, so a hidden skill, its files and its directories are
 // absent: probing them gets the not-found answer an absent skill gets.
-// Snapshot() (instructions, change notifications) is the anonymous view.
-func Filter(src server.Source, visible VisibleFunc) server.ContextSource {
+// Snapshot() (instructions) is the anonymous view. The result is a
+// [server.ViewSource], so a session is told only about changes to what its
+// own caller sees, and a [server.CallerSnapshot] per request, so list
+// cursors are bound to the caller they were issued to.
+//
+// Views are cached per snapshot and caller (at most [MaxCachedViews] at a
+// time), so a request costs a map lookup, not a pass over the catalog.
+func Filter(src server.Source, visible VisibleFunc) server.ViewSource {
 	return &filtered{src: src, visible: visible}
 }
+
+// MaxCachedViews bounds the views [Filter] keeps: one per distinct caller
+// (subject, scopes, groups) of the current snapshot. Past it the cache
+// starts over, so a flood of distinct callers costs rebuilding views, not
+// memory.
+const MaxCachedViews = 1024
 
 type filtered struct {
 	src     server.Source
 	visible VisibleFunc
+
+	mu    sync.Mutex
+	of    server.Snapshot  // the snapshot the cached views are of
+	views map[string]*view // by server.Caller.Key
+}
+
+// viewOf returns c's view of base, from the cache when it has it.
+func (f *filtered) viewOf(base server.Snapshot, c *server.Caller) *view {
+	if v, ok := base.(*view); ok {
+		base = v.base
+	}
+	if base == nil {
+		return newView(nil, c, f.visible)
+	}
+	if !reflect.TypeOf(base).Comparable() {
+		return newView(base, c, f.visible) // cannot tell it from the cached one
+	}
+	k := c.Key()
+	f.mu.Lock()
+	if f.of == base {
+		if v := f.views[k]; v != nil {
+			f.mu.Unlock()
+			return v
+		}
+	}
+	f.mu.Unlock()
+	v := newView(base, c, f.visible)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.of != base {
+		// Only the newest snapshot's views are worth keeping; an older one
+		// (a change notification's "old") is looked at once.
+		if f.of != nil && base != f.src.Snapshot() {
+			return v
+		}
+		f.of, f.views = base, map[string]*view{}
+	}
+	if len(f.views) >= MaxCachedViews {
+		clear(f.views)
+	}
+	f.views[k] = v
+	return v
+}
+
+// View implements [server.ViewSource].
+func (f *filtered) View(snap server.Snapshot, c *server.Caller) server.Snapshot {
+	return f.viewOf(snap, c)
 }
 
 func (f *filtered) base(ctx context.Context) (server.Snapshot, error) {
@@ -46,7 +106,7 @@ func (f *filtered) SnapshotContext(ctx context.Context) (server.Snapshot, error)
 	if snap == nil {
 		return nil, fmt.Errorf("access: the source has no snapshot")
 	}
-	return newView(snap, server.CallerFromContext(ctx), f.visible), nil
+	return f.viewOf(snap, server.CallerFromContext(ctx)), nil
 }
 
 // Snapshot implements [server.Source]: the anonymous caller's view.
@@ -55,7 +115,7 @@ func (f *filtered) Snapshot() server.Snapshot {
 	if snap == nil {
 		return nil
 	}
-	return newView(snap, nil, f.visible)
+	return f.viewOf(snap, nil)
 }
 
 // Refresh implements [server.Source].
@@ -67,20 +127,23 @@ func (f *filtered) Refresh(ctx context.Context, stale server.Snapshot) (server.S
 	if err != nil {
 		return nil, err
 	}
-	return newView(snap, server.CallerFromContext(ctx), f.visible), nil
+	return f.viewOf(snap, server.CallerFromContext(ctx)), nil
 }
 
-// OnChange implements [server.Source]; callbacks see anonymous views, so a
-// change notification never names a skill an anonymous caller cannot see.
+// OnChange implements [server.Source]. Callbacks get anonymous views, on
+// every change of the source, also one no anonymous caller can see; a
+// callback that tells callers about it asks [filtered.View] what each one
+// sees of the two.
 func (f *filtered) OnChange(fn func(old, new server.Snapshot)) (cancel func()) {
 	return f.src.OnChange(func(old, new server.Snapshot) {
-		fn(newView(old, nil, f.visible), newView(new, nil, f.visible))
+		fn(newView(old, nil, f.visible), f.viewOf(new, nil))
 	})
 }
 
 // view is the part of a snapshot one caller may see.
 type view struct {
 	base   server.Snapshot
+	caller *server.Caller
 	skills []*catalog.Skill
 	byURI  map[string]*catalog.Skill
 	files  []*catalog.File
@@ -90,7 +153,7 @@ type view struct {
 }
 
 func newView(base server.Snapshot, c *server.Caller, visible VisibleFunc) *view {
-	v := &view{base: base, byURI: map[string]*catalog.Skill{}, byFile: map[string]*catalog.File{}}
+	v := &view{base: base, caller: c, byURI: map[string]*catalog.Skill{}, byFile: map[string]*catalog.File{}}
 	if base != nil {
 		for _, sk := range base.Skills() {
 			if sk == nil || !visible(c, sk) {
@@ -117,6 +180,7 @@ func newView(base server.Snapshot, c *server.Caller, visible VisibleFunc) *view 
 }
 
 func (v *view) ID() string                      { return v.id() }
+func (v *view) Caller() *server.Caller          { return v.caller }
 func (v *view) Skills() []*catalog.Skill        { return v.skills }
 func (v *view) Skill(uri string) *catalog.Skill { return v.byURI[uri] }
 func (v *view) Files() []*catalog.File          { return v.files }

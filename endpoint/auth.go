@@ -32,20 +32,30 @@ type AuthOptions struct {
 	Scopes []string
 	// ClockSkew is the leeway for exp and nbf (default 30 s).
 	ClockSkew time.Duration
-	// HTTPClient fetches the metadata and keys (default a client with a
-	// 10 s timeout).
+	// HTTPClient fetches the metadata and keys and makes introspection
+	// calls (default a client with a 10 s timeout).
 	HTTPClient *http.Client
+	// Introspection, when set, accepts opaque tokens by asking the
+	// authorization server about them (RFC 7662). JWTs are still verified
+	// locally.
+	Introspection *Introspection
 }
 
 // Auth verifies bearer tokens: signed JWTs, whose keys come from the
 // issuer's JWKS (cached, and fetched again when a token names a key id the
-// cache does not have, so key rotation needs no restart).
+// cache does not have, so key rotation needs no restart), and, when
+// configured, opaque tokens through introspection. A verified token is
+// remembered until it expires (at most [MaxCachedTokens]), so a client
+// reusing its token pays for verification once.
 type Auth struct {
-	opts   AuthOptions
-	meta   *oauthex.AuthServerMeta
-	keys   keyfunc.Keyfunc
-	parser *jwt.Parser
-	prmURL string
+	opts          AuthOptions
+	meta          *oauthex.AuthServerMeta
+	keys          keyfunc.Keyfunc // nil when the issuer publishes no JWKS
+	parser        *jwt.Parser
+	prmURL        string
+	hc            *http.Client
+	introspectURL string // "" without introspection
+	cache         tokenCache
 }
 
 // NewAuth discovers the issuer's metadata and keys. It fails, naming the
@@ -82,14 +92,32 @@ func NewAuth(ctx context.Context, opts AuthOptions) (*Auth, error) {
 	if meta == nil {
 		return nil, fmt.Errorf("endpoint: the issuer %s publishes no metadata (tried %s); check --auth-issuer", opts.Issuer, strings.Join(tried, ", "))
 	}
-	if meta.JWKSURI == "" {
-		return nil, fmt.Errorf("endpoint: the issuer %s publishes no jwks_uri, so its tokens cannot be verified", opts.Issuer)
+	a := &Auth{opts: opts, meta: meta, hc: hc}
+	if in := opts.Introspection; in != nil {
+		if in.ClientID == "" || in.ClientSecret == "" {
+			return nil, errors.New("endpoint: token introspection needs a client id and secret to call the introspection endpoint with")
+		}
+		a.introspectURL = in.URL
+		if a.introspectURL == "" {
+			a.introspectURL = meta.IntrospectionEndpoint
+		}
+		if a.introspectURL == "" {
+			return nil, fmt.Errorf("endpoint: the issuer %s publishes no introspection_endpoint; give its URL (--auth-introspection-url)", opts.Issuer)
+		}
+		if u, err := url.Parse(a.introspectURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, fmt.Errorf("endpoint: introspection URL %q must be an absolute http(s) URL", a.introspectURL)
+		}
 	}
-	keys, err := keyfunc.NewDefaultCtx(ctx, []string{meta.JWKSURI})
-	if err != nil {
-		return nil, fmt.Errorf("endpoint: fetching the issuer's keys from %s: %w", meta.JWKSURI, err)
+	switch {
+	case meta.JWKSURI != "":
+		keys, err := keyfunc.NewDefaultCtx(ctx, []string{meta.JWKSURI})
+		if err != nil {
+			return nil, fmt.Errorf("endpoint: fetching the issuer's keys from %s: %w", meta.JWKSURI, err)
+		}
+		a.keys = keys
+	case a.introspectURL == "":
+		return nil, fmt.Errorf("endpoint: the issuer %s publishes no jwks_uri, so its tokens cannot be verified; configure token introspection instead", opts.Issuer)
 	}
-	a := &Auth{opts: opts, meta: meta, keys: keys}
 	a.parser = jwt.NewParser(
 		jwt.WithIssuer(meta.Issuer),
 		jwt.WithAudience(opts.Audience),
@@ -130,9 +158,43 @@ func (a *Auth) Metadata() *oauthex.ProtectedResourceMetadata {
 	}
 }
 
-// Verify checks a bearer token: signature by one of the issuer's keys,
-// iss, aud, exp and nbf. Its errors wrap [auth.ErrInvalidToken].
+// Verify checks a bearer token: a JWT's signature by one of the issuer's
+// keys, iss, aud, exp and nbf; an opaque token, with introspection, by
+// asking the authorization server. A refused token's error wraps
+// [auth.ErrInvalidToken]; any other error means the token could not be
+// checked (the introspection endpoint is unreachable, say).
 func (a *Auth) Verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	v, err := a.check(ctx, token)
+	return v.ti, err
+}
+
+// check is Verify, remembering the result with its caller until the
+// token expires.
+func (a *Auth) check(ctx context.Context, token string) (verified, error) {
+	now := time.Now()
+	if v, ok := a.cache.get(token, now); ok {
+		return v, nil
+	}
+	var ti *auth.TokenInfo
+	var err error
+	switch {
+	case isJWT(token) && a.keys != nil:
+		ti, err = a.verifyJWT(ctx, token)
+	case a.introspectURL != "":
+		ti, err = a.introspect(ctx, token)
+	default:
+		err = fmt.Errorf("%w: %v", auth.ErrInvalidToken, errOpaque)
+	}
+	if err != nil {
+		return verified{}, err
+	}
+	v := verified{ti: ti, caller: server.CallerFromToken(ti)}
+	a.cache.put(token, v, now)
+	return v, nil
+}
+
+// verifyJWT checks a JWT locally.
+func (a *Auth) verifyJWT(ctx context.Context, token string) (*auth.TokenInfo, error) {
 	claims := jwt.MapClaims{}
 	if _, err := a.parser.ParseWithClaims(token, claims, a.keys.KeyfuncCtx(ctx)); err != nil {
 		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
@@ -166,16 +228,16 @@ func (a *Auth) Caller(r *http.Request) *server.Caller {
 	if !ok {
 		return nil
 	}
-	ti, err := a.Verify(r.Context(), tok, r)
-	if err != nil || !a.fresh(ti) {
+	v, err := a.check(r.Context(), tok)
+	if err != nil || !a.fresh(v.ti) {
 		return nil
 	}
 	for _, s := range a.opts.Scopes {
-		if !slices.Contains(ti.Scopes, s) {
+		if !slices.Contains(v.ti.Scopes, s) {
 			return nil
 		}
 	}
-	return server.CallerFromToken(ti)
+	return v.caller
 }
 
 func (a *Auth) fresh(ti *auth.TokenInfo) bool {
@@ -226,7 +288,13 @@ func (a *Auth) require(next http.Handler) http.Handler {
 			writeError(w, http.StatusUnauthorized, msg)
 			return
 		}
-		ti, err := a.Verify(r.Context(), tok, r)
+		v, err := a.check(r.Context(), tok)
+		ti := v.ti
+		if err != nil && !errors.Is(err, auth.ErrInvalidToken) {
+			// Not the token's fault: asking for another would not help.
+			writeError(w, http.StatusServiceUnavailable, "cannot check the bearer token right now; try again later")
+			return
+		}
 		if err != nil {
 			a.challenge(w, http.StatusUnauthorized, "invalid_token", "the bearer token was refused: "+strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": "))
 			return
@@ -241,7 +309,7 @@ func (a *Auth) require(next http.Handler) http.Handler {
 				return
 			}
 		}
-		ctx := server.ContextWithCaller(r.Context(), server.CallerFromToken(ti))
+		ctx := server.ContextWithCaller(r.Context(), v.caller)
 		// go-sdk's middleware, handed the token already verified, records
 		// it where the MCP transport looks: a session is then bound to the
 		// subject that opened it, and another token cannot use it.
@@ -281,8 +349,13 @@ func (a *Auth) mount(mux *http.ServeMux) {
 // every required scope) in its context, and serves everyone: for pages,
 // such as the web catalog, that anonymous callers may see part of. A
 // missing or refused token makes the request anonymous, never an error.
+// Since the answer depends on the token, responses say so to caches
+// (Vary: Authorization) and, unless the handler sets its own
+// Cache-Control (static assets), forbid shared caches to keep them.
 func (a *Auth) Identify(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Vary", "Authorization")
+		w.Header().Set("Cache-Control", "private")
 		if c := a.Caller(r); c != nil {
 			r = r.WithContext(server.ContextWithCaller(r.Context(), c))
 		}

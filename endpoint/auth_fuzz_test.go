@@ -1,8 +1,16 @@
 package endpoint
 
 import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
 // FuzzBearerToken: whatever the Authorization header, parsing it never
@@ -53,4 +61,39 @@ func TestBearerToken(t *testing.T) {
 			t.Errorf("bearerToken(%.40q) = %.20q, %v; want %.20q, %v", tc.h, tok, ok, tc.tok, tc.ok)
 		}
 	}
+}
+
+// FuzzIntrospection: whatever the introspection endpoint answers, checking
+// a token never panics, and a token is accepted only when the answer says
+// active, names this resource in aud, carries exp and, if it names an
+// issuer, the right one.
+func FuzzIntrospection(f *testing.F) {
+	for _, s := range []string{
+		`{"active":true,"aud":"https://skills.test/mcp","exp":4102444800,"sub":"a","scope":"x y","groups":["g"]}`,
+		`{"active":true,"aud":["https://skills.test/mcp","o"],"exp":4102444800,"iss":"https://issuer.test"}`,
+		`{"active":false}`, `{"active":true}`, `{"active":true,"aud":"https://skills.test/mcp","exp":"soon"}`,
+		`[]`, `null`, `{"active":true,"aud":"https://skills.test/mcp","exp":1e400}`, "",
+	} {
+		f.Add([]byte(s))
+	}
+	var body atomic.Value
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body.Load().([]byte))
+	}))
+	f.Cleanup(ts.Close)
+	a := &Auth{opts: AuthOptions{Audience: "https://skills.test/mcp", Introspection: &Introspection{ClientID: "rs", ClientSecret: "s"}},
+		meta: &oauthex.AuthServerMeta{Issuer: "https://issuer.test"}, hc: ts.Client(), introspectURL: ts.URL}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		body.Store(b)
+		ti, err := a.introspect(context.Background(), "opaque")
+		if err != nil {
+			return
+		}
+		var r introspectionResponse
+		if json.Unmarshal(b, &r) != nil || !r.Active || r.Exp == nil || ti.Expiration.IsZero() ||
+			!slices.Contains(audiences(r.Aud), a.opts.Audience) || r.Iss != "" && r.Iss != a.meta.Issuer {
+			t.Fatalf("accepted %q", b)
+		}
+	})
 }

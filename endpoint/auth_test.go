@@ -23,7 +23,7 @@ const testAudience = "https://skills.test/mcp"
 
 // authTree has a public skill, one for ops (by metadata) and one under
 // internal/ (by scope).
-func authTree(t *testing.T) string {
+func authTree(t testing.TB) string {
 	dir := t.TempDir()
 	write := func(p, md string) {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
@@ -53,6 +53,12 @@ const authRules = `{
 // skills:read.
 func serveAuth(t *testing.T, o *oidctest.OP) *testServer {
 	t.Helper()
+	return serveAuthWith(t, o, nil)
+}
+
+// serveAuthWith is serveAuth with more auth options set by opt.
+func serveAuthWith(t *testing.T, o *oidctest.OP, opt func(*endpoint.AuthOptions)) *testServer {
+	t.Helper()
 	cat, err := catalog.OpenDir(authTree(t), &catalog.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +72,11 @@ func serveAuth(t *testing.T, o *oidctest.OP) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := endpoint.NewAuth(t.Context(), endpoint.AuthOptions{Issuer: o.URL, Audience: testAudience, Scopes: []string{"skills:read"}})
+	ao := endpoint.AuthOptions{Issuer: o.URL, Audience: testAudience, Scopes: []string{"skills:read"}}
+	if opt != nil {
+		opt(&ao)
+	}
+	a, err := endpoint.NewAuth(t.Context(), ao)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillport/skillport/access"
+	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/gitorigin"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
@@ -84,6 +86,16 @@ type Options struct {
 	ApproveHint string
 	// Logger receives diagnostics; default slog.Default().
 	Logger *slog.Logger
+	// Visible, when set, is the one decision of which caller (from the
+	// request's bearer token, nil for anonymous) sees which skill, applied
+	// to everything the gateway answers: the tools (read_skill,
+	// read_skill_file, list_skill_dir, search_skills), the prompts, the
+	// instructions' catalog and the re-published resources. The skill it
+	// is asked about is the re-published one: Path is "<origin>/<path>".
+	// A hidden skill is answered as an absent one. The read_skill
+	// description then carries no catalog (it is the same for every
+	// caller); the instructions carry the caller's.
+	Visible func(c *server.Caller, sk *catalog.Skill) bool
 }
 
 // Gateway is a host re-exposed as an MCP server. It is safe for concurrent use.
@@ -94,6 +106,10 @@ type Gateway struct {
 	srv  *mcp.Server
 	ext  *server.Server
 	src  *source
+	pub  server.ViewSource // src seen through Options.Visible; nil without
+	// callers tracks sessions' callers with Options.Visible, so that
+	// prompts/list_changed reaches only those whose prompts changed.
+	callers *server.SessionCallers
 
 	startOnce sync.Once
 	started   atomic.Int64 // unix nanoseconds when Start was called
@@ -199,8 +215,8 @@ func New(origins []host.Origin, hostOpts *host.Options, opts *Options) (*Gateway
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		},
-		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
-			if g.src.Snapshot().File(req.Params.URI) == nil {
+		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
+			if g.published(ctx, req).File(req.Params.URI) == nil {
 				return fmt.Errorf("cannot subscribe to %q: the gateway publishes no file at that URI", req.Params.URI)
 			}
 			return nil
@@ -213,7 +229,15 @@ func New(origins []host.Origin, hostOpts *host.Options, opts *Options) (*Gateway
 	g.srv.AddSendingMiddleware(holdUntilInitialized)
 	// Only the standard extension: the gateway re-publishes what it has
 	// verified, in the one design whose integrity rules it applies.
-	g.ext, err = server.Attach(g.srv, g.src, &server.Options{OmitInstructions: true, Logger: g.log, CacheScope: "private", TTL: -1,
+	var pub server.Source = g.src
+	if o.Visible != nil {
+		g.pub = access.Filter(g.src, o.Visible)
+		pub = g.pub
+		g.srv.AddReceivingMiddleware(g.promptsMiddleware)
+		g.callers = server.NewSessionCallers(g.srv)
+		g.srv.AddSendingMiddleware(g.callers.Hold(promptsListChanged))
+	}
+	g.ext, err = server.Attach(g.srv, pub, &server.Options{OmitInstructions: true, Logger: g.log, CacheScope: "private", TTL: -1,
 		Profiles: []server.Profile{server.ProfileSEP2640}})
 	if err != nil {
 		h.Close()
@@ -384,6 +408,10 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 			ctx = withSession(ctx, ss)
 		}
+		ctx = withCaller(ctx, req)
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && g.callers != nil {
+			g.callers.See(ss, server.CallerFromContext(ctx))
+		}
 		if !strings.HasPrefix(method, "notifications/") && method != "ping" {
 			g.waitReady(ctx)
 		}
@@ -397,9 +425,9 @@ func (g *Gateway) instructionsMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 		res, err := next(ctx, method, req)
 		switch r := res.(type) {
 		case *mcp.InitializeResult:
-			r.Instructions = g.instructions()
+			r.Instructions = g.instructions(withCaller(ctx, req))
 		case *mcp.DiscoverResult:
-			r.Instructions = g.instructions()
+			r.Instructions = g.instructions(withCaller(ctx, req))
 		}
 		return res, err
 	}
@@ -438,6 +466,14 @@ func (g *Gateway) update() {
 	g.view.Store(v)
 	g.built.Store(true)
 	g.syncTools(v)
+	if g.callers != nil {
+		g.callers.Owe(func(c *server.Caller) []string {
+			if g.promptsSig(old, c) != g.promptsSig(v, c) {
+				return []string{promptsListChanged}
+			}
+			return nil
+		})
+	}
 	g.syncPrompts(v)
 	g.src.update(v)
 }
@@ -465,8 +501,9 @@ func (g *Gateway) computeView() *view {
 	return v
 }
 
-// visible resolves a name the model or client gave to a skill the gateway shows.
-func (g *Gateway) visible(name string) (*host.Entry, error) {
+// visible resolves a name the model or client gave to a skill the gateway
+// shows to the caller of ctx.
+func (g *Gateway) visible(ctx context.Context, name string) (*host.Entry, error) {
 	if name == "" {
 		return nil, errors.New("no skill name given; pass a name from the skill catalog, or find one with search_skills")
 	}
@@ -477,11 +514,12 @@ func (g *Gateway) visible(name string) (*host.Entry, error) {
 		}
 		return nil, err
 	}
-	if _, ok := g.view.Load().byKey[keyOf(e)]; !ok {
-		if e.Declined != nil {
-			return nil, e.Declined
+	if _, ok := g.view.Load().byKey[keyOf(e)]; !ok || !g.sees(ctx, e) {
+		if ok || e.Declined == nil || !g.sees(ctx, e) {
+			// Hidden from this caller: the words of an unknown name.
+			return nil, fmt.Errorf("%w %q; find skills with search_skills", host.ErrUnknownSkill, name)
 		}
-		return nil, fmt.Errorf("%w %q; find skills with search_skills", host.ErrUnknownSkill, name)
+		return nil, e.Declined
 	}
 	return e, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/server"
 )
 
 // promptArg is the optional argument of every skill prompt.
@@ -40,15 +41,34 @@ func (g *Gateway) syncPrompts(v *view) {
 			Arguments: []*mcp.PromptArgument{{Name: promptArg, Required: false,
 				Description: "What to do with the skill (optional)"}},
 		}
-		// The description's boundary is drawn anew each time: compare what
-		// it wraps, so that an unchanged skill keeps its prompt.
-		sig := p.Title + "\x00" + e.Source() + "\x00" + e.Description() + "\x00" + contentSig(e)
+		sig := promptSig(e)
 		if g.prompts[p.Name] == sig {
 			continue
 		}
 		g.prompts[p.Name] = sig
 		g.srv.AddPrompt(p, g.promptHandler(e.Qualified))
 	}
+}
+
+// promptSig identifies what e's prompt says. The description's boundary
+// is drawn anew each time: compare what it wraps, so that an unchanged
+// skill keeps its prompt.
+func promptSig(e *host.Entry) string {
+	return e.Name + "\x00" + e.Origin + "\x00" + e.Source() + "\x00" + e.Description() + "\x00" + contentSig(e)
+}
+
+// promptsListChanged is the notification of a change of prompts.
+const promptsListChanged = "notifications/prompts/list_changed"
+
+// promptsSig identifies the prompts caller c is shown of view v.
+func (g *Gateway) promptsSig(v *view, c *server.Caller) string {
+	var b strings.Builder
+	for _, e := range v.entries {
+		if g.opts.Visible(c, entrySkill(e)) {
+			b.WriteString(e.Qualified + "\x00" + promptSig(e) + "\n")
+		}
+	}
+	return b.String()
 }
 
 // promptDescription introduces a skill's prompt. For an MCP skill the
@@ -70,7 +90,7 @@ func promptDescription(e *host.Entry) string {
 // returns it as a user message, followed by the task when one was given.
 func (g *Gateway) promptHandler(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		e, err := g.visible(name)
+		e, err := g.visible(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("prompt %s: %w", name, err)
 		}

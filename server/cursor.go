@@ -12,8 +12,9 @@ import (
 // Cursors are opaque to clients and tamper-checked: a cursor is
 // "sp1." + base64url(payload || HMAC-SHA256(key, payload)[:16]). The payload
 // names the list it pages (kind and, for directory reads, the directory),
-// the snapshot it was issued for, the offset of the next item and the key
-// of the last item returned. Under the same snapshot the offset is used as
+// the snapshot it was issued for, the offset of the next item, the key
+// of the last item returned and, for a caller's view ([CallerSnapshot]), a
+// fingerprint of the caller. Under the same snapshot the offset is used as
 // is; after a reload (a changed directory, a branch that moved) the cursor
 // is refused as stale, and the client lists again from the start, so it
 // never mixes pages of two catalogs.
@@ -37,6 +38,7 @@ type cursor struct {
 	scope  string // directory URI for kindDirectory
 	offset int
 	last   string // key of the last item returned
+	owner  string // cursorOwner of the snapshot: "" unless a caller's view
 }
 
 var errBadCursor = errors.New("invalid cursor")
@@ -48,7 +50,7 @@ func (c cursor) encode(key []byte) string {
 	var b []byte
 	b = append(b, 1, c.kind)
 	b = binary.AppendUvarint(b, uint64(c.offset))
-	for _, s := range []string{c.snap, c.scope, c.last} {
+	for _, s := range []string{c.snap, c.scope, c.last, c.owner} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
@@ -86,7 +88,7 @@ func decodeCursor(key []byte, s string) (cursor, error) {
 	}
 	c.offset = int(off)
 	p = p[n:]
-	var strs [3]string
+	var strs [4]string
 	for i := range strs {
 		l, n := binary.Uvarint(p)
 		if n <= 0 || l > uint64(len(p)-n) {
@@ -98,6 +100,6 @@ func decodeCursor(key []byte, s string) (cursor, error) {
 	if len(p) != 0 {
 		return cursor{}, errBadCursor
 	}
-	c.snap, c.scope, c.last = strs[0], strs[1], strs[2]
+	c.snap, c.scope, c.last, c.owner = strs[0], strs[1], strs[2], strs[3]
 	return c, nil
 }

@@ -38,7 +38,9 @@ func (srv *Server) page(raw string, kind byte, scope string, snap Snapshot, n in
 	if err != nil || c.kind != kind || c.scope != scope {
 		return 0, errBadCursor
 	}
-	if c.snap != snap.ID() {
+	if c.snap != snap.ID() || c.owner != cursorOwner(snap) {
+		// Another caller's cursor gets the stale answer too: telling them
+		// apart would say that another caller's listing exists.
 		return 0, errStaleCursor
 	}
 	if c.offset > n {
@@ -94,7 +96,7 @@ func (srv *Server) listSkillsIn(snap Snapshot, p *wire.ListSkillsParams) (*wire.
 		res.Skills = append(res.Skills, entry(sk))
 	}
 	if i < len(skills) {
-		res.NextCursor = cursor{kind: kindSkills, snap: snap.ID(), offset: i, last: skills[i-1].URI}.encode(srv.key)
+		res.NextCursor = cursor{kind: kindSkills, snap: snap.ID(), owner: cursorOwner(snap), offset: i, last: skills[i-1].URI}.encode(srv.key)
 	}
 	return res, skills[start:i], nil
 }
@@ -192,7 +194,7 @@ func (srv *Server) readDirectory(ctx context.Context, p *wire.ReadDirectoryParam
 		res.Resources = append(res.Resources, e)
 	}
 	if end < len(kids) {
-		res.NextCursor = cursor{kind: kindDirectory, snap: snap.ID(), scope: uri, offset: end, last: kids[end-1].Name}.encode(srv.key)
+		res.NextCursor = cursor{kind: kindDirectory, snap: snap.ID(), owner: cursorOwner(snap), scope: uri, offset: end, last: kids[end-1].Name}.encode(srv.key)
 	}
 	return res, nil
 }
@@ -224,7 +226,7 @@ func (srv *Server) listResources(ctx context.Context, req *mcp.ListResourcesRequ
 		if err != nil {
 			return nil, badCursor("resources/list", "", errBadCursor)
 		}
-		return srv.chain(res), nil
+		return srv.chain(ctx, res), nil
 	}
 	if raw == "" {
 		res, err := next(ctx, "resources/list", req)
@@ -232,7 +234,7 @@ func (srv *Server) listResources(ctx context.Context, req *mcp.ListResourcesRequ
 			return nil, err
 		}
 		if r, ok := res.(*mcp.ListResourcesResult); !ok || len(r.Resources) > 0 || r.NextCursor != "" {
-			return srv.chain(res), nil
+			return srv.chain(ctx, res), nil
 		}
 	}
 	snap, err := srv.snapshot(ctx)
@@ -253,7 +255,7 @@ func (srv *Server) listResources(ctx context.Context, req *mcp.ListResourcesRequ
 		res.Resources = append(res.Resources, resource(snap, f))
 	}
 	if end < len(files) {
-		res.NextCursor = cursor{kind: kindResources, snap: snap.ID(), offset: end, last: files[end-1].URI}.encode(srv.key)
+		res.NextCursor = cursor{kind: kindResources, snap: snap.ID(), owner: cursorOwner(snap), offset: end, last: files[end-1].URI}.encode(srv.key)
 	}
 	res.TTLMs, res.CacheScope = int(srv.ttlMs()), srv.opts.CacheScope
 	return res, nil
@@ -261,14 +263,17 @@ func (srv *Server) listResources(ctx context.Context, req *mcp.ListResourcesRequ
 
 // chain points the last page of the underlying server's resources at the
 // first page of skill files.
-func (srv *Server) chain(res mcp.Result) mcp.Result {
+func (srv *Server) chain(ctx context.Context, res mcp.Result) mcp.Result {
 	r, ok := res.(*mcp.ListResourcesResult)
 	if !ok || r.NextCursor != "" {
 		return res
 	}
-	snap := srv.src.Snapshot()
+	snap, err := srv.snapshot(ctx)
+	if err != nil {
+		return res
+	}
 	if len(snap.Files()) > 0 || srv.prof.index {
-		r.NextCursor = cursor{kind: kindResources, snap: snap.ID()}.encode(srv.key)
+		r.NextCursor = cursor{kind: kindResources, snap: snap.ID(), owner: cursorOwner(snap)}.encode(srv.key)
 	}
 	return res
 }

@@ -427,15 +427,22 @@ func (srv *Server) readSkillFile(ctx context.Context, snap Snapshot, f *catalog.
 // errRetry asks a by-name handler to answer again from a fresh snapshot.
 var errRetry = errors.New("snapshot changed")
 
-// withRetry runs fn against the current snapshot, and once more against a
-// fresh one if a file changed under it.
-func withRetry[T any](srv *Server, fn func(Snapshot) (T, error)) (T, error) {
-	snap := srv.src.Snapshot()
+// withRetry runs fn against the caller's view of the current snapshot
+// (so a lookup by name finds only what the caller may see), and once more
+// against a fresh one if a file changed under it.
+func withRetry[T any](ctx context.Context, srv *Server, fn func(Snapshot) (T, error)) (T, error) {
+	var zero T
+	snap, err := srv.snapshot(ctx)
+	if err != nil {
+		return zero, err
+	}
 	v, err := fn(snap)
 	if errors.Is(err, errRetry) {
-		v, err = fn(srv.src.Snapshot())
+		if snap, err = srv.snapshot(ctx); err != nil {
+			return zero, err
+		}
+		v, err = fn(snap)
 		if errors.Is(err, errRetry) {
-			var zero T
 			return zero, internalError("", "the skills are changing on the server; try again shortly")
 		}
 	}

@@ -35,9 +35,14 @@ func index(snap Snapshot) wire.Index {
 	return ix
 }
 
-// readIndex answers resources/read skill://index.json.
-func (srv *Server) readIndex(context.Context) (*ReadResourceResult, error) {
-	b, err := json.Marshal(index(srv.src.Snapshot()))
+// readIndex answers resources/read skill://index.json from the caller's
+// view: it lists exactly the skills skills/list would.
+func (srv *Server) readIndex(ctx context.Context) (*ReadResourceResult, error) {
+	snap, err := srv.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(index(snap))
 	if err != nil {
 		return nil, internalError(wire.IndexURI, "cannot render %s", wire.IndexURI)
 	}

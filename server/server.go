@@ -129,6 +129,9 @@ type Server struct {
 	entries     entriesCache
 	deps        depState
 	legacyConns connSet
+
+	viewSrc ViewSource      // set when what a session sees depends on its caller
+	views   *SessionCallers // those sessions' callers and owed notifications
 }
 
 // Attach makes s serve the skills of src, alongside whatever else s serves.
@@ -180,6 +183,11 @@ func Attach(s *mcp.Server, src Source, opts *Options) (*Server, error) {
 	if err := srv.register(); err != nil {
 		return nil, err
 	}
+	if vs, ok := src.(ViewSource); ok {
+		srv.viewSrc = vs
+		srv.views = NewSessionCallers(s)
+		s.AddSendingMiddleware(srv.views.Hold(notifyListChanged, notifyUpdated))
+	}
 	srv.setSchemes(src.Snapshot())
 	srv.cancel = src.OnChange(srv.changed)
 	return srv, nil
@@ -193,9 +201,17 @@ func New(impl *mcp.Implementation, src Source, opts *Options) (*mcp.Server, *Ser
 		impl = &mcp.Implementation{Name: "skillport"}
 	}
 	var srv *Server
-	accept := func(_ context.Context, req *mcp.SubscribeRequest) error {
-		// Only published files can change under a client's feet.
-		if srv != nil && srv.src.Snapshot().File(req.Params.URI) == nil {
+	accept := func(ctx context.Context, req *mcp.SubscribeRequest) error {
+		// Only published files can change under a client's feet, and only
+		// those the caller sees: a hidden file is refused as an absent one.
+		if srv == nil {
+			return nil
+		}
+		snap, err := srv.snapshot(withCaller(ctx, req))
+		if err != nil {
+			return err
+		}
+		if snap.File(req.Params.URI) == nil {
 			return invalidParams(req.Params.URI, "cannot subscribe to %s: no file is served at that URI%s", show(req.Params.URI), because(req.Params.URI, srv.schemeList()))
 		}
 		return nil
@@ -283,6 +299,11 @@ func (srv *Server) register() error {
 func (srv *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ctx = withCaller(ctx, req)
+		if srv.viewSrc != nil {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+				srv.views.See(ss, CallerFromContext(ctx))
+			}
+		}
 		switch method {
 		case "resources/read":
 			if r, ok := req.(*mcp.ReadResourceRequest); ok && r.Params != nil {
@@ -469,15 +490,16 @@ func (srv *Server) changed(old, snap Snapshot) {
 	srv.mu.Lock()
 	var updated []string
 	for uri := range srv.subs {
-		of, nf := old.File(uri), snap.File(uri)
-		if of == nil && nf == nil {
-			continue
-		}
-		if of == nil || nf == nil || of.Digest != nf.Digest || of.Size != nf.Size {
+		if srv.viewSrc != nil || fileChanged(old, snap, uri) {
 			updated = append(updated, uri)
 		}
 	}
 	srv.mu.Unlock()
+	if srv.viewSrc != nil {
+		// Each caller is told about what changed in its own view only;
+		// the sending middleware holds back the rest.
+		updated = srv.owe(srv.viewSrc, old, snap, updated)
+	}
 	if len(updated) == 0 {
 		return
 	}

@@ -1,18 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/skillport/skillport/internal/oidctest"
 )
 
 func TestServeAuthFlags(t *testing.T) {
@@ -29,6 +24,8 @@ func TestServeAuthFlags(t *testing.T) {
 		{[]string{"serve", "--http", "127.0.0.1:0", "--auth-issuer", "http://127.0.0.1:1", dir}, 2, "needs --auth-audience"},
 		{[]string{"serve", "--http", "127.0.0.1:0", "--auth-issuer", "http://127.0.0.1:1", "--auth-audience", "http://x/mcp", "--auth-rules", bad, dir}, 2, "rules[0] names no caller"},
 		{[]string{"serve", "--http", "127.0.0.1:0", "--auth-issuer", "http://127.0.0.1:1", "--auth-audience", "http://x/mcp", dir}, 1, "http://127.0.0.1:1/.well-known/"},
+		{[]string{"serve", "--http", "127.0.0.1:0", "--auth-issuer", "http://127.0.0.1:1", "--auth-audience", "http://x/mcp", "--auth-introspection-client", "rs", dir}, 2, "SKILLPORT_INTROSPECTION_SECRET"},
+		{[]string{"serve", "--http", "127.0.0.1:0", "--auth-issuer", "http://127.0.0.1:1", "--auth-audience", "http://x/mcp", "--auth-introspection-url", "http://127.0.0.1:1/i", dir}, 2, "need --auth-introspection-client"},
 	} {
 		_, stderr, code := runCLI(t, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
@@ -41,24 +38,13 @@ func TestServeAuthFlags(t *testing.T) {
 // provider: the MCP path needs a token, and MCP answers and the web
 // catalog show each caller only what the rules grant it.
 func TestServeAuth(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	base := "http://" + addr
-	op := oidctest.Start(t, base+"/mcp")
-
+	addr, base, op := authProvider(t)
 	dir := t.TempDir()
-	for p, md := range map[string]string{
+	writeSkills(t, dir, map[string]string{
 		"public/hello/SKILL.md":     "---\nname: hello\ndescription: Says hello to anyone who asks for a greeting.\n---\n",
 		"team/runbook/SKILL.md":     "---\nname: runbook\ndescription: The ops team's runbook for incidents.\nmetadata:\n  team: ops\n---\n",
 		"internal/payroll/SKILL.md": "---\nname: payroll\ndescription: Internal payroll procedures for finance.\n---\n",
-	} {
-		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
-		os.WriteFile(filepath.Join(dir, p), []byte(md), 0o644)
-	}
+	})
 	rules := filepath.Join(t.TempDir(), "rules.jsonc")
 	os.WriteFile(rules, []byte(`{"rules": [
 		{"anyone": true, "paths": ["public"]}, // even without a token
@@ -66,37 +52,12 @@ func TestServeAuth(t *testing.T) {
 		{"scope": "skills:internal", "paths": ["internal"]},
 	]}`), 0o644)
 
-	resetFlags(rootCmd)
-	ctx, cancel := context.WithCancel(context.Background())
-	serveCmd.SetContext(ctx) // cobra keeps a subcommand's context from an earlier run
-	done := make(chan int, 1)
-	go func() {
-		done <- run([]string{"serve", "--http", addr, "--no-web=false", "--watch=false",
-			"--auth-issuer", op.URL, "--auth-audience", base + "/mcp", "--auth-scope", "skills:read", "--auth-rules", rules, dir})
-	}()
-	defer func() {
-		cancel()
-		select {
-		case code := <-done:
-			if code != 0 {
-				t.Errorf("serve exited %d", code)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("serve did not stop")
-		}
-		serveCmd.SetContext(context.Background())
-	}()
-	for i := 0; ; i++ {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i == 100 {
-			t.Fatalf("serve did not start: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	secret := filepath.Join(t.TempDir(), "introspection-secret")
+	os.WriteFile(secret, []byte("secret\n"), 0o600)
+
+	runServing(t, serveCmd, base+"/healthz", "serve", "--http", addr, "--no-web=false", "--watch=false",
+		"--auth-issuer", op.URL, "--auth-audience", base+"/mcp", "--auth-scope", "skills:read", "--auth-rules", rules,
+		"--auth-introspection-client", "rs", "--auth-introspection-secret-file", secret, dir)
 
 	do := func(method, path, tok, body string, hdr ...string) (*http.Response, string) {
 		t.Helper()
@@ -149,6 +110,13 @@ func TestServeAuth(t *testing.T) {
 		t.Errorf("bob's stateless skills/list: %s %s", resp.Status, list)
 	}
 
+	// An opaque token (group ops), explained by introspection.
+	opaque := op.Token(t, "opaque", "skills:read")
+	resp, body = do("POST", "/mcp", opaque, `{"jsonrpc":"2.0","id":4,"method":"skills/list","params":{`+meta+`}}`, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "skills/list")
+	if resp.StatusCode != 200 || !strings.Contains(body, "team/runbook") || strings.Contains(body, "payroll") {
+		t.Errorf("skills/list with an opaque token: %s %s", resp.Status, body)
+	}
+
 	for _, tc := range []struct {
 		who, tok    string
 		see, notSee []string
@@ -174,7 +142,11 @@ func TestServeAuth(t *testing.T) {
 				}
 			}
 		}
-		_, idx := do("GET", "/.well-known/agent-skills/index.json", tc.tok, "")
+		resp, idx := do("GET", "/.well-known/agent-skills/index.json", tc.tok, "")
+		// The answer depends on the token: no shared cache may keep it.
+		if resp.Header.Get("Cache-Control") != "private" || !strings.Contains(resp.Header.Get("Vary"), "Authorization") {
+			t.Errorf("%s's web index: Cache-Control %q, Vary %q; want private and Authorization", tc.who, resp.Header.Get("Cache-Control"), resp.Header.Get("Vary"))
+		}
 		for _, s := range tc.see {
 			if !strings.Contains(idx, s) {
 				t.Errorf("%s's web index lacks %s: %s", tc.who, s, idx)

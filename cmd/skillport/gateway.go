@@ -47,6 +47,7 @@ func init() {
 	f.String("http", "", "serve Streamable HTTP on `ADDR` (host:port, :port or port) instead of stdio")
 	f.Bool("stateless", false, "serve every protocol revision without sessions (approvals then come from the policy or multi round-trip input requests); without it, 2026-07-28 requests are stateless and older clients get sessions")
 	httpFlags(f)
+	authFlags(f)
 	httpSessionFlags(gatewayCmd)
 	rootCmd.AddCommand(hostCommand(gatewayCmd))
 }
@@ -73,6 +74,10 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	authz, err := authOptions(cmd.Context(), f, "gateway", addr != "")
+	if err != nil {
+		return err
+	}
 	cfg, err := gateway.LoadConfig(file)
 	if err != nil {
 		return usageErrorf("%s", esc(err.Error()))
@@ -86,10 +91,16 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	for _, n := range cfg.Notes {
 		log.Info("gateway: " + n)
 	}
-	g, err := gateway.Open(cfg, &gateway.Options{
+	gopts := &gateway.Options{
 		Implementation: &mcp.Implementation{Name: "skillport-gateway", Version: version()},
 		Logger:         log,
-	})
+	}
+	if authz != nil {
+		// Each caller sees the skills the rules grant it, in every tool,
+		// prompt and resource.
+		gopts.Visible = authz.visible
+	}
+	g, err := gateway.Open(cfg, gopts)
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
@@ -133,5 +144,6 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	h := g.Handler(hopts)
 	defer h.Close()
 	httpOpts.Sessions = h.Sessions
+	httpOpts.Auth = authz.endpointAuth()
 	return serveHTTP(ctx, ln, h, httpOpts, "gateway")
 }

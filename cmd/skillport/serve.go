@@ -108,7 +108,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
-	authz, err := authOptions(cmd.Context(), f, addr != "")
+	authz, err := authOptions(cmd.Context(), f, "serve", addr != "")
 	if err != nil {
 		return err
 	}

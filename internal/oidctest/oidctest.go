@@ -51,14 +51,20 @@ type opClient struct {
 	aud    string        // the token's audience
 	ttl    time.Duration // negative for tokens that are already expired
 	groups []string
+	opaque bool // issued opaque access tokens, checked by introspection
 }
 
 func (c *opClient) GrantTypes() []oidc.GrantType {
 	return []oidc.GrantType{oidc.GrantTypeClientCredentials}
 }
-func (c *opClient) GetID() string                       { return c.id }
-func (c *opClient) AccessTokenType() op.AccessTokenType { return op.AccessTokenTypeJWT }
-func (c *opClient) IsScopeAllowed(string) bool          { return true }
+func (c *opClient) GetID() string { return c.id }
+func (c *opClient) AccessTokenType() op.AccessTokenType {
+	if c.opaque {
+		return op.AccessTokenTypeBearer
+	}
+	return op.AccessTokenTypeJWT
+}
+func (c *opClient) IsScopeAllowed(string) bool { return true }
 func (c *opClient) RestrictAdditionalAccessTokenScopes() func([]string) []string {
 	return func(s []string) []string { return s }
 }
@@ -70,9 +76,18 @@ type opStorage struct {
 	mu       sync.Mutex
 	keys     []*opKey // the last one signs
 	clients  map[string]*opClient
-	audience string        // of the tokens the native client gets
-	ttl      time.Duration // of those tokens; 0 for the storage's 5 minutes
+	tokens   map[string]*issued // by token id, for introspection
+	audience string             // of the tokens the native client gets
+	ttl      time.Duration      // of those tokens; 0 for the storage's 5 minutes
 	cli      op.Client
+}
+
+// issued is what the provider remembers of an access token.
+type issued struct {
+	subject string
+	aud     []string
+	scopes  []string
+	exp     time.Time
 }
 
 // cliClient is the provider's native (public, PKCE) client for the host:
@@ -178,7 +193,40 @@ func (s *opStorage) CreateAccessToken(_ context.Context, req op.TokenRequest) (s
 	if c := s.clients[req.GetSubject()]; c != nil && c.ttl != 0 {
 		ttl = c.ttl
 	}
-	return rand.Text(), time.Now().Add(ttl), nil
+	id, exp := rand.Text(), time.Now().Add(ttl)
+	s.mu.Lock()
+	s.tokens[id] = &issued{subject: req.GetSubject(), aud: req.GetAudience(), scopes: req.GetScopes(), exp: exp}
+	s.mu.Unlock()
+	return id, exp, nil
+}
+
+// AuthorizeClientIDSecret authenticates the machine clients, such as the
+// resource server calling the introspection endpoint.
+func (s *opStorage) AuthorizeClientIDSecret(_ context.Context, id, secret string) error {
+	if c := s.clients[id]; c == nil || c.secret != secret {
+		return fmt.Errorf("wrong client or secret")
+	}
+	return nil
+}
+
+// SetIntrospectionFromToken answers the resource server "rs" (only) about
+// a token: subject, audience, scope, expiry and groups (RFC 7662).
+func (s *opStorage) SetIntrospectionFromToken(_ context.Context, r *oidc.IntrospectionResponse, tokenID, subject, clientID string) error {
+	if clientID != "rs" {
+		return fmt.Errorf("client %q may not introspect", clientID)
+	}
+	s.mu.Lock()
+	tok := s.tokens[tokenID]
+	s.mu.Unlock()
+	if tok == nil || tok.subject != subject || time.Now().After(tok.exp) {
+		return fmt.Errorf("token is not active")
+	}
+	r.Subject, r.Audience, r.Scope = tok.subject, tok.aud, tok.scopes
+	r.Expiration, r.ClientID = oidc.FromTime(tok.exp), tok.subject
+	if c := s.clients[tok.subject]; c != nil && c.groups != nil {
+		r.Claims = map[string]any{"groups": c.groups}
+	}
+	return nil
 }
 
 func (s *opStorage) GetPrivateClaimsFromScopes(_ context.Context, _, clientID string, scopes []string) (map[string]any, error) {
@@ -195,13 +243,16 @@ func (s *opStorage) GetPrivateClaimsFromScopes(_ context.Context, _, clientID st
 //   - "alice": group "ops", audience the one given to [Start];
 //   - "bob": group "sales", same audience;
 //   - "expired": tokens that expired an hour before they were issued;
-//   - "other": tokens for the audience https://elsewhere.test/mcp.
+//   - "other": tokens for the audience https://elsewhere.test/mcp;
+//   - "opaque": group "ops", the audience given to [Start], opaque tokens;
+//   - "rs": the resource server, which may call the introspection
+//     endpoint (/oauth/introspect, in the metadata).
 //
-// Access tokens are JWTs carrying "scope" and "groups".
-//
-// and the native client [CLIClient] for the authorization code grant with
-// PKCE and refresh tokens, whose user signs in on the provider's login
-// form as [User] with [Password].
+// Access tokens are JWTs carrying "scope" and "groups", except those of
+// "opaque", which only introspection explains. There is also the native
+// client [CLIClient] for the authorization code grant with PKCE and refresh
+// tokens, whose user signs in on the provider's login form as [User] with
+// [Password].
 type OP struct {
 	URL   string
 	store *opStorage
@@ -319,8 +370,13 @@ func Start(t testing.TB, audience string) *OP {
 			"bob":     mk("bob", audience, 0, "sales"),
 			"expired": mk("expired", audience, -time.Hour),
 			"other":   mk("other", "https://elsewhere.test/mcp", 0),
+			"rs":      mk("rs", audience, 0),
 		},
+		tokens: map[string]*issued{},
 	}
+	opaque := mk("opaque", audience, 0, "ops")
+	opaque.opaque = true
+	st.clients["opaque"] = opaque
 	st.rotate(t)
 	var key [32]byte
 	rand.Read(key[:])
