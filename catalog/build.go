@@ -556,7 +556,11 @@ func (b *builder) readEntries(n *node, entries []fs.DirEntry, depth int, inLink,
 		}
 		switch {
 		case mode.IsDir():
-			sub := &node{path: p, real: path.Join(n.real, name)}
+			real := p // the same string unless a directory link was followed above
+			if n.real != n.path {
+				real = path.Join(n.real, name)
+			}
+			sub := &node{path: p, real: real}
 			n.dirs = append(n.dirs, sub)
 			if depth >= DefaultMaxDepth*4 {
 				sub.broken = append(sub.broken, Diagnostic{Path: p, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
@@ -578,7 +582,9 @@ func (b *builder) readEntries(n *node, entries []fs.DirEntry, depth int, inLink,
 					continue
 				}
 			}
-			wf := &walkFile{path: p, name: name, viaLink: viaLink}
+			// The name shares the path's bytes: a tree holds hundreds of
+			// thousands of walkFiles until its catalog is assembled.
+			wf := &walkFile{path: p, name: p[len(p)-len(name):], viaLink: viaLink}
 			if name == FileNameSKILL {
 				wf.entry = &entry{}
 			}
