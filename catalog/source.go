@@ -38,6 +38,10 @@ type source struct {
 	// conclude from them that nothing changed (reloadUnchanged).
 	listings   map[string]*listing
 	listingsOf *Catalog
+	// check is set for [CheckDir] and [Check]: the build only reports. Files
+	// other than SKILL.md are opened and stat'ed but not read, and no
+	// published structure (files, directories, frontmatter) is kept.
+	check bool
 }
 
 func (s *source) loadListings() (map[string]*listing, *Catalog) {
