@@ -75,7 +75,7 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON bool, copts *ca
 	for _, dir := range dirs {
 		o := *copts
 		o.Logger = quiet
-		cat, err := catalog.OpenDir(dir, &o)
+		rep, err := catalog.CheckDir(dir, &o)
 		if err != nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) {
@@ -85,14 +85,14 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON bool, copts *ca
 			invalid++
 			continue
 		}
-		st := cat.Stats()
+		st := rep.Stats
 		if st.Skills == 0 && st.Invalid == 0 {
 			fmt.Fprintf(stderr, "skillport: warning: %s holds no skill (a skill is a folder holding SKILL.md)\n", esc(dir))
 		}
 		valid += st.Skills
 		invalid += st.Invalid
 		skipped += st.Skipped
-		for _, d := range cat.Diagnostics() {
+		for _, d := range rep.Diagnostics {
 			p := filepath.Join(dir, filepath.FromSlash(d.Path))
 			if asJSON {
 				d.Path = p
