@@ -56,6 +56,11 @@ type node struct {
 	diags []Diagnostic
 	// listing is kept for the next build (descriptor walk only)
 	listing *listing
+	// checked and checkedBytes count the files a check (source.check)
+	// found sound and dropped from files as soon as they were stat'ed,
+	// keeping only what a finding may name.
+	checked      int
+	checkedBytes int64
 }
 
 // listing is a directory's entries as the descriptor walk read them, kept
@@ -125,6 +130,8 @@ type entry struct {
 	findings  []skill.Finding
 	parseErr  error
 	prevSkill *Skill
+	// checkName is the frontmatter's name when a check dropped the rest.
+	checkName string
 }
 
 type builder struct {
@@ -445,6 +452,9 @@ func (b *builder) visit(t *dirTask, h hash.Hash) []*dirTask {
 			}
 			b.digest(wf, in, h)
 		}
+		if b.src.check {
+			b.dropChecked(n)
+		}
 	}
 
 	// Subdirectories open relative to this one, except links: os.Root
@@ -556,7 +566,11 @@ func (b *builder) readEntries(n *node, entries []fs.DirEntry, depth int, inLink,
 		}
 		switch {
 		case mode.IsDir():
-			sub := &node{path: p, real: path.Join(n.real, name)}
+			real := p // the same string unless a directory link was followed above
+			if n.real != n.path {
+				real = path.Join(n.real, name)
+			}
+			sub := &node{path: p, real: real}
 			n.dirs = append(n.dirs, sub)
 			if depth >= DefaultMaxDepth*4 {
 				sub.broken = append(sub.broken, Diagnostic{Path: p, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
@@ -578,7 +592,9 @@ func (b *builder) readEntries(n *node, entries []fs.DirEntry, depth int, inLink,
 					continue
 				}
 			}
-			wf := &walkFile{path: p, name: name, viaLink: viaLink}
+			// The name shares the path's bytes: a tree holds hundreds of
+			// thousands of walkFiles until its catalog is assembled.
+			wf := &walkFile{path: p, name: p[len(p)-len(name):], viaLink: viaLink}
 			if name == FileNameSKILL {
 				wf.entry = &entry{}
 			}
@@ -609,6 +625,9 @@ type candidate struct {
 	files  []*walkFile // every file in the subtree
 	broken []Diagnostic
 	out    bool // excluded before hashing
+	// files a check dropped (node.checked), counted for the limits
+	checked      int
+	checkedBytes int64
 }
 
 // candidates finds skill directories and applies the checks that need no content.
@@ -646,7 +665,7 @@ func (b *builder) candidates(root *node) []*candidate {
 		if n.skillMD != nil {
 			c := &candidate{n: n}
 			n.cand = c
-			collect(n, &c.files, &c.broken)
+			collect(n, c)
 			out = append(out, c)
 		}
 		for _, d := range n.dirs {
@@ -665,13 +684,13 @@ func (b *builder) candidates(root *node) []*candidate {
 			}
 			continue
 		}
-		if len(c.files) > b.opts.MaxFiles {
+		if nfiles := len(c.files) + c.checked; nfiles > b.opts.MaxFiles {
 			c.out = true
 			b.diag(Diagnostic{Path: c.n.path, Skill: c.n.path, Rule: RuleLimit, Severity: skill.Error, Err: ErrTooManyFiles,
-				Message: fmt.Sprintf("skill has %d files, the limit is %d; split it or move files out", len(c.files), b.opts.MaxFiles)})
+				Message: fmt.Sprintf("skill has %d files, the limit is %d; split it or move files out", nfiles, b.opts.MaxFiles)})
 			continue
 		}
-		var total int64
+		total := c.checkedBytes
 		for _, f := range c.files {
 			total += f.size
 		}
@@ -684,11 +703,13 @@ func (b *builder) candidates(root *node) []*candidate {
 	return out
 }
 
-func collect(n *node, files *[]*walkFile, broken *[]Diagnostic) {
-	*files = append(*files, n.files...)
-	*broken = append(*broken, n.broken...)
+func collect(n *node, c *candidate) {
+	c.files = append(c.files, n.files...)
+	c.broken = append(c.broken, n.broken...)
+	c.checked += n.checked
+	c.checkedBytes += n.checkedBytes
 	for _, d := range n.dirs {
-		collect(d, files, broken)
+		collect(d, c)
 	}
 }
 
@@ -750,6 +771,9 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 			continue
 		}
 		for _, wf := range cand.files {
+			if b.src.check {
+				break // only counted: no file is published
+			}
 			f := fileFor(wf)
 			s.Files = append(s.Files, f)
 			s.Size += f.Size
@@ -777,12 +801,14 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 			}
 		}
 	}
-	b.buildDirs(c, cands)
+	if !b.src.check {
+		b.buildDirs(c, cands)
+		c.id = catalogID(c)
+	}
 	c.stats.Skills = len(c.skills)
 	c.stats.Invalid += b.refused
 	c.stats.Skipped += b.skipped
 	c.stats.Found = b.found
-	c.id = catalogID(c)
 	slices.SortStableFunc(b.diags, func(a, x Diagnostic) int {
 		return cmp.Or(cmp.Compare(a.Path, x.Path), cmp.Compare(a.Line, x.Line), cmp.Compare(a.Column, x.Column))
 	})
@@ -865,11 +891,15 @@ func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 		return nil, true
 	}
 	uri := b.uri(md.path)
+	if b.src.check { // counted, not served: keep what the duplicate check needs
+		md.fm, md.findings = skill.Frontmatter{}, nil
+		return &Skill{URI: uri, Dir: n.path}, true
+	}
 	return &Skill{
 		URI:         uri,
 		Root:        strings.TrimSuffix(uri, "/"+FileNameSKILL),
 		Path:        skillPath,
-		Name:        md.fm.Name(),
+		Name:        md.skillName(),
 		Dir:         n.path,
 		Frontmatter: md.fm,
 		Findings:    warnings,

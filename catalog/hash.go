@@ -126,6 +126,11 @@ func (b *builder) parse(f *walkFile) {
 	}
 	f.findings = skill.ValidateWith(doc, &skill.ValidateOptions{Dir: b.folderName(path.Dir(f.path)), Strict: b.opts.Strict})
 	f.fm = doc.Frontmatter.WithoutPositions()
+	if b.src.check && b.opts.Filter == nil {
+		// A check keeps the name alone, to map the tree with; the rest of
+		// the frontmatter would only be held until the end of the walk.
+		f.checkName, f.fm = f.fm.Name(), skill.Frontmatter{}
+	}
 }
 
 // hashFile digests one file. The file must read as exactly the size seen in
@@ -166,6 +171,15 @@ func (b *builder) hashOnce(f *walkFile, dir *os.Root, h hash.Hash) error {
 		return fmt.Errorf("%w: %v", ErrUnreadable, stripOp(err))
 	}
 	defer fh.Close()
+	if b.src.check && f.name != FileNameSKILL {
+		// Opened (so an unreadable file is found) and stat'ed, not read.
+		fi, err := fh.Stat()
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrUnreadable, stripOp(err))
+		}
+		f.setInfo(fi)
+		return nil
+	}
 	size := f.size
 	h.Reset()
 	var tv textValidator

@@ -146,7 +146,7 @@ func (b *builder) publishName(n *node) string {
 	if !md.parsed || md.parseErr != nil {
 		return ""
 	}
-	name := md.fm.Name()
+	name := md.skillName()
 	if skill.ValidName(name) != nil {
 		return ""
 	}

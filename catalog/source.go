@@ -38,6 +38,10 @@ type source struct {
 	// conclude from them that nothing changed (reloadUnchanged).
 	listings   map[string]*listing
 	listingsOf *Catalog
+	// check is set for [CheckDir] and [Check]: the build only reports. Files
+	// other than SKILL.md are opened and stat'ed but not read, and no
+	// published structure (files, directories, frontmatter) is kept.
+	check bool
 }
 
 func (s *source) loadListings() (map[string]*listing, *Catalog) {
@@ -103,7 +107,11 @@ const FileNameSKILL = skill.FileName
 // Digests of files whose size, modification time and inode are unchanged are
 // reused, so reloading an unchanged tree costs a directory walk.
 func (c *Catalog) Reload() (*Catalog, error) {
-	return build(c.src, &c.opts, c)
+	next, err := build(c.src, &c.opts, c)
+	if err != nil {
+		return nil, err
+	}
+	return next.shareUnchanged(c), nil
 }
 
 // ReloadFS builds a snapshot of another tree with the same options, reusing
@@ -115,7 +123,11 @@ func (c *Catalog) ReloadFS(fsys fs.FS) (*Catalog, error) {
 	if fsys == nil {
 		return nil, errors.New("catalog: nil fs.FS")
 	}
-	return build(&source{fsys: fsys}, &c.opts, c)
+	next, err := build(&source{fsys: fsys}, &c.opts, c)
+	if err != nil {
+		return nil, err
+	}
+	return next.shareUnchanged(c), nil
 }
 
 // SourceDir returns the directory the catalog was opened from with

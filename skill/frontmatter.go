@@ -26,9 +26,12 @@ import (
 //
 // The zero Frontmatter is an empty object. A Frontmatter is immutable.
 type Frontmatter struct {
-	raw    []byte // compact JSON object, keys in source order
-	keys   []string
-	values map[string]any
+	raw  []byte // compact JSON object, keys in source order
+	keys []string
+	// values[i] is the value of keys[i]. A slice, not a map: a frontmatter
+	// has a handful of fields, and a catalog keeps one per skill for as
+	// long as it serves them (a map costs hundreds of bytes more each).
+	values []any
 	pos    map[string]position
 }
 
@@ -42,14 +45,17 @@ func (f Frontmatter) Len() int { return len(f.keys) }
 
 // Get returns a top-level field.
 func (f Frontmatter) Get(key string) (any, bool) {
-	v, ok := f.values[key]
-	return v, ok
+	if i := slices.Index(f.keys, key); i >= 0 {
+		return f.values[i], true
+	}
+	return nil, false
 }
 
 // String returns a top-level field if it is a string.
 func (f Frontmatter) String(key string) (string, bool) {
-	v, ok := f.values[key].(string)
-	return v, ok
+	v, _ := f.Get(key)
+	s, ok := v.(string)
+	return s, ok
 }
 
 // Name returns the name field, or "" if it is absent or not a string.
@@ -112,7 +118,7 @@ func (f *Frontmatter) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("frontmatter: %w", err)
 	}
-	out := Frontmatter{values: values, keys: keys}
+	out := Frontmatter{values: inOrder(keys, values), keys: keys}
 	var buf bytes.Buffer
 	buf.Grow(len(data))
 	if err := json.Compact(&buf, data); err != nil {
@@ -160,14 +166,14 @@ func FrontmatterFromMap(keys []string, values map[string]any) (Frontmatter, erro
 // An empty result means the two are equal.
 func (f Frontmatter) Diff(other Frontmatter) []string {
 	var diff []string
-	for _, k := range f.keys {
-		ov, ok := other.values[k]
-		if !ok || !equalJSON(f.values[k], ov) {
+	for i, k := range f.keys {
+		ov, ok := other.Get(k)
+		if !ok || !equalJSON(f.values[i], ov) {
 			diff = append(diff, k)
 		}
 	}
 	for _, k := range other.keys {
-		if _, ok := f.values[k]; !ok {
+		if _, ok := f.Get(k); !ok {
 			diff = append(diff, k)
 		}
 	}
@@ -246,7 +252,8 @@ func (c *converter) frontmatter(m *yaml.Node) (Frontmatter, error) {
 		return Frontmatter{}, err
 	}
 	raw := bytes.Clone(c.buf.Bytes())
-	f := Frontmatter{raw: raw, values: v.(map[string]any), pos: make(map[string]position, len(m.Content)/2)}
+	f := Frontmatter{raw: raw, pos: make(map[string]position, len(m.Content)/2),
+		keys: make([]string, 0, len(m.Content)/2)}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		f.keys = append(f.keys, k.Value)
@@ -259,7 +266,17 @@ func (c *converter) frontmatter(m *yaml.Node) (Frontmatter, error) {
 			}
 		}
 	}
+	f.values = inOrder(f.keys, v.(map[string]any))
 	return f, nil
+}
+
+// inOrder returns the values of m in the order of keys.
+func inOrder(keys []string, m map[string]any) []any {
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	return out
 }
 
 // value writes n as JSON to c.buf and returns it as the Go value
