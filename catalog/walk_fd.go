@@ -309,8 +309,12 @@ func (b *builder) digestAt(f *walkFile, dirfd int, h hash.Hash) {
 			}
 		}
 	}
+	// One buffer serves every read of f, and holds a SKILL.md that fits
+	// until it is parsed, below.
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
 	for attempt := 0; ; attempt++ {
-		err := b.hashAt(f, dirfd, h)
+		err := b.hashAt(f, dirfd, h, *bp)
 		if err == errTooLarge {
 			return // its skill is over the limit: candidates() says so
 		}
@@ -337,7 +341,7 @@ var errTooLarge = fmt.Errorf("too large")
 // modification time moved meanwhile, or that ends early, returns errRetry.
 // Reading exactly size bytes (not to EOF) is enough: growth shows in the
 // second fstat.
-func (b *builder) hashAt(f *walkFile, dirfd int, h hash.Hash) error {
+func (b *builder) hashAt(f *walkFile, dirfd int, h hash.Hash, buf []byte) error {
 	fd, err := openat(dirfd, f.name, openFileFlags)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnreadable, err)
@@ -357,20 +361,20 @@ func (b *builder) hashAt(f *walkFile, dirfd int, h hash.Hash) error {
 	h.Reset()
 	var tv textValidator
 	if f.name == FileNameSKILL {
-		data := make([]byte, f.size)
+		// Kept whole for the parser: in buf when it fits (the caller
+		// parses it before reusing buf), else in memory of its own.
+		data := buf[:min(f.size, int64(len(buf)))]
+		if int64(len(data)) < f.size {
+			data = make([]byte, f.size)
+		}
 		if err := readInto(fd, data); err != nil {
 			return err
 		}
 		h.Write(data)
 		tv.Write(data)
 		f.data = data
-	} else {
-		bp := bufPool.Get().(*[]byte)
-		err := readHash(fd, f.size, *bp, h, &tv)
-		bufPool.Put(bp)
-		if err != nil {
-			return err
-		}
+	} else if err := readHash(fd, f.size, buf, h, &tv); err != nil {
+		return err
 	}
 	var after syscall.Stat_t
 	if err := fstat(fd, &after); err != nil {
