@@ -1,6 +1,6 @@
 // Tests of the descriptor walk and the reload shortcut: a reload must
 // publish exactly what a fresh build of the changed tree publishes, on
-// both walks, and the old os.Root walk must still pass the containment
+// both walks, and the portable walk (by path through os.Root) must still pass the containment
 // tests where the descriptor walk is used by default.
 
 package catalog
