@@ -177,7 +177,10 @@ func (b *builder) listFD(n *node, d *fdDir) ([]fs.DirEntry, error) {
 // readDirFD lists the open directory d, at tree path p, sorted by name.
 // os.File reads the entries with their kinds (getdents' d_type); the path
 // it is given is used only where a file system leaves a kind unknown, to
-// lstat that entry.
+// lstat that entry. Parsing getdents records by hand instead saved about 3%
+// of a build's CPU time (os.NewFile's finalizer and the path, once per
+// directory), not worth a hundred lines reading kernel structs through
+// unsafe.
 func (b *builder) readDirFD(d *fdDir, p string) ([]fs.DirEntry, error) {
 	if d.f == nil {
 		d.f = os.NewFile(uintptr(d.fd), filepath.Join(b.src.dir, filepath.FromSlash(p)))
