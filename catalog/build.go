@@ -540,8 +540,7 @@ type candidate struct {
 	n      *node
 	files  []*walkFile // every file in the subtree
 	broken []Diagnostic
-	out    bool   // excluded before hashing
-	pub    *Skill // the skill published from this directory, set by assemble
+	out    bool // excluded before hashing
 }
 
 // candidates finds skill directories and applies the checks that need no content.
@@ -625,10 +624,7 @@ func collect(n *node, files *[]*walkFile, broken *[]Diagnostic) {
 	}
 }
 
-// assemble turns hashed candidates into the immutable catalog. What is
-// worked out for each candidate alone (its files, checks, findings) is
-// done in parallel; what relates candidates to each other (duplicate
-// URIs, the filter, the order of diagnostics) after, in candidate order.
+// assemble turns hashed candidates into the immutable catalog.
 func (b *builder) assemble(cands []*candidate) *Catalog {
 	nfiles := 0
 	for _, cand := range cands {
@@ -638,53 +634,41 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 	}
 	c := &Catalog{src: b.src, opts: b.opts, byURI: make(map[string]*Skill, len(cands)),
 		files: make(map[string]*File, nfiles), dirs: make(map[string]*Dir, nfiles)}
-
-	// Each file's File is made once, by the innermost candidate holding it,
-	// so that nested skills share Files and no two goroutines write one.
-	b.parallel(len(cands), func(i int) { b.makeFiles(cands[i].n) })
-	type prepared struct {
-		s     *Skill
-		ok    bool
-		diags []Diagnostic
+	fileFor := func(wf *walkFile) *File {
+		if wf.pub != nil {
+			return wf.pub
+		}
+		if wf.reused != nil {
+			wf.pub = wf.reused
+			return wf.reused
+		}
+		f := &File{
+			URI:      b.uri(wf.path),
+			Path:     wf.path,
+			Name:     wf.name,
+			Size:     wf.size,
+			Digest:   wf.digest,
+			MIMEType: mimeType(wf.name, wf.text),
+			Text:     wf.text,
+			ModTime:  wf.mtime,
+			ident:    wf.ident,
+			content:  wf.content,
+		}
+		wf.pub = f
+		return f
 	}
-	preps := make([]prepared, len(cands))
-	b.parallel(len(cands), func(i int) {
-		cand, p := cands[i], &preps[i]
-		if cand.out {
-			return
-		}
-		p.s, p.ok = b.skillFor(cand, &p.diags)
-		if s := p.s; s != nil {
-			s.Files = make([]*File, 0, len(cand.files))
-			for _, wf := range cand.files {
-				s.Files = append(s.Files, wf.pub)
-				s.Size += wf.pub.Size
-			}
-			slices.SortFunc(s.Files, func(a, x *File) int {
-				if a.URI == s.URI {
-					return -1
-				}
-				if x.URI == s.URI {
-					return 1
-				}
-				return cmp.Compare(a.URI, x.URI)
-			})
-		}
-	})
 
-	for i, cand := range cands {
+	for _, cand := range cands {
 		if cand.out {
 			c.stats.Invalid++
 			continue
 		}
-		p := preps[i]
-		b.diags = append(b.diags, p.diags...)
-		if !p.ok {
+		s, ok := b.skillFor(cand)
+		if !ok {
 			c.stats.Invalid++
 			continue
 		}
-		s := p.s
-		if b.opts.Filter != nil && !b.opts.Filter(s.Path, s.Frontmatter) {
+		if s == nil { // filtered out
 			c.stats.Skipped++
 			continue
 		}
@@ -694,7 +678,20 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 				Message: fmt.Sprintf("%s is already served from %s", s.URI, other.Dir)})
 			continue
 		}
-		cand.pub = s
+		for _, wf := range cand.files {
+			f := fileFor(wf)
+			s.Files = append(s.Files, f)
+			s.Size += f.Size
+		}
+		slices.SortFunc(s.Files, func(a, x *File) int {
+			if a.URI == s.URI {
+				return -1
+			}
+			if x.URI == s.URI {
+				return 1
+			}
+			return cmp.Compare(a.URI, x.URI)
+		})
 		c.byURI[s.URI] = s
 		c.skills = append(c.skills, s)
 	}
@@ -722,76 +719,30 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 	return c
 }
 
-// parallel runs f(0), …, f(n-1) on b.workers() goroutines.
-func (b *builder) parallel(n int, f func(i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(b.workers(), n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-// makeFiles makes the File of every file in directory n and below it,
-// down to the next candidate, which makes its own.
-func (b *builder) makeFiles(n *node) {
-	for _, wf := range n.files {
-		if wf.reused != nil {
-			wf.pub = wf.reused
-			continue
-		}
-		wf.pub = &File{
-			URI:      b.uri(wf.path),
-			Path:     wf.path,
-			Name:     wf.name,
-			Size:     wf.size,
-			Digest:   wf.digest,
-			MIMEType: mimeType(wf.name, wf.text),
-			Text:     wf.text,
-			ModTime:  wf.mtime,
-			ident:    wf.ident,
-			content:  wf.content,
-		}
-	}
-	for _, sub := range n.dirs {
-		if sub.cand == nil {
-			b.makeFiles(sub)
-		}
-	}
-}
-
-// skillFor parses and validates a candidate's SKILL.md, appending its
-// diagnostics to diags. It returns ok=false when the skill is invalid.
-// The caller applies Options.Filter, a user function called from one
-// goroutine.
-func (b *builder) skillFor(cand *candidate, diags *[]Diagnostic) (*Skill, bool) {
-	diag := func(d Diagnostic) { *diags = append(*diags, d) }
+// skillFor parses and validates a candidate's SKILL.md. It returns ok=false
+// when the skill is invalid (diagnostics recorded), and a nil skill when the
+// filter left it out.
+func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 	n := cand.n
 	md := n.skillMD
 	for _, wf := range cand.files {
 		if wf.err != nil {
 			rule := RuleUnreadable
-			diag(Diagnostic{Path: wf.path, Skill: n.path, Rule: rule, Severity: skill.Error, Err: wf.err,
+			b.diag(Diagnostic{Path: wf.path, Skill: n.path, Rule: rule, Severity: skill.Error, Err: wf.err,
 				Message: fmt.Sprintf("%v; the skill is not published", wf.err)})
 			return nil, false
 		}
 	}
 	for _, wf := range cand.files {
 		if wf.ident.links() > 1 && !b.opts.AllowHardlinks {
-			diag(Diagnostic{Path: wf.path, Skill: n.path, Rule: RuleHardlink, Severity: skill.Error, Err: ErrHardlink,
+			b.diag(Diagnostic{Path: wf.path, Skill: n.path, Rule: RuleHardlink, Severity: skill.Error, Err: ErrHardlink,
 				Message: fmt.Sprintf("file has %d hard links, so its content may be a file outside the tree; copy it instead, or serve with --allow-hardlinks (the skill is not published)", wf.ident.links())})
 			return nil, false
 		}
 	}
 	skillPath := b.dirPath[n.path]
 	if skillPath != "" && strings.Split(skillPath, "/")[0] == "index.json" {
-		diag(Diagnostic{Path: n.path, Skill: n.path, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
+		b.diag(Diagnostic{Path: n.path, Skill: n.path, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
 			Message: `"index.json" is reserved for the index resource and cannot start a skill path`})
 		return nil, false
 	}
@@ -801,7 +752,7 @@ func (b *builder) skillFor(cand *candidate, diags *[]Diagnostic) (*Skill, bool) 
 			rel = wf.path
 		}
 		if bad := badFileSegment(rel); bad != "" {
-			diag(Diagnostic{Path: wf.path, Skill: n.path, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
+			b.diag(Diagnostic{Path: wf.path, Skill: n.path, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
 				Message: fmt.Sprintf("file name %q contains %s and cannot be served in a URI; rename it (the skill is not published)", path.Base(wf.path), bad)})
 			return nil, false
 		}
@@ -816,7 +767,7 @@ func (b *builder) skillFor(cand *candidate, diags *[]Diagnostic) (*Skill, bool) 
 		if errors.As(err, &pe) {
 			d.Rule, d.Line, d.Column, d.Message = pe.Rule, pe.Line, pe.Column, pe.Msg
 		}
-		diag(d)
+		b.diag(d)
 		return nil, false
 	}
 	var warnings []skill.Finding
@@ -829,15 +780,18 @@ func (b *builder) skillFor(cand *candidate, diags *[]Diagnostic) (*Skill, bool) 
 		} else {
 			warnings = append(warnings, f)
 		}
-		diag(Diagnostic{Path: md.path, Skill: n.path, Line: f.Line, Column: f.Column, Rule: f.Rule, Severity: f.Severity, Message: f.Message, Err: sentinel})
+		b.diag(Diagnostic{Path: md.path, Skill: n.path, Line: f.Line, Column: f.Column, Rule: f.Rule, Severity: f.Severity, Message: f.Message, Err: sentinel})
 	}
 	if invalid {
 		return nil, false
 	}
 	if skillPath == "" {
-		diag(Diagnostic{Path: md.path, Skill: n.path, Rule: RuleRoot, Severity: skill.Error, Err: ErrBadPath,
+		b.diag(Diagnostic{Path: md.path, Skill: n.path, Rule: RuleRoot, Severity: skill.Error, Err: ErrBadPath,
 			Message: "SKILL.md at the root of the tree: serve its parent directory, or set a prefix naming the skill"})
 		return nil, false
+	}
+	if b.opts.Filter != nil && !b.opts.Filter(skillPath, md.fm) {
+		return nil, true
 	}
 	uri := b.uri(md.path)
 	return &Skill{
@@ -878,47 +832,33 @@ func (b *builder) buildDirs(c *Catalog, cands []*candidate) {
 		c.dirs[d.URI] = d
 		return d
 	}
-	// Every directory of a published skill, made in parallel by the
-	// innermost skill holding it, then added in candidate order.
-	made := make([][]*Dir, len(cands))
-	b.parallel(len(cands), func(i int) {
-		s := cands[i].pub
-		if s == nil {
-			return
+	for _, cand := range cands {
+		s := c.byURI[b.uri(cand.n.skillMD.path)]
+		if s == nil || s.Dir != cand.n.path {
+			continue
 		}
 		var visit func(n *node)
 		visit = func(n *node) {
-			d := &Dir{URI: b.nodeURI(n), Path: n.path, Skill: s, Children: make([]Child, 0, len(n.files)+len(n.dirs))}
-			for _, wf := range n.files {
-				if f := wf.pub; f != nil && c.files[f.URI] == f {
-					d.Children = append(d.Children, Child{URI: f.URI, Name: wf.name, File: f})
+			d := add(&Dir{URI: b.nodeURI(n), Path: n.path})
+			// The innermost skill wins: candidates are visited parent first.
+			d.Skill = s
+			if len(d.Children) == 0 {
+				d.Children = make([]Child, 0, len(n.files)+len(n.dirs))
+				for _, wf := range n.files {
+					if f := wf.pub; f != nil && c.files[f.URI] == f {
+						d.Children = append(d.Children, Child{URI: f.URI, Name: wf.name, File: f})
+					}
 				}
+				for _, sub := range n.dirs {
+					d.Children = append(d.Children, Child{URI: b.nodeURI(sub), Name: sub.label})
+				}
+				slices.SortFunc(d.Children, func(a, x Child) int { return cmp.Compare(a.Name, x.Name) })
 			}
 			for _, sub := range n.dirs {
-				uri := b.opts.Scheme + "://" + b.dirPath[sub.path]
-				if sub.cand == nil || sub.cand.pub == nil {
-					uri = b.nodeURI(sub) // this goroutine's: cached
-				}
-				d.Children = append(d.Children, Child{URI: uri, Name: sub.label})
-			}
-			slices.SortFunc(d.Children, func(a, x Child) int { return cmp.Compare(a.Name, x.Name) })
-			made[i] = append(made[i], d)
-			for _, sub := range n.dirs {
-				if sub.cand == nil || sub.cand.pub == nil {
-					visit(sub)
-				}
+				visit(sub)
 			}
 		}
-		visit(cands[i].n)
-	})
-	for _, dirs := range made {
-		for _, d := range dirs {
-			if old := c.dirs[d.URI]; old != nil {
-				old.Skill = d.Skill // the innermost skill wins
-				continue
-			}
-			c.dirs[d.URI] = d
-		}
+		visit(cand.n)
 	}
 	// Prefix levels: the ancestors of each skill root, down from the first
 	// segment. Children are gathered first and sorted once per level, since
