@@ -57,6 +57,9 @@ func treeFor(b *testing.B, o gen.Options) benchTree {
 	if o.RealWorld {
 		base += "-real"
 	}
+	if o.Invalid > 0 {
+		base += fmt.Sprintf("-invalid%d", o.Invalid)
+	}
 	t := benchTree{dir: filepath.Join(base, "tree")}
 	if data, err := os.ReadFile(filepath.Join(base, "stats.json")); err == nil && json.Unmarshal(data, &t.stats) == nil {
 		benchTrees[o] = t
@@ -264,26 +267,29 @@ func median(xs []float64) float64 {
 // workers: walkFloor). ns/op is the build; floor-ns/op and walkfloor-ns/op
 // the floors; x-floor and x-walkfloor the medians over iterations of build
 // time / floor time, each triple being measured back to back so that load
-// from other processes affects all alike. The page cache is warmed by one
-// untimed run of each first, so all read from memory. Target: x-floor ≤ 1.5.
+// from other processes affects all alike; cpu-x-walkfloor is the median
+// ratio of the CPU time (user and system, garbage collection included) of
+// the build to the walk floor's, steadier than wall time on a shared
+// machine. The page cache is warmed by one untimed run of each first, so
+// all read from memory. Target: x-walkfloor ≤ 1.5.
 func BenchmarkOpen10k(b *testing.B) {
 	t := treeFor(b, gen.Options{Skills: *benchSkills, Seed: benchSeed, Scale: 1})
 	benchOpen(b, t, benchOptions(), func(c *Catalog) { checkTree(b, c, t.stats) })
 }
 
 // BenchmarkOpenWalkers is BenchmarkOpen10k for each way of walking a
-// directory: the descriptor walk (fd, the default on Linux), the portable
-// walk opening each directory relative to its parent through os.Root
-// (root), and a plain parallel walk of the tree's fs.FS by path (fs).
+// directory: the descriptor walk (fd, the default on Linux) and the
+// portable walk, opening every directory and file by its path through the
+// tree's fs.FS (fs, os.Root's for a directory).
 func BenchmarkOpenWalkers(b *testing.B) {
 	t := treeFor(b, gen.Options{Skills: *benchSkills, Seed: benchSeed, Scale: 1})
 	for _, w := range []struct {
-		name      string
-		fd, plain bool
-	}{{"fd", true, false}, {"root", false, false}, {"fs", false, true}} {
+		name string
+		fd   bool
+	}{{"fd", true}, {"fs", false}} {
 		b.Run(w.name, func(b *testing.B) {
-			useFDWalk, plainFSWalk = w.fd && fdWalkSupported, w.plain
-			defer func() { useFDWalk, plainFSWalk = fdWalkSupported, false }()
+			useFDWalk = w.fd && fdWalkSupported
+			defer func() { useFDWalk = fdWalkSupported }()
 			benchOpen(b, t, benchOptions(), func(c *Catalog) { checkTree(b, c, t.stats) })
 		})
 	}
@@ -328,7 +334,7 @@ func benchOpen(b *testing.B, t benchTree, opts *Options, check func(*Catalog)) {
 	b.ReportAllocs()
 	b.SetBytes(t.stats.Bytes)
 	var floorTotal, walkTotal, openTotal time.Duration
-	var ratios, walkRatios []float64
+	var ratios, walkRatios, cpuRatios []float64
 	for b.Loop() {
 		b.StopTimer()
 		runtime.GC() // no side pays for another's garbage
@@ -338,19 +344,22 @@ func benchOpen(b *testing.B, t benchTree, opts *Options, check func(*Catalog)) {
 		}
 		floor := time.Since(t0)
 		runtime.GC()
-		t0 = time.Now()
+		t0, cpu0 := time.Now(), cpuTime()
 		if _, err := walkFloor(t.dir, workers); err != nil {
 			b.Fatal(err)
 		}
-		walk := time.Since(t0)
+		walk, walkCPU := time.Since(t0), cpuTime()-cpu0
 		runtime.GC()
 		b.StartTimer()
 
-		t1 := time.Now()
+		t1, cpu1 := time.Now(), cpuTime()
 		c, err := OpenDir(t.dir, opts)
-		open := time.Since(t1)
+		open, openCPU := time.Since(t1), cpuTime()-cpu1
 		if err != nil {
 			b.Fatal(err)
+		}
+		if walkCPU > 0 {
+			cpuRatios = append(cpuRatios, float64(openCPU)/float64(walkCPU))
 		}
 		b.StopTimer()
 		check(c)
@@ -366,6 +375,9 @@ func benchOpen(b *testing.B, t benchTree, opts *Options, check func(*Catalog)) {
 	b.ReportMetric(median(ratios), "x-floor")
 	b.ReportMetric(float64(walkTotal.Nanoseconds())/n, "walkfloor-ns/op")
 	b.ReportMetric(median(walkRatios), "x-walkfloor")
+	if len(cpuRatios) > 0 {
+		b.ReportMetric(median(cpuRatios), "cpu-x-walkfloor")
+	}
 	b.ReportMetric(float64(t.stats.Files), "files")
 }
 

@@ -8,7 +8,6 @@ import (
 	"hash"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"sync"
 	"unicode/utf8"
@@ -49,7 +48,7 @@ func (b *builder) hashAll(cands []*candidate) {
 			defer wg.Done()
 			h := sha256.New()
 			for f := range ch {
-				b.digest(f, nil, h)
+				b.digest(f, h)
 			}
 		}()
 	}
@@ -97,11 +96,15 @@ func (b *builder) reuse(f *walkFile) bool {
 	return true
 }
 
-// digest hashes f, opening it relative to dir when dir is set, and parses it
-// if it is a SKILL.md.
-func (b *builder) digest(f *walkFile, dir *os.Root, h hash.Hash) {
+// digest hashes f, opening it by its path in the tree's fs.FS, and parses
+// it if it is a SKILL.md.
+func (b *builder) digest(f *walkFile, h hash.Hash) {
 	b.hashed.Add(1)
-	f.err = b.hashFile(f, dir, h)
+	// One buffer serves every read of f, and holds a SKILL.md that fits
+	// until it is parsed, below.
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	f.err = b.hashFile(f, h, *bp)
 	f.done = true
 	if f.err == nil && f.name == FileNameSKILL {
 		b.parse(f)
@@ -137,9 +140,9 @@ func (b *builder) parse(f *walkFile) {
 // the walk, with the same size and modification time before and after: a
 // file that changes while it is read is read again, and after maxAttempts
 // the skill is left out rather than published with a wrong digest.
-func (b *builder) hashFile(f *walkFile, dir *os.Root, h hash.Hash) error {
+func (b *builder) hashFile(f *walkFile, h hash.Hash, buf []byte) error {
 	for attempt := 0; ; attempt++ {
-		err := b.hashOnce(f, dir, h)
+		err := b.hashOnce(f, h, buf)
 		if err == nil {
 			return nil
 		}
@@ -159,14 +162,8 @@ func (b *builder) hashFile(f *walkFile, dir *os.Root, h hash.Hash) error {
 
 var errRetry = fmt.Errorf("retry")
 
-func (b *builder) hashOnce(f *walkFile, dir *os.Root, h hash.Hash) error {
-	var fh fs.File
-	var err error
-	if dir != nil {
-		fh, err = dir.Open(f.name)
-	} else {
-		fh, err = b.src.fsys.Open(f.path)
-	}
+func (b *builder) hashOnce(f *walkFile, h hash.Hash, buf []byte) error {
+	fh, err := b.src.fsys.Open(f.path)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnreadable, stripOp(err))
 	}
@@ -185,18 +182,26 @@ func (b *builder) hashOnce(f *walkFile, dir *os.Root, h hash.Hash) error {
 	var tv textValidator
 	var n int64
 	if f.name == FileNameSKILL {
-		var buf bytes.Buffer
-		buf.Grow(int(size) + 1)
-		n, err = io.Copy(&buf, io.LimitReader(fh, size+1))
+		// Kept whole for the parser: in buf when it fits (the caller
+		// parses it before reusing buf), else in memory of its own. One
+		// byte more than the size tells a file that grew.
+		data := buf
+		if int64(len(data)) <= size {
+			data = make([]byte, size+1)
+		}
+		var k int
+		k, err = io.ReadFull(fh, data[:size+1])
+		n = int64(k)
+		if err == io.ErrUnexpectedEOF || err == io.EOF {
+			err = nil
+		}
 		if err == nil {
-			f.data = buf.Bytes()
+			f.data = data[:k]
 			h.Write(f.data)
 			tv.Write(f.data)
 		}
 	} else {
-		bp := bufPool.Get().(*[]byte)
-		n, err = io.CopyBuffer(io.MultiWriter(h, &tv), io.LimitReader(fh, size+1), *bp)
-		bufPool.Put(bp)
+		n, err = io.CopyBuffer(io.MultiWriter(h, &tv), io.LimitReader(fh, size+1), buf)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnreadable, stripOp(err))

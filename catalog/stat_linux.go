@@ -25,7 +25,7 @@ func identOf(fi fs.FileInfo) fileIdent {
 	if !ok {
 		return fileIdent{}
 	}
-	return fileIdent{dev: uint64(st.Dev), ino: st.Ino, ctimeNanos: st.Ctim.Sec*1e9 + st.Ctim.Nsec, nlink: uint64(st.Nlink), known: true}
+	return fileIdent{dev: uint64(st.Dev), ino: st.Ino, ctimeNanos: int64(st.Ctim.Sec)*1e9 + int64(st.Ctim.Nsec), nlink: uint64(st.Nlink), known: true}
 }
 
 // same reports whether two identities are known to be the same file state.

@@ -1,23 +1,22 @@
-//go:build linux && (amd64 || arm64)
+//go:build linux
 
 package catalog
 
 import (
-	"encoding/binary"
 	"fmt"
 	"hash"
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/skillport/skillport/skill"
+	"golang.org/x/sys/unix"
 )
 
 // The descriptor walk reads a tree opened with OpenDir through directory
@@ -156,7 +155,7 @@ func (b *builder) openDirFD(t *dirTask) (*fdDir, error) {
 // the listing the previous build kept is not read again: creating,
 // removing or renaming an entry changes the directory's times.
 func (b *builder) listFD(n *node, d *fdDir) ([]fs.DirEntry, error) {
-	var st syscall.Stat_t
+	var st unix.Stat_t
 	if err := fstat(d.fd, &st); err != nil {
 		return nil, err
 	}
@@ -165,7 +164,7 @@ func (b *builder) listFD(n *node, d *fdDir) ([]fs.DirEntry, error) {
 		n.listing = l
 		return l.entries, nil
 	}
-	entries, err := readDirFD(d.fd)
+	entries, err := b.readDirFD(d, n.path)
 	if err != nil {
 		return nil, err
 	}
@@ -178,122 +177,29 @@ func (b *builder) listFD(n *node, d *fdDir) ([]fs.DirEntry, error) {
 	return entries, nil
 }
 
-// rawEntry is a directory entry as getdents returned it.
-type rawEntry struct {
-	name string
-	typ  fs.FileMode
-}
-
-func (e *rawEntry) Name() string      { return e.name }
-func (e *rawEntry) IsDir() bool       { return e.typ.IsDir() }
-func (e *rawEntry) Type() fs.FileMode { return e.typ }
-
-// Info is never called: the descriptor walk stats a file on the descriptor
-// it reads.
-func (e *rawEntry) Info() (fs.FileInfo, error) {
-	return nil, &fs.PathError{Op: "stat", Path: e.name, Err: syscall.ENOTSUP}
-}
-
-var direntPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-// Offsets in a struct linux_dirent64 record.
-const (
-	direntInoOff    = unsafe.Offsetof(syscall.Dirent{}.Ino)
-	direntReclenOff = unsafe.Offsetof(syscall.Dirent{}.Reclen)
-	direntTypeOff   = unsafe.Offsetof(syscall.Dirent{}.Type)
-	direntNameOff   = unsafe.Offsetof(syscall.Dirent{}.Name)
-)
-
-// readDirFD lists an open directory, sorted by name, without "." and "..".
-func readDirFD(fd int) ([]fs.DirEntry, error) {
-	bp := direntPool.Get().(*[]byte)
-	defer direntPool.Put(bp)
-	buf := *bp
-	var raw []rawEntry
-	for {
-		n, err := ignoringEINTR2(func() (int, error) { return syscall.ReadDirent(fd, buf) })
-		if err != nil {
-			return nil, &fs.PathError{Op: "getdents", Err: err}
-		}
-		if n <= 0 {
-			break
-		}
-		for rec := buf[:n]; len(rec) > int(direntNameOff); {
-			reclen := int(binary.NativeEndian.Uint16(rec[direntReclenOff:]))
-			if reclen < int(direntNameOff) || reclen > len(rec) {
-				return nil, &fs.PathError{Op: "getdents", Err: syscall.EIO}
-			}
-			ino := binary.NativeEndian.Uint64(rec[direntInoOff:])
-			typ := rec[direntTypeOff]
-			name := rec[direntNameOff:reclen]
-			if i := slices.Index(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			rec = rec[reclen:]
-			if ino == 0 || string(name) == "." || string(name) == ".." {
-				continue
-			}
-			e := rawEntry{name: string(name)}
-			switch typ {
-			case syscall.DT_REG:
-			case syscall.DT_DIR:
-				e.typ = fs.ModeDir
-			case syscall.DT_LNK:
-				e.typ = fs.ModeSymlink
-			case syscall.DT_FIFO:
-				e.typ = fs.ModeNamedPipe
-			case syscall.DT_SOCK:
-				e.typ = fs.ModeSocket
-			case syscall.DT_CHR:
-				e.typ = fs.ModeDevice | fs.ModeCharDevice
-			case syscall.DT_BLK:
-				e.typ = fs.ModeDevice
-			default: // DT_UNKNOWN: the file system does not fill d_type
-				var st syscall.Stat_t
-				if err := lstatat(fd, e.name, &st); err != nil {
-					if err == syscall.ENOENT {
-						continue // removed since getdents
-					}
-					return nil, &fs.PathError{Op: "lstat", Path: e.name, Err: err}
-				}
-				e.typ = modeType(st.Mode)
-			}
-			raw = append(raw, e)
-		}
+// readDirFD lists the open directory d, at tree path p, sorted by name.
+// os.File reads the entries with their kinds (getdents' d_type); the path
+// it is given is used only where a file system leaves a kind unknown, to
+// lstat that entry. Parsing getdents records by hand instead saved about 3%
+// of a build's CPU time (os.NewFile's finalizer and the path, once per
+// directory), not worth a hundred lines reading kernel structs through
+// unsafe.
+func (b *builder) readDirFD(d *fdDir, p string) ([]fs.DirEntry, error) {
+	if d.f == nil {
+		d.f = os.NewFile(uintptr(d.fd), filepath.Join(b.src.dir, filepath.FromSlash(p)))
 	}
-	slices.SortFunc(raw, func(a, x rawEntry) int { return strings.Compare(a.name, x.name) })
-	entries := make([]fs.DirEntry, len(raw))
-	for i := range raw {
-		entries[i] = &raw[i]
+	entries, err := d.f.ReadDir(-1)
+	if err != nil {
+		return nil, err
 	}
+	slices.SortFunc(entries, func(a, x fs.DirEntry) int { return strings.Compare(a.Name(), x.Name()) })
 	return entries, nil
 }
 
-// modeType maps st_mode's file type to fs.FileMode type bits.
-func modeType(m uint32) fs.FileMode {
-	switch m & syscall.S_IFMT {
-	case syscall.S_IFREG:
-		return 0
-	case syscall.S_IFDIR:
-		return fs.ModeDir
-	case syscall.S_IFLNK:
-		return fs.ModeSymlink
-	case syscall.S_IFIFO:
-		return fs.ModeNamedPipe
-	case syscall.S_IFSOCK:
-		return fs.ModeSocket
-	case syscall.S_IFCHR:
-		return fs.ModeDevice | fs.ModeCharDevice
-	case syscall.S_IFBLK:
-		return fs.ModeDevice
-	}
-	return fs.ModeIrregular
-}
-
-func timespecNanos(ts syscall.Timespec) int64 { return int64(ts.Sec)*1e9 + int64(ts.Nsec) }
+func timespecNanos(ts unix.Timespec) int64 { return int64(ts.Sec)*1e9 + int64(ts.Nsec) }
 
 // setStat records what fstat or fstatat returned for f.
-func (f *walkFile) setStat(st *syscall.Stat_t) {
+func (f *walkFile) setStat(st *unix.Stat_t) {
 	f.size = st.Size
 	f.mtime = time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))
 	f.ident = fileIdent{dev: uint64(st.Dev), ino: uint64(st.Ino), ctimeNanos: timespecNanos(st.Ctim), nlink: uint64(st.Nlink), known: true}
@@ -304,16 +210,20 @@ func (f *walkFile) setStat(st *syscall.Stat_t) {
 // too large for any skill to publish.
 func (b *builder) digestAt(f *walkFile, dirfd int, h hash.Hash) {
 	if b.prevBy[f.path] != nil {
-		var st syscall.Stat_t
-		if lstatat(dirfd, f.name, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
+		var st unix.Stat_t
+		if unix.Fstatat(dirfd, f.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
 			f.setStat(&st)
 			if b.reuse(f) {
 				return
 			}
 		}
 	}
+	// One buffer serves every read of f, and holds a SKILL.md that fits
+	// until it is parsed, below.
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
 	for attempt := 0; ; attempt++ {
-		err := b.hashAt(f, dirfd, h)
+		err := b.hashAt(f, dirfd, h, *bp)
 		if err == errTooLarge {
 			return // its skill is over the limit: candidates() says so
 		}
@@ -340,13 +250,13 @@ var errTooLarge = fmt.Errorf("too large")
 // modification time moved meanwhile, or that ends early, returns errRetry.
 // Reading exactly size bytes (not to EOF) is enough: growth shows in the
 // second fstat.
-func (b *builder) hashAt(f *walkFile, dirfd int, h hash.Hash) error {
+func (b *builder) hashAt(f *walkFile, dirfd int, h hash.Hash, buf []byte) error {
 	fd, err := openat(dirfd, f.name, openFileFlags)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnreadable, err)
 	}
 	defer syscall.Close(fd)
-	var st syscall.Stat_t
+	var st unix.Stat_t
 	if err := fstat(fd, &st); err != nil {
 		return fmt.Errorf("%w: %v", ErrUnreadable, err)
 	}
@@ -363,7 +273,12 @@ func (b *builder) hashAt(f *walkFile, dirfd int, h hash.Hash) error {
 	h.Reset()
 	var tv textValidator
 	if f.name == FileNameSKILL {
-		data := make([]byte, f.size)
+		// Kept whole for the parser: in buf when it fits (the caller
+		// parses it before reusing buf), else in memory of its own.
+		data := buf[:min(f.size, int64(len(buf)))]
+		if int64(len(data)) < f.size {
+			data = make([]byte, f.size)
+		}
 		if err := readInto(fd, data); err != nil {
 			return err
 		}
@@ -372,15 +287,10 @@ func (b *builder) hashAt(f *walkFile, dirfd int, h hash.Hash) error {
 			tv.Write(data)
 		}
 		f.data = data
-	} else {
-		bp := bufPool.Get().(*[]byte)
-		err := readHash(fd, f.size, *bp, h, &tv)
-		bufPool.Put(bp)
-		if err != nil {
-			return err
-		}
+	} else if err := readHash(fd, f.size, buf, h, &tv); err != nil {
+		return err
 	}
-	var after syscall.Stat_t
+	var after unix.Stat_t
 	if err := fstat(fd, &after); err != nil {
 		f.dropData()
 		return fmt.Errorf("%w: %v", ErrUnreadable, err)
@@ -436,8 +346,8 @@ func openat(dirfd int, name string, flags int) (int, error) {
 	return ignoringEINTR2(func() (int, error) { return syscall.Openat(dirfd, name, flags, 0) })
 }
 
-func fstat(fd int, st *syscall.Stat_t) error {
-	_, err := ignoringEINTR2(func() (int, error) { return 0, syscall.Fstat(fd, st) })
+func fstat(fd int, st *unix.Stat_t) error {
+	_, err := ignoringEINTR2(func() (int, error) { return 0, unix.Fstat(fd, st) })
 	return err
 }
 
@@ -518,7 +428,7 @@ func (b *builder) checkDir(t *checkTask, failed *atomic.Bool) ([]*checkTask, int
 	}
 	defer d.release()
 	l := b.prevListings[t.path]
-	var st syscall.Stat_t
+	var st unix.Stat_t
 	if l == nil || fstat(d.fd, &st) != nil ||
 		l.stamp != (dirStamp{dev: uint64(st.Dev), ino: uint64(st.Ino), mtime: timespecNanos(st.Mtim), ctime: timespecNanos(st.Ctim)}) {
 		return nil, 0, false
@@ -554,7 +464,7 @@ func (b *builder) checkDir(t *checkTask, failed *atomic.Bool) ([]*checkTask, int
 				return subs, 0, false // not published: something about it was wrong
 			}
 			var wf walkFile
-			if lstatat(d.fd, name, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+			if unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 				return subs, 0, false
 			}
 			wf.setStat(&st)

@@ -1,15 +1,18 @@
 // Tests of the descriptor walk and the reload shortcut: a reload must
 // publish exactly what a fresh build of the changed tree publishes, on
-// both walks, and the old os.Root walk must still pass the containment
+// both walks, and the portable walk (by path through os.Root) must still pass the containment
 // tests where the descriptor walk is used by default.
 
 package catalog
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -106,4 +109,44 @@ func TestWalkPortableWalkStillWorks(t *testing.T) {
 	TestReadFileDetectsChangeAndReloadRehashes(t)
 	TestReloadReusesDigests(t)
 	TestSameCatalogAcrossFS(t)
+}
+
+// TestWalkReusedReadBuffersDoNotLeak builds trees whose SKILL.md files are
+// read into one reused buffer (one worker), small ones in that buffer and
+// large ones beside it, and checks that every skill keeps its own
+// frontmatter, findings and digest: nothing published may point into a
+// buffer that the next file overwrites.
+func TestWalkReusedReadBuffersDoNotLeak(t *testing.T) {
+	files := map[string]string{}
+	want := map[string]string{}
+	for i := range 40 {
+		name := fmt.Sprintf("skill-%02d", i)
+		desc := fmt.Sprintf("Skill number %d, %s.", i, strings.Repeat("ö", i*3))
+		body := ""
+		if i%4 == 0 { // larger than the read buffer
+			body = strings.Repeat(fmt.Sprintf("line %d\n", i), 20<<10)
+		}
+		content := "---\nname: " + name + "\ndescription: " + desc + "\nmetadata:\n  n: \"" + strconv.Itoa(i) + "\"\n---\n" + body
+		files[name+"/SKILL.md"] = content
+		want[name] = desc + "|" + strconv.Itoa(i) + "|" + digest(content)
+	}
+	dir := writeTree(t, files)
+	for _, fd := range []bool{true, false} {
+		useFDWalk = fd && fdWalkSupported
+		c, err := OpenDir(dir, &Options{Logger: quiet, Concurrency: 1})
+		useFDWalk = fdWalkSupported
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Skills()) != len(want) {
+			t.Fatalf("fd=%v: %d skills, want %d: %v", fd, len(c.Skills()), len(want), c.Diagnostics())
+		}
+		for _, s := range c.Skills() {
+			md, _ := s.Frontmatter.Get("metadata")
+			got := s.Frontmatter.Description() + "|" + fmt.Sprint(md.(map[string]any)["n"]) + "|" + s.Files[0].Digest
+			if got != want[s.Name] {
+				t.Errorf("fd=%v: %s: got %q, want %q", fd, s.Name, got, want[s.Name])
+			}
+		}
+	}
 }

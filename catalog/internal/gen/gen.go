@@ -22,6 +22,7 @@
 // metadata (the OpenClaw convention), numbers in metadata, allowed-tools as
 // a YAML list, CJK descriptions, JSON-style surrogate escapes, CRLF line
 // endings, a byte order mark, hard links and symbolic links inside a skill.
+// [Options.Invalid] adds the invalid skills such collections also hold.
 package gen
 
 import (
@@ -69,6 +70,12 @@ type Options struct {
 	// comment). Skills, files and sizes are drawn as without it; the shapes
 	// come from a random stream of their own.
 	RealWorld bool
+	// Invalid, when positive, makes every Invalid-th top-level skill
+	// invalid the ways public collections' skills are, in turn: an
+	// unquoted ": " in the description (invalid YAML), a display title as
+	// the name, no frontmatter. Its files and nested skill stay; the rest
+	// of the tree is the same bytes as without it.
+	Invalid int
 }
 
 // Stats count what a tree holds.
@@ -85,6 +92,7 @@ type Stats struct {
 	Lenient   int // SKILL.md published with a warning by default, refused with Strict
 	Hardlinks int // files with a second hard link in the same skill
 	Symlinks  int // symbolic links to a file of the same skill
+	Invalid   int // SKILL.md refused even without Strict (Options.Invalid); counted in Skills too
 }
 
 // Write writes the tree of skills top-level skills chosen by seed into dir,
@@ -96,7 +104,7 @@ func Write(dir string, skills int, seed int64) (Stats, error) {
 // Write writes the tree described by o into dir, which must be empty or not
 // exist yet. On error, dir may hold part of the tree.
 func (o Options) Write(dir string) (Stats, error) {
-	if o.Skills < 0 || o.Scale < 0 || o.Workers < 0 {
+	if o.Skills < 0 || o.Scale < 0 || o.Workers < 0 || o.Invalid < 0 {
 		return Stats{}, errors.New("gen: negative option")
 	}
 	if o.Skills == 0 {
@@ -169,6 +177,7 @@ func (s *Stats) add(o Stats) {
 	s.Lenient += o.Lenient
 	s.Hardlinks += o.Hardlinks
 	s.Symlinks += o.Symlinks
+	s.Invalid += o.Invalid
 }
 
 // writer holds one goroutine's scratch buffer.
@@ -242,11 +251,15 @@ func (w *writer) skill(root string, o Options, i int, st *Stats) error {
 		text("helpers/" + nested + "/notes.md")
 	}
 
-	if err := w.skillMD(root, dir, name, plan, content, shapes, st); err != nil {
+	invalid := -1 // which way this skill is invalid, if it is
+	if o.Invalid > 0 && i%o.Invalid == o.Invalid-1 {
+		invalid = i / o.Invalid % 3
+	}
+	if err := w.skillMD(root, dir, name, plan, content, shapes, invalid, st); err != nil {
 		return err
 	}
 	if nested != "" {
-		if err := w.skillMD(root, dir+"/helpers/"+nested, nested, plan, content, shapes, st); err != nil {
+		if err := w.skillMD(root, dir+"/helpers/"+nested, nested, plan, content, shapes, -1, st); err != nil {
 			return err
 		}
 		st.Nested++
@@ -285,8 +298,9 @@ func (w *writer) skill(root string, o Options, i int, st *Stats) error {
 }
 
 // skillMD writes a SKILL.md named name; with shapes, in one of the
-// real-world shapes.
-func (w *writer) skillMD(root, dir, name string, plan, content, shapes *rand.Rand, st *Stats) error {
+// real-world shapes; with invalid 0, 1 or 2, made invalid as
+// Options.Invalid says.
+func (w *writer) skillMD(root, dir, name string, plan, content, shapes *rand.Rand, invalid int, st *Stats) error {
 	b := append(w.buf[:0], "---\nname: "...)
 	b = append(b, name...)
 	b = append(b, "\ndescription: "...)
@@ -336,6 +350,17 @@ func (w *writer) skillMD(root, dir, name string, plan, content, shapes *rand.Ran
 	b = append(b, name...)
 	b = append(b, "\n\n"...)
 	b = appendText(b, content, textSize(plan))
+	switch invalid {
+	case 0: // a YAML error: "mapping values are not allowed in this context"
+		b = bytes.Replace(b, []byte("\ndescription: "), []byte("\ndescription: Note: "), 1)
+	case 1: // an invalid name
+		b = bytes.Replace(b, []byte("\nname: "+name+"\n"), []byte("\nname: \"Display Title Of "+name+"\"\n"), 1)
+	case 2: // no frontmatter
+		b = bytes.Replace(b, []byte("---\n"), []byte("# "), 2)
+	}
+	if invalid >= 0 {
+		st.Invalid++
+	}
 	if shapes != nil {
 		if shapes.IntN(10) == 0 {
 			b = bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n"))
@@ -343,7 +368,7 @@ func (w *writer) skillMD(root, dir, name string, plan, content, shapes *rand.Ran
 		if shapes.IntN(20) == 0 {
 			b = append([]byte("\xef\xbb\xbf"), b...)
 		}
-		if lenient || path.Base(dir) != name {
+		if invalid < 0 && (lenient || path.Base(dir) != name) {
 			st.Lenient++
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/catalog/internal/gen"
+	"github.com/skillport/skillport/skill"
 )
 
 // readTree returns every file of dir by slash path.
@@ -121,6 +122,58 @@ func TestWriteScale(t *testing.T) {
 			t.Fatalf("%s differs at scale 10", p)
 		case filepath.Base(p) != "SKILL.md" && len(b10) != 10*len(b):
 			t.Fatalf("%s: %d bytes at scale 10, %d at scale 1", p, len(b10), len(b))
+		}
+	}
+}
+
+// TestWriteInvalid checks that Options.Invalid makes exactly the skills it
+// counts invalid, in its three ways, and changes nothing else.
+func TestWriteInvalid(t *testing.T) {
+	plain, bad := t.TempDir(), t.TempDir()
+	o := gen.Options{Skills: 90, Seed: 5, RealWorld: true}
+	sp, err := o.Write(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Invalid = 10
+	sb, err := o.Write(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb.Invalid != 9 || sp.Invalid != 0 || sb.Skills != sp.Skills || sb.Files != sp.Files {
+		t.Fatalf("invalid skills %d (want 9), stats %+v vs %+v", sb.Invalid, sb, sp)
+	}
+	tp, tb := readTree(t, plain), readTree(t, bad)
+	changed := 0
+	for p, b := range tp {
+		if !bytes.Equal(b, tb[p]) {
+			if filepath.Base(p) != "SKILL.md" {
+				t.Errorf("%s changed", p)
+			}
+			changed++
+		}
+	}
+	if changed != sb.Invalid {
+		t.Errorf("%d files changed, want the %d invalid SKILL.md", changed, sb.Invalid)
+	}
+
+	c, err := catalog.OpenDir(bad, &catalog.Options{AllowHardlinks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := c.Stats()
+	if cs.Found != sb.Skills || cs.Invalid != sb.Invalid || cs.Skills != sb.Skills-sb.Invalid {
+		t.Fatalf("catalog %+v; the tree has %d skills, %d invalid", cs, sb.Skills, sb.Invalid)
+	}
+	rules := map[string]bool{}
+	for _, d := range c.Diagnostics() {
+		if d.Severity == skill.Error {
+			rules[d.Rule] = true
+		}
+	}
+	for _, r := range []string{skill.RuleFrontmatterSyntax, skill.RuleNameFormat, skill.RuleFrontmatterMissing} {
+		if !rules[r] {
+			t.Errorf("no %s error; errors: %v", r, rules)
 		}
 	}
 }

@@ -1,0 +1,118 @@
+//go:build linux
+
+package catalog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/skillport/skillport/catalog/internal/gen"
+)
+
+var benchReadySkills = flag.Int("catalog.readyskills", 17_500, "top-level skills in the real-world tree of BenchmarkServeReady (about 18,400 with nested ones)")
+
+// readyInvalid makes one top-level skill in readyInvalid of
+// BenchmarkServeReady's tree invalid (gen.Options.Invalid).
+const readyInvalid = 100
+
+// BenchmarkServeReady measures what a user pointing skillport serve at a
+// large public collection waits for: the time from exec to the first
+// answer to skills/list over stdio (ready-s), on a real-world tree
+// (gen.Options.RealWorld with invalid skills, about 18,400 SKILL.md and
+// 1.2 GB by default: the size of the largest collection served whole),
+// beside the WalkDir+read+hash floor of the same tree measured right
+// before (walkFloor, warm page cache, the same GOMAXPROCS); x-walkfloor is
+// the median ratio, and cpu-x-walkfloor that of the CPU time serve used
+// in all (user and system, till it exited on the answer) to the floor's,
+// steadier than wall time on a shared machine. Target: x-walkfloor ≤ 1.5. It also checks that serve
+// publishes every valid skill and refuses exactly the invalid ones.
+func BenchmarkServeReady(b *testing.B) {
+	bin := filepath.Join(b.TempDir(), "skillport")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/skillport/skillport/cmd/skillport").CombinedOutput(); err != nil {
+		b.Fatalf("building skillport: %v\n%s", err, out)
+	}
+	t := treeFor(b, gen.Options{Skills: *benchReadySkills, Seed: benchSeed, Scale: 1, RealWorld: true, Invalid: readyInvalid})
+	workers := runtime.GOMAXPROCS(0)
+	if n, err := walkFloor(t.dir, workers); err != nil || n != t.stats.Bytes { // and warm the page cache
+		b.Fatalf("walk floor read %d bytes (%v), the tree has %d", n, err, t.stats.Bytes)
+	}
+	var ready, ratios, cpuRatios []float64
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		t0, cpu0 := time.Now(), cpuTime()
+		if _, err := walkFloor(t.dir, workers); err != nil {
+			b.Fatal(err)
+		}
+		floor, floorCPU := time.Since(t0), cpuTime()-cpu0
+		b.StartTimer()
+		r, cpu := firstAnswer(b, bin, t)
+		ready = append(ready, r.Seconds())
+		ratios = append(ratios, float64(r)/float64(floor))
+		cpuRatios = append(cpuRatios, float64(cpu)/float64(floorCPU))
+	}
+	b.ReportMetric(median(ready), "ready-s")
+	b.ReportMetric(median(ratios), "x-walkfloor")
+	b.ReportMetric(median(cpuRatios), "cpu-x-walkfloor")
+	b.ReportMetric(float64(t.stats.Skills-t.stats.Invalid), "published")
+	b.ReportMetric(float64(t.stats.Invalid), "refused")
+}
+
+// firstAnswer starts skillport serve on t over stdio, sends initialize and
+// skills/list at once, and returns the time from exec to the skills/list
+// answer and the CPU time the process used; it ends the process on the
+// answer and checks what it published.
+func firstAnswer(b *testing.B, bin string, t benchTree) (time.Duration, time.Duration) {
+	cmd := exec.Command(bin, "serve", "--allow-hardlinks", t.dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"skills/list","params":{}}
+`)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 16<<20)
+	var ready time.Duration
+	for ready == 0 && sc.Scan() {
+		var m struct {
+			ID     int             `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.ID == 2 {
+			ready = time.Since(t0)
+			if m.Result == nil {
+				b.Fatalf("skills/list failed: %s", sc.Text())
+			}
+		}
+	}
+	stdin.Close() // EOF ends the session and the process
+	if err := cmd.Wait(); err != nil || ready == 0 {
+		b.Fatalf("serve: %v, no skills/list answer:\n%s", err, tail(stderr.String()))
+	}
+	m := servingRE.FindStringSubmatch(stderr.String())
+	if want := strconv.Itoa(t.stats.Skills - t.stats.Invalid); m == nil || m[1] != want {
+		b.Fatalf("serve did not say it serves %s skills:\n%s", want, tail(stderr.String()))
+	}
+	return ready, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
