@@ -64,12 +64,12 @@ func TestCheckDirMatchesOpenDir(t *testing.T) {
 	for tname, dir := range checkTrees(t) {
 		for oname, o := range opts {
 			for _, w := range []struct {
-				name      string
-				fd, plain bool
-			}{{"fd", true, false}, {"root", false, false}, {"fs", false, true}} {
+				name string
+				fd   bool
+			}{{"fd", true}, {"fs", false}} {
 				t.Run(fmt.Sprintf("%s/%s/%s", tname, oname, w.name), func(t *testing.T) {
-					useFDWalk, plainFSWalk = w.fd && fdWalkSupported, w.plain
-					defer func() { useFDWalk, plainFSWalk = fdWalkSupported, false }()
+					useFDWalk = w.fd && fdWalkSupported
+					defer func() { useFDWalk = fdWalkSupported }()
 					o.Logger = quiet
 					c, err := OpenDir(dir, &o)
 					if err != nil {
