@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -652,6 +654,12 @@ func readAhead(files []fileRef) (<-chan readResult, func()) {
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	out := make(chan readResult, workers)
 	done := make(chan struct{})
+	readers := map[*catalog.Catalog]*contentReader{}
+	for _, f := range files {
+		if readers[f.cat] == nil {
+			readers[f.cat] = newContentReader(f.cat)
+		}
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
@@ -663,7 +671,7 @@ func readAhead(files []fileRef) (<-chan readResult, func()) {
 				if i >= len(files) {
 					return
 				}
-				data, err := files[i].cat.ReadFile(files[i].f)
+				data, err := readers[files[i].cat].read(files[i].f)
 				select {
 				case out <- readResult{files[i].f, data, err}:
 				case <-done:
@@ -672,9 +680,72 @@ func readAhead(files []fileRef) (<-chan readResult, func()) {
 			}
 		}()
 	}
-	go func() { wg.Wait(); close(out) }()
+	go func() {
+		wg.Wait()
+		for _, r := range readers {
+			r.close()
+		}
+		close(out)
+	}()
 	var once sync.Once
 	return out, func() { once.Do(func() { close(done) }) }
+}
+
+// contentReader reads the files of a catalog for storing. For a catalog of
+// a directory it opens each file once through its own [os.Root] (the
+// catalog's ReadFile resolves the path twice, to stat before opening, which
+// made reading the largest part of a publish); anything that does not read
+// back exactly as published (size, digest) is read again through
+// [catalog.Catalog.ReadFile], which is the authority and says what changed.
+type contentReader struct {
+	cat  *catalog.Catalog
+	root *os.Root // nil: read through cat.ReadFile only
+}
+
+func newContentReader(cat *catalog.Catalog) *contentReader {
+	r := &contentReader{cat: cat}
+	if dir := cat.SourceDir(); dir != "" {
+		r.root, _ = os.OpenRoot(dir)
+	}
+	return r
+}
+
+func (r *contentReader) read(f *catalog.File) ([]byte, error) {
+	if r.root != nil {
+		if data, ok := r.readDirect(f); ok {
+			return data, nil
+		}
+	}
+	return r.cat.ReadFile(f)
+}
+
+// readDirect reads f if it is still a regular file of the published size
+// and digest.
+func (r *contentReader) readDirect(f *catalog.File) ([]byte, bool) {
+	fh, err := r.root.OpenFile(f.Path, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer fh.Close()
+	if fi, err := fh.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() != f.Size {
+		return nil, false
+	}
+	data := make([]byte, f.Size+1)
+	n, err := io.ReadFull(fh, data)
+	if n != int(f.Size) || (err != io.ErrUnexpectedEOF && err != io.EOF) {
+		return nil, false
+	}
+	sum := sha256.Sum256(data[:n])
+	if "sha256:"+hex.EncodeToString(sum[:]) != f.Digest {
+		return nil, false
+	}
+	return data[:n], true
+}
+
+func (r *contentReader) close() {
+	if r.root != nil {
+		r.root.Close()
+	}
 }
 
 // storeBlobs copies content straight into blobs. When another publish (of
@@ -706,16 +777,23 @@ func storeBlobs(ctx context.Context, tx pgx.Tx, files []fileRef) error {
 func copyBlobs(ctx context.Context, tx pgx.Tx, table string, files []fileRef) error {
 	rows, stop := readAhead(files)
 	defer stop()
+	var readErr error
 	src := pgx.CopyFromFunc(func() ([]any, error) {
 		r, ok := <-rows
 		if !ok {
 			return nil, nil
 		}
 		if r.err != nil {
-			return nil, fmt.Errorf("registry: reading %s: %w; nothing was published", r.f.Path, r.err)
+			readErr = fmt.Errorf("registry: reading %s: %w; nothing was published", r.f.Path, r.err)
+			return nil, readErr
 		}
 		return []any{r.f.Digest, r.f.Size, r.data}, nil
 	})
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{table}, []string{"digest", "size", "data"}, src)
+	if readErr != nil {
+		// The COPY failed because of the file: say so, keeping its error
+		// (catalog.ErrChanged) for errors.Is.
+		return readErr
+	}
 	return err
 }
