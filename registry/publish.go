@@ -165,6 +165,7 @@ type PublishTiming struct {
 type currentSkill struct {
 	current int // 0 when removed
 	digest  string
+	seen    bool // in the published tree
 }
 
 // fileRef is a file to store, the catalog that reads it, and the result
@@ -180,7 +181,7 @@ type nsPlan struct {
 	ns       string
 	parts    []string // names of the parts publishing it
 	revision int64    // -1 when the namespace is new
-	cur      map[string]currentSkill
+	cur      map[string]*currentSkill
 	news     []newVersion
 	res      *PublishResult
 }
@@ -259,7 +260,11 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 	batch.Queue(`SELECT namespace, path, coalesce(current, 0), digest FROM skills WHERE namespace = ANY($1)`, nss).Query(func(rows pgx.Rows) error {
 		var ns, path string
 		var c currentSkill
-		_, err := pgx.ForEachRow(rows, []any{&ns, &path, &c.current, &c.digest}, func() error { plans[byNS[ns]].cur[path] = c; return nil })
+		_, err := pgx.ForEachRow(rows, []any{&ns, &path, &c.current, &c.digest}, func() error {
+			cc := c
+			plans[byNS[ns]].cur[path] = &cc
+			return nil
+		})
 		return err
 	})
 	if err := conn.SendBatch(ctx, batch).Close(); err != nil {
@@ -438,7 +443,7 @@ func planParts(parts []Part, commit string) ([]*nsPlan, map[string]int, error) {
 			}
 			i = len(plans)
 			byNS[ns] = i
-			plans = append(plans, &nsPlan{ns: ns, revision: -1, cur: map[string]currentSkill{}, res: &PublishResult{Namespace: ns}})
+			plans = append(plans, &nsPlan{ns: ns, revision: -1, cur: map[string]*currentSkill{}, res: &PublishResult{Namespace: ns}})
 		}
 		p := plans[i]
 		p.parts = append(p.parts, name)
@@ -467,12 +472,13 @@ func overlaps(a, b string) bool {
 func (p *nsPlan) compare(digests map[string]fileRef, again *[]string) error {
 	all := p.news
 	p.news = p.news[:0]
-	published := make(map[string]bool, len(all))
 	h := newDigester()
 	for _, n := range all {
-		published[n.s.Path] = true
 		d := skillDigest(n.s, h)
 		c, ok := p.cur[n.s.Path]
+		if ok {
+			c.seen = true
+		}
 		if ok && c.current != 0 && c.digest == d {
 			p.res.Unchanged++
 			continue
@@ -493,7 +499,7 @@ func (p *nsPlan) compare(digests map[string]fileRef, again *[]string) error {
 		}
 	}
 	for path, c := range p.cur {
-		if c.current != 0 && !published[path] {
+		if c.current != 0 && !c.seen {
 			p.res.Removed = append(p.res.Removed, Change{Path: path, Version: c.current})
 		}
 	}
