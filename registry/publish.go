@@ -355,29 +355,41 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 				}
 				p.revision = 0
 			}
-			tag, err := tx.Exec(ctx, `UPDATE namespaces SET revision = revision + 1 WHERE prefix = $1 AND revision = $2`, p.ns, p.revision)
-			if err != nil {
-				return err
-			}
-			if tag.RowsAffected() != 1 {
-				return fmt.Errorf("registry: %s was published by someone else while this publish ran: %w; nothing was published, run publish again", nsName(p.ns), ErrConflict)
-			}
+		}
+		// Every namespace moves to its next revision first: a publisher
+		// that lost a race learns it before sending content.
+		nb := &pgx.Batch{}
+		for _, p := range plans {
+			nb.Queue(`UPDATE namespaces SET revision = revision + 1 WHERE prefix = $1 AND revision = $2`, p.ns, p.revision).Exec(func(tag pgconn.CommandTag) error {
+				if tag.RowsAffected() != 1 {
+					return fmt.Errorf("registry: %s was published by someone else while this publish ran: %w; nothing was published, run publish again", nsName(p.ns), ErrConflict)
+				}
+				return nil
+			})
+		}
+		if err := tx.SendBatch(ctx, nb).Close(); err != nil {
+			return err
 		}
 		t := time.Now()
-		if len(missing) > 0 {
-			if err := storeBlobs(ctx, tx, missing); err != nil {
+		mb := &pgx.Batch{}
+		if bytes <= smallContent && len(missing) <= smallFiles {
+			// Little new content travels with the metadata, in one round trip.
+			if err := queueBlobs(mb, missing); err != nil {
 				return err
 			}
+		} else if err := storeBlobs(ctx, tx, missing); err != nil {
+			return err
 		}
 		timing.Content = time.Since(t)
 		t = time.Now()
 		// The generation row is locked from here to COMMIT: the heavy
 		// work (content) is done above, outside that lock.
-		gen, err = bump(ctx, tx)
-		if err != nil {
-			return err
-		}
-		if err := writeVersions(ctx, tx, plans, gen, o); err != nil {
+		mb.Queue(`UPDATE registry_state SET generation = generation + 1, changed_at = clock_timestamp() RETURNING generation`).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&gen)
+		})
+		mb.Queue(`SELECT pg_notify($1, generation::text) FROM registry_state`, Channel)
+		queueVersions(mb, plans, o)
+		if err := tx.SendBatch(ctx, mb).Close(); err != nil {
 			return err
 		}
 		if o.beforeCommit != nil {
@@ -521,73 +533,97 @@ func (p *nsPlan) record() {
 	sortChanges(p.res.Changed)
 }
 
-// writeVersions writes the new versions, the skills' current versions and
-// the events of every namespace, a statement (or COPY) each for all of
-// them.
-func writeVersions(ctx context.Context, tx pgx.Tx, plans []*nsPlan, gen int64, o PublishOptions) error {
-	var rowsV, evs [][]any
-	var paths, nss, digs, gone, goneNS []string
-	var vers []int32
-	var known []bool
+// Content up to these bounds is sent as parameters of one statement with
+// the metadata; more is streamed with COPY.
+const (
+	smallContent = 4 << 20
+	smallFiles   = 1000
+)
+
+// queueVersions queues the new versions, the skills' current versions and
+// the events of every namespace: one statement each for all of them, the
+// generation read from the row the publish just bumped.
+func queueVersions(b *pgx.Batch, plans []*nsPlan, o PublishOptions) {
+	var v struct {
+		path, ns, digest, manifest, commit []string
+		version, files                     []int32
+		size                               []int64
+	}
+	var fresh, seen struct {
+		path, ns, digest []string
+		version          []int32
+	}
+	var gone, goneNS []string
+	var ev struct {
+		action, path, detail []string
+		version              []int32
+	}
 	for _, p := range plans {
 		for _, n := range p.news {
-			_, k := p.cur[n.s.Path]
-			known = append(known, k)
-			rowsV = append(rowsV, []any{n.s.Path, n.version, p.ns, n.digest, n.s.Size, len(n.s.Files), string(n.m), o.Publisher, n.commit})
-			paths, nss, digs, vers = append(paths, n.s.Path), append(nss, p.ns), append(digs, n.digest), append(vers, int32(n.version))
+			v.path, v.ns, v.digest, v.manifest, v.commit = append(v.path, n.s.Path), append(v.ns, p.ns), append(v.digest, n.digest), append(v.manifest, string(n.m)), append(v.commit, n.commit)
+			v.version, v.files, v.size = append(v.version, int32(n.version)), append(v.files, int32(len(n.s.Files))), append(v.size, n.s.Size)
+			to := &fresh
+			if _, known := p.cur[n.s.Path]; known {
+				to = &seen
+			}
+			to.path, to.ns, to.digest, to.version = append(to.path, n.s.Path), append(to.ns, p.ns), append(to.digest, n.digest), append(to.version, int32(n.version))
 			what := "added "
 			if n.changed {
 				what = "changed "
 			}
-			evs = append(evs, []any{o.Publisher, "publish", n.s.Path, int32(n.version), what + n.commit})
+			ev.action, ev.path, ev.version, ev.detail = append(ev.action, "publish"), append(ev.path, n.s.Path), append(ev.version, int32(n.version)), append(ev.detail, what+n.commit)
 		}
 		for _, c := range p.res.Removed {
 			gone, goneNS = append(gone, c.Path), append(goneNS, p.ns)
-			evs = append(evs, []any{o.Publisher, "remove", c.Path, int32(c.Version), "missing from the published tree"})
+			ev.action, ev.path, ev.version, ev.detail = append(ev.action, "remove"), append(ev.path, c.Path), append(ev.version, int32(c.Version)), append(ev.detail, "missing from the published tree")
 		}
 	}
-	if len(rowsV) > 0 {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"versions"},
-			[]string{"path", "version", "namespace", "digest", "size", "files", "manifest", "published_by", "source_commit"},
-			pgx.CopyFromRows(rowsV)); err != nil {
-			return err
-		}
-		// New skills are copied in; skills seen before are updated. A
-		// skill another publish created meanwhile fails the copy on its key.
-		var fresh [][]any
-		var sp, sn, sd []string
-		var sv []int32
-		for i := range paths {
-			if known[i] {
-				sp, sn, sv, sd = append(sp, paths[i]), append(sn, nss[i]), append(sv, vers[i]), append(sd, digs[i])
-			} else {
-				fresh = append(fresh, []any{paths[i], nss[i], vers[i], digs[i], gen})
-			}
-		}
-		if len(fresh) > 0 {
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"skills"}, []string{"path", "namespace", "current", "digest", "generation"}, pgx.CopyFromRows(fresh)); err != nil {
-				return err
-			}
-		}
-		if len(sp) > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE skills s SET current = t.v, digest = t.d, generation = $5, updated_at = now()
-				FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) AS t(p, n, v, d) WHERE s.path = t.p AND s.namespace = t.n`,
-				sp, sn, sv, sd, gen); err != nil {
-				return err
-			}
-		}
+	if len(v.path) > 0 {
+		b.Queue(`INSERT INTO versions (path, version, namespace, digest, size, files, manifest, published_by, source_commit)
+			SELECT p, v, n, d, s, f, m::json, $9, c FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::text[], $8::text[]) AS t(p, v, n, d, s, f, m, c)`,
+			v.path, v.version, v.ns, v.digest, v.size, v.files, v.manifest, v.commit, o.Publisher)
+	}
+	// New skills are inserted (a skill another publish created meanwhile
+	// fails on its key); skills seen before are updated.
+	if len(fresh.path) > 0 {
+		b.Queue(`INSERT INTO skills (path, namespace, current, digest, generation)
+			SELECT p, n, v, d, (SELECT generation FROM registry_state) FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) AS t(p, n, v, d)`,
+			fresh.path, fresh.ns, fresh.version, fresh.digest)
+	}
+	if len(seen.path) > 0 {
+		b.Queue(`UPDATE skills s SET current = t.v, digest = t.d, generation = (SELECT generation FROM registry_state), updated_at = now()
+			FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) AS t(p, n, v, d) WHERE s.path = t.p AND s.namespace = t.n`,
+			seen.path, seen.ns, seen.version, seen.digest)
 	}
 	if len(gone) > 0 {
-		if _, err := tx.Exec(ctx, `UPDATE skills s SET current = NULL, digest = '', generation = $3, updated_at = now()
-			FROM unnest($1::text[], $2::text[]) AS t(p, n) WHERE s.path = t.p AND s.namespace = t.n`, gone, goneNS, gen); err != nil {
-			return err
-		}
+		b.Queue(`UPDATE skills s SET current = NULL, digest = '', generation = (SELECT generation FROM registry_state), updated_at = now()
+			FROM unnest($1::text[], $2::text[]) AS t(p, n) WHERE s.path = t.p AND s.namespace = t.n`, gone, goneNS)
 	}
-	if len(evs) > 0 {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"events"}, []string{"who", "action", "path", "version", "detail"}, pgx.CopyFromRows(evs)); err != nil {
-			return err
-		}
+	if len(ev.path) > 0 {
+		b.Queue(`INSERT INTO events (who, action, path, version, detail)
+			SELECT $5, a, p, v, d FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) AS t(a, p, v, d)`,
+			ev.action, ev.path, ev.version, ev.detail, o.Publisher)
 	}
+}
+
+// queueBlobs reads the new content (a few MiB at most) and queues it;
+// content another publish stored meanwhile is skipped.
+func queueBlobs(b *pgx.Batch, files []fileRef) error {
+	if len(files) == 0 {
+		return nil
+	}
+	rows, stop := readAhead(files)
+	defer stop()
+	var digests []string
+	var sizes []int64
+	var data [][]byte
+	for r := range rows {
+		if r.err != nil {
+			return fmt.Errorf("registry: reading %s: %w; nothing was published", r.f.Path, r.err)
+		}
+		digests, sizes, data = append(digests, r.f.Digest), append(sizes, r.f.Size), append(data, r.data)
+	}
+	b.Queue(`INSERT INTO blobs (digest, size, data) SELECT * FROM unnest($1::text[], $2::bigint[], $3::bytea[]) ON CONFLICT (digest) DO NOTHING`, digests, sizes, data)
 	return nil
 }
 
