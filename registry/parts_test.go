@@ -3,11 +3,14 @@ package registry_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
+	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/registry"
 )
 
@@ -169,5 +172,42 @@ func TestMigrateDigests(t *testing.T) {
 	var d string
 	if err := conn.QueryRow(ctx, `SELECT digest FROM skills WHERE path = 'acme/x'`).Scan(&d); err != nil || d != "sha256:01" {
 		t.Errorf("digest after the migration: %q %v, want sha256:01 (version 1's)", d, err)
+	}
+}
+
+// TestPublishContentPaths: new content up to 1,000 files travels with the
+// metadata, more is streamed with COPY; either way every new file is
+// stored, content already stored is not stored again, and the replica
+// serves what was published.
+func TestPublishContentPaths(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{1001, 1002} { // files; one of them already stored
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			dsn := newDB(t)
+			conn := connect(t, dsn)
+			fsys := fstest.MapFS{}
+			for i := range n - 3 {
+				fsys[fmt.Sprintf("s%d/f%03d.txt", i%3, i)] = &fstest.MapFile{Data: fmt.Appendf(nil, "file %d of %d\n", i, n)}
+			}
+			for i := range 3 {
+				fsys[fmt.Sprintf("s%d/SKILL.md", i)] = &fstest.MapFile{Data: fmt.Appendf(nil, "---\nname: s%d\ndescription: Skill %d.\n---\n", i, i)}
+			}
+			cat, err := catalog.Open(fsys, &catalog.Options{Logger: discard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// One file is already stored, by another publish.
+			one := cat.File("skill://s0/SKILL.md")
+			data, _ := cat.ReadFile(one)
+			if _, err := registry.Migrate(ctx, conn); err != nil {
+				t.Fatal(err)
+			}
+			conn.Exec(ctx, `INSERT INTO blobs VALUES ($1, $2, $3)`, one.Digest, one.Size, data)
+			res := publish(t, conn, cat, nil)
+			if res.BlobsStored != n-1 || len(res.Added) != 3 {
+				t.Fatalf("%d files: %d stored, %d skills added; want %d and 3", n, res.BlobsStored, len(res.Added), n-1)
+			}
+			sameContent(t, cat, openReplica(t, dsn).Snapshot())
+		})
 	}
 }

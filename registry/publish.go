@@ -382,13 +382,17 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 		}
 		timing.Content = time.Since(t)
 		t = time.Now()
-		// The generation row is locked from here to COMMIT: the heavy
-		// work (content) is done above, outside that lock.
-		mb.Queue(`UPDATE registry_state SET generation = generation + 1, changed_at = clock_timestamp() RETURNING generation`).QueryRow(func(row pgx.Row) error {
+		// The generation row is locked from the bump to COMMIT: the heavy
+		// work (content, many versions) is done before it.
+		bumped := &pgx.Batch{}
+		bumped.Queue(`UPDATE registry_state SET generation = generation + 1, changed_at = clock_timestamp() RETURNING generation`).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&gen)
 		})
-		mb.Queue(`SELECT pg_notify($1, generation::text) FROM registry_state`, Channel)
-		queueVersions(mb, plans, o)
+		bumped.Queue(`SELECT pg_notify($1, generation::text) FROM registry_state`, Channel)
+		if err := queueVersions(ctx, tx, bumped, plans, o); err != nil {
+			return err
+		}
+		mb.QueuedQueries = append(mb.QueuedQueries, bumped.QueuedQueries...)
 		if err := tx.SendBatch(ctx, mb).Close(); err != nil {
 			return err
 		}
@@ -542,8 +546,8 @@ const (
 
 // queueVersions queues the new versions, the skills' current versions and
 // the events of every namespace: one statement each for all of them, the
-// generation read from the row the publish just bumped.
-func queueVersions(b *pgx.Batch, plans []*nsPlan, o PublishOptions) {
+// generation read from the row the publish bumps earlier in b.
+func queueVersions(ctx context.Context, tx pgx.Tx, b *pgx.Batch, plans []*nsPlan, o PublishOptions) error {
 	var v struct {
 		path, ns, digest, manifest, commit []string
 		version, files                     []int32
@@ -578,7 +582,27 @@ func queueVersions(b *pgx.Batch, plans []*nsPlan, o PublishOptions) {
 			ev.action, ev.path, ev.version, ev.detail = append(ev.action, "remove"), append(ev.path, c.Path), append(ev.version, int32(c.Version)), append(ev.detail, "missing from the published tree")
 		}
 	}
-	if len(v.path) > 0 {
+	// Many versions and events are streamed with COPY, right away (before
+	// the generation row is locked): as statement parameters they would
+	// cost the server more to decode than they save in round trips.
+	bulk := len(v.path) > smallFiles
+	if bulk {
+		rows := make([][]any, len(v.path))
+		for i := range rows {
+			rows[i] = []any{v.path[i], v.version[i], v.ns[i], v.digest[i], v.size[i], v.files[i], v.manifest[i], o.Publisher, v.commit[i]}
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"versions"},
+			[]string{"path", "version", "namespace", "digest", "size", "files", "manifest", "published_by", "source_commit"}, pgx.CopyFromRows(rows)); err != nil {
+			return err
+		}
+		rows = make([][]any, len(ev.path))
+		for i := range rows {
+			rows[i] = []any{o.Publisher, ev.action[i], ev.path[i], ev.version[i], ev.detail[i]}
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"events"}, []string{"who", "action", "path", "version", "detail"}, pgx.CopyFromRows(rows)); err != nil {
+			return err
+		}
+	} else if len(v.path) > 0 {
 		b.Queue(`INSERT INTO versions (path, version, namespace, digest, size, files, manifest, published_by, source_commit)
 			SELECT p, v, n, d, s, f, m::json, $9, c FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::text[], $8::text[]) AS t(p, v, n, d, s, f, m, c)`,
 			v.path, v.version, v.ns, v.digest, v.size, v.files, v.manifest, v.commit, o.Publisher)
@@ -599,11 +623,12 @@ func queueVersions(b *pgx.Batch, plans []*nsPlan, o PublishOptions) {
 		b.Queue(`UPDATE skills s SET current = NULL, digest = '', generation = (SELECT generation FROM registry_state), updated_at = now()
 			FROM unnest($1::text[], $2::text[]) AS t(p, n) WHERE s.path = t.p AND s.namespace = t.n`, gone, goneNS)
 	}
-	if len(ev.path) > 0 {
+	if len(ev.path) > 0 && !bulk {
 		b.Queue(`INSERT INTO events (who, action, path, version, detail)
 			SELECT $5, a, p, v, d FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) AS t(a, p, v, d)`,
 			ev.action, ev.path, ev.version, ev.detail, o.Publisher)
 	}
+	return nil
 }
 
 // queueBlobs reads the new content (a few MiB at most) and queues it;
