@@ -488,9 +488,9 @@ func overlaps(a, b string) bool {
 func (p *nsPlan) compare(digests map[string]fileRef, again *[]string) error {
 	all := p.news
 	p.news = p.news[:0]
-	h := newDigester()
-	for _, n := range all {
-		d := skillDigest(n.s, h)
+	ds := skillDigests(all)
+	for i, n := range all {
+		d := ds[i]
 		c, ok := p.cur[n.s.Path]
 		if ok {
 			c.seen = true
@@ -521,6 +521,27 @@ func (p *nsPlan) compare(digests map[string]fileRef, again *[]string) error {
 	}
 	sortChanges(p.res.Removed)
 	return nil
+}
+
+// skillDigests hashes the skills' manifests on a few goroutines: for a
+// re-publish of a large namespace with few changes, this is most of the
+// work left on the publisher's side.
+func skillDigests(ns []newVersion) []string {
+	out := make([]string, len(ns))
+	workers := min(runtime.GOMAXPROCS(0), 4, max(1, len(ns)/256))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := newDigester()
+			for i := w * len(ns) / workers; i < (w+1)*len(ns)/workers; i++ {
+				out[i] = skillDigest(ns[i].s, h)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // record fills p.res with the new versions.
