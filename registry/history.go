@@ -132,7 +132,8 @@ func Rollback(ctx context.Context, conn *pgx.Conn, path string, v int, who strin
 		if err != nil {
 			return dbError("rollback", err)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE skills SET current = $2, generation = $3, updated_at = now() WHERE path = $1`, path, v, gen); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE skills SET current = $2, digest = (SELECT digest FROM versions WHERE path = $1 AND version = $2),
+			generation = $3, updated_at = now() WHERE path = $1`, path, v, gen); err != nil {
 			return dbError("rollback", err)
 		}
 		// A rollback changes the namespace: a publish planned before it conflicts.
@@ -164,8 +165,10 @@ func Yank(ctx context.Context, conn *pgx.Conn, path string, v int, who, reason s
 		if err != nil {
 			return dbError("yank", err)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE skills SET current = (SELECT max(version) FROM versions WHERE path = $1 AND version < $2 AND yanked_at IS NULL), generation = $3, updated_at = now()
-			WHERE path = $1 AND current = $2`, path, v, gen); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE skills s SET current = f.version, digest = coalesce(f.digest, ''), generation = $3, updated_at = now()
+			FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT version, digest FROM versions
+				WHERE path = $1 AND version < $2 AND yanked_at IS NULL ORDER BY version DESC LIMIT 1) f ON true
+			WHERE s.path = $1 AND s.current = $2`, path, v, gen); err != nil {
 			return dbError("yank", err)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE namespaces SET revision = revision + 1 WHERE prefix = $1`, ns); err != nil {

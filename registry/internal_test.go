@@ -3,7 +3,10 @@ package registry
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"testing"
+
+	"github.com/skillport/skillport/catalog"
 )
 
 // TestCacheBound fills the content cache past its bound: it never holds
@@ -47,4 +50,23 @@ func FuzzIndexSkill(f *testing.F) {
 			t.Errorf("no root directory for %s", ix.sk.Root)
 		}
 	})
+}
+
+// TestSkillDigest: the digest a publish compares is the one stored with
+// each version (manifest.digest), or every skill published before would
+// look changed.
+func TestSkillDigest(t *testing.T) {
+	cat, err := catalog.OpenDir(filepath.Join("..", "examples", "skills"), &catalog.Options{Prefix: "team"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cat.Skills()) == 0 {
+		t.Fatal("no example skills")
+	}
+	h := newDigester()
+	for _, s := range cat.Skills() {
+		if got, want := skillDigest(s, h), manifestOf(s).digest(); got != want {
+			t.Errorf("%s: skillDigest %s, manifest digest %s", s.Path, got, want)
+		}
+	}
 }

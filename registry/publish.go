@@ -7,11 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -53,12 +57,16 @@ type PublishResult struct {
 	Added, Changed, Removed []Change
 	Unchanged               int
 	// BlobsStored and BytesStored count the content that was new to the
-	// registry; the rest was already stored by digest.
+	// registry; the rest was already stored by digest. Content that two
+	// namespaces of one publish share counts for the first.
 	BlobsStored int
 	BytesStored int64
 	// Generation is the registry's generation after the publish (unchanged
 	// when nothing changed).
 	Generation int64
+	// Timing is where the publish spent its time (the same for every
+	// namespace of one publish).
+	Timing PublishTiming
 }
 
 // manifest is what a version records of a skill besides its content.
@@ -86,25 +94,106 @@ func manifestOf(s *catalog.Skill) manifest {
 
 // digest identifies a version's content: frontmatter and files.
 func (m manifest) digest() string {
-	h := sha256.New()
-	h.Write(m.Frontmatter)
-	buf := make([]byte, 0, 256)
+	h := newDigester()
+	h.frontmatter(m.Frontmatter)
 	for _, f := range m.Files {
-		buf = append(buf[:0], '\n')
-		buf = append(buf, f.Rel...)
-		buf = append(buf, 0)
-		buf = append(buf, f.Digest...)
-		buf = append(buf, 0)
-		buf = strconv.AppendInt(buf, f.Size, 10)
-		h.Write(buf)
+		h.file(f.Rel, f.Digest, f.Size)
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return h.sum()
+}
+
+// skillDigest is manifestOf(s).digest() without building the manifest: a
+// publish computes it for every skill, and builds manifests only of those
+// that changed.
+func skillDigest(s *catalog.Skill, h *digester) string {
+	h.reset()
+	h.frontmatter(s.Frontmatter.JSON())
+	for _, f := range s.Files {
+		h.file(strings.TrimPrefix(f.URI, s.Root+"/"), f.Digest, f.Size)
+	}
+	return h.sum()
+}
+
+type digester struct {
+	h   hash.Hash
+	buf []byte
+}
+
+func newDigester() *digester { return &digester{h: sha256.New(), buf: make([]byte, 0, 256)} }
+
+func (d *digester) reset()                { d.h.Reset() }
+func (d *digester) frontmatter(fm []byte) { d.h.Write(fm) }
+
+func (d *digester) file(rel, digest string, size int64) {
+	d.buf = append(d.buf[:0], '\n')
+	d.buf = append(d.buf, rel...)
+	d.buf = append(d.buf, 0)
+	d.buf = append(d.buf, digest...)
+	d.buf = append(d.buf, 0)
+	d.buf = strconv.AppendInt(d.buf, size, 10)
+	d.h.Write(d.buf)
+}
+
+func (d *digester) sum() string {
+	var out [sha256.Size]byte
+	return "sha256:" + hex.EncodeToString(d.h.Sum(out[:0]))
+}
+
+// Part is one source of a publish of several sources ([PublishParts]).
+type Part struct {
+	// Name says where the part came from (a directory, a git source), so
+	// that an error about two parts can name both.
+	Name string
+	// Catalog holds the part's skills; its prefix (Options().Prefix) is
+	// the namespace it publishes. Parts with the same prefix publish that
+	// namespace together.
+	Catalog *catalog.Catalog
+	// Commit is recorded with the part's new versions; empty means
+	// [PublishOptions.Commit].
+	Commit string
+}
+
+// PublishTiming says where a publish spent its time, so that a slow
+// publish can be told apart: reading the registry's state and comparing
+// (Plan), reading and storing new content (Content), writing versions,
+// skills and events (Metadata), committing and, after a large publish,
+// refreshing the planner's statistics (Commit).
+type PublishTiming struct {
+	Plan, Content, Metadata, Commit time.Duration
 }
 
 type currentSkill struct {
-	current    int // 0 when removed
-	digest     string
-	maxVersion int
+	current int // 0 when removed
+	digest  string
+	seen    bool // in the published tree
+}
+
+// fileRef is a file to store, the catalog that reads it, and the result
+// of the namespace that brings it (and counts it as stored).
+type fileRef struct {
+	cat *catalog.Catalog
+	f   *catalog.File
+	res *PublishResult
+}
+
+// nsPlan is what a publish does to one namespace.
+type nsPlan struct {
+	ns       string
+	parts    []string // names of the parts publishing it
+	revision int64    // -1 when the namespace is new
+	cur      map[string]*currentSkill
+	news     []newVersion
+	res      *PublishResult
+}
+
+type newVersion struct {
+	s       *catalog.Skill
+	cat     *catalog.Catalog
+	commit  string
+	m       []byte
+	digest  string
+	version int
+	changed bool
 }
 
 // Publish stores cat's skills in the registry as the namespace named by its
@@ -119,6 +208,20 @@ type currentSkill struct {
 // opts.MaxBytes ([ErrTooLarge]), and a publish that raced another of the
 // same namespace ([ErrConflict]); in every case nothing is written.
 func Publish(ctx context.Context, conn *pgx.Conn, cat *catalog.Catalog, opts *PublishOptions) (*PublishResult, error) {
+	res, err := PublishParts(ctx, conn, []Part{{Name: cat.SourceDir(), Catalog: cat}}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// PublishParts publishes several catalogs in one transaction, as [Publish]
+// does one: all of them or nothing. Parts with the same prefix publish one
+// namespace together; a skill path in two of them ([ErrCollision]), or two
+// prefixes of which one contains the other ([ErrOverlap]), is refused
+// naming both parts, before the registry is touched. It returns one result
+// per namespace, in the order the parts first name them.
+func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *PublishOptions) ([]*PublishResult, error) {
 	var o PublishOptions
 	if opts != nil {
 		o = *opts
@@ -129,215 +232,445 @@ func Publish(ctx context.Context, conn *pgx.Conn, cat *catalog.Catalog, opts *Pu
 	if o.MaxBytes == 0 {
 		o.MaxBytes = DefaultMaxPublishBytes
 	}
-	if err := invalid(cat); err != nil {
-		return nil, err
+	if len(parts) == 0 {
+		return nil, errors.New("registry: nothing to publish: name at least one source")
 	}
-	if cat.Options().Scheme != "" && cat.Options().Scheme != catalog.DefaultScheme {
-		return nil, fmt.Errorf("registry: only %s:// skills can be published (the catalog uses %s://)", catalog.DefaultScheme, cat.Options().Scheme)
+	t0 := time.Now()
+	plans, byNS, err := planParts(parts, o.Commit)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := Migrate(ctx, conn); err != nil {
 		return nil, err
 	}
-	ns := cat.Options().Prefix
-	res := &PublishResult{Namespace: ns}
+	nss := make([]string, len(plans))
+	for i, p := range plans {
+		nss[i] = p.ns
+	}
 
-	// Read the namespace as it is now; the commit fails if it moved since.
-	revision := int64(-1)
-	err := conn.QueryRow(ctx, `SELECT revision FROM namespaces WHERE prefix = $1`, ns).Scan(&revision)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return nil, dbError("publish", err)
-	}
-	cur := map[string]currentSkill{}
-	rows, err := conn.Query(ctx, `SELECT s.path, coalesce(s.current, 0), coalesce(v.digest, ''), m.max
-		FROM skills s LEFT JOIN versions v ON v.path = s.path AND v.version = s.current
-		JOIN (SELECT path, max(version) AS max FROM versions WHERE namespace = $1 GROUP BY path) m ON m.path = s.path
-		WHERE s.namespace = $1`, ns)
-	if err != nil {
-		return nil, dbError("publish", err)
-	}
-	for rows.Next() {
-		var p string
+	// The namespaces as they are now, in one round trip; the commit fails
+	// if one moved since.
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT prefix, revision FROM namespaces WHERE prefix = ANY($1)`, nss).Query(func(rows pgx.Rows) error {
+		var ns string
+		var rev int64
+		_, err := pgx.ForEachRow(rows, []any{&ns, &rev}, func() error { plans[byNS[ns]].revision = rev; return nil })
+		return err
+	})
+	batch.Queue(`SELECT namespace, path, coalesce(current, 0), digest FROM skills WHERE namespace = ANY($1)`, nss).Query(func(rows pgx.Rows) error {
+		var ns, path string
 		var c currentSkill
-		if err := rows.Scan(&p, &c.current, &c.digest, &c.maxVersion); err != nil {
-			return nil, dbError("publish", err)
-		}
-		cur[p] = c
-	}
-	if err := rows.Err(); err != nil {
+		_, err := pgx.ForEachRow(rows, []any{&ns, &path, &c.current, &c.digest}, func() error {
+			cc := c
+			plans[byNS[ns]].cur[path] = &cc
+			return nil
+		})
+		return err
+	})
+	if err := conn.SendBatch(ctx, batch).Close(); err != nil {
 		return nil, dbError("publish", err)
 	}
 
-	type newVersion struct {
-		s       *catalog.Skill
-		m       []byte
-		digest  string
-		version int
-	}
-	var news []newVersion
-	published := map[string]bool{}
-	digests := map[string]*catalog.File{}
-	for _, s := range cat.Skills() {
-		published[s.Path] = true
-		m := manifestOf(s)
-		d := m.digest()
-		c, ok := cur[s.Path]
-		if ok && c.current != 0 && c.digest == d {
-			res.Unchanged++
-			continue
-		}
-		mb, err := json.Marshal(m)
-		if err != nil {
+	digests := map[string]fileRef{}
+	var again []string // changed or re-added skills: their next version number is needed
+	changes := false
+	for _, p := range plans {
+		if err := p.compare(digests, &again); err != nil {
 			return nil, err
 		}
-		nv := newVersion{s: s, m: mb, digest: d, version: c.maxVersion + 1}
-		news = append(news, nv)
-		ch := Change{Path: s.Path, Version: nv.version, Files: len(s.Files), Size: s.Size}
-		if ok && c.current != 0 {
-			res.Changed = append(res.Changed, ch)
-		} else {
-			res.Added = append(res.Added, ch)
-		}
-		for _, f := range s.Files {
-			digests[f.Digest] = f
-		}
+		changes = changes || len(p.news) > 0 || len(p.res.Removed) > 0 || p.revision < 0
 	}
-	for p, c := range cur {
-		if c.current != 0 && !published[p] {
-			res.Removed = append(res.Removed, Change{Path: p, Version: c.current})
-		}
+	results := make([]*PublishResult, len(plans))
+	for i, p := range plans {
+		results[i] = p.res
 	}
-	sortChanges(res.Removed)
-	if len(news) == 0 && len(res.Removed) == 0 && revision >= 0 {
-		err := conn.QueryRow(ctx, `SELECT generation FROM registry_state`).Scan(&res.Generation)
-		return res, dbError("publish", err)
+	if !changes {
+		var gen int64
+		err := conn.QueryRow(ctx, `SELECT generation FROM registry_state`).Scan(&gen)
+		for _, r := range results {
+			r.Generation = gen
+			r.Timing.Plan = time.Since(t0)
+		}
+		return results, dbError("publish", err)
 	}
 
-	// Content the registry does not hold yet.
+	// Version numbers of skills seen before, and the content the registry
+	// does not hold yet, in one round trip.
+	next := map[string]int{}
 	want := make([]string, 0, len(digests))
 	for d := range digests {
 		want = append(want, d)
 	}
 	have := map[string]bool{}
-	rows, err = conn.Query(ctx, `SELECT digest FROM blobs WHERE digest = ANY($1)`, want)
-	if err != nil {
-		return nil, dbError("publish", err)
+	batch = &pgx.Batch{}
+	if len(again) > 0 {
+		batch.Queue(`SELECT path, max(version) FROM versions WHERE path = ANY($1) GROUP BY path`, again).Query(func(rows pgx.Rows) error {
+			var path string
+			var v int
+			_, err := pgx.ForEachRow(rows, []any{&path, &v}, func() error { next[path] = v; return nil })
+			return err
+		})
 	}
-	for rows.Next() {
+	batch.Queue(`SELECT digest FROM blobs WHERE digest = ANY($1)`, want).Query(func(rows pgx.Rows) error {
 		var d string
-		if err := rows.Scan(&d); err != nil {
-			return nil, dbError("publish", err)
-		}
-		have[d] = true
-	}
-	if err := rows.Err(); err != nil {
+		_, err := pgx.ForEachRow(rows, []any{&d}, func() error { have[d] = true; return nil })
+		return err
+	})
+	if err := conn.SendBatch(ctx, batch).Close(); err != nil {
 		return nil, dbError("publish", err)
 	}
-	var missing []*catalog.File
+	var missing []fileRef
+	var bytes int64
 	for _, d := range want {
-		if !have[d] {
-			f := digests[d]
-			missing = append(missing, f)
-			res.BlobsStored++
-			res.BytesStored += f.Size
+		if r := digests[d]; !have[d] {
+			missing = append(missing, r)
+			bytes += r.f.Size
+			r.res.BlobsStored++
+			r.res.BytesStored += r.f.Size
 		}
 	}
-	if res.BytesStored > o.MaxBytes {
-		return nil, fmt.Errorf("registry: publishing %s would store %d bytes of new content, over the limit of %d: %w; publish smaller trees or raise the limit", nsName(ns), res.BytesStored, o.MaxBytes, ErrTooLarge)
+	if bytes > o.MaxBytes {
+		what := nsName(plans[0].ns)
+		if len(plans) > 1 {
+			what = fmt.Sprintf("%d namespaces", len(plans))
+		}
+		return nil, fmt.Errorf("registry: publishing %s would store %d bytes of new content, over the limit of %d: %w; publish smaller trees or raise the limit", what, bytes, o.MaxBytes, ErrTooLarge)
 	}
+	for _, p := range plans {
+		for i := range p.news {
+			n := &p.news[i]
+			n.version = next[n.s.Path] + 1
+		}
+		p.record()
+	}
+	var timing PublishTiming
+	timing.Plan = time.Since(t0)
 
+	var gen int64
 	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if revision < 0 {
-			if err := createNamespace(ctx, tx, ns, o.Publisher); err != nil {
-				return err
+		for _, p := range plans {
+			if p.revision < 0 {
+				if err := createNamespace(ctx, tx, p.ns, o.Publisher); err != nil {
+					return err
+				}
+				p.revision = 0
 			}
-			revision = 0
 		}
-		tag, err := tx.Exec(ctx, `UPDATE namespaces SET revision = revision + 1 WHERE prefix = $1 AND revision = $2`, ns, revision)
-		if err != nil {
+		// Every namespace moves to its next revision first: a publisher
+		// that lost a race learns it before sending content.
+		nb := &pgx.Batch{}
+		for _, p := range plans {
+			nb.Queue(`UPDATE namespaces SET revision = revision + 1 WHERE prefix = $1 AND revision = $2`, p.ns, p.revision).Exec(func(tag pgconn.CommandTag) error {
+				if tag.RowsAffected() != 1 {
+					return fmt.Errorf("registry: %s was published by someone else while this publish ran: %w; nothing was published, run publish again", nsName(p.ns), ErrConflict)
+				}
+				return nil
+			})
+		}
+		if err := tx.SendBatch(ctx, nb).Close(); err != nil {
 			return err
 		}
-		if tag.RowsAffected() != 1 {
-			return fmt.Errorf("registry: %s was published by someone else while this publish ran: %w; nothing was published, run publish again", nsName(ns), ErrConflict)
-		}
-		if len(missing) > 0 {
-			if err := storeBlobs(ctx, tx, cat, missing); err != nil {
+		t := time.Now()
+		mb := &pgx.Batch{}
+		if bytes <= smallContent && len(missing) <= smallFiles {
+			// Little new content travels with the metadata, in one round trip.
+			if err := queueBlobs(mb, missing); err != nil {
 				return err
 			}
-		}
-		// The generation row is locked from here to COMMIT: the heavy
-		// work (content) is done above, outside that lock.
-		gen, err := bump(ctx, tx)
-		res.Generation = gen
-		if err != nil {
+		} else if err := storeBlobs(ctx, tx, missing); err != nil {
 			return err
 		}
-		if len(news) > 0 {
-			rowsV := make([][]any, len(news))
-			for i, n := range news {
-				rowsV[i] = []any{n.s.Path, n.version, ns, n.digest, n.s.Size, len(n.s.Files), string(n.m), o.Publisher, o.Commit}
-			}
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"versions"},
-				[]string{"path", "version", "namespace", "digest", "size", "files", "manifest", "published_by", "source_commit"},
-				pgx.CopyFromRows(rowsV)); err != nil {
-				return err
-			}
-			paths := make([]string, len(news))
-			vers := make([]int32, len(news))
-			for i, n := range news {
-				paths[i], vers[i] = n.s.Path, int32(n.version)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO skills (path, namespace, current, generation)
-				SELECT p, $3, v, $4 FROM unnest($1::text[], $2::int[]) AS t(p, v)
-				ON CONFLICT (path) DO UPDATE SET current = excluded.current, generation = excluded.generation, updated_at = now()`, paths, vers, ns, gen); err != nil {
-				return err
-			}
+		timing.Content = time.Since(t)
+		t = time.Now()
+		// The generation row is locked from the bump to COMMIT: the heavy
+		// work (content, many versions) is done before it.
+		bumped := &pgx.Batch{}
+		bumped.Queue(`UPDATE registry_state SET generation = generation + 1, changed_at = clock_timestamp() RETURNING generation`).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&gen)
+		})
+		bumped.Queue(`SELECT pg_notify($1, generation::text) FROM registry_state`, Channel)
+		if err := queueVersions(ctx, tx, bumped, plans, o); err != nil {
+			return err
 		}
-		if len(res.Removed) > 0 {
-			paths := make([]string, len(res.Removed))
-			for i, r := range res.Removed {
-				paths[i] = r.Path
-			}
-			if _, err := tx.Exec(ctx, `UPDATE skills SET current = NULL, generation = $3, updated_at = now() WHERE namespace = $1 AND path = ANY($2)`, ns, paths, gen); err != nil {
-				return err
-			}
-		}
-		var evs [][]any
-		for _, c := range res.Added {
-			evs = append(evs, []any{o.Publisher, "publish", c.Path, int32(c.Version), "added " + o.Commit})
-		}
-		for _, c := range res.Changed {
-			evs = append(evs, []any{o.Publisher, "publish", c.Path, int32(c.Version), "changed " + o.Commit})
-		}
-		for _, c := range res.Removed {
-			evs = append(evs, []any{o.Publisher, "remove", c.Path, int32(c.Version), "missing from the published tree"})
-		}
-		if len(evs) > 0 {
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"events"}, []string{"who", "action", "path", "version", "detail"}, pgx.CopyFromRows(evs)); err != nil {
-				return err
-			}
+		mb.QueuedQueries = append(mb.QueuedQueries, bumped.QueuedQueries...)
+		if err := tx.SendBatch(ctx, mb).Close(); err != nil {
+			return err
 		}
 		if o.beforeCommit != nil {
 			o.beforeCommit(tx)
 		}
+		timing.Metadata = time.Since(t)
 		return nil
 	})
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "23505" {
-			return nil, fmt.Errorf("registry: another publish stored a version of the same skill while this publish of %s ran: %w; nothing was published, run publish again", nsName(ns), ErrConflict)
+			return nil, fmt.Errorf("registry: another publish stored a version of the same skill while this publish of %s ran: %w; nothing was published, run publish again", nsName(plans[0].ns), ErrConflict)
 		}
 		return nil, dbError("publish (nothing was published)", err)
 	}
-	if len(news) >= 1000 {
+	news := 0
+	for _, p := range plans {
+		news += len(p.news)
+	}
+	if news >= 1000 {
 		// Fresh statistics after a bulk publish keep the planner from
 		// nested-looping over the namespace on the next one.
 		if _, err := conn.Exec(ctx, `ANALYZE skills, versions`); err != nil {
 			return nil, dbError("publish (published; analyzing failed)", err)
 		}
 	}
-	sortChanges(res.Added)
-	sortChanges(res.Changed)
-	return res, nil
+	timing.Commit = time.Since(t0) - timing.Plan - timing.Content - timing.Metadata
+	for _, r := range results {
+		r.Generation = gen
+		r.Timing = timing
+	}
+	return results, nil
+}
+
+// planParts checks the parts against each other and groups them by
+// namespace.
+func planParts(parts []Part, commit string) ([]*nsPlan, map[string]int, error) {
+	var plans []*nsPlan
+	byNS := map[string]int{}
+	from := map[string]string{} // skill path -> part name
+	for _, pt := range parts {
+		cat := pt.Catalog
+		name := pt.Name
+		if name == "" {
+			name = "the catalog"
+		}
+		if err := invalid(cat); err != nil {
+			if len(parts) > 1 {
+				return nil, nil, fmt.Errorf("%s: %w", name, err)
+			}
+			return nil, nil, err
+		}
+		if cat.Options().Scheme != "" && cat.Options().Scheme != catalog.DefaultScheme {
+			return nil, nil, fmt.Errorf("registry: %s: only %s:// skills can be published (the catalog uses %s://)", name, catalog.DefaultScheme, cat.Options().Scheme)
+		}
+		ns := cat.Options().Prefix
+		i, ok := byNS[ns]
+		if !ok {
+			for _, q := range plans {
+				if overlaps(ns, q.ns) {
+					return nil, nil, fmt.Errorf("registry: %s (from %s) overlaps %s (from %s): %w; nothing was published, give the sources prefixes that do not contain each other", nsName(ns), name, nsName(q.ns), q.parts[0], ErrOverlap)
+				}
+			}
+			i = len(plans)
+			byNS[ns] = i
+			plans = append(plans, &nsPlan{ns: ns, revision: -1, cur: map[string]*currentSkill{}, res: &PublishResult{Namespace: ns}})
+		}
+		p := plans[i]
+		p.parts = append(p.parts, name)
+		c := pt.Commit
+		if c == "" {
+			c = commit
+		}
+		for _, s := range cat.Skills() {
+			if other, dup := from[s.Path]; dup {
+				return nil, nil, fmt.Errorf("registry: skill %s is in both %s and %s: %w; nothing was published, remove one or give the sources different prefixes", s.Path, other, name, ErrCollision)
+			}
+			from[s.Path] = name
+			p.news = append(p.news, newVersion{s: s, cat: cat, commit: c})
+		}
+	}
+	return plans, byNS, nil
+}
+
+// overlaps reports whether namespaces a and b cannot both exist.
+func overlaps(a, b string) bool {
+	return a == "" || b == "" || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/")
+}
+
+// compare keeps in p.news only the skills that are new or changed, finds
+// the removed ones, and collects the files of the new versions.
+func (p *nsPlan) compare(digests map[string]fileRef, again *[]string) error {
+	all := p.news
+	p.news = p.news[:0]
+	ds := skillDigests(all)
+	for i, n := range all {
+		d := ds[i]
+		c, ok := p.cur[n.s.Path]
+		if ok {
+			c.seen = true
+		}
+		if ok && c.current != 0 && c.digest == d {
+			p.res.Unchanged++
+			continue
+		}
+		mb, err := json.Marshal(manifestOf(n.s))
+		if err != nil {
+			return err
+		}
+		n.m, n.digest, n.changed = mb, d, ok && c.current != 0
+		if ok {
+			*again = append(*again, n.s.Path)
+		}
+		p.news = append(p.news, n)
+		for _, f := range n.s.Files {
+			if _, dup := digests[f.Digest]; !dup {
+				digests[f.Digest] = fileRef{n.cat, f, p.res}
+			}
+		}
+	}
+	for path, c := range p.cur {
+		if c.current != 0 && !c.seen {
+			p.res.Removed = append(p.res.Removed, Change{Path: path, Version: c.current})
+		}
+	}
+	sortChanges(p.res.Removed)
+	return nil
+}
+
+// skillDigests hashes the skills' manifests on a few goroutines: for a
+// re-publish of a large namespace with few changes, this is most of the
+// work left on the publisher's side.
+func skillDigests(ns []newVersion) []string {
+	out := make([]string, len(ns))
+	workers := min(runtime.GOMAXPROCS(0), 4, max(1, len(ns)/256))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := newDigester()
+			for i := w * len(ns) / workers; i < (w+1)*len(ns)/workers; i++ {
+				out[i] = skillDigest(ns[i].s, h)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// record fills p.res with the new versions.
+func (p *nsPlan) record() {
+	for _, n := range p.news {
+		ch := Change{Path: n.s.Path, Version: n.version, Files: len(n.s.Files), Size: n.s.Size}
+		if n.changed {
+			p.res.Changed = append(p.res.Changed, ch)
+		} else {
+			p.res.Added = append(p.res.Added, ch)
+		}
+	}
+	sortChanges(p.res.Added)
+	sortChanges(p.res.Changed)
+}
+
+// Content up to these bounds is sent as parameters of one statement with
+// the metadata; more is streamed with COPY.
+const (
+	smallContent = 4 << 20
+	smallFiles   = 1000
+)
+
+// queueVersions queues the new versions, the skills' current versions and
+// the events of every namespace: one statement each for all of them, the
+// generation read from the row the publish bumps earlier in b.
+func queueVersions(ctx context.Context, tx pgx.Tx, b *pgx.Batch, plans []*nsPlan, o PublishOptions) error {
+	var v struct {
+		path, ns, digest, manifest, commit []string
+		version, files                     []int32
+		size                               []int64
+	}
+	var fresh, seen struct {
+		path, ns, digest []string
+		version          []int32
+	}
+	var gone, goneNS []string
+	var ev struct {
+		action, path, detail []string
+		version              []int32
+	}
+	for _, p := range plans {
+		for _, n := range p.news {
+			v.path, v.ns, v.digest, v.manifest, v.commit = append(v.path, n.s.Path), append(v.ns, p.ns), append(v.digest, n.digest), append(v.manifest, string(n.m)), append(v.commit, n.commit)
+			v.version, v.files, v.size = append(v.version, int32(n.version)), append(v.files, int32(len(n.s.Files))), append(v.size, n.s.Size)
+			to := &fresh
+			if _, known := p.cur[n.s.Path]; known {
+				to = &seen
+			}
+			to.path, to.ns, to.digest, to.version = append(to.path, n.s.Path), append(to.ns, p.ns), append(to.digest, n.digest), append(to.version, int32(n.version))
+			what := "added "
+			if n.changed {
+				what = "changed "
+			}
+			ev.action, ev.path, ev.version, ev.detail = append(ev.action, "publish"), append(ev.path, n.s.Path), append(ev.version, int32(n.version)), append(ev.detail, what+n.commit)
+		}
+		for _, c := range p.res.Removed {
+			gone, goneNS = append(gone, c.Path), append(goneNS, p.ns)
+			ev.action, ev.path, ev.version, ev.detail = append(ev.action, "remove"), append(ev.path, c.Path), append(ev.version, int32(c.Version)), append(ev.detail, "missing from the published tree")
+		}
+	}
+	// Many versions and events are streamed with COPY, right away (before
+	// the generation row is locked): as statement parameters they would
+	// cost the server more to decode than they save in round trips.
+	bulk := len(v.path) > smallFiles
+	if bulk {
+		rows := make([][]any, len(v.path))
+		for i := range rows {
+			rows[i] = []any{v.path[i], v.version[i], v.ns[i], v.digest[i], v.size[i], v.files[i], v.manifest[i], o.Publisher, v.commit[i]}
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"versions"},
+			[]string{"path", "version", "namespace", "digest", "size", "files", "manifest", "published_by", "source_commit"}, pgx.CopyFromRows(rows)); err != nil {
+			return err
+		}
+		rows = make([][]any, len(ev.path))
+		for i := range rows {
+			rows[i] = []any{o.Publisher, ev.action[i], ev.path[i], ev.version[i], ev.detail[i]}
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"events"}, []string{"who", "action", "path", "version", "detail"}, pgx.CopyFromRows(rows)); err != nil {
+			return err
+		}
+	} else if len(v.path) > 0 {
+		b.Queue(`INSERT INTO versions (path, version, namespace, digest, size, files, manifest, published_by, source_commit)
+			SELECT p, v, n, d, s, f, m::json, $9, c FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::text[], $8::text[]) AS t(p, v, n, d, s, f, m, c)`,
+			v.path, v.version, v.ns, v.digest, v.size, v.files, v.manifest, v.commit, o.Publisher)
+	}
+	// New skills are inserted (a skill another publish created meanwhile
+	// fails on its key); skills seen before are updated.
+	if len(fresh.path) > 0 {
+		b.Queue(`INSERT INTO skills (path, namespace, current, digest, generation)
+			SELECT p, n, v, d, (SELECT generation FROM registry_state) FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) AS t(p, n, v, d)`,
+			fresh.path, fresh.ns, fresh.version, fresh.digest)
+	}
+	if len(seen.path) > 0 {
+		b.Queue(`UPDATE skills s SET current = t.v, digest = t.d, generation = (SELECT generation FROM registry_state), updated_at = now()
+			FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) AS t(p, n, v, d) WHERE s.path = t.p AND s.namespace = t.n`,
+			seen.path, seen.ns, seen.version, seen.digest)
+	}
+	if len(gone) > 0 {
+		b.Queue(`UPDATE skills s SET current = NULL, digest = '', generation = (SELECT generation FROM registry_state), updated_at = now()
+			FROM unnest($1::text[], $2::text[]) AS t(p, n) WHERE s.path = t.p AND s.namespace = t.n`, gone, goneNS)
+	}
+	if len(ev.path) > 0 && !bulk {
+		b.Queue(`INSERT INTO events (who, action, path, version, detail)
+			SELECT $5, a, p, v, d FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) AS t(a, p, v, d)`,
+			ev.action, ev.path, ev.version, ev.detail, o.Publisher)
+	}
+	return nil
+}
+
+// queueBlobs reads the new content (a few MiB at most) and queues it;
+// content another publish stored meanwhile is skipped.
+func queueBlobs(b *pgx.Batch, files []fileRef) error {
+	if len(files) == 0 {
+		return nil
+	}
+	rows, stop := readAhead(files)
+	defer stop()
+	var digests []string
+	var sizes []int64
+	var data [][]byte
+	for r := range rows {
+		if r.err != nil {
+			return fmt.Errorf("registry: reading %s: %w; nothing was published", r.f.Path, r.err)
+		}
+		digests, sizes, data = append(digests, r.f.Digest), append(sizes, r.f.Size), append(data, r.data)
+	}
+	b.Queue(`INSERT INTO blobs (digest, size, data) SELECT * FROM unnest($1::text[], $2::bigint[], $3::bytea[]) ON CONFLICT (digest) DO NOTHING`, digests, sizes, data)
+	return nil
 }
 
 func nsName(ns string) string {
@@ -405,10 +738,16 @@ type readResult struct {
 // reading and checking content against its digest costs as much as the
 // sending. At most 2×workers files (each within the per-skill size limit)
 // are held at once. stop ends the readers early.
-func readAhead(cat *catalog.Catalog, files []*catalog.File) (<-chan readResult, func()) {
+func readAhead(files []fileRef) (<-chan readResult, func()) {
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	out := make(chan readResult, workers)
 	done := make(chan struct{})
+	readers := map[*catalog.Catalog]*contentReader{}
+	for _, f := range files {
+		if readers[f.cat] == nil {
+			readers[f.cat] = newContentReader(f.cat)
+		}
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
@@ -420,29 +759,92 @@ func readAhead(cat *catalog.Catalog, files []*catalog.File) (<-chan readResult, 
 				if i >= len(files) {
 					return
 				}
-				data, err := cat.ReadFile(files[i])
+				data, err := readers[files[i].cat].read(files[i].f)
 				select {
-				case out <- readResult{files[i], data, err}:
+				case out <- readResult{files[i].f, data, err}:
 				case <-done:
 					return
 				}
 			}
 		}()
 	}
-	go func() { wg.Wait(); close(out) }()
+	go func() {
+		wg.Wait()
+		for _, r := range readers {
+			r.close()
+		}
+		close(out)
+	}()
 	var once sync.Once
 	return out, func() { once.Do(func() { close(done) }) }
+}
+
+// contentReader reads the files of a catalog for storing. For a catalog of
+// a directory it opens each file once through its own [os.Root] (the
+// catalog's ReadFile resolves the path twice, to stat before opening, which
+// made reading the largest part of a publish); anything that does not read
+// back exactly as published (size, digest) is read again through
+// [catalog.Catalog.ReadFile], which is the authority and says what changed.
+type contentReader struct {
+	cat  *catalog.Catalog
+	root *os.Root // nil: read through cat.ReadFile only
+}
+
+func newContentReader(cat *catalog.Catalog) *contentReader {
+	r := &contentReader{cat: cat}
+	if dir := cat.SourceDir(); dir != "" {
+		r.root, _ = os.OpenRoot(dir)
+	}
+	return r
+}
+
+func (r *contentReader) read(f *catalog.File) ([]byte, error) {
+	if r.root != nil {
+		if data, ok := r.readDirect(f); ok {
+			return data, nil
+		}
+	}
+	return r.cat.ReadFile(f)
+}
+
+// readDirect reads f if it is still a regular file of the published size
+// and digest.
+func (r *contentReader) readDirect(f *catalog.File) ([]byte, bool) {
+	fh, err := r.root.OpenFile(f.Path, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer fh.Close()
+	if fi, err := fh.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() != f.Size {
+		return nil, false
+	}
+	data := make([]byte, f.Size+1)
+	n, err := io.ReadFull(fh, data)
+	if n != int(f.Size) || (err != io.ErrUnexpectedEOF && err != io.EOF) {
+		return nil, false
+	}
+	sum := sha256.Sum256(data[:n])
+	if "sha256:"+hex.EncodeToString(sum[:]) != f.Digest {
+		return nil, false
+	}
+	return data[:n], true
+}
+
+func (r *contentReader) close() {
+	if r.root != nil {
+		r.root.Close()
+	}
 }
 
 // storeBlobs copies content straight into blobs. When another publish (of
 // any namespace) stored some of the same content since this one checked,
 // the copy fails on the digest key; it is then done again through a
 // temporary table, skipping what is already there.
-func storeBlobs(ctx context.Context, tx pgx.Tx, cat *catalog.Catalog, files []*catalog.File) error {
+func storeBlobs(ctx context.Context, tx pgx.Tx, files []fileRef) error {
 	if _, err := tx.Exec(ctx, `SAVEPOINT blobs`); err != nil {
 		return err
 	}
-	err := copyBlobs(ctx, tx, "blobs", cat, files)
+	err := copyBlobs(ctx, tx, "blobs", files)
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "23505" {
 		return err
@@ -453,26 +855,33 @@ func storeBlobs(ctx context.Context, tx pgx.Tx, cat *catalog.Catalog, files []*c
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE new_blobs (digest text, size bigint, data bytea) ON COMMIT DROP`); err != nil {
 		return err
 	}
-	if err := copyBlobs(ctx, tx, "new_blobs", cat, files); err != nil {
+	if err := copyBlobs(ctx, tx, "new_blobs", files); err != nil {
 		return err
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO blobs SELECT * FROM new_blobs ON CONFLICT (digest) DO NOTHING`)
 	return err
 }
 
-func copyBlobs(ctx context.Context, tx pgx.Tx, table string, cat *catalog.Catalog, files []*catalog.File) error {
-	rows, stop := readAhead(cat, files)
+func copyBlobs(ctx context.Context, tx pgx.Tx, table string, files []fileRef) error {
+	rows, stop := readAhead(files)
 	defer stop()
+	var readErr error
 	src := pgx.CopyFromFunc(func() ([]any, error) {
 		r, ok := <-rows
 		if !ok {
 			return nil, nil
 		}
 		if r.err != nil {
-			return nil, fmt.Errorf("registry: reading %s: %w; nothing was published", r.f.Path, r.err)
+			readErr = fmt.Errorf("registry: reading %s: %w; nothing was published", r.f.Path, r.err)
+			return nil, readErr
 		}
 		return []any{r.f.Digest, r.f.Size, r.data}, nil
 	})
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{table}, []string{"digest", "size", "data"}, src)
+	if readErr != nil {
+		// The COPY failed because of the file: say so, keeping its error
+		// (catalog.ErrChanged) for errors.Is.
+		return readErr
+	}
 	return err
 }

@@ -38,6 +38,9 @@ var (
 	// ErrOverlap is returned when a namespace would contain, or sit inside,
 	// another team's namespace.
 	ErrOverlap = errors.New("namespace overlaps another")
+	// ErrCollision is returned when two sources of one publish hold the
+	// same skill path.
+	ErrCollision = errors.New("skill published by two sources")
 	// ErrInvalid is returned when the published tree has skills that fail
 	// validation: publishing it would remove them from the registry.
 	ErrInvalid = errors.New("invalid skills in the published tree")
@@ -111,6 +114,11 @@ func Migrate(ctx context.Context, conn *pgx.Conn) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The common case, a schema already current, costs one query.
+	var cur int
+	if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM skillport_migrations`).Scan(&cur); err == nil && cur == ms[len(ms)-1].version {
+		return nil, nil
+	}
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(7365327)`); err != nil {
 		return nil, dbError("migrate", err)
 	}
@@ -119,7 +127,6 @@ func Migrate(ctx context.Context, conn *pgx.Conn) ([]int, error) {
 		version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return nil, dbError("migrate", err)
 	}
-	var cur int
 	if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM skillport_migrations`).Scan(&cur); err != nil {
 		return nil, dbError("migrate", err)
 	}

@@ -61,26 +61,35 @@ func who(cmd *cobra.Command) string {
 
 func init() {
 	publishCmd := &cobra.Command{
-		Use:   "publish --registry DSN [--prefix NS] DIR",
-		Short: "Publish a directory of skills to a PostgreSQL registry as new versions",
-		Long: `publish validates DIR with the same rules as serve, then stores each added or
-changed skill as a new immutable version, in one transaction: all of it or
-nothing. File content is stored once by SHA-256 digest; unchanged skills get no
-version. The publish owns the namespace named by --prefix (the root namespace
-without it): skills of that namespace missing from DIR are removed, and no
-other namespace is touched. Namespaces cannot overlap. The schema is created
-on an empty database.
+		Use:   "publish --registry DSN [--prefix NS] SOURCE...",
+		Short: "Publish directories or git sources of skills to a PostgreSQL registry as new versions",
+		Long: `publish validates each SOURCE (a directory, or git+URL[@REF][#SUBDIR]) with the
+same rules as serve, then stores each added or changed skill as a new immutable
+version, in one transaction: all of it or nothing. File content is stored once
+by SHA-256 digest; unchanged skills get no version. The publish owns the
+namespace named by --prefix (the root namespace without it): skills of that
+namespace missing from the source are removed, and no other namespace is
+touched. Namespaces cannot overlap. The schema is created on an empty
+database.
+
+Several sources are published together, in the same transaction; give each
+its namespace with PREFIX=SOURCE, as serve does (--prefix applies to a single
+source). Sources with the same prefix publish that namespace together. A skill
+path in two sources, or two prefixes of which one contains the other, is
+refused naming both sources, and nothing is published. A git source records
+its commit with its versions, a directory the HEAD of the git work tree it is
+in (or --commit, for every source).
 
 Exit status: 0 when published (or nothing changed), 1 when refused (invalid
-skills, a conflicting concurrent publish, overlapping namespace, limits), 2 on
-usage errors.`,
+skills, colliding sources, a conflicting concurrent publish, overlapping
+namespace, limits), 2 on usage errors.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: runPublish,
 	}
 	f := publishCmd.Flags()
 	registryFlag(f)
 	f.String("prefix", "", "namespace to publish as: prefix every skill path with `NS` (e.g. acme/billing)")
-	f.String("commit", "", "source control `COMMIT` the tree comes from, recorded with each new version (default: HEAD when DIR is in a git work tree)")
+	f.String("commit", "", "source control `COMMIT` the trees come from, recorded with each new version (default: a git source's commit, or HEAD when a directory is in a git work tree)")
 	f.Bool("include-dotfiles", false, "publish files and directories whose names start with \".\"")
 	f.Int64("max-bytes", registry.DefaultMaxPublishBytes, "refuse a publish storing more than `N` bytes of new content")
 	rootCmd.AddCommand(publishCmd)
@@ -242,53 +251,74 @@ func runPublish(cmd *cobra.Command, args []string) error {
 	commit, _ := f.GetString("commit")
 	dotfiles, _ := f.GetBool("include-dotfiles")
 	maxBytes, _ := f.GetInt64("max-bytes")
-	if len(args) != 1 {
-		return usageErrorf("publish: name one source of skills (a directory or git+URL[@REF][#SUBDIR]), e.g. skillport publish --registry postgres://... --prefix acme ./skills")
+	if len(args) == 0 {
+		return usageErrorf("publish: name a source of skills (a directory or git+URL[@REF][#SUBDIR]), e.g. skillport publish --registry postgres://... --prefix acme ./skills")
+	}
+	if prefix != "" && len(args) > 1 {
+		return usageErrorf("publish: --prefix applies to one source; give each source its namespace with PREFIX=SOURCE")
 	}
 	if maxBytes <= 0 {
 		return usageErrorf("publish: --max-bytes must be positive")
 	}
-	dir := args[0]
-	var spec gitsource.Spec
-	if gitsource.IsSpec(dir) {
-		sp, err := gitsource.ParseSpec(dir)
-		if err != nil {
-			return usageErrorf("publish: %v", err)
+	// Every argument is checked before anything is opened or fetched.
+	type source struct {
+		prefix, dir string
+		spec        gitsource.Spec
+	}
+	var srcs []source
+	for _, arg := range args {
+		p, src := splitPrefix(arg)
+		if p == "" {
+			p = prefix
 		}
-		spec = sp
-	} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return usageErrorf("publish: %s: not a directory", esc(dir))
+		s := source{prefix: p}
+		if gitsource.IsSpec(src) {
+			sp, err := gitsource.ParseSpec(src)
+			if err != nil {
+				return usageErrorf("publish: %v", err)
+			}
+			s.spec = sp
+		} else if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
+			return usageErrorf("publish: %s: not a directory", esc(src))
+		} else {
+			s.dir = src
+		}
+		srcs = append(srcs, s)
 	}
 	conn, err := registryConn(cmd, "publish")
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(cmd.Context()))
-	copts := &catalog.Options{Prefix: prefix, IncludeDotFiles: dotfiles}
-	var cat *catalog.Catalog
-	if spec.URL != "" {
-		// A git source publishes its commit's tree, and records the commit.
-		g, err := gitsource.Open(cmd.Context(), spec, &gitsource.Options{Catalog: copts})
-		if err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
+	parts := make([]registry.Part, len(srcs))
+	for i, s := range srcs {
+		copts := &catalog.Options{Prefix: s.prefix, IncludeDotFiles: dotfiles}
+		if s.spec.URL != "" {
+			// A git source publishes its commit's tree, and records the commit.
+			g, err := gitsource.Open(cmd.Context(), s.spec, &gitsource.Options{Catalog: copts})
+			if err != nil {
+				return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
+			}
+			parts[i] = registry.Part{Name: s.spec.String(), Catalog: g.Catalog(), Commit: g.Status().Commit}
+		} else {
+			cat, err := catalog.OpenDir(s.dir, copts)
+			if err != nil {
+				return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
+			}
+			defer cat.Close()
+			parts[i] = registry.Part{Name: s.dir, Catalog: cat, Commit: headCommit(s.dir)}
 		}
-		cat = g.Catalog()
-		if commit == "" {
-			commit = g.Status().Commit
-		}
-	} else {
-		if cat, err = catalog.OpenDir(dir, copts); err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
-		}
-		if commit == "" {
-			commit = headCommit(dir)
+		if commit != "" {
+			parts[i].Commit = commit
 		}
 	}
-	res, err := registry.Publish(cmd.Context(), conn, cat, &registry.PublishOptions{Publisher: who(cmd), Commit: commit, MaxBytes: maxBytes})
+	res, err := registry.PublishParts(cmd.Context(), conn, parts, &registry.PublishOptions{Publisher: who(cmd), MaxBytes: maxBytes})
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
 	}
-	printPublish(cmd.OutOrStdout(), res)
+	for _, r := range res {
+		printPublish(cmd.OutOrStdout(), r)
+	}
 	return nil
 }
 
