@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,7 +37,7 @@ func writeSkillAt(t testing.TB, dir, path, desc string) {
 
 // perCallerSessions serves g over HTTP behind bearer tokens and connects
 // as each caller: tok-alice (scope internal) and tok-bob (no scope).
-func perCallerSessions(t *testing.T, g *gateway.Gateway) (alice, bob *mcp.ClientSession) {
+func perCallerSessions(t *testing.T, g *gateway.Gateway, opts map[string]*mcp.ClientOptions) (alice, bob *mcp.ClientSession) {
 	t.Helper()
 	<-g.Ready()
 	h := g.Handler(&server.HTTPOptions{Logger: discard})
@@ -53,7 +54,7 @@ func perCallerSessions(t *testing.T, g *gateway.Gateway) (alice, bob *mcp.Client
 	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(h))
 	t.Cleanup(ts.Close)
 	connect := func(tok string) *mcp.ClientSession {
-		c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil)
+		c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, opts[tok])
 		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: &http.Client{Transport: bearerRT{tok}}, MaxRetries: -1}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -93,7 +94,7 @@ func TestGatewayNamesPerCaller(t *testing.T) {
 		docs, _ := ourUpstream(t, "docs", docsDir)
 		tools, _ := ourUpstream(t, "tools", toolsDir)
 		g := newGateway(t, []host.Origin{docs, tools}, &host.Options{Approver: &allow{}}, &gateway.Options{Visible: rules.Visible})
-		return perCallerSessions(t, g)
+		return perCallerSessions(t, g, nil)
 	}
 	alice, bobHidden := build(true)
 	_, bobAbsent := build(false)
@@ -163,5 +164,63 @@ func TestGatewayNamesPerCaller(t *testing.T) {
 	res, err := alice.GetPrompt(ctx, &mcp.GetPromptParams{Name: "tools__pdf"})
 	if err != nil || !strings.Contains(res.Description, "tools__pdf") {
 		t.Errorf("prompts/get tools__pdf for alice: %v %v", res, err)
+	}
+}
+
+// TestGatewayNamesPerCallerNotifications: a hidden skill that renames a
+// visible one in the registry (tools/pdf makes docs/pdf "docs__pdf")
+// renames nothing for the caller who cannot see it, who is then told of
+// no change of prompts.
+func TestGatewayNamesPerCallerNotifications(t *testing.T) {
+	rules, err := access.Parse("rules.jsonc", []byte(`{"rules": [
+		{"anyone": true, "paths": ["docs", "tools/lint"]},
+		{"scope": "internal", "paths": ["tools/pdf"]},
+	]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docsDir, toolsDir := t.TempDir(), t.TempDir()
+	writeSkillAt(t, docsDir, "pdf", "Fill PDF forms and extract their text.")
+	writeSkillAt(t, toolsDir, "lint", "Lint source code before a review.")
+	docs, _ := ourUpstream(t, "docs", docsDir)
+	tools, upstream := ourUpstream(t, "tools", toolsDir)
+	g := newGateway(t, []host.Origin{docs, tools}, &host.Options{Approver: &allow{}, RefreshInterval: 10 * time.Millisecond},
+		&gateway.Options{Visible: rules.Visible})
+	var heardAlice, heardBob atomic.Int64
+	alice, bob := perCallerSessions(t, g, map[string]*mcp.ClientOptions{
+		"tok-alice": {PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { heardAlice.Add(1) }},
+		"tok-bob":   {PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { heardBob.Add(1) }},
+	})
+	ctx := context.Background()
+	prompts := func(cs *mcp.ClientSession) string {
+		res, err := cs.ListPrompts(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range res.Prompts {
+			out = append(out, p.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	if a, b := prompts(alice), prompts(bob); a != "lint pdf" || b != "lint pdf" {
+		t.Fatalf("prompts before: alice %q, bob %q", a, b)
+	}
+	writeSkillAt(t, toolsDir, "pdf", "Render PDF documents from templates.")
+	cat, err := upstream.Catalog().Reload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	upstream.Swap(cat)
+	waitFor(t, "alice told of the new pdf", 10*time.Second, func() bool { return heardAlice.Load() >= 1 })
+	if a := prompts(alice); a != "docs__pdf lint tools__pdf" {
+		t.Errorf("alice's prompts after: %q", a)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := heardBob.Load(); n != 0 {
+		t.Errorf("bob was told %d times of a change of prompts made by a skill he cannot see", n)
+	}
+	if b := prompts(bob); b != "lint pdf" {
+		t.Errorf("bob's prompts after: %q, want them unchanged", b)
 	}
 }
