@@ -132,6 +132,11 @@ type Gateway struct {
 	idx       *searchIndex
 	bodies    map[key]string
 	bodiesGen int
+
+	// views caches, with Options.Visible, each caller's view with the
+	// names qualified over what it sees (at most maxCallerViews).
+	viewsMu sync.Mutex
+	views   map[callerViewKey]*view
 }
 
 type key struct{ origin, uri string }
@@ -143,8 +148,15 @@ func keyOf(e *host.Entry) key { return key{e.Origin, e.URI} }
 type view struct {
 	entries []*host.Entry
 	byKey   map[key]*host.Entry
-	sig     string
-	gen     uint64
+	// all is the whole registry the view was built from, declined and
+	// filtered skills included: with Options.Visible, each caller's names
+	// are qualified over the part of it the caller sees.
+	all []*host.Entry
+	// names are the caller's names, in a caller's view (see viewOf).
+	names *host.Names
+	idx   *searchIndex // the caller's search index; guarded by idxMu
+	sig   string
+	gen   uint64
 }
 
 // New builds a host from origins and hostOpts and a gateway over it. The
@@ -479,10 +491,15 @@ func (g *Gateway) update() {
 }
 
 func (g *Gateway) computeView() *view {
-	v := &view{byKey: map[key]*host.Entry{}}
+	v := &view{byKey: map[key]*host.Entry{}, all: g.h.Skills()}
 	h := sha256.New()
-	for _, e := range g.h.Skills() {
+	for _, e := range v.all {
 		if e.Declined != nil || !g.opts.Filters[e.Origin].Admits(e.Name, e.Path, e.Qualified) {
+			if g.opts.Visible != nil {
+				// A skill not shown still takes part in each caller's
+				// names (as in the registry's).
+				fmt.Fprintf(h, "-%s\x00%s\x00%s\x00%s\x00%t\n", e.Origin, e.URI, e.Name, e.Path, e.Declined != nil)
+			}
 			continue
 		}
 		v.entries = append(v.entries, e)
@@ -506,6 +523,9 @@ func (g *Gateway) computeView() *view {
 func (g *Gateway) visible(ctx context.Context, name string) (*host.Entry, error) {
 	if name == "" {
 		return nil, errors.New("no skill name given; pass a name from the skill catalog, or find one with search_skills")
+	}
+	if g.opts.Visible != nil {
+		return g.visibleTo(ctx, name)
 	}
 	e, err := g.h.Lookup(name)
 	if err != nil {

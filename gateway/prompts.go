@@ -63,10 +63,8 @@ const promptsListChanged = "notifications/prompts/list_changed"
 // promptsSig identifies the prompts caller c is shown of view v.
 func (g *Gateway) promptsSig(v *view, c *server.Caller) string {
 	var b strings.Builder
-	for _, e := range v.entries {
-		if g.opts.Visible(c, entrySkill(e)) {
-			b.WriteString(e.Qualified + "\x00" + promptSig(e) + "\n")
-		}
+	for _, e := range g.viewOf(v, c).entries {
+		b.WriteString(e.Qualified + "\x00" + promptSig(e) + "\n")
 	}
 	return b.String()
 }
@@ -94,29 +92,34 @@ func (g *Gateway) promptHandler(name string) mcp.PromptHandler {
 		if err != nil {
 			return nil, fmt.Errorf("prompt %s: %w", name, err)
 		}
-		var slot *approvalSlot
-		if req.Params != nil {
-			ctx, slot = withApprovalSlot(ctx, req.Params.InputResponses, req.Params.RequestState)
-		}
-		l, err := g.load(ctx, e)
-		if err != nil {
-			if slot != nil {
-				if ir, state, ok := slot.inputRequests(); ok {
-					return &mcp.GetPromptResult{InputRequests: ir, RequestState: state}, nil
-				}
-			}
-			return nil, g.describeErr("prompt", e, err)
-		}
-		text := "Use the following skill for this task. It was loaded by the skillport gateway from " + e.Source() +
-			"; read its files with the read_skill_file tool (skill=\"" + e.Qualified + "\").\n\n" + host.RenderSkill(l)
-		if req.Params != nil {
-			if task := strings.TrimSpace(req.Params.Arguments[promptArg]); task != "" {
-				text += "\nTask: " + task + "\n"
-			}
-		}
-		return &mcp.GetPromptResult{
-			Description: "Skill " + e.Qualified + " from " + e.Source(),
-			Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}},
-		}, nil
+		return g.prompt(ctx, e, req)
 	}
+}
+
+// prompt loads e and returns it as a prompt, under e's name.
+func (g *Gateway) prompt(ctx context.Context, e *host.Entry, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	var slot *approvalSlot
+	if req.Params != nil {
+		ctx, slot = withApprovalSlot(ctx, req.Params.InputResponses, req.Params.RequestState)
+	}
+	l, err := g.load(ctx, e)
+	if err != nil {
+		if slot != nil {
+			if ir, state, ok := slot.inputRequests(); ok {
+				return &mcp.GetPromptResult{InputRequests: ir, RequestState: state}, nil
+			}
+		}
+		return nil, g.describeErr("prompt", e, err)
+	}
+	text := "Use the following skill for this task. It was loaded by the skillport gateway from " + e.Source() +
+		"; read its files with the read_skill_file tool (skill=\"" + e.Qualified + "\").\n\n" + g.render(l, e)
+	if req.Params != nil {
+		if task := strings.TrimSpace(req.Params.Arguments[promptArg]); task != "" {
+			text += "\nTask: " + task + "\n"
+		}
+	}
+	return &mcp.GetPromptResult{
+		Description: "Skill " + e.Qualified + " from " + e.Source(),
+		Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}},
+	}, nil
 }

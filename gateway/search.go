@@ -24,9 +24,25 @@ func (g *Gateway) searchIndex(ctx context.Context) *searchIndex {
 	v := g.view.Load()
 	g.idxMu.Lock()
 	defer g.idxMu.Unlock()
+	if g.opts.Visible != nil {
+		// The caller's view is cached (bounded) per view and caller; so
+		// is its index, built on its first search.
+		cv := g.callerView(ctx, v)
+		if ix := cv.idx; ix != nil && ix.bodiesGen == g.bodiesGen {
+			return ix
+		}
+		cv.idx = g.buildIndex(ctx, cv)
+		return cv.idx
+	}
 	if ix := g.idx; ix != nil && ix.gen == v.gen && ix.bodiesGen == g.bodiesGen {
 		return ix
 	}
+	g.idx = g.buildIndex(ctx, v)
+	return g.idx
+}
+
+// buildIndex indexes v's entries; g.idxMu is held.
+func (g *Gateway) buildIndex(ctx context.Context, v *view) *searchIndex {
 	docs := make([]Doc, len(v.entries))
 	for i, e := range v.entries {
 		name := e.Qualified
@@ -46,8 +62,7 @@ func (g *Gateway) searchIndex(ctx context.Context) *searchIndex {
 		}
 		docs[i].Body = body
 	}
-	g.idx = &searchIndex{gen: v.gen, bodiesGen: g.bodiesGen, index: BuildIndex(docs), entries: v.entries}
-	return g.idx
+	return &searchIndex{gen: v.gen, bodiesGen: g.bodiesGen, index: BuildIndex(docs), entries: v.entries}
 }
 
 // noteBody records the body of a loaded skill for the index.

@@ -195,7 +195,16 @@ func (g *Gateway) ReadSkill(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", g.describeErr(host.ToolReadSkill, e, err)
 	}
-	return host.RenderSkill(l), nil
+	return g.render(l, e), nil
+}
+
+// render renders l as the model receives it, named as e is: with
+// Options.Visible, the name the caller was shown.
+func (g *Gateway) render(l *host.Loaded, e *host.Entry) string {
+	if g.opts.Visible == nil {
+		return host.RenderSkill(l)
+	}
+	return host.RenderSkillAs(l, e.Qualified)
 }
 
 // ReadSkillFile is the read_skill_file tool: a file of a loaded skill,
@@ -258,26 +267,12 @@ func (g *Gateway) SearchSkills(ctx context.Context, query string, limit int) (st
 		limit = DefaultSearchLimit
 	}
 	limit = min(limit, MaxSearchLimit)
+	// With Options.Visible, the caller's own index: hidden skills take
+	// no place among the results, are not counted and weigh nothing in
+	// the ranking.
 	ix := g.searchIndex(ctx)
 	searched := ix.index.Len()
-	var hits []Hit
-	if g.opts.Visible == nil {
-		hits = ix.index.Search(query, limit)
-	} else {
-		// Rank everything, keep what the caller sees: hidden skills take
-		// no place among the results and are not counted.
-		searched = 0
-		for _, e := range ix.entries {
-			if g.sees(ctx, e) {
-				searched++
-			}
-		}
-		for _, h := range ix.index.Search(query, ix.index.Len()) {
-			if len(hits) < limit && g.sees(ctx, ix.entries[h.Doc]) {
-				hits = append(hits, h)
-			}
-		}
-	}
+	hits := ix.index.Search(query, limit)
 	if len(hits) == 0 {
 		return fmt.Sprintf("No skill matches %q (%d skills searched). Try other keywords.", sanitizeLine(query, 200), searched), nil
 	}

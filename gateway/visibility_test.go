@@ -5,20 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/access"
 	"github.com/skillport/skillport/gateway"
 	"github.com/skillport/skillport/host"
-	"github.com/skillport/skillport/server"
 )
 
 type bearerRT struct{ tok string }
@@ -46,38 +43,19 @@ func TestGatewayPerCaller(t *testing.T) {
 	}
 	g := newGateway(t, []host.Origin{docs}, &host.Options{Approver: &allow{}, RefreshInterval: 10 * time.Millisecond},
 		&gateway.Options{Visible: rules.Visible})
-	<-g.Ready()
-	h := g.Handler(&server.HTTPOptions{Logger: discard})
-	t.Cleanup(func() { h.Close() })
-	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		ti := map[string]*auth.TokenInfo{"tok-alice": {UserID: "alice", Scopes: []string{"internal"}}, "tok-bob": {UserID: "bob"}}[tok]
-		if ti == nil {
-			return nil, auth.ErrInvalidToken
-		}
-		c := *ti
-		c.Expiration = time.Now().Add(time.Hour)
-		return &c, nil
-	}
-	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(h))
-	t.Cleanup(ts.Close)
 	ctx := context.Background()
 	type counts struct{ prompts, resources atomic.Int64 }
 	heard := map[string]*counts{}
-	connect := func(tok string) *mcp.ClientSession {
+	opts := map[string]*mcp.ClientOptions{}
+	for _, tok := range []string{"tok-alice", "tok-bob"} {
 		n := &counts{}
 		heard[tok] = n
-		c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, &mcp.ClientOptions{
+		opts[tok] = &mcp.ClientOptions{
 			PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { n.prompts.Add(1) },
 			ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { n.resources.Add(1) },
-		})
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: &http.Client{Transport: bearerRT{tok}}, MaxRetries: -1}, nil)
-		if err != nil {
-			t.Fatal(err)
 		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
 	}
-	alice, bob := connect("tok-alice"), connect("tok-bob")
+	alice, bob := perCallerSessions(t, g, opts)
 	const payrollURI = "skill://docs/payroll/SKILL.md"
 
 	// What each caller is shown.

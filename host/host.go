@@ -343,16 +343,56 @@ func (h *Host) Lookup(name string) (*Entry, error) {
 	h.fresh()
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	if e, ok := h.qualified[name]; ok {
+	return lookup(h.entries, h.qualified, h.byLabel, name)
+}
+
+// Names is a set of registry entries named as if they were all the
+// registry held. A host that shows each caller only some skills (a
+// gateway with visibility rules) names the skills by it: the qualified
+// names, SharedWith and ambiguity errors of the full registry would
+// reveal the skills the caller may not see.
+type Names struct {
+	entries   []*Entry
+	qualified map[string]*Entry
+	labels    map[string]*originState
+}
+
+// Qualify names entries, a subset of [Host.Skills], exactly as the
+// registry names its entries, over entries alone. The entries are copies:
+// Qualified and SharedWith are set anew, the registry is left alone.
+func (h *Host) Qualify(entries []*Entry) *Names {
+	out, q := qualify(entries, func(label string) (int, bool) {
+		o := h.byLabel[label]
+		if o == nil {
+			return len(h.origins), false
+		}
+		return o.order, o.cfg.Kind() == KindFilesystem
+	})
+	return &Names{entries: out, qualified: q, labels: h.byLabel}
+}
+
+// Entries returns the named entries in registry order (origin order,
+// then URI).
+func (n *Names) Entries() []*Entry { return slices.Clone(n.entries) }
+
+// Lookup is [Host.Lookup] over the named entries only: an entry not in
+// the set is unknown, and is neither a candidate nor named in an
+// ambiguity error.
+func (n *Names) Lookup(name string) (*Entry, error) {
+	return lookup(n.entries, n.qualified, n.labels, name)
+}
+
+func lookup(entries []*Entry, qualified map[string]*Entry, labels map[string]*originState, name string) (*Entry, error) {
+	if e, ok := qualified[name]; ok {
 		return e, nil
 	}
 	label, rest, ok := strings.Cut(name, "__")
-	if !ok || h.byLabel[label] == nil {
+	if !ok || labels[label] == nil {
 		label, rest, ok = strings.Cut(name, ":")
 	}
-	if ok && h.byLabel[label] != nil {
+	if ok && labels[label] != nil {
 		var match []*Entry
-		for _, e := range h.entries {
+		for _, e := range entries {
 			if e.Origin != label {
 				continue
 			}
@@ -363,18 +403,18 @@ func (h *Host) Lookup(name string) (*Entry, error) {
 				match = append(match, e)
 			}
 		}
-		return h.one(name, match)
+		return one(name, match)
 	}
 	var match []*Entry
-	for _, e := range h.entries {
+	for _, e := range entries {
 		if e.Name == name {
 			match = append(match, e)
 		}
 	}
-	return h.one(name, match)
+	return one(name, match)
 }
 
-func (h *Host) one(name string, match []*Entry) (*Entry, error) {
+func one(name string, match []*Entry) (*Entry, error) {
 	switch len(match) {
 	case 0:
 		return nil, fmt.Errorf("%w %q", ErrUnknownSkill, name)

@@ -158,8 +158,18 @@ func (t *Tools) ReadSkill(ctx context.Context, name string) (string, error) {
 }
 
 // RenderSkill renders a loaded skill as the model receives it.
-func RenderSkill(l *Loaded) string {
-	e := l.Entry
+func RenderSkill(l *Loaded) string { return renderSkill(l, l.Entry) }
+
+// RenderSkillAs is [RenderSkill] with the skill shown under name: the
+// name a caller of a host that names skills per caller ([Names]) knows it
+// by.
+func RenderSkillAs(l *Loaded, name string) string {
+	e := *l.Entry
+	e.Qualified = name
+	return renderSkill(l, &e)
+}
+
+func renderSkill(l *Loaded, e *Entry) string {
 	var b strings.Builder
 	if e.Kind == KindFilesystem {
 		fmt.Fprintf(&b, "<skill_content name=\"%s\" source=\"%s\">\n", xmlAttr(e.Qualified), xmlAttr(e.Source()))
