@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // withoutSizes drops "size" from every resource of a listing entry, as
@@ -37,7 +38,9 @@ func TestEntryWithoutSizes(t *testing.T) {
 	})
 	f.entries = []json.RawMessage{withoutSizes(t, f.entryFor(uri, map[string]any{"name": "pdf", "description": "PDF"}))}
 	f.files["skill://pdf/references/ALTERED.md"] = "altered text!!"
-	h := connect(t, &Options{Approver: &recorder{}}, Origin{Label: "hf", Transport: f.transport(t)})
+	// Two 9 MiB reads through go-sdk on a loaded 2-core machine can take
+	// longer than the default call timeout; the limits, not time, are tested.
+	h := connect(t, &Options{Approver: &recorder{}, CallTimeout: time.Minute}, Origin{Label: "hf", Transport: f.transport(t)})
 
 	e, err := h.Lookup("pdf")
 	if err != nil {

@@ -258,8 +258,23 @@ func TestBrowserNoScript(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#q`)),
 		chromedp.SendKeys(chromedp.CSS(`#q`), "review"),
 		chromedp.Submit(chromedp.CSS(`#q`)),
+		// The page before the submit has a #results too: wait for the new
+		// document, or the text is asked of a node the navigation removed.
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			for {
+				if l, err := chromedp.Location()(ctx, t); err == nil {
+					if loc = l; strings.HasSuffix(loc, "/?q=review") {
+						return nil
+					}
+				}
+				select {
+				case <-ctx.Done():
+					return fmt.Errorf("the form never navigated to /?q=review (at %s): %w", loc, ctx.Err())
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+		}),
 		chromedp.WaitVisible(chromedp.CSS(`#results`)),
-		into(chromedp.Location(), &loc),
 		into(chromedp.Text(chromedp.CSS(`#results`)), &names),
 	)
 	if err != nil {
