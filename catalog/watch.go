@@ -196,6 +196,7 @@ type watchTree struct {
 	log      *slog.Logger
 	dotfiles bool
 	root     string
+	realRoot string // root with links resolved, once a link needs it
 	since    time.Time
 	changed  string
 }
@@ -230,12 +231,13 @@ func (wt *watchTree) noteLink(p string) {
 		wt.changed = p // dangling: its target may appear anywhere
 		return
 	}
-	root, err := filepath.EvalSymlinks(wt.root)
-	if err != nil {
-		wt.changed = p
-		return
+	if wt.realRoot == "" {
+		if wt.realRoot, err = filepath.EvalSymlinks(wt.root); err != nil {
+			wt.changed = p
+			return
+		}
 	}
-	rel, err := filepath.Rel(root, real)
+	rel, err := filepath.Rel(wt.realRoot, real)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return
 	}
