@@ -3,10 +3,14 @@
 package catalog
 
 import (
-	"io/fs"
+	"errors"
 	"time"
 )
 
-// changeTime is unknown here: Watch then always checks the tree once after
+type statBuf struct{}
+
+// lchangeTime is unknown here: Watch then always checks the tree once after
 // it starts.
-func changeTime(fs.FileInfo) (time.Time, bool) { return time.Time{}, false }
+func lchangeTime(string, *statBuf) (time.Time, error) {
+	return time.Time{}, errors.New("change times are not available on this system")
+}

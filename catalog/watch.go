@@ -35,6 +35,12 @@ type WatchOptions struct {
 	MaxDelay time.Duration
 	// Logger receives watch errors; nil means the catalog's logger, or slog.Default().
 	Logger *slog.Logger
+	// Started, if set, is called once, when every directory is watched and
+	// the tree has been checked for changes made before: installing the
+	// watches walks the whole tree, and a server may give the memory that
+	// walk used back to the system then (the first rebuild, if one is
+	// needed, follows).
+	Started func()
 }
 
 // Watch follows the directory c was opened from with [OpenDir] until ctx is
@@ -94,6 +100,9 @@ func Watch(ctx context.Context, c *Catalog, opts *WatchOptions, fn func(*Catalog
 		log.Debug("checking the tree once: it may have changed before the watch began", "dir", dir, "path", wt.changed)
 	}
 	wt.since = time.Time{} // directories created later are rebuilt anyway
+	if o.Started != nil {
+		o.Started()
+	}
 
 	cur := c
 	var (
@@ -199,20 +208,17 @@ type watchTree struct {
 	realRoot string // root with links resolved, once a link needs it
 	since    time.Time
 	changed  string
+	st       statBuf
 }
 
-// note checks the change time of p, which must be stat'ed after the watch
+// note checks the change time of p, which must be called after the watch
 // on its directory was added: a later change raises an event, an earlier
 // one shows in the change time.
-func (wt *watchTree) note(p string, fi fs.FileInfo, err error) {
+func (wt *watchTree) note(p string) {
 	if wt.since.IsZero() || wt.changed != "" {
 		return
 	}
-	if err != nil {
-		wt.changed = p
-		return
-	}
-	if ct, ok := changeTime(fi); !ok || !ct.Before(wt.since) {
+	if ct, err := lchangeTime(p, &wt.st); err != nil || !ct.Before(wt.since) {
 		wt.changed = p
 	}
 }
@@ -224,8 +230,7 @@ func (wt *watchTree) noteLink(p string) {
 	if wt.since.IsZero() || wt.changed != "" {
 		return
 	}
-	fi, err := os.Lstat(p)
-	wt.note(p, fi, err)
+	wt.note(p)
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		wt.changed = p // dangling: its target may appear anywhere
@@ -260,7 +265,9 @@ func (wt *watchTree) addTree(root string) error {
 			if isRoot {
 				return err
 			}
-			wt.note(p, nil, err)
+			if !wt.since.IsZero() {
+				wt.changed = p
+			}
 			return nil // vanished or unreadable: the rebuild reports it
 		}
 		if !isRoot && !wt.dotfiles && strings.HasPrefix(d.Name(), ".") {
@@ -282,9 +289,8 @@ func (wt *watchTree) addTree(root string) error {
 		}
 		if !d.IsDir() {
 			// Its directory's listing is read after the directory's watch
-			// was added, and Info stats it now.
-			fi, err := d.Info()
-			wt.note(p, fi, err)
+			// was added.
+			wt.note(p)
 			return nil
 		}
 		if err := wt.w.Add(p); err != nil {
@@ -292,10 +298,9 @@ func (wt *watchTree) addTree(root string) error {
 				return err
 			}
 			wt.log.Warn("cannot watch directory; its changes are picked up with the next rebuild", "dir", p, "err", err)
-			wt.note(p, nil, err)
+			wt.changed = p
 		}
-		fi, err := os.Lstat(p) // after the watch: entries added before it show here
-		wt.note(p, fi, err)
+		wt.note(p) // after the watch: entries added before it show here
 		return nil
 	})
 }

@@ -127,13 +127,18 @@ func TestWatchStartRebuildsOnlyWhenChanged(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			var delivered atomic.Bool // a rebuild that changed the ID
+			var started atomic.Int32
 			go func() {
-				done <- Watch(ctx, c, &WatchOptions{Debounce: 10 * time.Millisecond}, func(*Catalog) { delivered.Store(true) })
+				done <- Watch(ctx, c, &WatchOptions{Debounce: 10 * time.Millisecond, Started: func() { started.Add(1) }},
+					func(*Catalog) { delivered.Store(true) })
 			}()
 			time.Sleep(500 * time.Millisecond)
 			cancel()
 			if err := <-done; err != nil {
 				t.Fatal(err)
+			}
+			if n := started.Load(); n != 1 {
+				t.Errorf("Started called %d times, want once", n)
 			}
 			if rebuilt := h.count() > builds || delivered.Load(); rebuilt != tc.want {
 				t.Errorf("rebuilt when Watch started: %v, want %v", rebuilt, tc.want)
