@@ -65,6 +65,13 @@ func (s *source) markDirty(p string) {
 	s.dirty[p] = true
 }
 
+// hasDirty reports whether a read found a file changed since its snapshot.
+func (s *source) hasDirty() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.dirty) > 0
+}
+
 // takeDirty returns and clears the dirty set.
 func (s *source) takeDirty() map[string]bool {
 	s.mu.Lock()

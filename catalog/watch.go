@@ -35,6 +35,12 @@ type WatchOptions struct {
 	MaxDelay time.Duration
 	// Logger receives watch errors; nil means the catalog's logger, or slog.Default().
 	Logger *slog.Logger
+	// Started, if set, is called once, when every directory is watched and
+	// the tree has been checked for changes made before: installing the
+	// watches walks the whole tree, and a server may give the memory that
+	// walk used back to the system then (the first rebuild, if one is
+	// needed, follows).
+	Started func()
 }
 
 // Watch follows the directory c was opened from with [OpenDir] until ctx is
@@ -42,8 +48,11 @@ type WatchOptions struct {
 // the catalog is rebuilt with [Catalog.Reload], which re-hashes only changed
 // files, and fn receives each new snapshot whose [Catalog.ID] differs from
 // the last one handed over. fn is called from one goroutine, never
-// concurrently. Watch returns nil when ctx ends, or an error if the
-// directory cannot be watched at all.
+// concurrently. A change made after c's build began and before the watches
+// were in place is picked up right after Watch starts; when the change
+// times of the tree show none, the tree is not rebuilt until an event.
+// Watch returns nil when ctx ends, or an error if the directory cannot be
+// watched at all.
 func Watch(ctx context.Context, c *Catalog, opts *WatchOptions, fn func(*Catalog)) error {
 	if c == nil || fn == nil {
 		return errors.New("catalog: Watch needs a catalog and a callback")
@@ -75,9 +84,24 @@ func Watch(ctx context.Context, c *Catalog, opts *WatchOptions, fn func(*Catalog
 		return fmt.Errorf("catalog: watching %s: %w", dir, err)
 	}
 	defer w.Close()
-	wt := &watchTree{w: w, log: log, dotfiles: c.opts.IncludeDotFiles}
+	// Whatever changed between the start of c's build and the watch raised
+	// no event. Installing the watches visits every directory anyway: it
+	// also looks at every entry's change time, and only when one is recent
+	// enough to have been missed is the tree rebuilt right away. A full
+	// rebuild of a large tree holds two catalogs for seconds; skipping it
+	// when nothing changed keeps serve's memory at what the first build needs.
+	wt := &watchTree{w: w, log: log, dotfiles: c.opts.IncludeDotFiles, root: dir,
+		since: c.built.Add(-c.stats.Duration - changeSlack)}
 	if err := wt.addTree(dir); err != nil {
 		return fmt.Errorf("catalog: watching %s: %w", dir, err)
+	}
+	rescan := wt.changed != "" || c.src.hasDirty()
+	if rescan {
+		log.Debug("checking the tree once: it may have changed before the watch began", "dir", dir, "path", wt.changed)
+	}
+	wt.since = time.Time{} // directories created later are rebuilt anyway
+	if o.Started != nil {
+		o.Started()
 	}
 
 	cur := c
@@ -99,10 +123,10 @@ func Watch(ctx context.Context, c *Catalog, opts *WatchOptions, fn func(*Catalog
 		default:
 		}
 	}
-	// Whatever changed between building c and watching the tree raised no
-	// event: check once now (unchanged files reuse their digests).
-	pending = true
-	signal()
+	if rescan {
+		pending = true
+		signal()
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -166,11 +190,70 @@ func Watch(ctx context.Context, c *Catalog, opts *WatchOptions, fn func(*Catalog
 	}
 }
 
+// changeSlack widens the window in which a change counts as possibly
+// missed by Watch: change times come from the kernel's coarse clock, which
+// lags the one time.Now reads by up to a tick, and some file systems keep
+// them to the second or two.
+var changeSlack = 3 * time.Second
+
 // watchTree adds fsnotify watches on a directory and all its subdirectories.
+// While since is set, it also records in changed the first entry whose
+// change time is not before since (or cannot be known), and any symbolic
+// link whose target the walk does not itself check.
 type watchTree struct {
 	w        *fsnotify.Watcher
 	log      *slog.Logger
 	dotfiles bool
+	root     string
+	realRoot string // root with links resolved, once a link needs it
+	since    time.Time
+	changed  string
+	st       statBuf
+}
+
+// note checks the change time of p, which must be called after the watch
+// on its directory was added: a later change raises an event, an earlier
+// one shows in the change time.
+func (wt *watchTree) note(p string) {
+	if wt.since.IsZero() || wt.changed != "" {
+		return
+	}
+	if ct, err := lchangeTime(p, &wt.st); err != nil || !ct.Before(wt.since) {
+		wt.changed = p
+	}
+}
+
+// noteLink checks a symbolic link: the catalog may read its target, which
+// the walk checks only when it lies in the tree outside dot-directories.
+// A target outside the tree is never read, whatever it holds.
+func (wt *watchTree) noteLink(p string) {
+	if wt.since.IsZero() || wt.changed != "" {
+		return
+	}
+	wt.note(p)
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		wt.changed = p // dangling: its target may appear anywhere
+		return
+	}
+	if wt.realRoot == "" {
+		if wt.realRoot, err = filepath.EvalSymlinks(wt.root); err != nil {
+			wt.changed = p
+			return
+		}
+	}
+	rel, err := filepath.Rel(wt.realRoot, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return
+	}
+	if !wt.dotfiles && rel != "." {
+		for _, seg := range strings.Split(rel, string(filepath.Separator)) {
+			if strings.HasPrefix(seg, ".") {
+				wt.changed = p
+				return
+			}
+		}
+	}
 }
 
 func (wt *watchTree) addTree(root string) error {
@@ -181,6 +264,9 @@ func (wt *watchTree) addTree(root string) error {
 		if err != nil {
 			if isRoot {
 				return err
+			}
+			if !wt.since.IsZero() {
+				wt.changed = p
 			}
 			return nil // vanished or unreadable: the rebuild reports it
 		}
@@ -198,9 +284,13 @@ func (wt *watchTree) addTree(root string) error {
 					wt.log.Warn("cannot watch linked directory", "dir", p, "err", err)
 				}
 			}
+			wt.noteLink(p)
 			return nil
 		}
 		if !d.IsDir() {
+			// Its directory's listing is read after the directory's watch
+			// was added.
+			wt.note(p)
 			return nil
 		}
 		if err := wt.w.Add(p); err != nil {
@@ -208,7 +298,9 @@ func (wt *watchTree) addTree(root string) error {
 				return err
 			}
 			wt.log.Warn("cannot watch directory; its changes are picked up with the next rebuild", "dir", p, "err", err)
+			wt.changed = p
 		}
+		wt.note(p) // after the watch: entries added before it show here
 		return nil
 	})
 }

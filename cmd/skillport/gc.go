@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/skillport/skillport/server"
 )
 
 // hostGCPercent is the garbage-collector setting (runtime/debug.SetGCPercent)
@@ -69,3 +73,67 @@ func serveMemoryLimit() {
 	}
 	debug.SetMemoryLimit(max(int64(s[0].Value.Uint64())*serveMemoryFactor, serveMemoryFloor))
 }
+
+// Defaults of [memoryReleaser] for serve.
+const (
+	serveReleaseDelay = 2 * time.Second
+	serveReleaseEvery = time.Minute
+)
+
+// memoryReleaser gives the memory of a replaced catalog back to the system
+// after serve swaps in a new snapshot. The collector frees the old catalog
+// once nothing reads it, but keeps its pages for a heap it expects to grow
+// again, so after a reload of a large tree the process would stay at what
+// it needed with both catalogs alive. A release costs a full collection, so
+// changes are coalesced: at most one release per every, delay after the
+// first change (requests still reading the old snapshot finish first).
+// After each release the soft memory limit follows the new live heap.
+type memoryReleaser struct {
+	delay, every time.Duration
+	release      func() // debug.FreeOSMemory, then serveMemoryLimit
+	kick         chan struct{}
+}
+
+// serveReleaser returns the releaser serve runs.
+func serveReleaser() *memoryReleaser {
+	return &memoryReleaser{delay: serveReleaseDelay, every: serveReleaseEvery, release: func() {
+		debug.FreeOSMemory()
+		serveMemoryLimit()
+	}}
+}
+
+// follow releases memory after changes of src until ctx is done.
+func (r *memoryReleaser) follow(ctx context.Context, src server.Source) {
+	r.kick = make(chan struct{}, 1)
+	cancel := src.OnChange(func(_, _ server.Snapshot) {
+		select {
+		case r.kick <- struct{}{}:
+		default: // one is pending already
+		}
+	})
+	go func() {
+		defer cancel()
+		var last time.Time
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-r.kick:
+			}
+			wait := max(r.delay, time.Until(last.Add(r.every)))
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			r.release()
+			last = time.Now()
+		}
+	}()
+}
+
+// watchStarted gives back what installing a directory's watches used: the
+// walk over every directory and file of a large tree leaves tens of MiB of
+// garbage, and with the default collector that garbage would be collected
+// only once the heap doubled, and its pages kept afterwards.
+func watchStarted() { debug.FreeOSMemory() }

@@ -1,10 +1,18 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"os"
 	"runtime/debug"
+	"sync/atomic"
 	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/server"
 )
 
 // TestHostGC checks that host commands, and only they, raise the GC
@@ -59,4 +67,48 @@ func TestServeMemoryLimit(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != 12345<<20 {
 		t.Errorf("with GOMEMLIMIT set: limit changed to %d", got)
 	}
+}
+
+// TestMemoryReleaser: a swap of serve's catalog is followed by one release
+// of memory, delay later; a burst of swaps costs one release, and the next
+// comes no sooner than every after the last.
+func TestMemoryReleaser(t *testing.T) {
+	cats := make([]*catalog.Catalog, 2)
+	for i := range cats {
+		name := fmt.Sprintf("s%d", i)
+		c, err := catalog.Open(fstest.MapFS{name + "/SKILL.md": {Data: []byte("---\nname: " + name + "\ndescription: D.\n---\n")}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cats[i] = c
+	}
+	src := server.NewCatalogSource(cats[0])
+	var n atomic.Int32
+	r := &memoryReleaser{delay: 50 * time.Millisecond, every: 600 * time.Millisecond, release: func() { n.Add(1) }}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r.follow(ctx, src)
+	expect := func(when string, want int32) {
+		t.Helper()
+		if got := n.Load(); got != want {
+			t.Fatalf("%s: %d releases, want %d", when, got, want)
+		}
+	}
+	time.Sleep(150 * time.Millisecond)
+	expect("without a swap", 0)
+	for i := range 5 {
+		src.Swap(cats[(i+1)%2])
+	}
+	time.Sleep(200 * time.Millisecond)
+	expect("after a burst of swaps", 1)
+	src.Swap(cats[0])
+	time.Sleep(200 * time.Millisecond)
+	expect("after another swap within every", 1)
+	time.Sleep(600 * time.Millisecond)
+	expect("once every has passed", 2)
+	cancel()
+	time.Sleep(50 * time.Millisecond)
+	src.Swap(cats[1])
+	time.Sleep(150 * time.Millisecond)
+	expect("after ctx ended", 2)
 }

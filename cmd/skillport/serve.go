@@ -206,6 +206,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if set != nil {
+		serveReleaser().follow(ctx, set.source)
 		set.follow(ctx, watch, poll, log)
 	}
 

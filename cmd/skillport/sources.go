@@ -129,7 +129,7 @@ func (s *sourceSet) follow(ctx context.Context, watch bool, poll time.Duration, 
 			go p.git.Watch(ctx, poll, p.src.Swap)
 		case watch:
 			go func() {
-				if err := p.src.Watch(ctx, nil); err != nil {
+				if err := p.src.Watch(ctx, &catalog.WatchOptions{Started: watchStarted}); err != nil {
 					log.Warn("live reload is off", "source", p.name, "err", err)
 				}
 			}()

@@ -1,0 +1,148 @@
+package catalog
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// countHandler counts the log records whose message contains match.
+type countHandler struct {
+	match string
+	mu    sync.Mutex
+	n     int
+}
+
+func (h *countHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *countHandler) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, h.match) {
+		h.mu.Lock()
+		h.n++
+		h.mu.Unlock()
+	}
+	return nil
+}
+func (h *countHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *countHandler) WithGroup(string) slog.Handler      { return h }
+func (h *countHandler) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n
+}
+
+// A tree that has not changed since the catalog's build began is not
+// rebuilt when Watch starts, even with what the unchanged-tree fast path
+// cannot vouch for (a symbolic link, a file that is not published): on a
+// large tree that rebuild held two catalogs and doubled serve's memory.
+// Every build logs the tree's diagnostics, so the log counts the builds.
+// Changes made before Watch started are still picked up, however they
+// were made.
+func TestWatchStartRebuildsOnlyWhenChanged(t *testing.T) {
+	old := changeSlack
+	changeSlack = 50 * time.Millisecond
+	t.Cleanup(func() { changeSlack = old })
+
+	type change struct {
+		name  string
+		setup func(t *testing.T, dir string) // before the build
+		do    func(t *testing.T, dir string) // after it, before Watch
+		want  bool
+	}
+	mk := func(t *testing.T, p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []change{
+		{name: "nothing"},
+		{name: "link into a dot directory", want: true, setup: func(t *testing.T, dir string) {
+			// The walk does not check what is behind it: always rebuild.
+			if err := os.Symlink("../.shared/notes.md", filepath.Join(dir, "a", "notes.md")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"file rewritten in place", nil, func(t *testing.T, dir string) {
+			f, err := os.OpenFile(filepath.Join(dir, "a", "guide.md"), os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteAt([]byte("G"), 0); err != nil { // same size, same entries
+				t.Fatal(err)
+			}
+		}, true},
+		{"skill added", nil, func(t *testing.T, dir string) {
+			mk(t, filepath.Join(dir, "c", "SKILL.md"), "---\nname: c\ndescription: C.\n---\n")
+		}, true},
+		{"unpublished file fixed", nil, func(t *testing.T, dir string) {
+			mk(t, filepath.Join(dir, "bad", "SKILL.md"), "---\nname: bad\ndescription: Fixed.\n---\n")
+		}, true},
+		{"symbolic link replaced", nil, func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "a", "guide-link.md")
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("SKILL.md", p); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			mk(t, filepath.Join(dir, "a", "SKILL.md"), "---\nname: a\ndescription: A.\n---\n")
+			mk(t, filepath.Join(dir, "a", "guide.md"), "guide\n")
+			mk(t, filepath.Join(dir, ".shared", "notes.md"), "notes\n")
+			if err := os.Symlink("guide.md", filepath.Join(dir, "a", "guide-link.md")); err != nil {
+				t.Fatal(err)
+			}
+			if tc.setup != nil {
+				tc.setup(t, dir)
+			}
+			mk(t, filepath.Join(dir, "bad", "SKILL.md"), "---\nname: bad\n---\n") // no description
+			time.Sleep(3 * changeSlack)
+
+			h := &countHandler{match: "description"}
+			c, err := OpenDir(dir, &Options{Logger: slog.New(h)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if h.count() == 0 {
+				t.Fatal("the build logged no diagnostic about the missing description; the test cannot count builds")
+			}
+			builds := h.count()
+			if tc.do != nil {
+				tc.do(t, dir)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			var delivered atomic.Bool // a rebuild that changed the ID
+			var started atomic.Int32
+			go func() {
+				done <- Watch(ctx, c, &WatchOptions{Debounce: 10 * time.Millisecond, Started: func() { started.Add(1) }},
+					func(*Catalog) { delivered.Store(true) })
+			}()
+			time.Sleep(500 * time.Millisecond)
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if n := started.Load(); n != 1 {
+				t.Errorf("Started called %d times, want once", n)
+			}
+			if rebuilt := h.count() > builds || delivered.Load(); rebuilt != tc.want {
+				t.Errorf("rebuilt when Watch started: %v, want %v", rebuilt, tc.want)
+			}
+		})
+	}
+}
