@@ -415,8 +415,10 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 	}
 	if news >= 1000 {
 		// Fresh statistics after a bulk publish keep the planner from
-		// nested-looping over the namespace on the next one.
-		if _, err := conn.Exec(ctx, `ANALYZE skills, versions`); err != nil {
+		// nested-looping over the namespace on the next one. Only the
+		// columns that queries select or join on are analyzed: sampling
+		// the manifests cost as much as the rest.
+		if _, err := conn.Exec(ctx, `ANALYZE skills (path, namespace, current, generation), versions (path, version)`); err != nil {
 			return nil, dbError("publish (published; analyzing failed)", err)
 		}
 	}
