@@ -790,12 +790,16 @@ func readAhead(files []fileRef) (<-chan readResult, func()) {
 type contentReader struct {
 	cat  *catalog.Catalog
 	root *os.Root // nil: read through cat.ReadFile only
+	fast *beneath // nil: read through root
 }
 
 func newContentReader(cat *catalog.Catalog) *contentReader {
 	r := &contentReader{cat: cat}
 	if dir := cat.SourceDir(); dir != "" {
 		r.root, _ = os.OpenRoot(dir)
+		if r.root != nil {
+			r.fast = openBeneath(dir)
+		}
 	}
 	return r
 }
@@ -812,6 +816,11 @@ func (r *contentReader) read(f *catalog.File) ([]byte, error) {
 // readDirect reads f if it is still a regular file of the published size
 // and digest.
 func (r *contentReader) readDirect(f *catalog.File) ([]byte, bool) {
+	if r.fast != nil {
+		if data, ok := r.fast.read(f.Path, f.Size); ok && digestOf(data) == f.Digest {
+			return data, true
+		}
+	}
 	fh, err := r.root.OpenFile(f.Path, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, false
@@ -825,16 +834,23 @@ func (r *contentReader) readDirect(f *catalog.File) ([]byte, bool) {
 	if n != int(f.Size) || (err != io.ErrUnexpectedEOF && err != io.EOF) {
 		return nil, false
 	}
-	sum := sha256.Sum256(data[:n])
-	if "sha256:"+hex.EncodeToString(sum[:]) != f.Digest {
+	if digestOf(data[:n]) != f.Digest {
 		return nil, false
 	}
 	return data[:n], true
 }
 
+func digestOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
 func (r *contentReader) close() {
 	if r.root != nil {
 		r.root.Close()
+	}
+	if r.fast != nil {
+		r.fast.close()
 	}
 }
 
