@@ -3,9 +3,11 @@ package catalog
 import (
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Report is what [Check] and [CheckDir] find: every diagnostic a catalog of
@@ -44,11 +46,69 @@ func Check(fsys fs.FS, opts *Options) (*Report, error) {
 }
 
 func check(src *source, opts *Options) (*Report, error) {
-	c, err := build(src, opts, nil)
+	var c *Catalog
+	var err error
+	if src.root != nil && useFDWalk {
+		c, err = checkFD(src, opts)
+	} else {
+		c, err = build(src, opts, nil)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &Report{Diagnostics: c.diags, Stats: c.stats}, nil
+}
+
+// newCheckBuilder is the start of build for a check: the options with
+// their defaults, and the root checked to be a directory.
+func newCheckBuilder(src *source, o *Options) (*builder, time.Time, error) {
+	start := time.Now()
+	opts := Options{}
+	if o != nil {
+		opts = *o
+	}
+	if opts.Scheme == "" {
+		opts.Scheme = DefaultScheme
+	}
+	if opts.MaxFiles <= 0 {
+		opts.MaxFiles = DefaultMaxFiles
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	if err := checkPrefix(opts.Prefix); err != nil {
+		return nil, start, fmt.Errorf("catalog: prefix %q: %w", opts.Prefix, err)
+	}
+	b := &builder{src: src, opts: opts, log: opts.Logger}
+	if b.log == nil {
+		b.log = slog.Default()
+	}
+	rootInfo, err := fs.Stat(src.fsys, ".")
+	if err != nil {
+		return nil, start, fmt.Errorf("catalog: %w", err)
+	}
+	if !rootInfo.IsDir() {
+		return nil, start, fmt.Errorf("catalog: the root is not a directory")
+	}
+	return b, start, nil
+}
+
+// checkTail is the end of build for a check, once the walk has filled the
+// tree below root: walk diagnostics in tree order, then candidates, the
+// files the walk left, URIs and the counts.
+func (b *builder) checkTail(root *node, start time.Time) *Catalog {
+	var merge func(n *node)
+	merge = func(n *node) {
+		b.diags = append(b.diags, n.diags...)
+		for _, d := range n.dirs {
+			merge(d)
+		}
+	}
+	merge(root)
+	cands := b.candidates(root)
+	b.hashAll(cands)
+	b.mapTree(root)
+	return b.finish(b.assemble(cands), start)
 }
 
 // dropChecked forgets, in a check, the files of n that no finding can be

@@ -1,0 +1,258 @@
+//go:build linux
+
+package catalog
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/skillport/skillport/skill"
+	"golang.org/x/sys/unix"
+)
+
+// The check's descriptor walk is the build's (walk_fd.go) with the system
+// calls a check does not need taken out. A build opens every file of a
+// skill to read and digest it; a check reads only SKILL.md, and for every
+// other file needs what its findings are made of:
+//
+//   - the type (special-file, and a regular file turned into something
+//     else), the size (limit) and the hard link count (hardlink): one
+//     fstatat(AT_SYMLINK_NOFOLLOW) relative to the open directory gives all
+//     three, where open, fstat and close took three calls;
+//   - whether the file can be opened (unreadable): only an open proves it.
+//     The stat proves it too when the kernel's discretionary check cannot
+//     refuse: the file belongs to this process's effective user, its
+//     owner-read bit is set (a POSIX ACL never narrows the owner, whose
+//     entry is those bits) and it sits on the root's local file system
+//     (ext2/3/4, XFS, Btrfs, F2FS, tmpfs: no server or daemon deciding at
+//     open time, as NFS and FUSE do). Every other file is opened, as the
+//     build does. What no stat shows, a mandatory access policy (SELinux,
+//     AppArmor) refusing the owner, goes unreported by a check and is
+//     reported by the server that cannot open the file.
+//
+// Directories are listed without the fstat the build takes for its
+// listing cache (a check keeps no listing), and without os.File (readDir).
+
+// fdCheck is the state of one check's descriptor walk.
+type fdCheck struct {
+	b *builder
+	// euid and dev decide when a stat proves a file readable: owned by
+	// euid, on device dev (the root's, when its file system is local).
+	euid    uint32
+	dev     uint64
+	statDev bool // dev is set: the root's file system is local
+}
+
+// localFS are the file systems whose permission check at open is the
+// inode's mode bits and ACL, nothing the stat cannot see.
+var localFS = map[int64]bool{
+	unix.EXT4_SUPER_MAGIC:  true, // also ext2 and ext3
+	unix.XFS_SUPER_MAGIC:   true,
+	unix.BTRFS_SUPER_MAGIC: true,
+	unix.F2FS_SUPER_MAGIC:  true,
+	unix.TMPFS_MAGIC:       true,
+}
+
+// checkFD runs the check of src, a directory, with the descriptor walk.
+func checkFD(src *source, o *Options) (*Catalog, error) {
+	b, start, err := newCheckBuilder(src, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.openFDRoot(); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	defer b.rootDir.close()
+	chk := &fdCheck{b: b, euid: uint32(os.Geteuid())}
+	var sfs unix.Statfs_t
+	var st unix.Stat_t
+	if unix.Fstatfs(b.rootDir.fd, &sfs) == nil && localFS[int64(sfs.Type)] && fstat(b.rootDir.fd, &st) == nil {
+		chk.dev, chk.statDev = uint64(st.Dev), true
+	}
+	root := &node{path: ".", real: "."}
+	runStack(b.workers(), []*dirTask{{n: root}}, func() func(*dirTask) []*dirTask {
+		h := sha256.New() // hashAt resets it; a check writes nothing to it
+		buf := make([]byte, direntBufSize)
+		return func(t *dirTask) []*dirTask { return chk.visit(t, h, buf) }
+	})
+	return b.checkTail(root, start), nil
+}
+
+// visit is visitFD for a check: it reads the directory of t, checks its
+// files if it is inside a skill, and returns its subdirectories as new
+// tasks.
+func (chk *fdCheck) visit(t *dirTask, h hash.Hash, buf []byte) []*dirTask {
+	b, n := chk.b, t.n
+	d, err := b.openDirFD(t)
+	t.pfd.release()
+	var entries []fs.DirEntry
+	if err == nil {
+		// No fstat for a listing stamp: a check keeps no listing.
+		if entries, err = chk.readDir(d, n.path, buf); err != nil {
+			d.release()
+		}
+	}
+	if err != nil {
+		n.broken = append(n.broken, Diagnostic{Path: n.path, Rule: RuleUnreadable, Severity: skill.Error, Err: ErrUnreadable,
+			Message: fmt.Sprintf("cannot read directory: %v; fix its permissions", stripOp(err))})
+		return nil
+	}
+	defer d.release()
+	subs := b.readEntries(n, entries, t.depth, t.inLink, true)
+	inSkill := t.inSkill || n.skillMD != nil
+	if inSkill {
+		for _, wf := range n.files {
+			switch {
+			case wf.viaLink: // opened from the root by hashAll
+			case wf.name == FileNameSKILL || !chk.statAt(wf, d.fd):
+				b.digestAt(wf, d.fd, h)
+			}
+		}
+		b.dropChecked(n)
+	}
+	return subTasks(d, subs, t.depth, inSkill)
+}
+
+// subTasks makes the tasks for the subdirectories of the open directory d.
+func subTasks(d *fdDir, subs []subdir, depth int, inSkill bool) []*dirTask {
+	tasks := make([]*dirTask, 0, len(subs))
+	for i := len(subs) - 1; i >= 0; i-- { // popped in name order
+		sub := subs[i]
+		task := &dirTask{n: sub.n, depth: depth + 1, inLink: sub.inLink, inSkill: inSkill}
+		// A link is resolved from the root by os.Root; anything else opens
+		// relative to this directory.
+		if !sub.link {
+			d.refs.Add(1)
+			task.pfd = d
+		}
+		tasks = append(tasks, task)
+	}
+	return tasks
+}
+
+// statAt checks f, a file other than SKILL.md in the open directory dirfd,
+// with one fstatat, and reports whether that was enough: false when f must
+// be opened to learn whether it can be (see the comment at the top of this
+// file). A file over the per-skill byte limit is left undone, as the build
+// leaves it: its skill is over the limit.
+func (chk *fdCheck) statAt(f *walkFile, dirfd int) bool {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, f.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err == syscall.EINTR {
+			return false
+		}
+		f.err, f.done = fmt.Errorf("%w: %v", ErrUnreadable, err), true
+		return true
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		f.err, f.done = fmt.Errorf("%w: %s is no longer a regular file", ErrUnreadable, f.path), true
+		return true
+	}
+	if !chk.statDev || uint64(st.Dev) != chk.dev || st.Uid != chk.euid || st.Mode&syscall.S_IRUSR == 0 {
+		return false
+	}
+	f.setStat(&st)
+	if f.size <= chk.b.opts.MaxBytes {
+		f.done = true
+	}
+	return true
+}
+
+// direntBufSize is the getdents buffer of each worker: a directory of a
+// thousand entries is listed in one call, the 42,000 at the top of a
+// large registry in about twenty.
+const direntBufSize = 64 << 10
+
+// dirent is an entry of a directory listed by readDir.
+type dirent struct {
+	name string
+	typ  fs.FileMode
+	dir  string // the directory's OS path, for Info
+}
+
+func (e *dirent) Name() string      { return e.name }
+func (e *dirent) IsDir() bool       { return e.typ.IsDir() }
+func (e *dirent) Type() fs.FileMode { return e.typ }
+
+func (e *dirent) Info() (fs.FileInfo, error) { return os.Lstat(filepath.Join(e.dir, e.name)) }
+
+// readDir is readDirFD for a check: it lists the open directory d, at tree
+// path p, sorted by name, reading the getdents records itself into buf,
+// where os.File would cost an fcntl, a finalizer and an allocation per
+// entry. An entry whose kind the file system leaves unknown is stat'ed,
+// as package os does.
+func (chk *fdCheck) readDir(d *fdDir, p string, buf []byte) ([]fs.DirEntry, error) {
+	var ents []dirent
+	osDir := ""
+	for {
+		n, err := ignoringEINTR2(func() (int, error) { return unix.Getdents(d.fd, buf) })
+		if err != nil {
+			return nil, &fs.PathError{Op: "getdents", Path: p, Err: err}
+		}
+		if n <= 0 {
+			break
+		}
+		// One string holds this read's names; entries slice it.
+		names := string(buf[:n])
+		for off := 0; off+19 <= n; {
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+			if reclen < 19 || off+reclen > n {
+				return nil, &fs.PathError{Op: "getdents", Path: p, Err: syscall.EIO}
+			}
+			ino := binary.NativeEndian.Uint64(buf[off:])
+			typ := buf[off+18]
+			name := names[off+19 : off+reclen]
+			if i := strings.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			off += reclen
+			if ino == 0 || name == "." || name == ".." {
+				continue
+			}
+			if osDir == "" {
+				osDir = filepath.Join(chk.b.src.dir, filepath.FromSlash(p))
+			}
+			e := dirent{name: name, dir: osDir}
+			switch typ {
+			case syscall.DT_REG:
+			case syscall.DT_DIR:
+				e.typ = fs.ModeDir
+			case syscall.DT_LNK:
+				e.typ = fs.ModeSymlink
+			case syscall.DT_FIFO:
+				e.typ = fs.ModeNamedPipe
+			case syscall.DT_SOCK:
+				e.typ = fs.ModeSocket
+			case syscall.DT_CHR:
+				e.typ = fs.ModeDevice | fs.ModeCharDevice
+			case syscall.DT_BLK:
+				e.typ = fs.ModeDevice
+			default:
+				fi, err := e.Info()
+				if errors.Is(err, fs.ErrNotExist) {
+					continue // removed since the listing
+				}
+				if err != nil {
+					return nil, err
+				}
+				e.typ = fi.Mode().Type()
+			}
+			ents = append(ents, e)
+		}
+	}
+	slices.SortFunc(ents, func(a, x dirent) int { return strings.Compare(a.name, x.name) })
+	entries := make([]fs.DirEntry, len(ents))
+	for i := range ents {
+		entries[i] = &ents[i]
+	}
+	return entries, nil
+}
