@@ -51,9 +51,16 @@ func (b *builder) mapTree(root *node) {
 // mapDir maps n, at URI path p, and the directories below it, and reports
 // whether any of them holds a published skill.
 func (b *builder) mapDir(n *node, p string, inSkill bool) bool {
-	b.dirPath[n.path] = p
-	if _, ok := b.treeOf[p]; !ok {
-		b.treeOf[p] = n.path
+	switch {
+	case !b.src.check:
+		b.dirPath[n.path] = p
+		if _, ok := b.treeOf[p]; !ok {
+			b.treeOf[p] = n.path
+		}
+	case n.cand != nil:
+		// A check looks up skill directories only (skillFor, uri of a
+		// SKILL.md): a large tree has four times as many directories.
+		b.dirPath[n.path] = p
 	}
 	published := n.cand != nil && !n.cand.out
 	if len(n.dirs) == 0 {
