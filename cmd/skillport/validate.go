@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,7 +83,15 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON bool, copts *ca
 			return usageErrorf("validate: %s is a file; name a skill folder or a SKILL.md", esc(arg))
 		}
 	}
-	enc := json.NewEncoder(stdout)
+	// One write per 64 KiB rather than per finding: a large collection has
+	// tens of thousands. Whatever stdout holds is written before a line to
+	// stderr, so that the two read in order where they meet.
+	out := bufio.NewWriterSize(stdout, 64<<10)
+	warnf := func(format string, a ...any) {
+		out.Flush()
+		fmt.Fprintf(stderr, format, a...)
+	}
+	enc := json.NewEncoder(out)
 	valid, invalid, skipped := 0, 0, 0
 	quiet := slog.New(slog.DiscardHandler)
 	for _, dir := range dirs {
@@ -94,13 +103,13 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON bool, copts *ca
 			if errors.As(err, &pe) {
 				err = pe.Err
 			}
-			fmt.Fprintf(stderr, "%s: cannot read: %s\n", esc(dir), esc(err.Error()))
+			warnf("%s: cannot read: %s\n", esc(dir), esc(err.Error()))
 			invalid++
 			continue
 		}
 		st := rep.Stats
 		if st.Skills == 0 && st.Invalid == 0 {
-			fmt.Fprintf(stderr, "skillport: warning: %s holds no skill (a skill is a folder holding SKILL.md)\n", esc(dir))
+			warnf("skillport: warning: %s holds no skill (a skill is a folder holding SKILL.md)\n", esc(dir))
 		}
 		valid += st.Skills
 		invalid += st.Invalid
@@ -122,7 +131,7 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON bool, copts *ca
 			if d.Severity == skill.Warning {
 				sev = "warning: "
 			}
-			fmt.Fprintf(stdout, "%s: %s%s (%s)\n", esc(loc), sev, esc(d.Message), d.Rule)
+			fmt.Fprintf(out, "%s: %s%s (%s)\n", esc(loc), sev, esc(d.Message), d.Rule)
 		}
 	}
 	summary := fmt.Sprintf("%d %s valid, %d invalid", valid, plural(valid, "skill", "skills"), invalid)
@@ -130,9 +139,12 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON bool, copts *ca
 		summary += fmt.Sprintf(", %d skipped", skipped)
 	}
 	if asJSON {
-		fmt.Fprintln(stderr, summary)
+		warnf("%s\n", summary)
 	} else {
-		fmt.Fprintln(stdout, summary)
+		fmt.Fprintln(out, summary)
+	}
+	if err := out.Flush(); err != nil {
+		return fmt.Errorf("validate: writing the report: %w", err)
 	}
 	if invalid > 0 {
 		return errFailed

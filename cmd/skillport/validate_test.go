@@ -118,3 +118,29 @@ func TestValidateCountsAndHardlinks(t *testing.T) {
 		t.Errorf("--allow-hardlinks output\n%s", out.String())
 	}
 }
+
+// validate buffers what it prints to stdout, yet a line it prints to
+// stderr still comes after the findings printed before it: on one
+// terminal, or with 2>&1, the report reads in order.
+func TestValidateOutputOrder(t *testing.T) {
+	dir := t.TempDir()
+	skills, empty := filepath.Join(dir, "skills"), filepath.Join(dir, "empty")
+	for _, d := range []string{filepath.Join(skills, "a"), empty} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(skills, "a", "SKILL.md"), []byte("---\nname: a\ndescription: d\nhooks: x\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var both bytes.Buffer
+	if err := runValidate(&both, &both, []string{skills, empty}, false, &catalog.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	want := skills + "/a/SKILL.md:4:8: warning: hooks: not a field of the Agent Skills specification; it is passed through as written (unknown-field)\n" +
+		"skillport: warning: " + empty + " holds no skill (a skill is a folder holding SKILL.md)\n" +
+		"1 skill valid, 0 invalid\n"
+	if both.String() != want {
+		t.Errorf("output\n%s\nwant\n%s", both.String(), want)
+	}
+}
