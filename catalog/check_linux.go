@@ -34,12 +34,15 @@ import (
 //     owner-read bit is set (a POSIX ACL never narrows the owner, whose
 //     entry is those bits) and it sits on the root's local file system
 //     (ext2/3/4, XFS, Btrfs, F2FS, tmpfs: no server or daemon deciding at
-//     open time, as NFS and FUSE do). Every other file is opened, as the
-//     build does. What no stat shows, a mandatory access policy (SELinux,
+//     open time, as NFS and FUSE do). Every other file is opened and
+//     closed. What no stat shows, a mandatory access policy (SELinux,
 //     AppArmor) refusing the owner, goes unreported by a check and is
 //     reported by the server that cannot open the file.
 //
-// Directories are listed without the fstat the build takes for its
+// A file found sound that way is only counted (dropSound): no walkFile,
+// no path. The few that are not (a finding, or a stat that fails) take
+// the build's way, opened and stat'ed, and are reported as the build
+// reports them. Directories are listed without the fstat the build takes for its
 // listing cache (a check keeps no listing), and without os.File (readDir).
 
 // fdCheck is the state of one check's descriptor walk.
@@ -107,13 +110,14 @@ func (chk *fdCheck) visit(t *dirTask, h hash.Hash, buf []byte) []*dirTask {
 		return nil
 	}
 	defer d.release()
+	if holdsSkill(t.inSkill, entries) {
+		entries = chk.dropSound(n, entries, d.fd)
+	}
 	subs := b.readEntries(n, entries, t.depth, t.inLink, true)
 	inSkill := t.inSkill || n.skillMD != nil
 	if inSkill {
 		for _, wf := range n.files {
-			switch {
-			case wf.viaLink: // opened from the root by hashAll
-			case wf.name == FileNameSKILL || !chk.statAt(wf, d.fd):
+			if !wf.viaLink { // links are opened from the root by hashAll
 				b.digestAt(wf, d.fd, h)
 			}
 		}
@@ -139,31 +143,64 @@ func subTasks(d *fdDir, subs []subdir, depth int, inSkill bool) []*dirTask {
 	return tasks
 }
 
-// statAt checks f, a file other than SKILL.md in the open directory dirfd,
-// with one fstatat, and reports whether that was enough: false when f must
-// be opened to learn whether it can be (see the comment at the top of this
-// file). A file over the per-skill byte limit is left undone, as the build
-// leaves it: its skill is over the limit.
-func (chk *fdCheck) statAt(f *walkFile, dirfd int) bool {
-	var st unix.Stat_t
-	if err := unix.Fstatat(dirfd, f.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		if err == syscall.EINTR {
-			return false
+// holdsSkill reports whether a directory with these entries is inside a
+// skill, as far as its listing tells: below one, or holding a regular
+// SKILL.md. A SKILL.md that is a link is resolved later, by readEntries.
+func holdsSkill(inSkill bool, entries []fs.DirEntry) bool {
+	if inSkill {
+		return true
+	}
+	i, ok := slices.BinarySearchFunc(entries, FileNameSKILL, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
+	return ok && entries[i].Type().IsRegular()
+}
+
+// dropSound counts, into n, the regular files of n (a directory inside a
+// skill, open as dirfd) about which no finding can be, and returns the
+// other entries: what readEntries and the build's file checks are for.
+// Such a file takes one fstatat (and an open and close when the stat
+// cannot prove it readable, see above) and no allocation: it is not
+// SKILL.md in any case, has a name and path that can be published, one
+// link (or --allow-hardlinks), a size within the skill limit, and can be
+// opened. Anything else, or a stat that fails, is left to the build's
+// path, which reports it.
+func (chk *fdCheck) dropSound(n *node, entries []fs.DirEntry, dirfd int) []fs.DirEntry {
+	if badFileSegment(n.path) != "" {
+		return entries
+	}
+	o := &chk.b.opts
+	kept := entries[:0]
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || strings.EqualFold(name, FileNameSKILL) ||
+			!o.IncludeDotFiles && strings.HasPrefix(name, ".") || badFileSegment(name) != "" {
+			kept = append(kept, e)
+			continue
 		}
-		f.err, f.done = fmt.Errorf("%w: %v", ErrUnreadable, err), true
+		var st unix.Stat_t
+		if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG ||
+			st.Size > o.MaxBytes || !o.AllowHardlinks && st.Nlink > 1 || !chk.canOpen(dirfd, name, &st) {
+			kept = append(kept, e)
+			continue
+		}
+		n.checked++
+		n.checkedBytes += st.Size
+	}
+	clear(entries[len(kept):])
+	return kept
+}
+
+// canOpen reports whether the file name of dirfd, whose stat is st, can be
+// opened: by the stat alone when it proves so (see the top of this file),
+// else by opening it.
+func (chk *fdCheck) canOpen(dirfd int, name string, st *unix.Stat_t) bool {
+	if chk.statDev && uint64(st.Dev) == chk.dev && st.Uid == chk.euid && st.Mode&syscall.S_IRUSR != 0 {
 		return true
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		f.err, f.done = fmt.Errorf("%w: %s is no longer a regular file", ErrUnreadable, f.path), true
-		return true
-	}
-	if !chk.statDev || uint64(st.Dev) != chk.dev || st.Uid != chk.euid || st.Mode&syscall.S_IRUSR == 0 {
+	fd, err := openat(dirfd, name, openFileFlags)
+	if err != nil {
 		return false
 	}
-	f.setStat(&st)
-	if f.size <= chk.b.opts.MaxBytes {
-		f.done = true
-	}
+	syscall.Close(fd)
 	return true
 }
 
