@@ -213,14 +213,17 @@ const direntBufSize = 64 << 10
 type dirent struct {
 	name string
 	typ  fs.FileMode
-	dir  string // the directory's OS path, for Info
+	dir  string // the directory's tree path, for Info
+	src  *source
 }
 
 func (e *dirent) Name() string      { return e.name }
 func (e *dirent) IsDir() bool       { return e.typ.IsDir() }
 func (e *dirent) Type() fs.FileMode { return e.typ }
 
-func (e *dirent) Info() (fs.FileInfo, error) { return os.Lstat(filepath.Join(e.dir, e.name)) }
+func (e *dirent) Info() (fs.FileInfo, error) {
+	return os.Lstat(filepath.Join(e.src.dir, filepath.FromSlash(e.dir), e.name))
+}
 
 // readDir is readDirFD for a check: it lists the open directory d, at tree
 // path p, sorted by name, reading the getdents records itself into buf,
@@ -229,7 +232,6 @@ func (e *dirent) Info() (fs.FileInfo, error) { return os.Lstat(filepath.Join(e.d
 // as package os does.
 func (chk *fdCheck) readDir(d *fdDir, p string, buf []byte) ([]fs.DirEntry, error) {
 	var ents []dirent
-	osDir := ""
 	for {
 		n, err := ignoringEINTR2(func() (int, error) { return unix.Getdents(d.fd, buf) })
 		if err != nil {
@@ -255,10 +257,7 @@ func (chk *fdCheck) readDir(d *fdDir, p string, buf []byte) ([]fs.DirEntry, erro
 			if ino == 0 || name == "." || name == ".." {
 				continue
 			}
-			if osDir == "" {
-				osDir = filepath.Join(chk.b.src.dir, filepath.FromSlash(p))
-			}
-			e := dirent{name: name, dir: osDir}
+			e := dirent{name: name, dir: p, src: chk.b.src}
 			switch typ {
 			case syscall.DT_REG:
 			case syscall.DT_DIR:

@@ -3,11 +3,14 @@
 package catalog
 
 import (
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -129,4 +132,81 @@ func checkUnreadable(t *testing.T, dir string) {
 	if n := len(want); rep.Stats.Invalid != n || c.Stats().Invalid != n {
 		t.Errorf("%d skills invalid (OpenDir %d), want %d", rep.Stats.Invalid, c.Stats().Invalid, n)
 	}
+}
+
+// readDir parses getdents records itself: every entry of a directory
+// larger than its buffer comes back once, sorted, with its kind, and Info
+// stats the entry itself.
+func TestCheckReadDir(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "sub")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := range 3000 { // about 400 KB of records: several reads of 64 KiB
+		name := fmt.Sprintf("%04d-%s", i, strings.Repeat("x", 100))
+		if i%3 == 0 {
+			name += "ü" // not ASCII
+		}
+		want = append(want, name)
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"a-dir", "b-link"} {
+		want = append(want, name)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "a-dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a-dir", filepath.Join(dir, "b-link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := mkfifo(filepath.Join(dir, "c-fifo")); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, "c-fifo")
+	slices.Sort(want)
+
+	fd, err := syscall.Open(dir, openDirFlags, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &fdDir{fd: fd}
+	defer d.close()
+	chk := &fdCheck{b: &builder{src: &source{dir: root}}}
+	entries, err := chk.readDir(d, "sub", make([]byte, direntBufSize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatalf("Info of %s: %v", e.Name(), err)
+		}
+		if fi.Name() != e.Name() || fi.Mode().Type() != e.Type() {
+			t.Errorf("%s: listed as %v, Info says %s %v", e.Name(), e.Type(), fi.Name(), fi.Mode().Type())
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("listed %d entries, want %d (first difference near %d)", len(got), len(want), firstDiff(got, want))
+	}
+	for name, typ := range map[string]fs.FileMode{"a-dir": fs.ModeDir, "b-link": fs.ModeSymlink, "c-fifo": fs.ModeNamedPipe, want[0]: 0} {
+		i, _ := slices.BinarySearch(got, name)
+		if entries[i].Type() != typ {
+			t.Errorf("%s listed as %v, want %v", name, entries[i].Type(), typ)
+		}
+	}
+}
+
+func firstDiff(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }
