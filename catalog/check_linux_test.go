@@ -154,9 +154,7 @@ func TestCheckReadDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{"a-dir", "b-link"} {
-		want = append(want, name)
-	}
+	want = append(want, "a-dir", "b-link")
 	if err := os.Mkdir(filepath.Join(dir, "a-dir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
