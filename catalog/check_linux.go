@@ -240,13 +240,20 @@ func (chk *fdCheck) readDir(d *fdDir, p string, buf []byte) ([]fs.DirEntry, erro
 		if n <= 0 {
 			break
 		}
-		// One string holds this read's names; entries slice it.
-		names := string(buf[:n])
-		for off := 0; off+19 <= n; {
+		// Sized once: most directories are read in one call.
+		records := 0
+		for off := 0; off+19 <= n; records++ {
 			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
 			if reclen < 19 || off+reclen > n {
 				return nil, &fs.PathError{Op: "getdents", Path: p, Err: syscall.EIO}
 			}
+			off += reclen
+		}
+		ents = slices.Grow(ents, records)
+		// One string holds this read's names; entries slice it.
+		names := string(buf[:n])
+		for off := 0; off+19 <= n; {
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
 			ino := binary.NativeEndian.Uint64(buf[off:])
 			typ := buf[off+18]
 			name := names[off+19 : off+reclen]
