@@ -44,6 +44,23 @@ func checkTrees(t *testing.T) map[string]string {
 	if err := mkfifo(filepath.Join(limits, "s1", "pipe")); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		t.Fatal(err)
 	}
+	// Names a URI cannot hold, in a file and in a directory of a skill, and
+	// dot files, one more than the file limit of the "limits" options
+	// allows (6) when counted: a check must not count them as sound.
+	for _, f := range []string{"s3/SKILL.md", "s3/bad\\name.txt", "s3/ctl\x7fdir/data.txt", "s3/.hidden",
+		"s4/SKILL.md", "s4/f0", "s4/f1", "s4/sub/f2", "s4/sub/f3", "s4/sub/f4", "s4/sub/.env"} {
+		p := filepath.Join(limits, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data := []byte("x")
+		if path.Base(f) == "SKILL.md" {
+			data = []byte(md(path.Base(path.Dir(f)), "d"))
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return map[string]string{"collections": collectionTree(t), "generated": gt, "limits": limits}
 }
 
