@@ -24,10 +24,12 @@ type Report struct {
 // CheckDir reports what [OpenDir] would publish from dir and why it would
 // leave the rest out, with the same diagnostics in the same order, at a
 // fraction of the cost: a validator needs every finding, not a digest of
-// every file, so each file is opened and stat'ed (which is what the
-// per-skill limits, hard links and unreadable files need) but only SKILL.md
-// is read, and nothing is kept once counted but the diagnostics. Use it
-// to check a collection; use OpenDir to serve one.
+// every file, so only SKILL.md is read, every other file of a skill is
+// stat'ed (which is what the per-skill limits and hard links need) and
+// opened only where the stat cannot prove the open would succeed (on
+// Linux; elsewhere every file is opened), and nothing is kept once counted
+// but the diagnostics. Use it to check a collection; use OpenDir to serve
+// one.
 func CheckDir(dir string, opts *Options) (*Report, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {

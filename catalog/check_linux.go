@@ -42,8 +42,9 @@ import (
 // A file found sound that way is only counted (dropSound): no walkFile,
 // no path. The few that are not (a finding, or a stat that fails) take
 // the build's way, opened and stat'ed, and are reported as the build
-// reports them. Directories are listed without the fstat the build takes for its
-// listing cache (a check keeps no listing), and without os.File (readDir).
+// reports them. Directories are listed without the fstat the build takes
+// for its listing cache (a check keeps no listing), and without os.File
+// (readDir).
 
 // fdCheck is the state of one check's descriptor walk.
 type fdCheck struct {
