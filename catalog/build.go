@@ -735,8 +735,12 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 		}
 	}
 	if !b.src.check {
+		// Both only read the skills and files: the digest of the snapshot
+		// is taken while the directories are built.
+		id := make(chan string, 1)
+		go func() { id <- catalogID(c) }()
 		b.buildDirs(c, cands)
-		c.id = catalogID(c)
+		c.id = <-id
 	}
 	c.stats.Skills = len(c.skills)
 	c.stats.Invalid += b.refused

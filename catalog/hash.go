@@ -27,6 +27,9 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }
 // (those it reached outside a directory it read as part of a skill), in
 // parallel, streaming (only SKILL.md is kept in memory, until parsed).
 func (b *builder) hashAll(cands []*candidate) {
+	// The walk digests almost every file: only the rest are looked up in
+	// seen, which keeps a file shared by nested skills from being queued
+	// twice.
 	seen := map[*walkFile]bool{}
 	var todo []*walkFile
 	for _, c := range cands {
@@ -34,11 +37,12 @@ func (b *builder) hashAll(cands []*candidate) {
 			continue
 		}
 		for _, f := range c.files {
-			if !seen[f] {
-				seen[f] = true
-				if !f.done && !b.reuse(f) {
-					todo = append(todo, f)
-				}
+			if f.done || seen[f] {
+				continue
+			}
+			seen[f] = true
+			if !b.reuse(f) {
+				todo = append(todo, f)
 			}
 		}
 	}
