@@ -775,15 +775,15 @@ func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 		}
 	}
 	skillPath := b.dirPath[n.path]
-	if skillPath != "" && strings.Split(skillPath, "/")[0] == "index.json" {
+	if first, _, _ := strings.Cut(skillPath, "/"); first == "index.json" {
 		b.diag(Diagnostic{Path: n.path, Skill: n.path, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
 			Message: `"index.json" is reserved for the index resource and cannot start a skill path`})
 		return nil, false
 	}
 	for _, wf := range cand.files {
-		rel := strings.TrimPrefix(wf.path, n.path+"/")
-		if n.path == "." {
-			rel = wf.path
+		rel := wf.path // below n: n.path, "/", then rel
+		if n.path != "." {
+			rel = wf.path[len(n.path)+1:]
 		}
 		if bad := badFileSegment(rel); bad != "" {
 			b.diag(Diagnostic{Path: wf.path, Skill: n.path, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
@@ -845,16 +845,14 @@ func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 
 // badFileSegment names what makes a relative file path unpublishable, or "".
 func badFileSegment(rel string) string {
-	for _, seg := range strings.Split(rel, "/") {
-		for _, r := range seg {
-			switch {
-			case r == '\\':
-				return "a backslash"
-			case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
-				return "a control character"
-			case r == 0xFFFD:
-				return "invalid UTF-8"
-			}
+	for _, r := range rel { // "/" between segments is none of these
+		switch {
+		case r == '\\':
+			return "a backslash"
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
+			return "a control character"
+		case r == 0xFFFD:
+			return "invalid UTF-8"
 		}
 	}
 	return ""
