@@ -94,6 +94,7 @@ func (s dirStamp) settled(start time.Time) bool {
 type walkFile struct {
 	path string
 	name string
+	dir  *node // the directory holding it
 	// size, mtime and ident are what the last stat saw. A file found by the
 	// descriptor walk is stat'ed only when it is opened (fstat on the open
 	// descriptor), so outside skills they stay zero: nothing uses them there.
@@ -526,7 +527,7 @@ func (b *builder) readEntries(n *node, entries []fs.DirEntry, depth int, inLink,
 			}
 			// The name shares the path's bytes: a tree holds hundreds of
 			// thousands of walkFiles until its catalog is assembled.
-			wf := &walkFile{path: p, name: p[len(p)-len(name):], viaLink: viaLink}
+			wf := &walkFile{path: p, name: p[len(p)-len(name):], viaLink: viaLink, dir: n}
 			if name == FileNameSKILL {
 				wf.entry = &entry{}
 			}
@@ -654,12 +655,12 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 		}
 	}
 	c := &Catalog{src: b.src, opts: b.opts, byURI: make(map[string]*Skill, len(cands)),
-		files: make(map[string]*File, nfiles), dirs: make(map[string]*Dir, nfiles)}
+		files: make(map[string]*File, nfiles), dirs: make(map[string]*Dir, len(b.dirPath))}
 	fileFor := func(wf *walkFile) *File {
 		if wf.pub != nil {
 			return wf.pub
 		}
-		uri := b.uri(wf.path)
+		uri := b.fileURI(wf)
 		// A reused file keeps its object only where its URI is unchanged: a
 		// skill renamed by its SKILL.md moves every file's URI.
 		if wf.reused != nil && wf.reused.URI == uri {
@@ -734,8 +735,12 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 		}
 	}
 	if !b.src.check {
+		// Both only read the skills and files: the digest of the snapshot
+		// is taken while the directories are built.
+		id := make(chan string, 1)
+		go func() { id <- catalogID(c) }()
 		b.buildDirs(c, cands)
-		c.id = catalogID(c)
+		c.id = <-id
 	}
 	c.stats.Skills = len(c.skills)
 	c.stats.Invalid += b.refused
@@ -770,15 +775,15 @@ func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 		}
 	}
 	skillPath := b.dirPath[n.path]
-	if skillPath != "" && strings.Split(skillPath, "/")[0] == "index.json" {
+	if first, _, _ := strings.Cut(skillPath, "/"); first == "index.json" {
 		b.diag(Diagnostic{Path: n.path, Skill: n.path, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
 			Message: `"index.json" is reserved for the index resource and cannot start a skill path`})
 		return nil, false
 	}
 	for _, wf := range cand.files {
-		rel := strings.TrimPrefix(wf.path, n.path+"/")
-		if n.path == "." {
-			rel = wf.path
+		rel := wf.path // below n: n.path, "/", then rel
+		if n.path != "." {
+			rel = wf.path[len(n.path)+1:]
 		}
 		if bad := badFileSegment(rel); bad != "" {
 			b.diag(Diagnostic{Path: wf.path, Skill: n.path, Rule: RulePath, Severity: skill.Error, Err: ErrBadPath,
@@ -822,7 +827,7 @@ func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 	if b.opts.Filter != nil && !b.opts.Filter(skillPath, md.fm) {
 		return nil, true
 	}
-	uri := b.uri(md.path)
+	uri := b.fileURI(md)
 	if b.src.check { // counted, not served: keep what the duplicate check needs
 		md.fm, md.findings = skill.Frontmatter{}, nil
 		return &Skill{URI: uri, Dir: n.path}, true
@@ -840,16 +845,14 @@ func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 
 // badFileSegment names what makes a relative file path unpublishable, or "".
 func badFileSegment(rel string) string {
-	for _, seg := range strings.Split(rel, "/") {
-		for _, r := range seg {
-			switch {
-			case r == '\\':
-				return "a backslash"
-			case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
-				return "a control character"
-			case r == 0xFFFD:
-				return "invalid UTF-8"
-			}
+	for _, r := range rel { // "/" between segments is none of these
+		switch {
+		case r == '\\':
+			return "a backslash"
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
+			return "a control character"
+		case r == 0xFFFD:
+			return "invalid UTF-8"
 		}
 	}
 	return ""
@@ -866,7 +869,7 @@ func (b *builder) buildDirs(c *Catalog, cands []*candidate) {
 		return d
 	}
 	for _, cand := range cands {
-		s := c.byURI[b.uri(cand.n.skillMD.path)]
+		s := c.byURI[b.fileURI(cand.n.skillMD)]
 		if s == nil || s.Dir != cand.n.path {
 			continue
 		}
@@ -938,7 +941,17 @@ func (b *builder) buildDirs(c *Catalog, cands []*candidate) {
 	}
 }
 
-// nodeURI is uri(n.path), computed once per directory.
+// fileURI maps a walked file to its resource URI: its directory's URI
+// (as mapTree chose it) and its escaped name, in one allocation.
+func (b *builder) fileURI(f *walkFile) string {
+	d := b.nodeURI(f.dir)
+	if len(d) == len(b.opts.Scheme)+len("://") { // the root, with no prefix
+		return d + escapeSegment(f.name)
+	}
+	return d + "/" + escapeSegment(f.name)
+}
+
+// nodeURI maps a directory to its resource URI, computed once per directory.
 func (b *builder) nodeURI(n *node) string {
 	if n.uri == "" {
 		n.uri = b.opts.Scheme + "://" + b.dirPath[n.path]

@@ -34,8 +34,17 @@ import (
 
 // mapTree chooses the URI path of every directory.
 func (b *builder) mapTree(root *node) {
-	b.dirPath = make(map[string]string)
-	b.treeOf = make(map[string]string)
+	var count func(n *node) int
+	count = func(n *node) int {
+		k := 1
+		for _, d := range n.dirs {
+			k += count(d)
+		}
+		return k
+	}
+	ndirs := count(root)
+	b.dirPath = make(map[string]string, ndirs)
+	b.treeOf = make(map[string]string, ndirs)
 	p := b.opts.Prefix
 	if name := b.publishName(root); name != "" {
 		// A root skill: the last prefix segment, if any, is its folder.
@@ -66,14 +75,31 @@ func (b *builder) mapDir(n *node, p string, inSkill bool) bool {
 	if len(n.dirs) == 0 {
 		return published
 	}
-	bySeg := make(map[string]*node, len(n.dirs))
-	for _, d := range n.dirs {
+	// Most directories have a few subdirectories: they are compared
+	// pairwise, without a map each.
+	var bySeg map[string]*node
+	if len(n.dirs) > 8 {
+		bySeg = make(map[string]*node, len(n.dirs))
+	}
+	for i, d := range n.dirs {
 		d.seg, d.label = b.segment(d, p == "", inSkill)
-		if other := bySeg[d.seg]; other != nil {
-			b.collide(other, d, joinURIPath(p, d.seg))
-			continue
+		var other *node
+		if bySeg != nil {
+			other = bySeg[d.seg]
+			if other == nil {
+				bySeg[d.seg] = d
+			}
+		} else {
+			for _, o := range n.dirs[:i] {
+				if o.seg == d.seg { // the first, as the map keeps
+					other = o
+					break
+				}
+			}
 		}
-		bySeg[d.seg] = d
+		if other != nil {
+			b.collide(other, d, joinURIPath(p, d.seg))
+		}
 	}
 	for _, d := range n.dirs {
 		sub := joinURIPath(p, d.seg)
@@ -200,13 +226,4 @@ func (b *builder) collide(a, d *node, p string) {
 		}
 		refuse(n)
 	}
-}
-
-// uri maps a tree path to its resource URI.
-func (b *builder) uri(p string) string {
-	dir, name := path.Dir(p), path.Base(p)
-	if p == "." || p == "" {
-		return b.opts.Scheme + "://" + b.dirPath["."]
-	}
-	return b.opts.Scheme + "://" + joinURIPath(b.dirPath[dir], escapeSegment(name))
 }

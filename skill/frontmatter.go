@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -462,7 +463,32 @@ func floatJSON(v string) (string, error) {
 	return strconv.FormatFloat(f, 'g', -1, 64), nil
 }
 
+// writeJSONString writes s as encoding/json writes a string. Most
+// frontmatter values need no escaping and are copied between quotes
+// without encoding/json's reflection and allocation (a catalog converts
+// tens of thousands of them).
 func writeJSONString(buf *bytes.Buffer, s string) {
+	if plainJSON(s) {
+		buf.WriteByte('"')
+		buf.WriteString(s)
+		buf.WriteByte('"')
+		return
+	}
 	b, _ := json.Marshal(s)
 	buf.Write(b)
+}
+
+// plainJSON reports whether encoding/json writes s unchanged between
+// quotes: valid UTF-8 with no control character, quote, backslash, no
+// character it escapes for HTML (<, >, &), and no line or paragraph
+// separator (U+2028, U+2029; any character whose encoding starts with
+// their first byte, 0xE2, takes the slow path).
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20, c == '"', c == '\\', c == '<', c == '>', c == '&', c == 0xE2:
+			return false
+		}
+	}
+	return utf8.ValidString(s)
 }

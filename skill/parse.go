@@ -236,6 +236,9 @@ func parseYAML(text, orig []byte, lineOffset int) (Frontmatter, error) {
 			Msg: fmt.Sprintf("frontmatter: is a YAML %s; it must be a mapping of fields such as \"name: my-skill\"", kindName(doc))}
 	}
 	c := converter{lineOffset: lineOffset, rewritten: len(text) != len(orig)}
+	// The JSON is about as long as the YAML: one allocation, not a series
+	// of doublings.
+	c.buf.Grow(len(text) + 64)
 	return c.frontmatter(doc)
 }
 
