@@ -62,14 +62,6 @@ type node struct {
 	checkedBytes int64
 }
 
-// listing is a directory's entries as the descriptor walk read them, kept
-// by the source so that a later build can skip reading a directory whose
-// stamp is unchanged.
-type listing struct {
-	stamp   dirStamp
-	entries []fs.DirEntry // sorted by name; shared, never modified
-}
-
 // dirStamp identifies a directory's state: creating, removing or renaming
 // an entry changes its modification and change times.
 type dirStamp struct {

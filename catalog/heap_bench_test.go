@@ -1,12 +1,17 @@
 package catalog
 
 import (
+	"flag"
+	"os"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"testing"
 
 	"github.com/skillport/skillport/catalog/internal/gen"
 )
+
+var benchHeapProfile = flag.String("catalog.heapprofile", "", "write the heap profile of BenchmarkServedHeap's first catalog, while it is live, to this file")
 
 // BenchmarkServedHeap measures what a served catalog of the real-world tree
 // (-catalog.realskills skills, 20,000 by default) keeps alive: the live heap
@@ -36,6 +41,9 @@ func BenchmarkServedHeap(b *testing.B) {
 			b.Fatalf("published %d skills, the tree has %d", st.Skills, t.stats.Skills)
 		}
 		one := live()
+		if *benchHeapProfile != "" {
+			writeHeapProfile(b, *benchHeapProfile)
+		}
 		next, err := c.Reload()
 		if err != nil {
 			b.Fatal(err)
@@ -52,4 +60,18 @@ func BenchmarkServedHeap(b *testing.B) {
 	b.ReportMetric(median(sizes)/float64(t.stats.Skills), "live-B/skill")
 	b.ReportMetric(median(sizes)/float64(t.stats.Files), "live-B/file")
 	b.ReportMetric(median(extras)/mb, "reload-extra-MB")
+}
+
+// writeHeapProfile writes the heap profile now, with what is live in it
+// (inuse_space), for go tool pprof.
+func writeHeapProfile(b *testing.B, name string) {
+	f, err := os.Create(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
 }
