@@ -215,7 +215,7 @@ func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
 	c := b.assemble(cands)
 	c.stats.Hashed, c.stats.Reused = int(b.hashed.Load()), int(b.reused.Load())
 	if b.rootDir != nil {
-		src.storeListings(b.listings, c)
+		src.storeListings(packListings(b.listings), c)
 	}
 	return b.finish(c, start), nil
 }
@@ -727,6 +727,7 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 	}
 	if !b.src.check {
 		b.buildDirs(c, cands)
+		c.compact(b.prev)
 		c.id = catalogID(c)
 	}
 	c.stats.Skills = len(c.skills)
