@@ -1,6 +1,10 @@
 package catalog
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/skillport/skillport/skill"
+)
 
 // packChunk is how many objects share one packed string: large enough that
 // a chunk is an allocation of its own (tens of KiB, never mixed with the
@@ -19,7 +23,8 @@ const packChunk = 512
 // in pages of their own and the garbage's pages are freed whole.
 //
 // Files prev published stay the objects they are, so that an unchanged
-// reload can still share prev's (see shareUnchanged).
+// reload can still share prev's (see shareUnchanged). Frontmatter is kept
+// lean (skill.Frontmatter.Lean): its JSON, name and description.
 func (c *Catalog) compact(prev *Catalog) {
 	moved := c.compactFiles(prev)
 	skills := c.compactSkills(moved)
@@ -137,9 +142,15 @@ func (c *Catalog) compactSkills(moved map[*File]*File) map[*Skill]*Skill {
 			pack.add(s.Dir)
 		}
 		all := pack.done()
+		fms := make([]skill.Frontmatter, len(chunk))
+		for i, s := range chunk {
+			fms[i] = s.Frontmatter
+		}
+		fms = skill.LeanPack(fms)
 		for i, s := range chunk {
 			ns := &slab[lo+i]
 			*ns = *s
+			ns.Frontmatter = fms[i]
 			ns.URI = pack.get(all, 2*i)
 			ns.Dir = pack.get(all, 2*i+1)
 			ns.Root = within(ns.URI, s.Root)
