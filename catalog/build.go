@@ -132,8 +132,8 @@ type builder struct {
 	rootDir *fdDir
 	// prevListings are the directory listings the last descriptor walk of
 	// this source kept; the walk records its own in each node.listing.
-	prevListings map[string]*listing
-	listings     map[string]*listing // this walk's, stored with the catalog built
+	prevListings map[dirKey]*listing
+	listings     map[dirKey]*listing // this walk's, stored with the catalog built
 	walkStart    time.Time
 	opts         Options
 	log          *slog.Logger
@@ -290,15 +290,15 @@ func (b *builder) walkTree(root *node) {
 		return func(t *dirTask) []*dirTask { return b.visit(t, h) }
 	})
 	// Walk diagnostics in tree order, as a serial walk finds them.
-	var listings map[string]*listing
+	var listings map[dirKey]*listing
 	if b.rootDir != nil {
-		listings = make(map[string]*listing, len(b.prevListings))
+		listings = make(map[dirKey]*listing, len(b.prevListings))
 	}
 	var merge func(n *node)
 	merge = func(n *node) {
 		b.diags = append(b.diags, n.diags...)
 		if n.listing != nil {
-			listings[n.path] = n.listing
+			listings[n.listing.stamp.key()] = n.listing
 		}
 		for _, d := range n.dirs {
 			merge(d)

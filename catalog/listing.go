@@ -3,7 +3,6 @@ package catalog
 import (
 	"io/fs"
 	"os"
-	"slices"
 	"strings"
 )
 
@@ -100,32 +99,36 @@ func (e *listedEntry) Info() (fs.FileInfo, error) {
 	return e.root.Lstat(p)
 }
 
+// dirKey is a directory's device and inode, which key the listings a
+// source keeps.
+type dirKey struct{ dev, ino uint64 }
+
+func (s dirStamp) key() dirKey { return dirKey{s.dev, s.ino} }
+
 // packListings copies the listings a walk kept, which it allocated one
 // directory at a time among its garbage, into a few large allocations:
-// the listings in one slice, their entries in another, names and paths in
-// strings of packChunk directories each. Left where the walk made them,
-// the 82,000 listings of the real-world tree pinned pages of garbage that
-// the runtime could not give back.
-func packListings(m map[string]*listing) map[string]*listing {
+// the listings in one slice, their entries in another, names in strings of
+// packChunk directories each. Left where the walk made them, the 82,000
+// listings of the real-world tree pinned pages of garbage that the
+// runtime could not give back.
+func packListings(m map[dirKey]*listing) map[dirKey]*listing {
 	if m == nil {
 		return nil
 	}
-	keys := make([]string, 0, len(m))
+	keys := make([]dirKey, 0, len(m))
 	nents := 0
 	for k, l := range m {
 		keys = append(keys, k)
 		nents += len(l.ents)
 	}
-	slices.Sort(keys) // neighbours in the tree, neighbours in memory
 	slab := make([]listing, len(keys))
 	ents := make([]listedEnt, nents)
-	out := make(map[string]*listing, len(keys))
+	out := make(map[dirKey]*listing, len(keys))
 	var pack stringPack
 	for lo := 0; lo < len(keys); lo += packChunk {
 		chunk := keys[lo:min(lo+packChunk, len(keys))]
 		pack.reset()
 		for _, k := range chunk {
-			pack.add(k)
 			pack.add(m[k].names)
 		}
 		all := pack.done()
@@ -133,12 +136,12 @@ func packListings(m map[string]*listing) map[string]*listing {
 			l := m[k]
 			nl := &slab[lo+i]
 			nl.stamp = l.stamp
-			nl.names = pack.get(all, 2*i+1)
+			nl.names = pack.get(all, i)
 			n := len(l.ents)
 			nl.ents = ents[:n:n]
 			ents = ents[n:]
 			copy(nl.ents, l.ents)
-			out[pack.get(all, 2*i)] = nl
+			out[k] = nl
 		}
 	}
 	return out

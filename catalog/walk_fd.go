@@ -160,7 +160,7 @@ func (b *builder) listFD(n *node, d *fdDir) ([]fs.DirEntry, error) {
 		return nil, err
 	}
 	id := dirStamp{dev: uint64(st.Dev), ino: uint64(st.Ino), mtime: timespecNanos(st.Mtim), ctime: timespecNanos(st.Ctim)}
-	if l := b.prevListings[n.path]; l != nil && l.stamp == id {
+	if l := b.prevListings[id.key()]; l != nil && l.stamp == id {
 		n.listing = l
 		return l.dirEntries(b.src.root, n.path), nil
 	}
@@ -427,10 +427,13 @@ func (b *builder) checkDir(t *checkTask, failed *atomic.Bool) ([]*checkTask, int
 		d.refs.Store(1)
 	}
 	defer d.release()
-	l := b.prevListings[t.path]
 	var st unix.Stat_t
-	if l == nil || fstat(d.fd, &st) != nil ||
-		l.stamp != (dirStamp{dev: uint64(st.Dev), ino: uint64(st.Ino), mtime: timespecNanos(st.Mtim), ctime: timespecNanos(st.Ctim)}) {
+	if fstat(d.fd, &st) != nil {
+		return nil, 0, false
+	}
+	id := dirStamp{dev: uint64(st.Dev), ino: uint64(st.Ino), mtime: timespecNanos(st.Mtim), ctime: timespecNanos(st.Ctim)}
+	l := b.prevListings[id.key()]
+	if l == nil || l.stamp != id {
 		return nil, 0, false
 	}
 	inSkill := t.inSkill
