@@ -727,7 +727,6 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 	}
 	if !b.src.check {
 		b.buildDirs(c, cands)
-		c.compact(b.prev)
 		c.id = catalogID(c)
 	}
 	c.stats.Skills = len(c.skills)
@@ -738,6 +737,9 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 		return cmp.Or(cmp.Compare(a.Path, x.Path), cmp.Compare(a.Line, x.Line), cmp.Compare(a.Column, x.Column))
 	})
 	c.diags = b.diags
+	if !b.src.check {
+		c.compact(b.prev)
+	}
 	return c
 }
 

@@ -29,6 +29,51 @@ func (c *Catalog) compact(prev *Catalog) {
 	moved := c.compactFiles(prev)
 	skills := c.compactSkills(moved)
 	c.compactDirs(moved, skills)
+	c.compactDiags()
+}
+
+// compactDiags packs the strings of the diagnostics, and the skills'
+// findings (whose messages are those of their diagnostics) into one slice.
+func (c *Catalog) compactDiags() {
+	msgs := make(map[string]string)
+	var pack stringPack
+	for lo := 0; lo < len(c.diags); lo += packChunk {
+		chunk := c.diags[lo:min(lo+packChunk, len(c.diags))]
+		pack.reset()
+		for _, d := range chunk {
+			pack.add(d.Path)
+			pack.want(d.Skill, d.Path)
+			pack.add(d.Message)
+		}
+		pack.done()
+		for i := range chunk {
+			d := &chunk[i]
+			d.Path = pack.next()
+			d.Skill = pack.take(d.Skill, d.Path)
+			d.Message = pack.next()
+			msgs[d.Message] = d.Message
+		}
+	}
+	n := 0
+	for _, s := range c.skills {
+		n += len(s.Findings)
+	}
+	slab := make([]skill.Finding, n)
+	for _, s := range c.skills {
+		if len(s.Findings) == 0 {
+			continue
+		}
+		k := len(s.Findings)
+		fs := slab[:k:k]
+		slab = slab[k:]
+		for i, f := range s.Findings {
+			if m, ok := msgs[f.Message]; ok {
+				f.Message = m
+			}
+			fs[i] = f
+		}
+		s.Findings = fs
+	}
 }
 
 // stringPack concatenates strings and hands back each one as a part of
@@ -36,6 +81,8 @@ func (c *Catalog) compact(prev *Catalog) {
 type stringPack struct {
 	b    strings.Builder
 	ends []int
+	all  string
+	k    int
 }
 
 // add queues s and returns its index for get.
@@ -45,11 +92,19 @@ func (p *stringPack) add(s string) int {
 	return len(p.ends) - 1
 }
 
+// want queues s unless it is a part of in, which is packed too.
+func (p *stringPack) want(s, in string) {
+	if !strings.Contains(in, s) {
+		p.add(s)
+	}
+}
+
 // done returns the packed string; get cuts parts of it.
 func (p *stringPack) done() string {
-	s := strings.Clone(p.b.String()) // exactly sized
+	p.all = strings.Clone(p.b.String()) // exactly sized
+	p.k = 0
 	p.b.Reset()
-	return s
+	return p.all
 }
 
 func (p *stringPack) get(all string, i int) string {
@@ -58,6 +113,21 @@ func (p *stringPack) get(all string, i int) string {
 		start = p.ends[i-1]
 	}
 	return all[start:p.ends[i]]
+}
+
+// next returns the next string queued, in the order of add and want
+// calls since reset; take, in the place of a want, returns s as the part
+// of in (now packed) that it is, or the next string queued.
+func (p *stringPack) next() string {
+	p.k++
+	return p.get(p.all, p.k-1)
+}
+
+func (p *stringPack) take(s, in string) string {
+	if i := strings.Index(in, s); i >= 0 {
+		return in[i : i+len(s)]
+	}
+	return p.next()
 }
 
 func (p *stringPack) reset() { p.ends = p.ends[:0] }
@@ -84,26 +154,18 @@ func (c *Catalog) compactFiles(prev *Catalog) map[*File]*File {
 		pack.reset()
 		for _, f := range chunk {
 			pack.add(f.URI)
-			if !strings.HasSuffix(f.URI, f.Path) {
-				pack.add(f.Path)
-			}
+			pack.want(f.Path, f.URI) // the URI is the scheme and the path, unless folders were renamed
 			pack.add(f.Digest)
 			pack.add(f.content)
 		}
-		all := pack.done()
-		k := 0
-		next := func() string { k++; return pack.get(all, k-1) }
+		pack.done()
 		for i, f := range chunk {
 			nf := &slab[lo+i]
 			*nf = *f
-			nf.URI = next()
-			if strings.HasSuffix(f.URI, f.Path) { // the URI is the scheme and the path, unless folders were renamed
-				nf.Path = nf.URI[len(nf.URI)-len(f.Path):]
-			} else {
-				nf.Path = next()
-			}
-			nf.Digest = next()
-			nf.content = next()
+			nf.URI = pack.next()
+			nf.Path = pack.take(f.Path, nf.URI)
+			nf.Digest = pack.next()
+			nf.content = pack.next()
 			nf.Name = nf.Path[strings.LastIndexByte(nf.Path, '/')+1:]
 			if nf.Name != f.Name { // a name is its path's last segment; keep any other as it is
 				nf.Name = f.Name
@@ -139,9 +201,11 @@ func (c *Catalog) compactSkills(moved map[*File]*File) map[*Skill]*Skill {
 		pack.reset()
 		for _, s := range chunk {
 			pack.add(s.URI)
-			pack.add(s.Dir)
+			pack.want(s.Dir, s.URI)
+			pack.want(s.Path, s.URI)
+			pack.want(s.Name, s.URI)
 		}
-		all := pack.done()
+		pack.done()
 		fms := make([]skill.Frontmatter, len(chunk))
 		for i, s := range chunk {
 			fms[i] = s.Frontmatter
@@ -151,11 +215,13 @@ func (c *Catalog) compactSkills(moved map[*File]*File) map[*Skill]*Skill {
 			ns := &slab[lo+i]
 			*ns = *s
 			ns.Frontmatter = fms[i]
-			ns.URI = pack.get(all, 2*i)
-			ns.Dir = pack.get(all, 2*i+1)
-			ns.Root = within(ns.URI, s.Root)
-			ns.Path = within(ns.Root, s.Path)
-			ns.Name = within(ns.Path, s.Name)
+			ns.URI = pack.next()
+			ns.Dir = pack.take(s.Dir, ns.URI)
+			ns.Path = pack.take(s.Path, ns.URI)
+			ns.Name = pack.take(s.Name, ns.URI)
+			if strings.HasPrefix(ns.URI, s.Root) {
+				ns.Root = ns.URI[:len(s.Root)]
+			}
 			n := len(s.Files)
 			ns.Files = files[:n:n]
 			files = files[n:]
@@ -193,13 +259,14 @@ func (c *Catalog) compactDirs(moved map[*File]*File, skills map[*Skill]*Skill) {
 		pack.reset()
 		for _, d := range chunk {
 			pack.add(d.URI)
+			pack.want(d.Path, d.URI)
 		}
-		all := pack.done()
+		pack.done()
 		for i, d := range chunk {
 			nd := &slab[lo+i]
 			*nd = *d
-			nd.URI = pack.get(all, i)
-			nd.Path = within(nd.URI, d.Path)
+			nd.URI = pack.next()
+			nd.Path = pack.take(d.Path, nd.URI)
 			if s := skills[d.Skill]; s != nil {
 				nd.Skill = s
 			}
@@ -217,13 +284,10 @@ func (c *Catalog) compactDirs(moved map[*File]*File, skills map[*Skill]*Skill) {
 		pack.reset()
 		for _, d := range chunk {
 			for _, ch := range d.Children {
-				if !strings.HasSuffix(ch.URI, ch.Name) {
-					pack.add(ch.Name)
-				}
+				pack.want(ch.Name, ch.URI)
 			}
 		}
-		all := pack.done()
-		k := 0
+		pack.done()
 		for i := range chunk {
 			d := &chunk[i]
 			if d.Children == nil {
@@ -234,10 +298,6 @@ func (c *Catalog) compactDirs(moved map[*File]*File, skills map[*Skill]*Skill) {
 			children = children[n:]
 			for j, ch := range d.Children {
 				name := ch.Name
-				if !strings.HasSuffix(ch.URI, name) {
-					name = pack.get(all, k)
-					k++
-				}
 				switch {
 				case ch.File != nil:
 					if nf := moved[ch.File]; nf != nil {
@@ -251,22 +311,10 @@ func (c *Catalog) compactDirs(moved map[*File]*File, skills map[*Skill]*Skill) {
 						ch.URI = sub.URI
 					}
 				}
-				ch.Name = within(ch.URI, name)
+				ch.Name = pack.take(name, ch.URI)
 				kids[j] = ch
 			}
 			d.Children = kids
 		}
 	}
-}
-
-// within returns sub as a part of s when s ends with it (sharing its
-// memory), else sub itself.
-func within(s, sub string) string {
-	if strings.HasSuffix(s, sub) {
-		return s[len(s)-len(sub):]
-	}
-	if strings.HasPrefix(s, sub) {
-		return s[:len(sub)]
-	}
-	return sub
 }
