@@ -54,15 +54,6 @@ func TestWatchStartRebuildsOnlyWhenChanged(t *testing.T) {
 		do    func(t *testing.T, dir string) // after it, before Watch
 		want  bool
 	}
-	mk := func(t *testing.T, p, s string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for _, tc := range []change{
 		{name: "nothing"},
 		{name: "link into a dot directory", want: true, setup: func(t *testing.T, dir string) {
@@ -115,18 +106,20 @@ func TestWatchStartRebuildsOnlyWhenChanged(t *testing.T) {
 	}
 }
 
+// mk writes s to p, making its directories.
+func mk(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // testWatchStart builds a small tree, applies do, and reports whether Watch
 // rebuilt it when it started.
 func testWatchStart(t *testing.T, setup, do func(*testing.T, string), want bool) {
-	mk := func(t *testing.T, p, s string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	dir := t.TempDir()
 	mk(t, filepath.Join(dir, "a", "SKILL.md"), "---\nname: a\ndescription: A.\n---\n")
 	mk(t, filepath.Join(dir, "a", "guide.md"), "guide\n")
@@ -180,21 +173,12 @@ func TestWatchFromListingsSeesDeepChanges(t *testing.T) {
 	old := racyWindow
 	racyWindow = -time.Hour
 	t.Cleanup(func() { racyWindow = old })
-	dir := t.TempDir()
-	for p, s := range map[string]string{
+	dir := writeTree(t, map[string]string{
 		"col/a/SKILL.md":          "---\nname: a\ndescription: A.\n---\n",
 		"col/a/refs/deep/x.md":    "x\n",
 		"col/b/SKILL.md":          "---\nname: b\ndescription: B.\n---\n",
 		"col/b/refs/other/one.md": "1\n",
-	} {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	c, err := OpenDir(dir, &Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
