@@ -62,17 +62,12 @@ func (f Frontmatter) Get(key string) (any, bool) {
 		return f.description, true
 	}
 	if f.lean { // decode only the field asked for
-		fs, err := jsonobj.Fields(f.raw)
-		if err != nil {
+		raw, ok := jsonobj.Lookup(f.raw, key)
+		if !ok {
 			return nil, false
 		}
-		for _, fl := range fs {
-			if fl.Key == key {
-				v, err := jsonobj.Decode(fl.Value, maxDepth+1)
-				return v, err == nil
-			}
-		}
-		return nil, false
+		v, err := jsonobj.Decode(raw, maxDepth+1)
+		return v, err == nil
 	}
 	if i := slices.Index(f.keys, key); i >= 0 {
 		return f.values[i], true

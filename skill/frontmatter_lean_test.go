@@ -3,6 +3,7 @@ package skill
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 // A lean frontmatter answers every question as the frontmatter it was made
@@ -68,4 +69,34 @@ func TestLeanPack(t *testing.T) {
 	if raw := packed[0].JSON(); cap(raw) != len(raw) {
 		t.Errorf("a packed JSON can be appended to over its neighbour's: cap %d, len %d", cap(raw), len(raw))
 	}
+}
+
+// BenchmarkFrontmatterGet prices what Lean trades for its memory: a field
+// other than name and description is decoded from the JSON when read
+// (lean-x-full: the ratio of a lean Get to a decoded one, in the same run).
+func BenchmarkFrontmatterGet(b *testing.B) {
+	doc, err := Parse([]byte("---\nname: pdf\ndescription: Fill and sign PDF forms.\nlicense: MIT\nallowed-tools: [Read, Write]\n" +
+		"metadata:\n  openclaw: {emoji: \"🔷\", homepage: \"https://example.com\"}\n  version: \"1.2\"\n---\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	full, lean := doc.Frontmatter, doc.Frontmatter.Lean()
+	per := func(f Frontmatter) float64 {
+		start := time.Now()
+		for range 20000 {
+			if _, ok := f.Get("metadata"); !ok {
+				b.Fatal("no metadata")
+			}
+			f.Description()
+		}
+		return float64(time.Since(start).Nanoseconds()) / 20000
+	}
+	var fullNs, leanNs float64
+	for b.Loop() {
+		fullNs += per(full)
+		leanNs += per(lean)
+	}
+	b.ReportMetric(fullNs/float64(b.N), "full-ns/get")
+	b.ReportMetric(leanNs/float64(b.N), "lean-ns/get")
+	b.ReportMetric(leanNs/fullNs, "lean-x-full")
 }
