@@ -62,14 +62,6 @@ type node struct {
 	checkedBytes int64
 }
 
-// listing is a directory's entries as the descriptor walk read them, kept
-// by the source so that a later build can skip reading a directory whose
-// stamp is unchanged.
-type listing struct {
-	stamp   dirStamp
-	entries []fs.DirEntry // sorted by name; shared, never modified
-}
-
 // dirStamp identifies a directory's state: creating, removing or renaming
 // an entry changes its modification and change times.
 type dirStamp struct {
@@ -141,8 +133,8 @@ type builder struct {
 	rootDir *fdDir
 	// prevListings are the directory listings the last descriptor walk of
 	// this source kept; the walk records its own in each node.listing.
-	prevListings map[string]*listing
-	listings     map[string]*listing // this walk's, stored with the catalog built
+	prevListings map[dirKey]*listing
+	listings     map[dirKey]*listing // this walk's, stored with the catalog built
 	walkStart    time.Time
 	opts         Options
 	log          *slog.Logger
@@ -224,7 +216,7 @@ func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
 	c := b.assemble(cands)
 	c.stats.Hashed, c.stats.Reused = int(b.hashed.Load()), int(b.reused.Load())
 	if b.rootDir != nil {
-		src.storeListings(b.listings, c)
+		src.storeListings(packListings(b.listings), c)
 	}
 	return b.finish(c, start), nil
 }
@@ -299,15 +291,15 @@ func (b *builder) walkTree(root *node) {
 		return func(t *dirTask) []*dirTask { return b.visit(t, h) }
 	})
 	// Walk diagnostics in tree order, as a serial walk finds them.
-	var listings map[string]*listing
+	var listings map[dirKey]*listing
 	if b.rootDir != nil {
-		listings = make(map[string]*listing, len(b.prevListings))
+		listings = make(map[dirKey]*listing, len(b.prevListings))
 	}
 	var merge func(n *node)
 	merge = func(n *node) {
 		b.diags = append(b.diags, n.diags...)
 		if n.listing != nil {
-			listings[n.path] = n.listing
+			listings[n.listing.stamp.key()] = n.listing
 		}
 		for _, d := range n.dirs {
 			merge(d)
@@ -750,6 +742,9 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 		return cmp.Or(cmp.Compare(a.Path, x.Path), cmp.Compare(a.Line, x.Line), cmp.Compare(a.Column, x.Column))
 	})
 	c.diags = b.diags
+	if !b.src.check {
+		c.compact(b.prev)
+	}
 	return c
 }
 

@@ -25,3 +25,9 @@ func lchangeTime(p string, st *statBuf) (time.Time, error) {
 		return time.Unix(st.Ctim.Sec, st.Ctim.Nsec), nil
 	}
 }
+
+// dirStampOf is the stamp of a directory as lchangeTime left it in st,
+// comparable with those of the listings the descriptor walk keeps.
+func dirStampOf(st *statBuf) (dirStamp, bool) {
+	return dirStamp{dev: uint64(st.Dev), ino: st.Ino, mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec}, true
+}

@@ -14,3 +14,6 @@ type statBuf struct{}
 func lchangeTime(string, *statBuf) (time.Time, error) {
 	return time.Time{}, errors.New("change times are not available on this system")
 }
+
+// dirStampOf is unknown here: Watch lists every directory itself.
+func dirStampOf(*statBuf) (dirStamp, bool) { return dirStamp{}, false }

@@ -32,11 +32,12 @@ type source struct {
 	// the next build re-hashes them even if size and times look unchanged.
 	dirty map[string]bool
 	// listings are the directory listings of the last descriptor walk, by
-	// tree path, and listingsOf the catalog that walk built. Whether a
+	// device and inode (a directory's entries do not depend on the path it
+	// was reached by, and the key costs no string), and listingsOf the catalog that walk built. Whether a
 	// listing still holds depends only on the directory's stamp now, so any
 	// snapshot's Reload may use the latest; only listingsOf's Reload may
 	// conclude from them that nothing changed (reloadUnchanged).
-	listings   map[string]*listing
+	listings   map[dirKey]*listing
 	listingsOf *Catalog
 	// check is set for [CheckDir] and [Check]: the build only reports. Files
 	// other than SKILL.md are opened and stat'ed but not read, and no
@@ -44,13 +45,13 @@ type source struct {
 	check bool
 }
 
-func (s *source) loadListings() (map[string]*listing, *Catalog) {
+func (s *source) loadListings() (map[dirKey]*listing, *Catalog) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.listings, s.listingsOf
 }
 
-func (s *source) storeListings(l map[string]*listing, of *Catalog) {
+func (s *source) storeListings(l map[dirKey]*listing, of *Catalog) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.listings, s.listingsOf = l, of

@@ -160,9 +160,9 @@ func (b *builder) listFD(n *node, d *fdDir) ([]fs.DirEntry, error) {
 		return nil, err
 	}
 	id := dirStamp{dev: uint64(st.Dev), ino: uint64(st.Ino), mtime: timespecNanos(st.Mtim), ctime: timespecNanos(st.Ctim)}
-	if l := b.prevListings[n.path]; l != nil && l.stamp == id {
+	if l := b.prevListings[id.key()]; l != nil && l.stamp == id {
 		n.listing = l
-		return l.entries, nil
+		return l.dirEntries(b.src.root, n.path), nil
 	}
 	entries, err := b.readDirFD(d, n.path)
 	if err != nil {
@@ -172,7 +172,7 @@ func (b *builder) listFD(n *node, d *fdDir) ([]fs.DirEntry, error) {
 	// the same times (file system timestamps come from a clock that ticks
 	// in milliseconds) is read again next time rather than trusted.
 	if id.settled(b.walkStart) && !b.src.check {
-		n.listing = &listing{stamp: id, entries: entries}
+		n.listing = newListing(id, entries)
 	}
 	return entries, nil
 }
@@ -426,22 +426,25 @@ func (b *builder) checkDir(t *checkTask, failed *atomic.Bool) ([]*checkTask, int
 		d.refs.Store(1)
 	}
 	defer d.release()
-	l := b.prevListings[t.path]
 	var st unix.Stat_t
-	if l == nil || fstat(d.fd, &st) != nil ||
-		l.stamp != (dirStamp{dev: uint64(st.Dev), ino: uint64(st.Ino), mtime: timespecNanos(st.Mtim), ctime: timespecNanos(st.Ctim)}) {
+	if fstat(d.fd, &st) != nil {
+		return nil, 0, false
+	}
+	id := dirStamp{dev: uint64(st.Dev), ino: uint64(st.Ino), mtime: timespecNanos(st.Mtim), ctime: timespecNanos(st.Ctim)}
+	l := b.prevListings[id.key()]
+	if l == nil || l.stamp != id {
 		return nil, 0, false
 	}
 	inSkill := t.inSkill
-	for _, e := range l.entries {
-		if e.Name() == FileNameSKILL && e.Type().IsRegular() {
+	for i := range l.len() {
+		if l.typ(i).IsRegular() && l.name(i) == FileNameSKILL {
 			inSkill = true
 		}
 	}
 	var subs []*checkTask
 	var n int64
-	for _, e := range l.entries {
-		name := e.Name()
+	for i := range l.len() {
+		name := l.name(i)
 		if !b.opts.IncludeDotFiles && strings.HasPrefix(name, ".") {
 			continue
 		}
@@ -449,7 +452,7 @@ func (b *builder) checkDir(t *checkTask, failed *atomic.Bool) ([]*checkTask, int
 		if t.path != "." {
 			p = t.path + "/" + name
 		}
-		switch typ := e.Type(); {
+		switch typ := l.typ(i); {
 		case typ&fs.ModeSymlink != 0:
 			return subs, 0, false // its target may have changed
 		case typ.IsDir():

@@ -54,15 +54,6 @@ func TestWatchStartRebuildsOnlyWhenChanged(t *testing.T) {
 		do    func(t *testing.T, dir string) // after it, before Watch
 		want  bool
 	}
-	mk := func(t *testing.T, p, s string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for _, tc := range []change{
 		{name: "nothing"},
 		{name: "link into a dot directory", want: true, setup: func(t *testing.T, dir string) {
@@ -97,52 +88,120 @@ func TestWatchStartRebuildsOnlyWhenChanged(t *testing.T) {
 			}
 		}, true},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			mk(t, filepath.Join(dir, "a", "SKILL.md"), "---\nname: a\ndescription: A.\n---\n")
-			mk(t, filepath.Join(dir, "a", "guide.md"), "guide\n")
-			mk(t, filepath.Join(dir, ".shared", "notes.md"), "notes\n")
-			if err := os.Symlink("guide.md", filepath.Join(dir, "a", "guide-link.md")); err != nil {
-				t.Fatal(err)
+		for _, listed := range []bool{false, true} {
+			name := tc.name
+			if listed {
+				// Every listing is kept: the watches are installed from them.
+				name += "/from listings"
 			}
-			if tc.setup != nil {
-				tc.setup(t, dir)
-			}
-			mk(t, filepath.Join(dir, "bad", "SKILL.md"), "---\nname: bad\n---\n") // no description
-			time.Sleep(3 * changeSlack)
+			t.Run(name, func(t *testing.T) {
+				if listed {
+					old := racyWindow
+					racyWindow = -time.Hour
+					t.Cleanup(func() { racyWindow = old })
+				}
+				testWatchStart(t, tc.setup, tc.do, tc.want)
+			})
+		}
+	}
+}
 
-			h := &countHandler{match: "description"}
-			c, err := OpenDir(dir, &Options{Logger: slog.New(h)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if h.count() == 0 {
-				t.Fatal("the build logged no diagnostic about the missing description; the test cannot count builds")
-			}
-			builds := h.count()
-			if tc.do != nil {
-				tc.do(t, dir)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			var delivered atomic.Bool // a rebuild that changed the ID
-			var started atomic.Int32
-			go func() {
-				done <- Watch(ctx, c, &WatchOptions{Debounce: 10 * time.Millisecond, Started: func() { started.Add(1) }},
-					func(*Catalog) { delivered.Store(true) })
-			}()
-			time.Sleep(500 * time.Millisecond)
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
-			if n := started.Load(); n != 1 {
-				t.Errorf("Started called %d times, want once", n)
-			}
-			if rebuilt := h.count() > builds || delivered.Load(); rebuilt != tc.want {
-				t.Errorf("rebuilt when Watch started: %v, want %v", rebuilt, tc.want)
-			}
-		})
+// mk writes s to p, making its directories.
+func mk(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testWatchStart builds a small tree, applies do, and reports whether Watch
+// rebuilt it when it started.
+func testWatchStart(t *testing.T, setup, do func(*testing.T, string), want bool) {
+	dir := t.TempDir()
+	mk(t, filepath.Join(dir, "a", "SKILL.md"), "---\nname: a\ndescription: A.\n---\n")
+	mk(t, filepath.Join(dir, "a", "guide.md"), "guide\n")
+	mk(t, filepath.Join(dir, ".shared", "notes.md"), "notes\n")
+	if err := os.Symlink("guide.md", filepath.Join(dir, "a", "guide-link.md")); err != nil {
+		t.Fatal(err)
+	}
+	if setup != nil {
+		setup(t, dir)
+	}
+	mk(t, filepath.Join(dir, "bad", "SKILL.md"), "---\nname: bad\n---\n") // no description
+	time.Sleep(3 * changeSlack)
+
+	h := &countHandler{match: "description"}
+	c, err := OpenDir(dir, &Options{Logger: slog.New(h)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if h.count() == 0 {
+		t.Fatal("the build logged no diagnostic about the missing description; the test cannot count builds")
+	}
+	builds := h.count()
+	if do != nil {
+		do(t, dir)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var delivered atomic.Bool // a rebuild that changed the ID
+	var started atomic.Int32
+	go func() {
+		done <- Watch(ctx, c, &WatchOptions{Debounce: 10 * time.Millisecond, Started: func() { started.Add(1) }},
+			func(*Catalog) { delivered.Store(true) })
+	}()
+	time.Sleep(500 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := started.Load(); n != 1 {
+		t.Errorf("Started called %d times, want once", n)
+	}
+	if rebuilt := h.count() > builds || delivered.Load(); rebuilt != want {
+		t.Errorf("rebuilt when Watch started: %v, want %v", rebuilt, want)
+	}
+}
+
+// Watches installed from the kept listings see changes anywhere below:
+// a file written deep in a skill after Watch started is delivered.
+func TestWatchFromListingsSeesDeepChanges(t *testing.T) {
+	old := racyWindow
+	racyWindow = -time.Hour
+	t.Cleanup(func() { racyWindow = old })
+	dir := writeTree(t, map[string]string{
+		"col/a/SKILL.md":          "---\nname: a\ndescription: A.\n---\n",
+		"col/a/refs/deep/x.md":    "x\n",
+		"col/b/SKILL.md":          "---\nname: b\ndescription: B.\n---\n",
+		"col/b/refs/other/one.md": "1\n",
+	})
+	c, err := OpenDir(dir, &Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if l, _ := c.src.loadListings(); len(l) < 7 {
+		t.Fatalf("the build kept %d listings, want one per directory (7): the watches would not come from them", len(l))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := make(chan struct{})
+	got := make(chan *Catalog, 4)
+	go Watch(ctx, c, &WatchOptions{Debounce: 10 * time.Millisecond, Started: func() { close(started) }}, func(n *Catalog) { got <- n })
+	<-started
+	if err := os.WriteFile(filepath.Join(dir, "col", "b", "refs", "other", "two.md"), []byte("2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-got:
+		if n.File("skill://col/b/refs/other/two.md") == nil {
+			t.Errorf("the delivered snapshot lacks the new file")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a file written in a deep directory after Watch started was never delivered")
 	}
 }

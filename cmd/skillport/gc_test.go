@@ -112,3 +112,38 @@ func TestMemoryReleaser(t *testing.T) {
 	time.Sleep(150 * time.Millisecond)
 	expect("after ctx ended", 2)
 }
+
+// TestWatchGC: while serve installs its watches the collector runs at
+// watchGCPercent; the setting comes back once every watched source has
+// started or failed, and an explicit GOGC is left alone.
+func TestWatchGC(t *testing.T) {
+	orig := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(orig) })
+	if v, ok := os.LookupEnv("GOGC"); ok {
+		os.Unsetenv("GOGC")
+		t.Cleanup(func() { os.Setenv("GOGC", v) })
+	}
+	percent := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
+	debug.SetGCPercent(80)
+	watchGC(2)
+	if got := percent(); got != watchGCPercent {
+		t.Fatalf("installing watches: GC percent %d, want %d", got, watchGCPercent)
+	}
+	watchStarted()
+	if got := percent(); got != watchGCPercent {
+		t.Errorf("one of two sources started: GC percent %d, want %d", got, watchGCPercent)
+	}
+	watchDone() // the other cannot be watched
+	if got := percent(); got != 80 {
+		t.Errorf("every source started: GC percent %d, want 80 back", got)
+	}
+	watchGC(0)
+	if got := percent(); got != 80 {
+		t.Errorf("nothing to watch: GC percent %d, want 80", got)
+	}
+	t.Setenv("GOGC", "80")
+	watchGC(1)
+	if got := percent(); got != 80 {
+		t.Errorf("GOGC=80 in the environment: GC percent %d, want 80", got)
+	}
+}

@@ -123,13 +123,27 @@ func openSources(ctx context.Context, args []string, o sourceOptions) (*sourceSe
 // follow keeps every source current until ctx ends: directories are
 // watched (when watch is set), git branches polled every poll.
 func (s *sourceSet) follow(ctx context.Context, watch bool, poll time.Duration, log *slog.Logger) {
+	if watch {
+		dirs := 0
+		for _, p := range s.parts {
+			if p.git == nil {
+				dirs++
+			}
+		}
+		watchGC(dirs)
+	}
 	for _, p := range s.parts {
 		switch {
 		case p.git != nil:
 			go p.git.Watch(ctx, poll, p.src.Swap)
 		case watch:
 			go func() {
-				if err := p.src.Watch(ctx, &catalog.WatchOptions{Started: watchStarted}); err != nil {
+				started := false
+				err := p.src.Watch(ctx, &catalog.WatchOptions{Started: func() { started = true; watchStarted() }})
+				if !started {
+					watchDone()
+				}
+				if err != nil {
 					log.Warn("live reload is off", "source", p.name, "err", err)
 				}
 			}()

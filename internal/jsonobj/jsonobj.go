@@ -9,6 +9,7 @@
 package jsonobj
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -332,4 +333,37 @@ func trimSpace(raw []byte) []byte {
 		j--
 	}
 	return raw[i:j]
+}
+
+// Lookup returns the value of member key of raw, as written (a sub-slice
+// of raw), without checking raw again: raw must be a valid JSON object,
+// such as one this package or encoding/json produced. It reads members up
+// to the key and decodes nothing, for a caller that keeps objects as JSON
+// and reads a field of one now and then.
+func Lookup(raw []byte, key string) (json.RawMessage, bool) {
+	lit := trimSpace(raw)
+	if len(lit) < 2 || lit[0] != '{' {
+		return nil, false
+	}
+	for i := skipSpace(lit, 1); i < len(lit) && lit[i] == '"'; {
+		kend := stringEnd(lit, i)
+		var match bool
+		if k := lit[i+1 : kend-1]; bytes.IndexByte(k, '\\') < 0 {
+			match = string(k) == key
+		} else {
+			u, err := unquote(lit[i:kend])
+			match = err == nil && u == key
+		}
+		i = skipSpace(lit, skipSpace(lit, kend)+1) // ':'
+		vend := valueEnd(lit, i)
+		if match {
+			return lit[i:vend:vend], true
+		}
+		i = skipSpace(lit, vend)
+		if i >= len(lit) || lit[i] != ',' {
+			break
+		}
+		i = skipSpace(lit, i+1)
+	}
+	return nil, false
 }
