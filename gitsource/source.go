@@ -114,6 +114,7 @@ type Source struct {
 	objects objectCache              // trees and blob sizes, shared by the commits' FSs
 	pools   [2][]*filesystem.Storage // readers of the last two builds
 	digests *digestStore             // blob digests kept beside the mirror
+	packs   *packReader              // reads the mirror's packs for the FSs
 	trigger chan struct{}
 
 	mu     sync.Mutex
@@ -344,6 +345,7 @@ func (s *Source) openMirror() error {
 		return fmt.Errorf("gitsource: mirror %s of %s: %w (delete it to start afresh)", s.dir, s.spec, err)
 	}
 	s.repo = repo
+	s.packs = newPackReader(s.dir)
 	s.remote, err = repo.Remote("origin")
 	if err != nil {
 		return fmt.Errorf("gitsource: mirror %s of %s: %w (delete it to start afresh)", s.dir, s.spec, err)
@@ -574,7 +576,8 @@ func (s *Source) cached() (plumbing.Hash, bool) {
 
 // build makes the catalog of a commit, reusing prev's digests.
 func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Catalog, error) {
-	fsys, err := newFS(s.readers(), commit, s.spec.Subdir, &s.objects)
+	s.packs.refresh()
+	fsys, err := newFS(s.readers(), s.packs, commit, s.spec.Subdir, &s.objects)
 	if err != nil {
 		return nil, fmt.Errorf("gitsource: %s: %w", s.spec, err)
 	}
