@@ -230,7 +230,10 @@ func (f *FS) tree(h plumbing.Hash) (*treeIndex, error) {
 	var t *object.Tree
 	var err error
 	if o := f.objs.freshObject(h); o != nil && o.Type() == plumbing.TreeObject {
-		t, err = object.DecodeTree(nil, o)
+		var data []byte
+		if data, err = readObject(o); err == nil {
+			t, err = parseTree(h, data)
+		}
 	} else if typ, data, perr := f.packs.object(h); perr == nil && typ == plumbing.TreeObject {
 		t, err = parseTree(h, data)
 	} else {
@@ -333,6 +336,20 @@ func (f *FS) classify(h plumbing.Hash, size int64, data []byte, keep bool) blobI
 	}
 	f.objs.putBlob(h, bi)
 	return bi
+}
+
+// readObject reads an object's content whole.
+func readObject(o plumbing.EncodedObject) ([]byte, error) {
+	r, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data := make([]byte, o.Size())
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, err
+	}
+	return data, nil
 }
 
 // lookup finds the entry at name; the root is a directory entry.

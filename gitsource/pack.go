@@ -33,6 +33,8 @@ type mirrorStorage struct {
 	fs billy.Filesystem
 	// keep receives the objects of each pack fetched, if they fit.
 	keep func(map[plumbing.Hash]plumbing.EncodedObject)
+	// packs, when set, tells which objects the packs hold.
+	packs *packReader
 
 	mu sync.Mutex
 	// commits are those of the packs fetched (a bounded number), which
@@ -68,16 +70,27 @@ func (m *mirrorStorage) commit(h plumbing.Hash) plumbing.EncodedObject {
 }
 
 // reindex reloads the pack indexes if a pack was added since they were
-// loaded, and reports whether it did.
-func (m *mirrorStorage) reindex() bool {
+// loaded and holds h, and reports whether it did. An object in no pack
+// (the commit a fetch is about to ask for) does not cost a reload of
+// every index: the pack reader, which loads only new ones, says so.
+func (m *mirrorStorage) reindex(h plumbing.Hash) bool {
 	m.mu.Lock()
 	stale := m.stale
+	m.mu.Unlock()
+	if !stale {
+		return false
+	}
+	if m.packs != nil {
+		m.packs.refresh()
+		if _, _, ok := m.packs.find(h); !ok {
+			return false
+		}
+	}
+	m.mu.Lock()
 	m.stale = false
 	m.mu.Unlock()
-	if stale {
-		m.Storage.Reindex()
-	}
-	return stale
+	m.Storage.Reindex()
+	return true
 }
 
 // EncodedObject implements storer.EncodedObjectStorer.
@@ -88,7 +101,7 @@ func (m *mirrorStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (p
 		}
 	}
 	o, err := m.Storage.EncodedObject(t, h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex() {
+	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex(h) {
 		o, err = m.Storage.EncodedObject(t, h)
 	}
 	return o, err
@@ -100,7 +113,7 @@ func (m *mirrorStorage) HasEncodedObject(h plumbing.Hash) error {
 		return nil
 	}
 	err := m.Storage.HasEncodedObject(h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex() {
+	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex(h) {
 		err = m.Storage.HasEncodedObject(h)
 	}
 	return err
@@ -112,7 +125,7 @@ func (m *mirrorStorage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
 		return o.Size(), nil
 	}
 	n, err := m.Storage.EncodedObjectSize(h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex() {
+	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex(h) {
 		n, err = m.Storage.EncodedObjectSize(h)
 	}
 	return n, err

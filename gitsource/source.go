@@ -327,7 +327,8 @@ func (s *Source) openMirror() error {
 	sum := sha256.Sum256([]byte(s.spec.URL))
 	s.dir = filepath.Join(s.opts.CacheDir, hex.EncodeToString(sum[:12])+".git")
 	dir := osfs.New(s.dir)
-	st := &mirrorStorage{Storage: filesystem.NewStorage(dir, cache.NewObjectLRUDefault()), fs: dir, keep: s.objects.setFresh}
+	s.packs = newPackReader(s.dir)
+	st := &mirrorStorage{Storage: filesystem.NewStorage(dir, cache.NewObjectLRUDefault()), fs: dir, keep: s.objects.setFresh, packs: s.packs}
 	var repo *git.Repository
 	var err error
 	if _, serr := os.Stat(filepath.Join(s.dir, "config")); serr == nil {
@@ -345,7 +346,6 @@ func (s *Source) openMirror() error {
 		return fmt.Errorf("gitsource: mirror %s of %s: %w (delete it to start afresh)", s.dir, s.spec, err)
 	}
 	s.repo = repo
-	s.packs = newPackReader(s.dir)
 	s.remote, err = repo.Remote("origin")
 	if err != nil {
 		return fmt.Errorf("gitsource: mirror %s of %s: %w (delete it to start afresh)", s.dir, s.spec, err)
@@ -537,17 +537,28 @@ func (s *Source) localCommit(name plumbing.ReferenceName) (plumbing.Hash, error)
 		return plumbing.ZeroHash, fmt.Errorf("%s: %w", name, err)
 	}
 	h := ref.Hash()
+	// Objects are asked for by any type: the commits of the packs fetched
+	// are answered from memory, where asking for a tag first would miss
+	// and reload every pack index.
 	for range 8 {
-		if tag, err := object.GetTag(s.repo.Storer, h); err == nil {
+		o, err := s.repo.Storer.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("%s does not point to a commit: %w", name, err)
+		}
+		switch o.Type() {
+		case plumbing.CommitObject:
+			return h, nil
+		case plumbing.TagObject:
+			tag, err := object.DecodeTag(s.repo.Storer, o)
+			if err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("%s: %w", name, err)
+			}
 			h = tag.Target
 			continue
 		}
-		break
+		return plumbing.ZeroHash, fmt.Errorf("%s points to a %s, not a commit", name, o.Type())
 	}
-	if _, err := object.GetCommit(s.repo.Storer, h); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("%s does not point to a commit: %w", name, err)
-	}
-	return h, nil
+	return plumbing.ZeroHash, fmt.Errorf("%s: tags nested more than 8 deep", name)
 }
 
 // cached finds the commit the mirror holds for the ref, for an offline start.
