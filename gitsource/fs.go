@@ -309,14 +309,8 @@ func (f *FS) blobInfo(h plumbing.Hash, o plumbing.EncodedObject) (blobInfo, erro
 	size := o.Size()
 	var data []byte
 	if size <= maxLFSPointer && size >= int64(len(lfsPrefix)) {
-		r, err := o.Reader()
-		if err != nil {
-			return blobInfo{size: size}, err
-		}
-		data = make([]byte, size)
-		_, err = io.ReadFull(r, data)
-		r.Close()
-		if err != nil {
+		var err error
+		if data, err = readObject(o); err != nil {
 			return blobInfo{size: size}, err
 		}
 	}
@@ -338,8 +332,12 @@ func (f *FS) classify(h plumbing.Hash, size int64, data []byte, keep bool) blobI
 	return bi
 }
 
-// readObject reads an object's content whole.
+// readObject reads an object's content whole. The bytes of an object of
+// a pack just indexed are its own, not a copy: they are only read.
 func readObject(o plumbing.EncodedObject) ([]byte, error) {
+	if po, ok := o.(*packObject); ok {
+		return po.data, nil
+	}
 	r, err := o.Reader()
 	if err != nil {
 		return nil, err
@@ -616,16 +614,7 @@ func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 	if o.Size() != size {
 		return nil, fmt.Errorf("blob %s is %d bytes, not %d", h, o.Size(), size)
 	}
-	r, err := o.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	data := make([]byte, size)
-	if _, err := io.ReadFull(r, data); err != nil {
-		return nil, err
-	}
-	return data, nil
+	return readObject(o)
 }
 
 type blobFile struct {

@@ -12,7 +12,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/storage/filesystem"
-	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // maxPackMemory bounds the objects a fetched pack keeps in memory for the
@@ -25,9 +24,10 @@ var maxPackMemory int64 = 128 << 20
 var errPackMemory = errors.New("pack objects over the memory bound")
 
 // mirrorStorage is a mirror's object store whose fetches index each pack
-// once and keep its objects, decompressed, for the build of the commit
-// just fetched: go-git's own pack writer decompresses every object twice
-// to index it, and the build would decompress it a third time to read it.
+// once (indexPack) and keep its objects, decompressed, for the build of
+// the commit just fetched: go-git's own pack writer decompresses every
+// object twice to index it, and the build would decompress it a third
+// time to read it.
 type mirrorStorage struct {
 	*filesystem.Storage
 	fs billy.Filesystem
@@ -42,7 +42,7 @@ type mirrorStorage struct {
 	// them here spares reloading every pack index after each fetch.
 	commits map[plumbing.Hash]plumbing.EncodedObject
 	// stale is set when a pack was added since the indexes were loaded;
-	// the first object not found reloads them.
+	// the first object not found that the new packs hold reloads them.
 	stale bool
 }
 
@@ -148,11 +148,22 @@ type packWriter struct {
 	m *mirrorStorage
 	f billy.File
 	n int64
+	// buf holds what was written, for indexPack, until it passes
+	// maxPackMemory.
+	buf  []byte
+	over bool
 }
 
 func (w *packWriter) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	w.n += int64(n)
+	if !w.over {
+		if int64(len(w.buf)+n) > maxPackMemory {
+			w.buf, w.over = nil, true
+		} else {
+			w.buf = append(w.buf, p[:n]...)
+		}
+	}
 	return n, err
 }
 
@@ -170,10 +181,18 @@ func (w *packWriter) Close() (err error) {
 	if w.n == 0 {
 		return w.m.fs.Remove(name)
 	}
-	objs, idx, sum, err := w.index(name, true)
+	var objs map[plumbing.Hash]plumbing.EncodedObject
+	var idx *idxfile.MemoryIndex
+	var sum plumbing.Hash
+	err = errPackMemory
+	if !w.over {
+		objs, idx, sum, err = indexPack(w.buf)
+		w.buf = nil
+	}
 	if err != nil {
-		// Over the memory bound, or anything else: index it as go-git does.
-		objs, idx, sum, err = w.index(name, false)
+		// Over the memory bound, thin, or anything else: index it as
+		// go-git does, from the file.
+		objs, idx, sum, err = w.index(name)
 	}
 	if err != nil {
 		return fmt.Errorf("indexing the fetched pack: %w", err)
@@ -213,22 +232,15 @@ func (w *packWriter) Close() (err error) {
 	return nil
 }
 
-// index parses the pack file once, keeping its objects when keep is set.
-func (w *packWriter) index(name string, keep bool) (map[plumbing.Hash]plumbing.EncodedObject, *idxfile.MemoryIndex, plumbing.Hash, error) {
+// index indexes the pack file with go-git's parser, keeping no objects.
+func (w *packWriter) index(name string) (map[plumbing.Hash]plumbing.EncodedObject, *idxfile.MemoryIndex, plumbing.Hash, error) {
 	fh, err := w.m.fs.Open(name)
 	if err != nil {
 		return nil, nil, plumbing.ZeroHash, err
 	}
 	defer fh.Close()
 	iw := new(idxfile.Writer)
-	var p *packfile.Parser
-	var mem *boundedObjects
-	if keep {
-		mem = &boundedObjects{ObjectStorage: memory.NewStorage().ObjectStorage, left: maxPackMemory}
-		p, err = packfile.NewParserWithStorage(packfile.NewScanner(fh), mem, iw)
-	} else {
-		p, err = packfile.NewParser(packfile.NewScanner(fh), iw)
-	}
+	p, err := packfile.NewParser(packfile.NewScanner(fh), iw)
 	if err != nil {
 		return nil, nil, plumbing.ZeroHash, err
 	}
@@ -237,24 +249,5 @@ func (w *packWriter) index(name string, keep bool) (map[plumbing.Hash]plumbing.E
 		return nil, nil, plumbing.ZeroHash, err
 	}
 	idx, err := iw.Index()
-	if err != nil {
-		return nil, nil, plumbing.ZeroHash, err
-	}
-	if mem == nil {
-		return nil, idx, sum, nil
-	}
-	return mem.Objects, idx, sum, nil
-}
-
-// boundedObjects holds a pack's objects in memory up to a bound.
-type boundedObjects struct {
-	memory.ObjectStorage
-	left int64
-}
-
-func (b *boundedObjects) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
-	if b.left -= o.Size(); b.left < 0 {
-		return plumbing.ZeroHash, errPackMemory
-	}
-	return b.ObjectStorage.SetEncodedObject(o)
+	return nil, idx, sum, err
 }

@@ -3,6 +3,7 @@ package gitsource
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha1"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/skillport/skillport/internal/gittest"
@@ -221,9 +223,6 @@ func TestPackReaderBounds(t *testing.T) {
 	}
 }
 
-type readerAtCloser struct{ *bytes.Reader }
-
-func (readerAtCloser) Close() error { return nil }
 
 // FuzzParseTree checks the tree parser against go-git's on any input:
 // the same entries, or both refuse it.
@@ -268,6 +267,100 @@ func FuzzPackEntry(f *testing.F) {
 		typ, got, err := r.at(p, 12, 0)
 		if err == nil && int64(len(got)) > largeObject {
 			t.Fatalf("a %s of %d bytes", typ, len(got))
+		}
+	})
+}
+
+// TestIndexPack indexes packs that git wrote, with offset and with
+// reference deltas: the index is git's own, entry for entry (id, offset,
+// CRC-32), and every object kept is git's. A damaged or truncated pack,
+// and one whose objects pass the memory bound, are refused.
+func TestIndexPack(t *testing.T) {
+	work := deltaRepo(t)
+	want := catAll(t, work)
+	for _, refDeltas := range []bool{false, true} {
+		t.Run(fmt.Sprintf("refDeltas=%v", refDeltas), func(t *testing.T) {
+			gitDir := t.TempDir()
+			packAll(t, work, gitDir, refDeltas)
+			packs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*.pack"))
+			data, err := os.ReadFile(packs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, idx, sum, err := indexPack(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gitIdx, err := openPackIndex(strings.TrimSuffix(packs[0], ".pack") + ".idx")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gitIdx.f.Close()
+			if sum != plumbing.Hash(gitIdx.idx.PackfileChecksum) {
+				t.Errorf("pack checksum %s, git's idx has %x", sum, gitIdx.idx.PackfileChecksum)
+			}
+			var a, b bytes.Buffer
+			if _, err := idxfile.NewEncoder(&a).Encode(idx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := idxfile.NewEncoder(&b).Encode(gitIdx.idx); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a.Bytes(), b.Bytes()) {
+				t.Errorf("the index written differs from git's (%d and %d bytes)", a.Len(), b.Len())
+			}
+			if len(objs) != len(want) {
+				t.Errorf("%d objects kept, git has %d", len(objs), len(want))
+			}
+			for h, w := range want {
+				o := objs[h]
+				if o == nil {
+					t.Fatalf("%s not kept", h)
+				}
+				got, err := readObject(o)
+				if err != nil || o.Type().String() != w.typ || !bytes.Equal(got, w.data) {
+					t.Fatalf("%s: a %s of %d bytes (%v), git has a %s of %d bytes", h, o.Type(), len(got), err, w.typ, len(w.data))
+				}
+			}
+
+			bad := bytes.Clone(data)
+			bad[len(bad)/2] ^= 1
+			if _, _, _, err := indexPack(bad); err == nil {
+				t.Error("a damaged pack was indexed")
+			}
+			if _, _, _, err := indexPack(data[:len(data)-1]); err == nil {
+				t.Error("a truncated pack was indexed")
+			}
+			defer func(n int64) { maxPackMemory = n }(maxPackMemory)
+			maxPackMemory = 4096
+			if _, _, _, err := indexPack(data); err != errPackMemory {
+				t.Errorf("a pack over the memory bound: %v, want errPackMemory", err)
+			}
+		})
+	}
+}
+
+// FuzzIndexPack indexes any bytes as a pack (with a valid checksum, so
+// that the parser is reached): it must fail or answer within the memory
+// bound, never crash.
+func FuzzIndexPack(f *testing.F) {
+	f.Add([]byte("PACK\x00\x00\x00\x02\x00\x00\x00\x01\x35\x78\x9c\x4b\x4c\x4a\x06\x00\x02\x4d\x01\x27"))
+	f.Add([]byte("PACK\x00\x00\x00\x02\x00\x00\x00\x02\x35\x78\x9c\x4b\x4c\x4a\x06\x00\x02\x4d\x01\x27\x65\x0d\x78\x9c\x63\x65\x60\x60\x00\x00\x00\x08\x00\x03"))
+	f.Add([]byte("PACK\x00\x00\x00\x02\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		defer func(n int64) { maxPackMemory = n }(maxPackMemory)
+		maxPackMemory = 1 << 20
+		sum := sha1.Sum(body)
+		objs, _, _, err := indexPack(append(bytes.Clone(body), sum[:]...))
+		if err != nil {
+			return
+		}
+		var total int64
+		for _, o := range objs {
+			total += o.Size()
+		}
+		if total > maxPackMemory {
+			t.Fatalf("%d bytes of objects kept, bound %d", total, maxPackMemory)
 		}
 	})
 }
