@@ -230,12 +230,14 @@ type packObject struct {
 	data []byte
 }
 
-func (o *packObject) Hash() plumbing.Hash           { return o.h }
-func (o *packObject) Type() plumbing.ObjectType     { return o.t }
-func (o *packObject) SetType(plumbing.ObjectType)   {}
-func (o *packObject) Size() int64                   { return int64(len(o.data)) }
-func (o *packObject) SetSize(int64)                 {}
-func (o *packObject) Reader() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(o.data)), nil }
+func (o *packObject) Hash() plumbing.Hash         { return o.h }
+func (o *packObject) Type() plumbing.ObjectType   { return o.t }
+func (o *packObject) SetType(plumbing.ObjectType) {}
+func (o *packObject) Size() int64                 { return int64(len(o.data)) }
+func (o *packObject) SetSize(int64)               {}
+func (o *packObject) Reader() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(o.data)), nil
+}
 func (o *packObject) Writer() (io.WriteCloser, error) {
 	return nil, errors.New("a fetched object cannot be written")
 }

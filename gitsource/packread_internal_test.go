@@ -223,7 +223,6 @@ func TestPackReaderBounds(t *testing.T) {
 	}
 }
 
-
 // FuzzParseTree checks the tree parser against go-git's on any input:
 // the same entries, or both refuse it.
 func FuzzParseTree(f *testing.F) {
