@@ -2,7 +2,8 @@ package gitsource
 
 import (
 	"bufio"
-	"fmt"
+	"bytes"
+	"encoding/hex"
 	"io"
 	"maps"
 	"os"
@@ -39,7 +40,7 @@ type digestStore struct {
 	path  string
 	write sync.Mutex // serialises save
 	mu    sync.Mutex
-	m     map[string]knownDigest
+	m     map[plumbing.Hash]knownDigest
 	// fresh is set until the first save when the file was missing or
 	// unusable, so that save writes it whole instead of appending.
 	fresh bool
@@ -48,7 +49,7 @@ type digestStore struct {
 // loadDigests reads the digests kept beside a mirror; a missing, damaged
 // or oversized file is an empty store (every blob is then read).
 func loadDigests(dir string) *digestStore {
-	d := &digestStore{path: filepath.Join(dir, digestsFile), m: map[string]knownDigest{}}
+	d := &digestStore{path: filepath.Join(dir, digestsFile), m: map[plumbing.Hash]knownDigest{}}
 	d.fresh = true
 	fh, err := os.Open(d.path)
 	if err != nil {
@@ -61,14 +62,15 @@ func loadDigests(dir string) *digestStore {
 	sc := bufio.NewScanner(io.LimitReader(fh, maxDigestsFile))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
+		var id plumbing.Hash
 		if len(f) != 4 || len(f[0]) != 40 || !strings.HasPrefix(f[2], "sha256:") || len(f[2]) != 71 {
-			return &digestStore{path: d.path, m: map[string]knownDigest{}, fresh: true}
+			return &digestStore{path: d.path, m: map[plumbing.Hash]knownDigest{}, fresh: true}
 		}
 		size, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil || size < 0 {
-			return &digestStore{path: d.path, m: map[string]knownDigest{}, fresh: true}
+		if _, herr := hex.Decode(id[:], []byte(f[0])); herr != nil || err != nil || size < 0 {
+			return &digestStore{path: d.path, m: map[plumbing.Hash]knownDigest{}, fresh: true}
 		}
-		d.m[f[0]] = knownDigest{size: size, digest: f[2], text: f[3] == "t"}
+		d.m[id] = knownDigest{size: size, digest: f[2], text: f[3] == "t"}
 	}
 	d.fresh = sc.Err() != nil
 	return d
@@ -78,7 +80,7 @@ func loadDigests(dir string) *digestStore {
 func (d *digestStore) size(h plumbing.Hash) (int64, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	k, ok := d.m[h.String()]
+	k, ok := d.m[h]
 	return k.size, ok
 }
 
@@ -86,7 +88,7 @@ func (d *digestStore) size(h plumbing.Hash) (int64, bool) {
 func (d *digestStore) lookup(id string, size int64) (string, bool, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	k, ok := d.m[id]
+	k, ok := d.m[plumbing.NewHash(id)]
 	if !ok || k.size != size {
 		return "", false, false
 	}
@@ -102,13 +104,14 @@ func (d *digestStore) save(c *catalog.Catalog) error {
 	d.write.Lock()
 	defer d.write.Unlock()
 	d.mu.Lock()
-	var add []string
+	var add []plumbing.Hash
 	for _, sk := range c.Skills() {
 		for _, f := range sk.Files {
-			id := f.ContentID()
-			if len(id) != 40 {
+			cid := f.ContentID()
+			if len(cid) != 40 {
 				continue
 			}
+			id := plumbing.NewHash(cid)
 			if k, ok := d.m[id]; ok && k.size == f.Size && k.digest == f.Digest {
 				continue
 			}
@@ -118,25 +121,34 @@ func (d *digestStore) save(c *catalog.Catalog) error {
 	}
 	rewrite := len(d.m) > 2*c.Stats().Files+digestSlack || d.fresh
 	if rewrite {
-		live := make(map[string]knownDigest, c.Stats().Files)
+		live := make(map[plumbing.Hash]knownDigest, c.Stats().Files)
 		for _, sk := range c.Skills() {
 			for _, f := range sk.Files {
-				if k, ok := d.m[f.ContentID()]; ok {
-					live[f.ContentID()] = k
+				if cid := f.ContentID(); len(cid) == 40 {
+					id := plumbing.NewHash(cid)
+					if k, ok := d.m[id]; ok {
+						live[id] = k
+					}
 				}
 			}
 		}
 		d.m = live
-		add = slices.Sorted(maps.Keys(live))
+		add = slices.SortedFunc(maps.Keys(live), func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })
 	}
-	var b strings.Builder
+	// One line per blob: "<id> <size> sha256:<hex> t|b".
+	b := make([]byte, 0, len(add)*120)
 	for _, id := range add {
 		k := d.m[id]
-		t := "b"
+		b = hex.AppendEncode(b, id[:])
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, k.size, 10)
+		b = append(b, ' ')
+		b = append(b, k.digest...)
 		if k.text {
-			t = "t"
+			b = append(b, " t\n"...)
+		} else {
+			b = append(b, " b\n"...)
 		}
-		fmt.Fprintf(&b, "%s %d %s %s\n", id, k.size, k.digest, t)
 	}
 	d.fresh = false
 	d.mu.Unlock()
@@ -148,7 +160,7 @@ func (d *digestStore) save(c *catalog.Catalog) error {
 		if err != nil {
 			return err
 		}
-		_, err = fh.WriteString(b.String())
+		_, err = fh.Write(b)
 		if cerr := fh.Close(); err == nil {
 			err = cerr
 		}
@@ -158,7 +170,7 @@ func (d *digestStore) save(c *catalog.Catalog) error {
 	if err != nil {
 		return err
 	}
-	_, err = tmp.WriteString(b.String())
+	_, err = tmp.Write(b)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -126,15 +126,37 @@ func (c *objectCache) takeSmall(h plumbing.Hash) ([]byte, bool) {
 // treeIndex is a decoded tree with its entries by name.
 type treeIndex struct {
 	*object.Tree
-	byName map[string]int
+	byName map[string]int // nil for a small tree, searched in order
 }
 
+// smallTree is the most entries a tree has that is searched in order:
+// most folders of a skill hold a few files, and a map for each costs
+// more than it saves.
+const smallTree = 8
+
 func newTreeIndex(t *object.Tree) *treeIndex {
-	ti := &treeIndex{Tree: t, byName: make(map[string]int, len(t.Entries))}
-	for i, e := range t.Entries {
-		ti.byName[e.Name] = i
+	ti := &treeIndex{Tree: t}
+	if len(t.Entries) > smallTree {
+		ti.byName = make(map[string]int, len(t.Entries))
+		for i, e := range t.Entries {
+			ti.byName[e.Name] = i
+		}
 	}
 	return ti
+}
+
+// find returns the index of the entry named name.
+func (t *treeIndex) find(name string) (int, bool) {
+	if t.byName != nil {
+		i, ok := t.byName[name]
+		return i, ok
+	}
+	for i := range t.Entries {
+		if t.Entries[i].Name == name {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // maxCached bounds each map of an objectCache; past it the map starts over.
@@ -367,7 +389,7 @@ func (f *FS) lookup(op, name string) (object.TreeEntry, error) {
 		if err != nil {
 			return object.TreeEntry{}, &fs.PathError{Op: op, Path: name, Err: err}
 		}
-		i, found := t.byName[seg]
+		i, found := t.find(seg)
 		if found {
 			e = t.Entries[i]
 		}
