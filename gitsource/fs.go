@@ -212,6 +212,8 @@ func newFS(stores chan storer.EncodedObjectStorer, packs *packReader, commit plu
 	var err error
 	if o := objs.freshObject(commit); o != nil && o.Type() == plumbing.CommitObject {
 		c, err = object.DecodeCommit(nil, o)
+	} else if typ, data, perr := packs.object(commit); perr == nil && typ == plumbing.CommitObject {
+		c, err = object.DecodeCommit(nil, &packObject{h: commit, t: typ, data: data})
 	} else {
 		err = f.with(func(st storer.EncodedObjectStorer) (err error) {
 			c, err = object.GetCommit(st, commit)

@@ -100,16 +100,36 @@ func (m *mirrorStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (p
 			return o, nil
 		}
 	}
+	if o := m.packed(t, h); o != nil {
+		return o, nil
+	}
 	o, err := m.Storage.EncodedObject(t, h)
 	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex(h) {
+		if o := m.packed(t, h); o != nil {
+			return o, nil
+		}
 		o, err = m.Storage.EncodedObject(t, h)
 	}
 	return o, err
 }
 
+// packed reads h of type t (or any) with the pack reader, or returns nil:
+// go-git's store would load every pack index, and build a map of every
+// offset, for the few objects (commits, tags) it is asked for.
+func (m *mirrorStorage) packed(t plumbing.ObjectType, h plumbing.Hash) plumbing.EncodedObject {
+	typ, data, err := m.packs.object(h)
+	if err != nil || t != plumbing.AnyObject && t != typ {
+		return nil
+	}
+	return &packObject{h: h, t: typ, data: data}
+}
+
 // HasEncodedObject implements storer.EncodedObjectStorer.
 func (m *mirrorStorage) HasEncodedObject(h plumbing.Hash) error {
 	if m.commit(h) != nil {
+		return nil
+	}
+	if _, _, ok := m.packs.find(h); ok {
 		return nil
 	}
 	err := m.Storage.HasEncodedObject(h)
@@ -123,6 +143,9 @@ func (m *mirrorStorage) HasEncodedObject(h plumbing.Hash) error {
 func (m *mirrorStorage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
 	if o := m.commit(h); o != nil {
 		return o.Size(), nil
+	}
+	if _, n, err := m.packs.size(h); err == nil {
+		return n, nil
 	}
 	n, err := m.Storage.EncodedObjectSize(h)
 	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex(h) {

@@ -346,6 +346,7 @@ func (s *Source) openMirror() error {
 		return fmt.Errorf("gitsource: mirror %s of %s: %w (delete it to start afresh)", s.dir, s.spec, err)
 	}
 	s.repo = repo
+	s.packs.refresh()
 	s.remote, err = repo.Remote("origin")
 	if err != nil {
 		return fmt.Errorf("gitsource: mirror %s of %s: %w (delete it to start afresh)", s.dir, s.spec, err)
