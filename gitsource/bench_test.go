@@ -108,6 +108,10 @@ func BenchmarkGitSource(b *testing.B) {
 	b.ReportMetric(med(tWarm)/med(tDir), "warm-x")
 	b.ReportMetric(med(tReload)/med(tCold), "reload-x")
 	if med(cDir) > 0 {
+		b.ReportMetric(med(cDir)/1e6, "dir-cpu-ms")
+		b.ReportMetric(med(cCold)/1e6, "cold-cpu-ms")
+		b.ReportMetric(med(cWarm)/1e6, "warm-cpu-ms")
+		b.ReportMetric(med(cReload)/1e6, "reload-cpu-ms")
 		b.ReportMetric(med(cCold)/med(cDir), "cold-cpu-x")
 		b.ReportMetric(med(cWarm)/med(cDir), "warm-cpu-x")
 		b.ReportMetric(med(cReload)/med(cCold), "reload-cpu-x")

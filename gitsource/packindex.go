@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"runtime"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
@@ -33,7 +35,9 @@ type packEntry struct {
 	isRef    bool
 	data     []byte
 	hash     plumbing.Hash
+	crc      uint32
 	done     bool
+	hashed   bool
 }
 
 // indexPack parses a whole pack held in memory in one pass: each object
@@ -67,6 +71,7 @@ func indexPack(data []byte) (map[plumbing.Hash]plumbing.EncodedObject, *idxfile.
 	left := maxPackMemory
 	var zr io.ReadCloser
 	br := bytes.NewReader(nil)
+	refs := false
 	off := int64(12)
 	for i := range entries {
 		e := &entries[i]
@@ -102,19 +107,26 @@ func indexPack(data []byte) (map[plumbing.Hash]plumbing.EncodedObject, *idxfile.
 		case plumbing.OFSDeltaObject:
 			e.delta, e.base = buf, hd.base
 		case plumbing.REFDeltaObject:
-			e.delta, e.ref, e.isRef = buf, hd.ref, true
+			e.delta, e.ref, e.isRef, refs = buf, hd.ref, true, true
 		default:
 			e.typ, e.data, e.done = hd.typ, buf, true
-			e.hash = plumbing.ComputeHash(hd.typ, buf)
 		}
 	}
 	if off != int64(len(body)) {
 		return nil, nil, sum, fmt.Errorf("%w: %d bytes after the last object", packfile.ErrMalformedPackFile, int64(len(body))-off)
 	}
-	byHash := make(map[plumbing.Hash]int, count)
-	for i := range entries {
-		if entries[i].done {
-			byHash[entries[i].hash] = i
+	// Inflating is sequential (an entry ends where its stream does);
+	// hashing is not.
+	hashEntries(body, entries)
+	var byHash map[plumbing.Hash]int
+	if refs {
+		// Reference deltas name their bases by id: resolved ones are
+		// hashed as they are resolved, for the next to find.
+		byHash = make(map[plumbing.Hash]int, count)
+		for i := range entries {
+			if entries[i].done {
+				byHash[entries[i].hash] = i
+			}
 		}
 	}
 	// Resolve deltas, passing over them again while reference deltas
@@ -126,7 +138,7 @@ func indexPack(data []byte) (map[plumbing.Hash]plumbing.EncodedObject, *idxfile.
 			if entries[i].done {
 				continue
 			}
-			ok, err := resolveEntry(entries, byOff, byHash, i, 0, &left)
+			ok, err := resolveEntry(body, entries, byOff, byHash, i, 0, &left)
 			if err != nil {
 				return nil, nil, sum, err
 			}
@@ -140,12 +152,13 @@ func indexPack(data []byte) (map[plumbing.Hash]plumbing.EncodedObject, *idxfile.
 			return nil, nil, sum, errThinPack
 		}
 	}
+	hashEntries(body, entries)
 	iw := new(idxfile.Writer)
 	iw.OnHeader(count)
 	objs := make(map[plumbing.Hash]plumbing.EncodedObject, count)
 	for i := range entries {
 		e := &entries[i]
-		iw.Add(e.hash, uint64(e.off), crc32.ChecksumIEEE(body[e.off:e.end]))
+		iw.Add(e.hash, uint64(e.off), e.crc)
 		objs[e.hash] = &packObject{h: e.hash, t: e.typ, data: e.data}
 	}
 	if err := iw.OnFooter(sum); err != nil {
@@ -157,7 +170,8 @@ func indexPack(data []byte) (map[plumbing.Hash]plumbing.EncodedObject, *idxfile.
 
 // resolveEntry applies entry i's delta to its base, resolving the base
 // first; false means a reference delta's base is not known yet.
-func resolveEntry(entries []packEntry, byOff map[int64]int, byHash map[plumbing.Hash]int, i, depth int, left *int64) (bool, error) {
+// Without reference deltas (byHash nil), ids are left to hashEntries.
+func resolveEntry(body []byte, entries []packEntry, byOff map[int64]int, byHash map[plumbing.Hash]int, i, depth int, left *int64) (bool, error) {
 	e := &entries[i]
 	if e.done {
 		return true, nil
@@ -178,7 +192,7 @@ func resolveEntry(entries []packEntry, byOff map[int64]int, byHash map[plumbing.
 	if !ok {
 		return false, nil
 	}
-	if ok, err := resolveEntry(entries, byOff, byHash, b, depth+1, left); !ok || err != nil {
+	if ok, err := resolveEntry(body, entries, byOff, byHash, b, depth+1, left); !ok || err != nil {
 		return ok, err
 	}
 	base := &entries[b]
@@ -200,9 +214,32 @@ func resolveEntry(entries []packEntry, byOff map[int64]int, byHash map[plumbing.
 		return false, fmt.Errorf("%w: delta at %d: %v", packfile.ErrMalformedPackFile, e.off, err)
 	}
 	e.typ, e.data, e.delta, e.done = base.typ, data, nil, true
-	e.hash = plumbing.ComputeHash(e.typ, data)
-	byHash[e.hash] = i
+	if byHash != nil {
+		e.hash, e.hashed = plumbing.ComputeHash(e.typ, data), true
+		e.crc = crc32.ChecksumIEEE(body[e.off:e.end])
+		byHash[e.hash] = i
+	}
 	return true, nil
+}
+
+// hashEntries computes the ids and CRC-32s of the resolved entries not
+// hashed yet, on every CPU.
+func hashEntries(body []byte, entries []packEntry) {
+	n := min(runtime.GOMAXPROCS(0), len(entries)/256+1)
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(entries); i += n {
+				if e := &entries[i]; e.done && !e.hashed {
+					e.hash, e.hashed = plumbing.ComputeHash(e.typ, e.data), true
+					e.crc = crc32.ChecksumIEEE(body[e.off:e.end])
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // parseEntryHeader parses the header of the pack entry at off.
