@@ -157,3 +157,19 @@ func TestKeptCommitsBound(t *testing.T) {
 		}
 	}
 }
+
+// TestHashOf checks the object id parser of the digests file against
+// plumbing.NewHash, and that it refuses what is not 40 hex digits.
+func TestHashOf(t *testing.T) {
+	for _, s := range []string{"0123456789abcdef0123456789ABCDEF01234567", strings.Repeat("f", 40)} {
+		h, ok := hashOf(s)
+		if !ok || h != plumbing.NewHash(s) {
+			t.Errorf("hashOf(%q) = %s, %v", s, h, ok)
+		}
+	}
+	for _, s := range []string{"", strings.Repeat("a", 39), strings.Repeat("a", 41), strings.Repeat("g", 40), "0123456789abcdef0123456789abcdef0123456 "} {
+		if _, ok := hashOf(s); ok {
+			t.Errorf("hashOf(%q) accepted", s)
+		}
+	}
+}

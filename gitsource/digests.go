@@ -62,12 +62,12 @@ func loadDigests(dir string) *digestStore {
 	sc := bufio.NewScanner(io.LimitReader(fh, maxDigestsFile))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		var id plumbing.Hash
 		if len(f) != 4 || len(f[0]) != 40 || !strings.HasPrefix(f[2], "sha256:") || len(f[2]) != 71 {
 			return &digestStore{path: d.path, m: map[plumbing.Hash]knownDigest{}, fresh: true}
 		}
 		size, err := strconv.ParseInt(f[1], 10, 64)
-		if _, herr := hex.Decode(id[:], []byte(f[0])); herr != nil || err != nil || size < 0 {
+		id, valid := hashOf(f[0])
+		if !valid || err != nil || size < 0 {
 			return &digestStore{path: d.path, m: map[plumbing.Hash]knownDigest{}, fresh: true}
 		}
 		d.m[id] = knownDigest{size: size, digest: f[2], text: f[3] == "t"}
@@ -88,8 +88,9 @@ func (d *digestStore) size(h plumbing.Hash) (int64, bool) {
 func (d *digestStore) lookup(id string, size int64) (string, bool, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	k, ok := d.m[plumbing.NewHash(id)]
-	if !ok || k.size != size {
+	h, valid := hashOf(id)
+	k, ok := d.m[h]
+	if !valid || !ok || k.size != size {
 		return "", false, false
 	}
 	return k.digest, k.text, true
@@ -107,11 +108,10 @@ func (d *digestStore) save(c *catalog.Catalog) error {
 	var add []plumbing.Hash
 	for _, sk := range c.Skills() {
 		for _, f := range sk.Files {
-			cid := f.ContentID()
-			if len(cid) != 40 {
+			id, valid := hashOf(f.ContentID())
+			if !valid {
 				continue
 			}
-			id := plumbing.NewHash(cid)
 			if k, ok := d.m[id]; ok && k.size == f.Size && k.digest == f.Digest {
 				continue
 			}
@@ -124,8 +124,7 @@ func (d *digestStore) save(c *catalog.Catalog) error {
 		live := make(map[plumbing.Hash]knownDigest, c.Stats().Files)
 		for _, sk := range c.Skills() {
 			for _, f := range sk.Files {
-				if cid := f.ContentID(); len(cid) == 40 {
-					id := plumbing.NewHash(cid)
+				if id, valid := hashOf(f.ContentID()); valid {
 					if k, ok := d.m[id]; ok {
 						live[id] = k
 					}
@@ -181,4 +180,34 @@ func (d *digestStore) save(c *catalog.Catalog) error {
 		os.Remove(tmp.Name())
 	}
 	return err
+}
+
+// hashOf parses a 40-digit hex object id without allocating: a save looks
+// up every file of the catalog.
+func hashOf(id string) (plumbing.Hash, bool) {
+	var h plumbing.Hash
+	if len(id) != 2*len(h) {
+		return h, false
+	}
+	for i := range h {
+		hi, ok1 := fromHex(id[2*i])
+		lo, ok2 := fromHex(id[2*i+1])
+		if !ok1 || !ok2 {
+			return h, false
+		}
+		h[i] = hi<<4 | lo
+	}
+	return h, true
+}
+
+func fromHex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
