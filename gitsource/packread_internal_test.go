@@ -77,11 +77,29 @@ func gitOut(t *testing.T, dir string, stdin io.Reader, args ...string) string {
 	return out.String()
 }
 
-// catAll returns every object of work's history as git cat-file gives it.
-func catAll(t *testing.T, work string) map[plumbing.Hash]struct {
+// gitObject is an object as git cat-file gives it.
+type gitObject struct {
 	typ  string
 	data []byte
-} {
+}
+
+// eachPack runs fn on a pack of every object of deltaRepo's history
+// written by git, once with offset deltas and once with reference deltas,
+// with those objects as git gives them.
+func eachPack(t *testing.T, fn func(t *testing.T, gitDir string, refDeltas bool, want map[plumbing.Hash]gitObject)) {
+	work := deltaRepo(t)
+	want := catAll(t, work)
+	for _, refDeltas := range []bool{false, true} {
+		t.Run(fmt.Sprintf("refDeltas=%v", refDeltas), func(t *testing.T) {
+			gitDir := t.TempDir()
+			packAll(t, work, gitDir, refDeltas)
+			fn(t, gitDir, refDeltas, want)
+		})
+	}
+}
+
+// catAll returns every object of work's history as git cat-file gives it.
+func catAll(t *testing.T, work string) map[plumbing.Hash]gitObject {
 	t.Helper()
 	var ids strings.Builder
 	for _, line := range strings.Split(strings.TrimSpace(gitOut(t, work, nil, "rev-list", "--objects", "--all")), "\n") {
@@ -89,10 +107,7 @@ func catAll(t *testing.T, work string) map[plumbing.Hash]struct {
 	}
 	out := gitOut(t, work, strings.NewReader(ids.String()), "cat-file", "--batch")
 	br := bufio.NewReader(strings.NewReader(out))
-	m := map[plumbing.Hash]struct {
-		typ  string
-		data []byte
-	}{}
+	m := map[plumbing.Hash]gitObject{}
 	for {
 		hdr, err := br.ReadString('\n')
 		if err == io.EOF {
@@ -104,10 +119,7 @@ func catAll(t *testing.T, work string) map[plumbing.Hash]struct {
 		if _, err := io.ReadFull(br, data); err != nil {
 			t.Fatal(err)
 		}
-		m[plumbing.NewHash(f[0])] = struct {
-			typ  string
-			data []byte
-		}{f[1], data[:n]}
+		m[plumbing.NewHash(f[0])] = gitObject{f[1], data[:n]}
 	}
 }
 
@@ -116,51 +128,45 @@ func catAll(t *testing.T, work string) map[plumbing.Hash]struct {
 // content, type and size, including through chains of deltas and the
 // cache of their bases.
 func TestPackReader(t *testing.T) {
-	work := deltaRepo(t)
-	want := catAll(t, work)
-	for _, refDeltas := range []bool{false, true} {
-		t.Run(fmt.Sprintf("refDeltas=%v", refDeltas), func(t *testing.T) {
-			gitDir := t.TempDir()
-			packAll(t, work, gitDir, refDeltas)
-			r := newPackReader(gitDir)
-			defer r.close()
-			r.refresh()
-			if len(r.packs) != 1 {
-				t.Fatalf("%d packs loaded, want 1", len(r.packs))
+	eachPack(t, func(t *testing.T, gitDir string, refDeltas bool, want map[plumbing.Hash]gitObject) {
+		r := newPackReader(gitDir)
+		defer r.close()
+		r.refresh()
+		if len(r.packs) != 1 {
+			t.Fatalf("%d packs loaded, want 1", len(r.packs))
+		}
+		deltas := 0
+		for h, w := range want {
+			p, off, ok := r.find(h)
+			if !ok {
+				t.Fatalf("%s not found", h)
 			}
-			deltas := 0
-			for h, w := range want {
-				p, off, ok := r.find(h)
-				if !ok {
-					t.Fatalf("%s not found", h)
-				}
-				hd, err := p.header(off)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if hd.typ == plumbing.OFSDeltaObject && !refDeltas || hd.typ == plumbing.REFDeltaObject && refDeltas {
-					deltas++
-				}
-				typ, data, err := r.object(h)
-				if err != nil {
-					t.Fatalf("%s: %v", h, err)
-				}
-				if typ.String() != w.typ || !bytes.Equal(data, w.data) {
-					t.Fatalf("%s: read a %s of %d bytes, git has a %s of %d bytes", h, typ, len(data), w.typ, len(w.data))
-				}
-				typ, size, err := r.size(h)
-				if err != nil || typ.String() != w.typ || size != int64(len(w.data)) {
-					t.Fatalf("%s: size %s %d %v, git has a %s of %d bytes", h, typ, size, err, w.typ, len(w.data))
-				}
+			hd, err := p.header(off)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if deltas < len(want)/4 {
-				t.Fatalf("only %d of %d objects are deltas of the wanted kind: the test packs nothing worth reading", deltas, len(want))
+			if hd.typ == plumbing.OFSDeltaObject && !refDeltas || hd.typ == plumbing.REFDeltaObject && refDeltas {
+				deltas++
 			}
-			if _, _, err := r.object(plumbing.NewHash(strings.Repeat("ab", 20))); err != errSlowPath {
-				t.Errorf("an object in no pack: %v, want errSlowPath", err)
+			typ, data, err := r.object(h)
+			if err != nil {
+				t.Fatalf("%s: %v", h, err)
 			}
-		})
-	}
+			if typ.String() != w.typ || !bytes.Equal(data, w.data) {
+				t.Fatalf("%s: read a %s of %d bytes, git has a %s of %d bytes", h, typ, len(data), w.typ, len(w.data))
+			}
+			typ, size, err := r.size(h)
+			if err != nil || typ.String() != w.typ || size != int64(len(w.data)) {
+				t.Fatalf("%s: size %s %d %v, git has a %s of %d bytes", h, typ, size, err, w.typ, len(w.data))
+			}
+		}
+		if deltas < len(want)/4 {
+			t.Fatalf("only %d of %d objects are deltas of the wanted kind: the test packs nothing worth reading", deltas, len(want))
+		}
+		if _, _, err := r.object(plumbing.NewHash(strings.Repeat("ab", 20))); err != errSlowPath {
+			t.Errorf("an object in no pack: %v, want errSlowPath", err)
+		}
+	})
 }
 
 // TestPackReaderBounds checks that what the pack reader does not handle
@@ -275,68 +281,62 @@ func FuzzPackEntry(f *testing.F) {
 // CRC-32), and every object kept is git's. A damaged or truncated pack,
 // and one whose objects pass the memory bound, are refused.
 func TestIndexPack(t *testing.T) {
-	work := deltaRepo(t)
-	want := catAll(t, work)
-	for _, refDeltas := range []bool{false, true} {
-		t.Run(fmt.Sprintf("refDeltas=%v", refDeltas), func(t *testing.T) {
-			gitDir := t.TempDir()
-			packAll(t, work, gitDir, refDeltas)
-			packs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*.pack"))
-			data, err := os.ReadFile(packs[0])
-			if err != nil {
-				t.Fatal(err)
+	eachPack(t, func(t *testing.T, gitDir string, _ bool, want map[plumbing.Hash]gitObject) {
+		packs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*.pack"))
+		data, err := os.ReadFile(packs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, idx, sum, err := indexPack(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gitIdx, err := openPackIndex(strings.TrimSuffix(packs[0], ".pack") + ".idx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer gitIdx.f.Close()
+		if sum != plumbing.Hash(gitIdx.idx.PackfileChecksum) {
+			t.Errorf("pack checksum %s, git's idx has %x", sum, gitIdx.idx.PackfileChecksum)
+		}
+		var a, b bytes.Buffer
+		if _, err := idxfile.NewEncoder(&a).Encode(idx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := idxfile.NewEncoder(&b).Encode(gitIdx.idx); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Errorf("the index written differs from git's (%d and %d bytes)", a.Len(), b.Len())
+		}
+		if len(objs) != len(want) {
+			t.Errorf("%d objects kept, git has %d", len(objs), len(want))
+		}
+		for h, w := range want {
+			o := objs[h]
+			if o == nil {
+				t.Fatalf("%s not kept", h)
 			}
-			objs, idx, sum, err := indexPack(data)
-			if err != nil {
-				t.Fatal(err)
+			got, err := readObject(o)
+			if err != nil || o.Type().String() != w.typ || !bytes.Equal(got, w.data) {
+				t.Fatalf("%s: a %s of %d bytes (%v), git has a %s of %d bytes", h, o.Type(), len(got), err, w.typ, len(w.data))
 			}
-			gitIdx, err := openPackIndex(strings.TrimSuffix(packs[0], ".pack") + ".idx")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer gitIdx.f.Close()
-			if sum != plumbing.Hash(gitIdx.idx.PackfileChecksum) {
-				t.Errorf("pack checksum %s, git's idx has %x", sum, gitIdx.idx.PackfileChecksum)
-			}
-			var a, b bytes.Buffer
-			if _, err := idxfile.NewEncoder(&a).Encode(idx); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := idxfile.NewEncoder(&b).Encode(gitIdx.idx); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(a.Bytes(), b.Bytes()) {
-				t.Errorf("the index written differs from git's (%d and %d bytes)", a.Len(), b.Len())
-			}
-			if len(objs) != len(want) {
-				t.Errorf("%d objects kept, git has %d", len(objs), len(want))
-			}
-			for h, w := range want {
-				o := objs[h]
-				if o == nil {
-					t.Fatalf("%s not kept", h)
-				}
-				got, err := readObject(o)
-				if err != nil || o.Type().String() != w.typ || !bytes.Equal(got, w.data) {
-					t.Fatalf("%s: a %s of %d bytes (%v), git has a %s of %d bytes", h, o.Type(), len(got), err, w.typ, len(w.data))
-				}
-			}
+		}
 
-			bad := bytes.Clone(data)
-			bad[len(bad)/2] ^= 1
-			if _, _, _, err := indexPack(bad); err == nil {
-				t.Error("a damaged pack was indexed")
-			}
-			if _, _, _, err := indexPack(data[:len(data)-1]); err == nil {
-				t.Error("a truncated pack was indexed")
-			}
-			defer func(n int64) { maxPackMemory = n }(maxPackMemory)
-			maxPackMemory = 4096
-			if _, _, _, err := indexPack(data); err != errPackMemory {
-				t.Errorf("a pack over the memory bound: %v, want errPackMemory", err)
-			}
-		})
-	}
+		bad := bytes.Clone(data)
+		bad[len(bad)/2] ^= 1
+		if _, _, _, err := indexPack(bad); err == nil {
+			t.Error("a damaged pack was indexed")
+		}
+		if _, _, _, err := indexPack(data[:len(data)-1]); err == nil {
+			t.Error("a truncated pack was indexed")
+		}
+		defer func(n int64) { maxPackMemory = n }(maxPackMemory)
+		maxPackMemory = 4096
+		if _, _, _, err := indexPack(data); err != errPackMemory {
+			t.Errorf("a pack over the memory bound: %v, want errPackMemory", err)
+		}
+	})
 }
 
 // FuzzIndexPack indexes any bytes as a pack (with a valid checksum, so
