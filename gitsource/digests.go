@@ -101,12 +101,18 @@ func (d *digestStore) lookup(id string, size int64) (string, bool, bool) {
 // than twice what c publishes, it is rewritten with c's alone (atomically:
 // a crash leaves the old file or the new one, and a torn append makes the
 // next start read every blob, never trust a wrong digest).
-func (d *digestStore) save(c *catalog.Catalog) error {
+//
+// within, unless nil, lists the folders a reload rebuilt: the skills
+// elsewhere kept their files, whose digests are already kept.
+func (d *digestStore) save(c *catalog.Catalog, within []string) error {
 	d.write.Lock()
 	defer d.write.Unlock()
 	d.mu.Lock()
 	var add []plumbing.Hash
 	for _, sk := range c.Skills() {
+		if within != nil && !inAny(sk.Dir, within) {
+			continue
+		}
 		for _, f := range sk.Files {
 			id, valid := hashOf(f.ContentID())
 			if !valid {
@@ -210,4 +216,14 @@ func fromHex(c byte) (byte, bool) {
 		return c - 'A' + 10, true
 	}
 	return 0, false
+}
+
+// inAny reports whether dir is one of the folders or below one.
+func inAny(dir string, folders []string) bool {
+	for _, f := range folders {
+		if f == "." || dir == f || strings.HasPrefix(dir, f) && len(dir) > len(f) && dir[len(f)] == '/' {
+			return true
+		}
+	}
+	return false
 }

@@ -1,11 +1,13 @@
 package gitsource_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillport/skillport/gitsource"
 )
@@ -63,5 +65,45 @@ func TestWarmStartReadsDeltas(t *testing.T) {
 		if got := body(t, warm.Catalog(), "skill://"+s+"/references/ref.md"); strings.TrimSpace(got) != want {
 			t.Errorf("%s/references/ref.md: served %q, git has %q", s, got, want)
 		}
+	}
+}
+
+// TestReloadKeepsNewDigests reloads a commit that changes one skill's
+// file in a nested folder: its new digest is kept beside the mirror (the
+// save after a reload looks only at the folders rebuilt), so a restart
+// reads only the SKILL.md files again.
+func TestReloadKeepsNewDigests(t *testing.T) {
+	r := newRemote(t)
+	r.commit("one", map[string]string{
+		"team/a/SKILL.md": skillMD("a", "a"), "team/a/ref.md": "reference a",
+		"b/SKILL.md": skillMD("b", "b"), "b/ref.md": "reference b",
+	})
+	r.push("main")
+	cache := t.TempDir()
+	spec := "git+" + r.fileURL() + "@main"
+	s := mustOpen(t, spec, &gitsource.Options{CacheDir: cache})
+	r.commit("two", map[string]string{"team/a/ref.md": "reference a, changed"})
+	r.push("main")
+	if _, changed, err := s.Update(context.Background()); err != nil || !changed {
+		t.Fatalf("Update: %v, %v", changed, err)
+	}
+	// The reload saves in the background: wait for the new blob's line.
+	blob := git(t, r.work, "rev-parse", "main:team/a/ref.md")
+	files, _ := filepath.Glob(filepath.Join(cache, "*.git", "skillport-digests"))
+	if len(files) != 1 {
+		t.Fatalf("digests files %v", files)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		data, _ := os.ReadFile(files[0])
+		if strings.Contains(string(data), blob+" ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the changed file's blob %s is not in the digests kept after the reload:\n%s", blob, data)
+		}
+	}
+	warm := mustOpen(t, spec, &gitsource.Options{CacheDir: cache})
+	if st := warm.Catalog().Stats(); st.Hashed != 2 || st.Reused != 2 {
+		t.Errorf("a restart after the reload hashed %d and reused %d files, want the 2 SKILL.md hashed and 2 reused", st.Hashed, st.Reused)
 	}
 }

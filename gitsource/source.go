@@ -594,13 +594,18 @@ func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Ca
 		return nil, fmt.Errorf("gitsource: %s: %w", s.spec, err)
 	}
 	var c *catalog.Catalog
+	var changed []string // nil: anything may have changed
 	if prev != nil {
 		// Only the subtrees whose ids changed are read; the rest of the
 		// catalog is the previous one's.
 		c, err = nil, errNoDiff
 		if old, ok := prev.FS().(*FS); ok {
-			if changed, derr := fsys.changedSince(old); derr == nil {
+			var derr error
+			if changed, derr = fsys.changedSince(old); derr == nil {
 				c, err = prev.ReloadChanged(fsys, changed)
+				if changed == nil {
+					changed = []string{}
+				}
 			}
 		}
 		if err == errNoDiff {
@@ -627,7 +632,7 @@ func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Ca
 		return nil, fmt.Errorf("gitsource: %s at %s: %w", s.spec, short(commit), err)
 	}
 	save := func() {
-		if err := s.digests.save(c); err != nil {
+		if err := s.digests.save(c, changed); err != nil {
 			s.log.Warn("cannot keep blob digests beside the mirror; the next start reads every blob", "dir", s.dir, "err", err)
 		}
 	}
