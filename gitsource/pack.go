@@ -15,9 +15,11 @@ import (
 )
 
 // maxPackMemory bounds the objects a fetched pack keeps in memory for the
-// build that follows. A pack whose objects are larger than that (or that
-// inflates past it, as a hostile one would) is indexed again from the
-// file, as go-git does, and its objects are then read from the mirror.
+// build that follows, and the copy of the pack itself held while it is
+// indexed (so a fetch holds at most twice this). A pack larger than that,
+// or whose objects are (or inflate past it, as a hostile one would), is
+// indexed from the file by go-git's parser, and its objects are then read
+// from the mirror.
 var maxPackMemory int64 = 128 << 20
 
 // errPackMemory stops indexing a pack whose objects do not fit in memory.
