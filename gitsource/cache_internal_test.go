@@ -84,7 +84,7 @@ func TestDigestsFileAppends(t *testing.T) {
 			t.Fatal(err)
 		}
 		before, _ := os.ReadFile(filepath.Join(dir, digestsFile))
-		if err := d.save(c); err != nil {
+		if err := d.save(c, nil); err != nil {
 			t.Fatal(err)
 		}
 		after, err := os.ReadFile(filepath.Join(dir, digestsFile))
@@ -154,6 +154,43 @@ func TestKeptCommitsBound(t *testing.T) {
 		}
 		if m.commit(o.Hash()) != o {
 			t.Fatalf("commit %d not found right after it was kept", i)
+		}
+	}
+}
+
+// TestHashOf checks the object id parser of the digests file against
+// plumbing.NewHash, and that it refuses what is not 40 hex digits.
+func TestHashOf(t *testing.T) {
+	for _, s := range []string{"0123456789abcdef0123456789ABCDEF01234567", strings.Repeat("f", 40)} {
+		h, ok := hashOf(s)
+		if !ok || h != plumbing.NewHash(s) {
+			t.Errorf("hashOf(%q) = %s, %v", s, h, ok)
+		}
+	}
+	for _, s := range []string{"", strings.Repeat("a", 39), strings.Repeat("a", 41), strings.Repeat("g", 40), "0123456789abcdef0123456789abcdef0123456 "} {
+		if _, ok := hashOf(s); ok {
+			t.Errorf("hashOf(%q) accepted", s)
+		}
+	}
+}
+
+// TestInAny checks which skill folders a reload's changed paths cover.
+func TestInAny(t *testing.T) {
+	for _, tc := range []struct {
+		dir     string
+		folders []string
+		want    bool
+	}{
+		{"a/b", []string{"."}, true},
+		{"a/b", []string{"a/b"}, true},
+		{"a/b", []string{"a"}, true},
+		{"a/bc", []string{"a/b"}, false},
+		{"a", []string{"a/b"}, false},
+		{"x/y", []string{"a", "x"}, true},
+		{"x/y", []string{}, false},
+	} {
+		if got := inAny(tc.dir, tc.folders); got != tc.want {
+			t.Errorf("inAny(%q, %q) = %v", tc.dir, tc.folders, got)
 		}
 	}
 }

@@ -38,7 +38,7 @@ func (f *FS) changedSince(old *FS) ([]string, error) {
 			return p + "/" + name
 		}
 		for i, ne := range nt.Entries {
-			j, ok := ot.byName[ne.Name]
+			j, ok := ot.find(ne.Name)
 			if !ok {
 				out = append(out, join(ne.Name))
 				continue
@@ -55,7 +55,7 @@ func (f *FS) changedSince(old *FS) ([]string, error) {
 			}
 		}
 		for _, oe := range ot.Entries {
-			if _, ok := nt.byName[oe.Name]; !ok {
+			if _, ok := nt.find(oe.Name); !ok {
 				out = append(out, join(oe.Name))
 			}
 		}

@@ -2,7 +2,8 @@ package gitsource
 
 import (
 	"bufio"
-	"fmt"
+	"bytes"
+	"encoding/hex"
 	"io"
 	"maps"
 	"os"
@@ -39,7 +40,7 @@ type digestStore struct {
 	path  string
 	write sync.Mutex // serialises save
 	mu    sync.Mutex
-	m     map[string]knownDigest
+	m     map[plumbing.Hash]knownDigest
 	// fresh is set until the first save when the file was missing or
 	// unusable, so that save writes it whole instead of appending.
 	fresh bool
@@ -48,7 +49,7 @@ type digestStore struct {
 // loadDigests reads the digests kept beside a mirror; a missing, damaged
 // or oversized file is an empty store (every blob is then read).
 func loadDigests(dir string) *digestStore {
-	d := &digestStore{path: filepath.Join(dir, digestsFile), m: map[string]knownDigest{}}
+	d := &digestStore{path: filepath.Join(dir, digestsFile), m: map[plumbing.Hash]knownDigest{}}
 	d.fresh = true
 	fh, err := os.Open(d.path)
 	if err != nil {
@@ -62,13 +63,14 @@ func loadDigests(dir string) *digestStore {
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) != 4 || len(f[0]) != 40 || !strings.HasPrefix(f[2], "sha256:") || len(f[2]) != 71 {
-			return &digestStore{path: d.path, m: map[string]knownDigest{}, fresh: true}
+			return &digestStore{path: d.path, m: map[plumbing.Hash]knownDigest{}, fresh: true}
 		}
 		size, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil || size < 0 {
-			return &digestStore{path: d.path, m: map[string]knownDigest{}, fresh: true}
+		id, valid := hashOf(f[0])
+		if !valid || err != nil || size < 0 {
+			return &digestStore{path: d.path, m: map[plumbing.Hash]knownDigest{}, fresh: true}
 		}
-		d.m[f[0]] = knownDigest{size: size, digest: f[2], text: f[3] == "t"}
+		d.m[id] = knownDigest{size: size, digest: f[2], text: f[3] == "t"}
 	}
 	d.fresh = sc.Err() != nil
 	return d
@@ -78,7 +80,7 @@ func loadDigests(dir string) *digestStore {
 func (d *digestStore) size(h plumbing.Hash) (int64, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	k, ok := d.m[h.String()]
+	k, ok := d.m[h]
 	return k.size, ok
 }
 
@@ -86,8 +88,9 @@ func (d *digestStore) size(h plumbing.Hash) (int64, bool) {
 func (d *digestStore) lookup(id string, size int64) (string, bool, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	k, ok := d.m[id]
-	if !ok || k.size != size {
+	h, valid := hashOf(id)
+	k, ok := d.m[h]
+	if !valid || !ok || k.size != size {
 		return "", false, false
 	}
 	return k.digest, k.text, true
@@ -98,15 +101,21 @@ func (d *digestStore) lookup(id string, size int64) (string, bool, bool) {
 // than twice what c publishes, it is rewritten with c's alone (atomically:
 // a crash leaves the old file or the new one, and a torn append makes the
 // next start read every blob, never trust a wrong digest).
-func (d *digestStore) save(c *catalog.Catalog) error {
+//
+// within, unless nil, lists the folders a reload rebuilt: the skills
+// elsewhere kept their files, whose digests are already kept.
+func (d *digestStore) save(c *catalog.Catalog, within []string) error {
 	d.write.Lock()
 	defer d.write.Unlock()
 	d.mu.Lock()
-	var add []string
+	var add []plumbing.Hash
 	for _, sk := range c.Skills() {
+		if within != nil && !inAny(sk.Dir, within) {
+			continue
+		}
 		for _, f := range sk.Files {
-			id := f.ContentID()
-			if len(id) != 40 {
+			id, valid := hashOf(f.ContentID())
+			if !valid {
 				continue
 			}
 			if k, ok := d.m[id]; ok && k.size == f.Size && k.digest == f.Digest {
@@ -118,25 +127,33 @@ func (d *digestStore) save(c *catalog.Catalog) error {
 	}
 	rewrite := len(d.m) > 2*c.Stats().Files+digestSlack || d.fresh
 	if rewrite {
-		live := make(map[string]knownDigest, c.Stats().Files)
+		live := make(map[plumbing.Hash]knownDigest, c.Stats().Files)
 		for _, sk := range c.Skills() {
 			for _, f := range sk.Files {
-				if k, ok := d.m[f.ContentID()]; ok {
-					live[f.ContentID()] = k
+				if id, valid := hashOf(f.ContentID()); valid {
+					if k, ok := d.m[id]; ok {
+						live[id] = k
+					}
 				}
 			}
 		}
 		d.m = live
-		add = slices.Sorted(maps.Keys(live))
+		add = slices.SortedFunc(maps.Keys(live), func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })
 	}
-	var b strings.Builder
+	// One line per blob: "<id> <size> sha256:<hex> t|b".
+	b := make([]byte, 0, len(add)*120)
 	for _, id := range add {
 		k := d.m[id]
-		t := "b"
+		b = hex.AppendEncode(b, id[:])
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, k.size, 10)
+		b = append(b, ' ')
+		b = append(b, k.digest...)
 		if k.text {
-			t = "t"
+			b = append(b, " t\n"...)
+		} else {
+			b = append(b, " b\n"...)
 		}
-		fmt.Fprintf(&b, "%s %d %s %s\n", id, k.size, k.digest, t)
 	}
 	d.fresh = false
 	d.mu.Unlock()
@@ -148,7 +165,7 @@ func (d *digestStore) save(c *catalog.Catalog) error {
 		if err != nil {
 			return err
 		}
-		_, err = fh.WriteString(b.String())
+		_, err = fh.Write(b)
 		if cerr := fh.Close(); err == nil {
 			err = cerr
 		}
@@ -158,7 +175,7 @@ func (d *digestStore) save(c *catalog.Catalog) error {
 	if err != nil {
 		return err
 	}
-	_, err = tmp.WriteString(b.String())
+	_, err = tmp.Write(b)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -169,4 +186,44 @@ func (d *digestStore) save(c *catalog.Catalog) error {
 		os.Remove(tmp.Name())
 	}
 	return err
+}
+
+// hashOf parses a 40-digit hex object id without allocating: a save looks
+// up every file of the catalog.
+func hashOf(id string) (plumbing.Hash, bool) {
+	var h plumbing.Hash
+	if len(id) != 2*len(h) {
+		return h, false
+	}
+	for i := range h {
+		hi, ok1 := fromHex(id[2*i])
+		lo, ok2 := fromHex(id[2*i+1])
+		if !ok1 || !ok2 {
+			return h, false
+		}
+		h[i] = hi<<4 | lo
+	}
+	return h, true
+}
+
+func fromHex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// inAny reports whether dir is one of the folders or below one.
+func inAny(dir string, folders []string) bool {
+	for _, f := range folders {
+		if f == "." || dir == f || strings.HasPrefix(dir, f) && len(dir) > len(f) && dir[len(f)] == '/' {
+			return true
+		}
+	}
+	return false
 }

@@ -42,6 +42,8 @@ type FS struct {
 	// at a time: go-git's open pack files are not safe for concurrent use,
 	// and several readers let the catalog read blobs in parallel.
 	stores chan storer.EncodedObjectStorer
+	// packs, when set, reads most objects without a store.
+	packs  *packReader
 	commit plumbing.Hash
 	root   plumbing.Hash
 	when   time.Time
@@ -124,15 +126,37 @@ func (c *objectCache) takeSmall(h plumbing.Hash) ([]byte, bool) {
 // treeIndex is a decoded tree with its entries by name.
 type treeIndex struct {
 	*object.Tree
-	byName map[string]int
+	byName map[string]int // nil for a small tree, searched in order
 }
 
+// smallTree is the most entries a tree has that is searched in order:
+// most folders of a skill hold a few files, and a map for each costs
+// more than it saves.
+const smallTree = 8
+
 func newTreeIndex(t *object.Tree) *treeIndex {
-	ti := &treeIndex{Tree: t, byName: make(map[string]int, len(t.Entries))}
-	for i, e := range t.Entries {
-		ti.byName[e.Name] = i
+	ti := &treeIndex{Tree: t}
+	if len(t.Entries) > smallTree {
+		ti.byName = make(map[string]int, len(t.Entries))
+		for i, e := range t.Entries {
+			ti.byName[e.Name] = i
+		}
 	}
 	return ti
+}
+
+// find returns the index of the entry named name.
+func (t *treeIndex) find(name string) (int, bool) {
+	if t.byName != nil {
+		i, ok := t.byName[name]
+		return i, ok
+	}
+	for i := range t.Entries {
+		if t.Entries[i].Name == name {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // maxCached bounds each map of an objectCache; past it the map starts over.
@@ -179,15 +203,17 @@ type blobInfo struct {
 func NewFS(st storer.EncodedObjectStorer, commit plumbing.Hash, subdir string) (*FS, error) {
 	stores := make(chan storer.EncodedObjectStorer, 1)
 	stores <- st
-	return newFS(stores, commit, subdir, &objectCache{})
+	return newFS(stores, nil, commit, subdir, &objectCache{})
 }
 
-func newFS(stores chan storer.EncodedObjectStorer, commit plumbing.Hash, subdir string, objs *objectCache) (*FS, error) {
-	f := &FS{stores: stores, commit: commit, objs: objs}
+func newFS(stores chan storer.EncodedObjectStorer, packs *packReader, commit plumbing.Hash, subdir string, objs *objectCache) (*FS, error) {
+	f := &FS{stores: stores, packs: packs, commit: commit, objs: objs}
 	var c *object.Commit
 	var err error
 	if o := objs.freshObject(commit); o != nil && o.Type() == plumbing.CommitObject {
 		c, err = object.DecodeCommit(nil, o)
+	} else if typ, data, perr := packs.object(commit); perr == nil && typ == plumbing.CommitObject {
+		c, err = object.DecodeCommit(nil, &packObject{h: commit, t: typ, data: data})
 	} else {
 		err = f.with(func(st storer.EncodedObjectStorer) (err error) {
 			c, err = object.GetCommit(st, commit)
@@ -228,7 +254,12 @@ func (f *FS) tree(h plumbing.Hash) (*treeIndex, error) {
 	var t *object.Tree
 	var err error
 	if o := f.objs.freshObject(h); o != nil && o.Type() == plumbing.TreeObject {
-		t, err = object.DecodeTree(nil, o)
+		var data []byte
+		if data, err = readObject(o); err == nil {
+			t, err = parseTree(h, data)
+		}
+	} else if typ, data, perr := f.packs.object(h); perr == nil && typ == plumbing.TreeObject {
+		t, err = parseTree(h, data)
 	} else {
 		err = f.with(func(st storer.EncodedObjectStorer) (err error) {
 			t, err = object.GetTree(st, h)
@@ -259,6 +290,19 @@ func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
 	if o := f.objs.freshObject(h); o != nil && o.Type() == plumbing.BlobObject {
 		return f.blobInfo(h, o)
 	}
+	if typ, size, err := f.packs.size(h); err == nil && typ == plumbing.BlobObject {
+		if size > maxLFSPointer || size < int64(len(lfsPrefix)) {
+			bi.size = size
+			f.objs.putBlob(h, bi)
+			return bi, nil
+		}
+		if _, data, err := f.packs.object(h); err == nil && int64(len(data)) == size {
+			if blobRead != nil {
+				blobRead(h)
+			}
+			return f.classify(h, size, data, true), nil
+		}
+	}
 	st := <-f.stores
 	defer func() { f.stores <- st }()
 	// The size is in the pack's object header: only a blob that may be an
@@ -286,26 +330,48 @@ func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
 // blobInfo tells a blob's size and whether it is an LFS pointer, keeping
 // a small blob's bytes for the read that follows.
 func (f *FS) blobInfo(h plumbing.Hash, o plumbing.EncodedObject) (blobInfo, error) {
-	var bi blobInfo
-	bi.size = o.Size()
-	if bi.size <= maxLFSPointer && bi.size >= int64(len(lfsPrefix)) {
-		r, err := o.Reader()
-		if err != nil {
-			return bi, err
+	size := o.Size()
+	var data []byte
+	if size <= maxLFSPointer && size >= int64(len(lfsPrefix)) {
+		var err error
+		if data, err = readObject(o); err != nil {
+			return blobInfo{size: size}, err
 		}
-		data := make([]byte, bi.size)
-		_, err = io.ReadFull(r, data)
-		r.Close()
-		if err != nil {
-			return bi, err
-		}
+	}
+	return f.classify(h, size, data, f.objs.freshObject(h) == nil), nil
+}
+
+// classify records a blob's size and whether it is an LFS pointer, given
+// its bytes when it is small enough to be one; keep keeps them for the
+// read that follows.
+func (f *FS) classify(h plumbing.Hash, size int64, data []byte, keep bool) blobInfo {
+	bi := blobInfo{size: size}
+	if data != nil {
 		bi.lfs = bytes.HasPrefix(data, []byte(lfsPrefix))
-		if !bi.lfs && f.objs.freshObject(h) == nil {
+		if !bi.lfs && keep {
 			f.objs.putSmall(h, data)
 		}
 	}
 	f.objs.putBlob(h, bi)
-	return bi, nil
+	return bi
+}
+
+// readObject reads an object's content whole. The bytes of an object of
+// a pack just indexed are its own, not a copy: they are only read.
+func readObject(o plumbing.EncodedObject) ([]byte, error) {
+	if po, ok := o.(*packObject); ok {
+		return po.data, nil
+	}
+	r, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data := make([]byte, o.Size())
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, err
+	}
+	return data, nil
 }
 
 // lookup finds the entry at name; the root is a directory entry.
@@ -325,7 +391,7 @@ func (f *FS) lookup(op, name string) (object.TreeEntry, error) {
 		if err != nil {
 			return object.TreeEntry{}, &fs.PathError{Op: op, Path: name, Err: err}
 		}
-		i, found := t.byName[seg]
+		i, found := t.find(seg)
 		if found {
 			e = t.Entries[i]
 		}
@@ -556,6 +622,12 @@ func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 	}
 	o := f.objs.freshObject(h)
 	if o == nil || o.Type() != plumbing.BlobObject {
+		if typ, data, err := f.packs.object(h); err == nil && typ == plumbing.BlobObject {
+			if int64(len(data)) != size {
+				return nil, fmt.Errorf("blob %s is %d bytes, not %d", h, len(data), size)
+			}
+			return data, nil
+		}
 		st := <-f.stores
 		defer func() { f.stores <- st }()
 		var err error
@@ -566,16 +638,7 @@ func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 	if o.Size() != size {
 		return nil, fmt.Errorf("blob %s is %d bytes, not %d", h, o.Size(), size)
 	}
-	r, err := o.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	data := make([]byte, size)
-	if _, err := io.ReadFull(r, data); err != nil {
-		return nil, err
-	}
-	return data, nil
+	return readObject(o)
 }
 
 type blobFile struct {

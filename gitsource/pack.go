@@ -12,27 +12,31 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/storage/filesystem"
-	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // maxPackMemory bounds the objects a fetched pack keeps in memory for the
-// build that follows. A pack whose objects are larger than that (or that
-// inflates past it, as a hostile one would) is indexed again from the
-// file, as go-git does, and its objects are then read from the mirror.
+// build that follows, and the copy of the pack itself held while it is
+// indexed (so a fetch holds at most twice this). A pack larger than that,
+// or whose objects are (or inflate past it, as a hostile one would), is
+// indexed from the file by go-git's parser, and its objects are then read
+// from the mirror.
 var maxPackMemory int64 = 128 << 20
 
 // errPackMemory stops indexing a pack whose objects do not fit in memory.
 var errPackMemory = errors.New("pack objects over the memory bound")
 
 // mirrorStorage is a mirror's object store whose fetches index each pack
-// once and keep its objects, decompressed, for the build of the commit
-// just fetched: go-git's own pack writer decompresses every object twice
-// to index it, and the build would decompress it a third time to read it.
+// once (indexPack) and keep its objects, decompressed, for the build of
+// the commit just fetched: go-git's own pack writer decompresses every
+// object twice to index it, and the build would decompress it a third
+// time to read it.
 type mirrorStorage struct {
 	*filesystem.Storage
 	fs billy.Filesystem
 	// keep receives the objects of each pack fetched, if they fit.
 	keep func(map[plumbing.Hash]plumbing.EncodedObject)
+	// packs, when set, tells which objects the packs hold.
+	packs *packReader
 
 	mu sync.Mutex
 	// commits are those of the packs fetched (a bounded number), which
@@ -40,7 +44,7 @@ type mirrorStorage struct {
 	// them here spares reloading every pack index after each fetch.
 	commits map[plumbing.Hash]plumbing.EncodedObject
 	// stale is set when a pack was added since the indexes were loaded;
-	// the first object not found reloads them.
+	// the first object not found that the new packs hold reloads them.
 	stale bool
 }
 
@@ -68,16 +72,27 @@ func (m *mirrorStorage) commit(h plumbing.Hash) plumbing.EncodedObject {
 }
 
 // reindex reloads the pack indexes if a pack was added since they were
-// loaded, and reports whether it did.
-func (m *mirrorStorage) reindex() bool {
+// loaded and holds h, and reports whether it did. An object in no pack
+// (the commit a fetch is about to ask for) does not cost a reload of
+// every index: the pack reader, which loads only new ones, says so.
+func (m *mirrorStorage) reindex(h plumbing.Hash) bool {
 	m.mu.Lock()
 	stale := m.stale
+	m.mu.Unlock()
+	if !stale {
+		return false
+	}
+	if m.packs != nil {
+		m.packs.refresh()
+		if _, _, ok := m.packs.find(h); !ok {
+			return false
+		}
+	}
+	m.mu.Lock()
 	m.stale = false
 	m.mu.Unlock()
-	if stale {
-		m.Storage.Reindex()
-	}
-	return stale
+	m.Storage.Reindex()
+	return true
 }
 
 // EncodedObject implements storer.EncodedObjectStorer.
@@ -87,11 +102,28 @@ func (m *mirrorStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (p
 			return o, nil
 		}
 	}
+	if o := m.packed(t, h); o != nil {
+		return o, nil
+	}
 	o, err := m.Storage.EncodedObject(t, h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex() {
+	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex(h) {
+		if o := m.packed(t, h); o != nil {
+			return o, nil
+		}
 		o, err = m.Storage.EncodedObject(t, h)
 	}
 	return o, err
+}
+
+// packed reads h of type t (or any) with the pack reader, or returns nil:
+// go-git's store would load every pack index, and build a map of every
+// offset, for the few objects (commits, tags) it is asked for.
+func (m *mirrorStorage) packed(t plumbing.ObjectType, h plumbing.Hash) plumbing.EncodedObject {
+	typ, data, err := m.packs.object(h)
+	if err != nil || t != plumbing.AnyObject && t != typ {
+		return nil
+	}
+	return &packObject{h: h, t: typ, data: data}
 }
 
 // HasEncodedObject implements storer.EncodedObjectStorer.
@@ -99,8 +131,11 @@ func (m *mirrorStorage) HasEncodedObject(h plumbing.Hash) error {
 	if m.commit(h) != nil {
 		return nil
 	}
+	if _, _, ok := m.packs.find(h); ok {
+		return nil
+	}
 	err := m.Storage.HasEncodedObject(h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex() {
+	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex(h) {
 		err = m.Storage.HasEncodedObject(h)
 	}
 	return err
@@ -111,8 +146,11 @@ func (m *mirrorStorage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
 	if o := m.commit(h); o != nil {
 		return o.Size(), nil
 	}
+	if _, n, err := m.packs.size(h); err == nil {
+		return n, nil
+	}
 	n, err := m.Storage.EncodedObjectSize(h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex() {
+	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex(h) {
 		n, err = m.Storage.EncodedObjectSize(h)
 	}
 	return n, err
@@ -135,11 +173,22 @@ type packWriter struct {
 	m *mirrorStorage
 	f billy.File
 	n int64
+	// buf holds what was written, for indexPack, until it passes
+	// maxPackMemory.
+	buf  []byte
+	over bool
 }
 
 func (w *packWriter) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	w.n += int64(n)
+	if !w.over {
+		if int64(len(w.buf)+n) > maxPackMemory {
+			w.buf, w.over = nil, true
+		} else {
+			w.buf = append(w.buf, p[:n]...)
+		}
+	}
 	return n, err
 }
 
@@ -157,10 +206,18 @@ func (w *packWriter) Close() (err error) {
 	if w.n == 0 {
 		return w.m.fs.Remove(name)
 	}
-	objs, idx, sum, err := w.index(name, true)
+	var objs map[plumbing.Hash]plumbing.EncodedObject
+	var idx *idxfile.MemoryIndex
+	var sum plumbing.Hash
+	err = errPackMemory
+	if !w.over {
+		objs, idx, sum, err = indexPack(w.buf)
+		w.buf = nil
+	}
 	if err != nil {
-		// Over the memory bound, or anything else: index it as go-git does.
-		objs, idx, sum, err = w.index(name, false)
+		// Over the memory bound, thin, or anything else: index it as
+		// go-git does, from the file.
+		objs, idx, sum, err = w.index(name)
 	}
 	if err != nil {
 		return fmt.Errorf("indexing the fetched pack: %w", err)
@@ -200,22 +257,15 @@ func (w *packWriter) Close() (err error) {
 	return nil
 }
 
-// index parses the pack file once, keeping its objects when keep is set.
-func (w *packWriter) index(name string, keep bool) (map[plumbing.Hash]plumbing.EncodedObject, *idxfile.MemoryIndex, plumbing.Hash, error) {
+// index indexes the pack file with go-git's parser, keeping no objects.
+func (w *packWriter) index(name string) (map[plumbing.Hash]plumbing.EncodedObject, *idxfile.MemoryIndex, plumbing.Hash, error) {
 	fh, err := w.m.fs.Open(name)
 	if err != nil {
 		return nil, nil, plumbing.ZeroHash, err
 	}
 	defer fh.Close()
 	iw := new(idxfile.Writer)
-	var p *packfile.Parser
-	var mem *boundedObjects
-	if keep {
-		mem = &boundedObjects{ObjectStorage: memory.NewStorage().ObjectStorage, left: maxPackMemory}
-		p, err = packfile.NewParserWithStorage(packfile.NewScanner(fh), mem, iw)
-	} else {
-		p, err = packfile.NewParser(packfile.NewScanner(fh), iw)
-	}
+	p, err := packfile.NewParser(packfile.NewScanner(fh), iw)
 	if err != nil {
 		return nil, nil, plumbing.ZeroHash, err
 	}
@@ -224,24 +274,5 @@ func (w *packWriter) index(name string, keep bool) (map[plumbing.Hash]plumbing.E
 		return nil, nil, plumbing.ZeroHash, err
 	}
 	idx, err := iw.Index()
-	if err != nil {
-		return nil, nil, plumbing.ZeroHash, err
-	}
-	if mem == nil {
-		return nil, idx, sum, nil
-	}
-	return mem.Objects, idx, sum, nil
-}
-
-// boundedObjects holds a pack's objects in memory up to a bound.
-type boundedObjects struct {
-	memory.ObjectStorage
-	left int64
-}
-
-func (b *boundedObjects) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
-	if b.left -= o.Size(); b.left < 0 {
-		return plumbing.ZeroHash, errPackMemory
-	}
-	return b.ObjectStorage.SetEncodedObject(o)
+	return nil, idx, sum, err
 }

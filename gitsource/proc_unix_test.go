@@ -23,3 +23,10 @@ func cpuTime() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
 	return time.Duration(self.Utime.Nano() + self.Stime.Nano() + children.Utime.Nano() + children.Stime.Nano())
 }
+
+// childCPUTime is the part of cpuTime spent by children: the git servers.
+func childCPUTime() time.Duration {
+	var children syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	return time.Duration(children.Utime.Nano() + children.Stime.Nano())
+}

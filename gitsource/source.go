@@ -114,6 +114,7 @@ type Source struct {
 	objects objectCache              // trees and blob sizes, shared by the commits' FSs
 	pools   [2][]*filesystem.Storage // readers of the last two builds
 	digests *digestStore             // blob digests kept beside the mirror
+	packs   *packReader              // reads the mirror's packs for the FSs
 	trigger chan struct{}
 
 	mu     sync.Mutex
@@ -326,7 +327,8 @@ func (s *Source) openMirror() error {
 	sum := sha256.Sum256([]byte(s.spec.URL))
 	s.dir = filepath.Join(s.opts.CacheDir, hex.EncodeToString(sum[:12])+".git")
 	dir := osfs.New(s.dir)
-	st := &mirrorStorage{Storage: filesystem.NewStorage(dir, cache.NewObjectLRUDefault()), fs: dir, keep: s.objects.setFresh}
+	s.packs = newPackReader(s.dir)
+	st := &mirrorStorage{Storage: filesystem.NewStorage(dir, cache.NewObjectLRUDefault()), fs: dir, keep: s.objects.setFresh, packs: s.packs}
 	var repo *git.Repository
 	var err error
 	if _, serr := os.Stat(filepath.Join(s.dir, "config")); serr == nil {
@@ -344,6 +346,7 @@ func (s *Source) openMirror() error {
 		return fmt.Errorf("gitsource: mirror %s of %s: %w (delete it to start afresh)", s.dir, s.spec, err)
 	}
 	s.repo = repo
+	s.packs.refresh()
 	s.remote, err = repo.Remote("origin")
 	if err != nil {
 		return fmt.Errorf("gitsource: mirror %s of %s: %w (delete it to start afresh)", s.dir, s.spec, err)
@@ -535,17 +538,28 @@ func (s *Source) localCommit(name plumbing.ReferenceName) (plumbing.Hash, error)
 		return plumbing.ZeroHash, fmt.Errorf("%s: %w", name, err)
 	}
 	h := ref.Hash()
+	// Objects are asked for by any type: the commits of the packs fetched
+	// are answered from memory, where asking for a tag first would miss
+	// and reload every pack index.
 	for range 8 {
-		if tag, err := object.GetTag(s.repo.Storer, h); err == nil {
+		o, err := s.repo.Storer.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("%s does not point to a commit: %w", name, err)
+		}
+		switch o.Type() {
+		case plumbing.CommitObject:
+			return h, nil
+		case plumbing.TagObject:
+			tag, err := object.DecodeTag(s.repo.Storer, o)
+			if err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("%s: %w", name, err)
+			}
 			h = tag.Target
 			continue
 		}
-		break
+		return plumbing.ZeroHash, fmt.Errorf("%s points to a %s, not a commit", name, o.Type())
 	}
-	if _, err := object.GetCommit(s.repo.Storer, h); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("%s does not point to a commit: %w", name, err)
-	}
-	return h, nil
+	return plumbing.ZeroHash, fmt.Errorf("%s: tags nested more than 8 deep", name)
 }
 
 // cached finds the commit the mirror holds for the ref, for an offline start.
@@ -574,18 +588,24 @@ func (s *Source) cached() (plumbing.Hash, bool) {
 
 // build makes the catalog of a commit, reusing prev's digests.
 func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Catalog, error) {
-	fsys, err := newFS(s.readers(), commit, s.spec.Subdir, &s.objects)
+	s.packs.refresh()
+	fsys, err := newFS(s.readers(), s.packs, commit, s.spec.Subdir, &s.objects)
 	if err != nil {
 		return nil, fmt.Errorf("gitsource: %s: %w", s.spec, err)
 	}
 	var c *catalog.Catalog
+	var changed []string // nil: anything may have changed
 	if prev != nil {
 		// Only the subtrees whose ids changed are read; the rest of the
 		// catalog is the previous one's.
 		c, err = nil, errNoDiff
 		if old, ok := prev.FS().(*FS); ok {
-			if changed, derr := fsys.changedSince(old); derr == nil {
+			var derr error
+			if changed, derr = fsys.changedSince(old); derr == nil {
 				c, err = prev.ReloadChanged(fsys, changed)
+				if changed == nil {
+					changed = []string{}
+				}
 			}
 		}
 		if err == errNoDiff {
@@ -612,7 +632,7 @@ func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Ca
 		return nil, fmt.Errorf("gitsource: %s at %s: %w", s.spec, short(commit), err)
 	}
 	save := func() {
-		if err := s.digests.save(c); err != nil {
+		if err := s.digests.save(c, changed); err != nil {
 			s.log.Warn("cannot keep blob digests beside the mirror; the next start reads every blob", "dir", s.dir, "err", err)
 		}
 	}
