@@ -294,6 +294,9 @@ func (srv *Server) fastResult(ctx context.Context, req fastRequest, v fastView) 
 		if err != nil {
 			return nil, false
 		}
+		if r.page != nil {
+			return srv.fastEncoded(r.page, v)
+		}
 		res = r
 	case wire.MethodGetSkill:
 		r, err := srv.getAny(ctx, &wire.GetParams{URI: &p.uri})
@@ -322,16 +325,7 @@ func (srv *Server) fastResult(ctx context.Context, req fastRequest, v fastView) 
 		if err != nil {
 			return nil, false
 		}
-		srv.fast.Add(1)
-		if v.version == "" {
-			return [][]byte{body}, true
-		}
-		// The result with go-sdk's _meta, which encoding/json writes first.
-		meta, err := srv.serverInfoMeta()
-		if err != nil {
-			return nil, false
-		}
-		return [][]byte{meta, body[1:]}, true
+		return srv.fastEncoded(body, v)
 	}
 	if v.version != "" {
 		// go-sdk names the server in every result of a 2026-07-28 request.
@@ -352,6 +346,24 @@ func (srv *Server) fastResult(ctx context.Context, req fastRequest, v fastView) 
 	}
 	srv.fast.Add(1)
 	return [][]byte{data}, true
+}
+
+// fastEncoded returns body, an encoded result without _meta, as the
+// thin path sends it for a request viewed as v: unchanged for a session,
+// in pieces with go-sdk's _meta first for a 2026-07-28 request, never
+// copied.
+func (srv *Server) fastEncoded(body []byte, v fastView) ([][]byte, bool) {
+	if v.version == "" {
+		srv.fast.Add(1)
+		return [][]byte{body}, true
+	}
+	// The result with go-sdk's _meta, which encoding/json writes first.
+	meta, err := srv.serverInfoMeta()
+	if err != nil {
+		return nil, false
+	}
+	srv.fast.Add(1)
+	return [][]byte{meta, body[1:]}, true
 }
 
 // serverInfoMeta returns `{"_meta":{<server info>},`, how a result of a
