@@ -435,12 +435,17 @@ func (srv *Server) encodedRead(snap Snapshot, uri string, f *catalog.File, data 
 // writes it, between prefix and suffix (the transport's framing), in one
 // allocation.
 func fastMessage(prefix string, id []byte, result [][]byte, suffix string) []byte {
+	return appendMessage(nil, prefix, id, result, suffix)
+}
+
+// appendMessage appends what fastMessage returns to dst, growing it once.
+func appendMessage(dst []byte, prefix string, id []byte, result [][]byte, suffix string) []byte {
 	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
 	n := len(prefix) + len(head) + len(id) + len(mid) + 1 + len(suffix)
 	for _, r := range result {
 		n += len(r)
 	}
-	b := make([]byte, 0, n)
+	b := slices.Grow(dst, n)
 	b = append(b, prefix...)
 	b = append(b, head...)
 	b = append(b, id...)

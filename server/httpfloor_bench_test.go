@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,7 +50,8 @@ func startHTTP(b *testing.B, h http.Handler) string {
 		b.Fatal(err)
 	}
 	hs := &http.Server{Handler: h}
-	go hs.Serve(ln)
+	// The server's goroutines carry the label server=floor in profiles.
+	go pprof.Do(context.Background(), pprof.Labels("server", "floor"), func(context.Context) { hs.Serve(ln) })
 	b.Cleanup(func() { hs.Close() })
 	return "http://" + ln.Addr().String()
 }
@@ -81,7 +83,13 @@ func startOurs(b *testing.B, dir string, noFast bool) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); ep.Serve(ctx, ln) }()
+	label := "ours"
+	if noFast {
+		label = "sdk"
+	}
+	// The server's goroutines carry the label server=ours (or sdk) in
+	// profiles: -tagfocus picks a server, -tagignore the clients.
+	go pprof.Do(ctx, pprof.Labels("server", label), func(ctx context.Context) { defer close(done); ep.Serve(ctx, ln) })
 	b.Cleanup(func() { cancel(); <-done })
 	return "http://" + ln.Addr().String() + "/mcp"
 }
@@ -254,6 +262,9 @@ func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d ti
 		cs[i] = &floorClient{url: url, mode: mode, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 		cs[i].open(b)
 	}
+	// The clients' goroutines carry the label client=<mode> in profiles.
+	defer pprof.SetGoroutineLabels(context.Background())
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("client", mode)))
 	cpu0 := cpuTime()
 	var ms0 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
@@ -278,6 +289,7 @@ func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d ti
 	return floorResult{
 		loadResult: res,
 		parsed:     parsed,
+		size:       cs[0].buf.Len(),
 		cpuUs:      float64(cpu.Microseconds()) / float64(n),
 		allocKB:    float64(ms1.TotalAlloc-ms0.TotalAlloc) / 1024 / float64(n),
 	}
@@ -290,6 +302,7 @@ type floorResult struct {
 	loadResult
 	cpuUs, allocKB float64
 	parsed         int // responses the clients parsed in full
+	size           int // bytes of a response body
 }
 
 // BenchmarkHTTPFloor drives, with 32 closed-loop clients over loopback,
@@ -357,8 +370,8 @@ func BenchmarkHTTPFloor(b *testing.B) {
 					name string
 					r    floorResult
 				}{{"floor", f}, {"sessions", s}, {"stateless", l}, {"sessions-sdk", sg}, {"stateless-sdk", lg}} {
-					b.Logf("%s %-9s %7d requests %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  %.2fx floor  %6.0f µs CPU/req  %6.1f KiB alloc/req  %d parsed in full",
-						c.name, r.name, r.r.requests, r.r.rps, r.r.p50, r.r.p99, r.r.rps/f.rps, r.r.cpuUs, r.r.allocKB, r.r.parsed)
+					b.Logf("%s %-9s %7d requests %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  %.2fx floor  %6.0f µs CPU/req  %6.1f KiB alloc/req  %d parsed in full, %d-byte bodies",
+						c.name, r.name, r.r.requests, r.r.rps, r.r.p50, r.r.p99, r.r.rps/f.rps, r.r.cpuUs, r.r.allocKB, r.r.parsed, r.r.size)
 					b.ReportMetric(r.r.cpuUs, r.name+"-cpu-µs/req")
 					b.ReportMetric(r.r.allocKB, r.name+"-KiB/req")
 					b.ReportMetric(r.r.rps, r.name+"-req/s")
