@@ -290,6 +290,7 @@ func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d ti
 		loadResult: res,
 		parsed:     parsed,
 		size:       cs[0].buf.Len(),
+		gcs:        int(ms1.NumGC - ms0.NumGC),
 		cpuUs:      float64(cpu.Microseconds()) / float64(n),
 		allocKB:    float64(ms1.TotalAlloc-ms0.TotalAlloc) / 1024 / float64(n),
 	}
@@ -303,6 +304,7 @@ type floorResult struct {
 	cpuUs, allocKB float64
 	parsed         int // responses the clients parsed in full
 	size           int // bytes of a response body
+	gcs            int // garbage collections during the load
 }
 
 // BenchmarkHTTPFloor drives, with 32 closed-loop clients over loopback,
@@ -370,8 +372,8 @@ func BenchmarkHTTPFloor(b *testing.B) {
 					name string
 					r    floorResult
 				}{{"floor", f}, {"sessions", s}, {"stateless", l}, {"sessions-sdk", sg}, {"stateless-sdk", lg}} {
-					b.Logf("%s %-9s %7d requests %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  %.2fx floor  %6.0f µs CPU/req  %6.1f KiB alloc/req  %d parsed in full, %d-byte bodies",
-						c.name, r.name, r.r.requests, r.r.rps, r.r.p50, r.r.p99, r.r.rps/f.rps, r.r.cpuUs, r.r.allocKB, r.r.parsed, r.r.size)
+					b.Logf("%s %-9s %7d requests %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  %.2fx floor  %6.0f µs CPU/req  %6.1f KiB alloc/req  %d parsed in full, %d-byte bodies, %d GCs",
+						c.name, r.name, r.r.requests, r.r.rps, r.r.p50, r.r.p99, r.r.rps/f.rps, r.r.cpuUs, r.r.allocKB, r.r.parsed, r.r.size, r.r.gcs)
 					b.ReportMetric(r.r.cpuUs, r.name+"-cpu-µs/req")
 					b.ReportMetric(r.r.allocKB, r.name+"-KiB/req")
 					b.ReportMetric(r.r.rps, r.name+"-req/s")
