@@ -113,53 +113,6 @@ func TestEncodedEntriesSameBytes(t *testing.T) {
 	}
 }
 
-// TestEncodedEntriesFollowSnapshot: after the snapshot changes, entries are
-// encoded from the new snapshot, not served from the old one's cache.
-func TestEncodedEntriesFollowSnapshot(t *testing.T) {
-	dir := t.TempDir()
-	write := func(desc string) {
-		if err := os.MkdirAll(filepath.Join(dir, "one"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "one", "SKILL.md"), []byte("---\nname: one\ndescription: "+desc+"\n---\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("first version")
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := NewCatalogSource(cat)
-	_, srv, err := New(nil, src, &Options{Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	uri := "skill://one/SKILL.md"
-	get := func() string {
-		res, err := srv.getAny(context.Background(), &wire.GetParams{URI: &uri})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := res.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	if got := get(); !json.Valid([]byte(got)) || !strings.Contains(got, "first version") {
-		t.Fatalf("skills/get before the change: %s", got)
-	}
-	write("second version")
-	if _, err := src.Refresh(context.Background(), src.Snapshot()); err != nil {
-		t.Fatal(err)
-	}
-	if got := get(); !strings.Contains(got, "second version") {
-		t.Errorf("skills/get after the change still serves the old entry: %s", got)
-	}
-}
-
 // callerViews hands every caller the whole catalog as its own view, as a
 // filtering source does when the caller may see everything.
 type callerViews struct{ *CatalogSource }
@@ -257,48 +210,65 @@ func TestEncodedPagesPerCallerBounded(t *testing.T) {
 	}
 }
 
-// TestEncodedPagesFollowSnapshot: after the snapshot changes, skills/list
-// pages are encoded from the new snapshot.
-func TestEncodedPagesFollowSnapshot(t *testing.T) {
-	dir := t.TempDir()
-	write := func(desc string) {
-		if err := os.MkdirAll(filepath.Join(dir, "one"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "one", "SKILL.md"), []byte("---\nname: one\ndescription: "+desc+"\n---\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("first version")
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := NewCatalogSource(cat)
-	_, srv, err := New(nil, src, &Options{Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	list := func() string {
-		res, err := srv.listFor(context.Background(), func() bool { return true }, &wire.ListSkillsParams{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := res.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	if got := list(); !strings.Contains(got, "first version") || list() != got {
-		t.Fatalf("skills/list before the change: %s", got)
-	}
-	write("second version")
-	if _, err := src.Refresh(context.Background(), src.Snapshot()); err != nil {
-		t.Fatal(err)
-	}
-	if got := list(); !strings.Contains(got, "second version") {
-		t.Errorf("skills/list after the change still serves the old page: %s", got)
+// TestEncodedFollowSnapshot: after the snapshot changes, skills/get
+// entries and skills/list pages are encoded from the new snapshot, not
+// served from the old one's cache.
+func TestEncodedFollowSnapshot(t *testing.T) {
+	uri := "skill://one/SKILL.md"
+	for _, c := range []struct {
+		method string
+		answer func(*Server) (json.Marshaler, error)
+	}{
+		{"skills/get", func(srv *Server) (json.Marshaler, error) {
+			return srv.getAny(context.Background(), &wire.GetParams{URI: &uri})
+		}},
+		{"skills/list", func(srv *Server) (json.Marshaler, error) {
+			return srv.listFor(context.Background(), func() bool { return true }, &wire.ListSkillsParams{})
+		}},
+	} {
+		t.Run(c.method, func(t *testing.T) {
+			dir := t.TempDir()
+			write := func(desc string) {
+				if err := os.MkdirAll(filepath.Join(dir, "one"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "one", "SKILL.md"), []byte("---\nname: one\ndescription: "+desc+"\n---\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("first version")
+			log := slog.New(slog.NewTextHandler(io.Discard, nil))
+			cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := NewCatalogSource(cat)
+			_, srv, err := New(nil, src, &Options{Logger: log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			answer := func() string {
+				res, err := c.answer(srv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := res.MarshalJSON()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(b)
+			}
+			// The second answer comes from the cache.
+			if got := answer(); !json.Valid([]byte(got)) || !strings.Contains(got, "first version") || answer() != got {
+				t.Fatalf("%s before the change: %s", c.method, got)
+			}
+			write("second version")
+			if _, err := src.Refresh(context.Background(), src.Snapshot()); err != nil {
+				t.Fatal(err)
+			}
+			if got := answer(); !strings.Contains(got, "second version") {
+				t.Errorf("%s after the change still serves the old answer: %s", c.method, got)
+			}
+		})
 	}
 }
