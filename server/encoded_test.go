@@ -272,3 +272,29 @@ func TestEncodedFollowSnapshot(t *testing.T) {
 		})
 	}
 }
+
+// TestFramePoolBound: a response buffer larger than maxPooledFrame (a big
+// file read) is left to the collector, never kept in framePool; smaller
+// ones are kept (the control, tried a few times because sync.Pool may
+// drop what it is given).
+func TestFramePoolBound(t *testing.T) {
+	kept := false
+	for range 20 {
+		small := make([]byte, 0, 64<<10)
+		putFrame(&small)
+		if b := framePool.Get().(*[]byte); cap(*b) == cap(small) {
+			kept = true
+			break
+		}
+	}
+	if !kept {
+		t.Fatal("a 64 KiB buffer was never kept: the pool cannot be observed")
+	}
+	for range 20 {
+		big := make([]byte, 0, maxPooledFrame+1)
+		putFrame(&big)
+		if b := framePool.Get().(*[]byte); cap(*b) > maxPooledFrame {
+			t.Fatalf("a %d-byte buffer was kept in framePool, whose bound is %d", cap(*b), maxPooledFrame)
+		}
+	}
+}
