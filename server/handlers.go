@@ -67,17 +67,15 @@ func (srv *Server) listSkills(ctx context.Context, p *wire.ListSkillsParams) (*w
 	if err != nil {
 		return nil, err
 	}
-	res, _, err := srv.listSkillsIn(snap, p)
-	return res, err
+	return srv.listSkillsIn(snap, p)
 }
 
-// listSkillsIn answers skills/list from snap; it also returns the skills
-// of the page, in the order of res.Skills.
-func (srv *Server) listSkillsIn(snap Snapshot, p *wire.ListSkillsParams) (*wire.ListSkillsResult, []*catalog.Skill, error) {
+// listSkillsIn answers skills/list from snap.
+func (srv *Server) listSkillsIn(snap Snapshot, p *wire.ListSkillsParams) (*wire.ListSkillsResult, error) {
 	skills := snap.Skills()
 	start, err := srv.page(p.Cursor, kindSkills, "", snap, len(skills))
 	if err != nil {
-		return nil, nil, badCursor(wire.MethodListSkills, "", err)
+		return nil, badCursor(wire.MethodListSkills, "", err)
 	}
 	end := srv.pageEnd(skills, start)
 	res := &wire.ListSkillsResult{
@@ -90,7 +88,7 @@ func (srv *Server) listSkillsIn(snap Snapshot, p *wire.ListSkillsParams) (*wire.
 	for _, sk := range skills[start:end] {
 		res.Skills = append(res.Skills, entry(sk))
 	}
-	return res, skills[start:end], nil
+	return res, nil
 }
 
 // pageEnd returns where the skills/list page of skills that starts at

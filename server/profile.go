@@ -213,7 +213,7 @@ func (srv *Server) listFor(ctx context.Context, declared func() bool, p *wire.Li
 		}
 		return &listResponse{page: page}, nil
 	}
-	stable, _, err := srv.listSkillsIn(snap, p)
+	stable, err := srv.listSkillsIn(snap, p)
 	if err != nil {
 		return nil, err
 	}
