@@ -132,18 +132,31 @@ func encodeGet(base mcp.ResultBase, res *wire.GetSkillResult, skill []byte) ([]b
 	return buf.Bytes(), nil
 }
 
-// listResponse is a skills/list result whose entries may be encoded
-// already: pure SEP-2640 entries, sent to a client that declared the
-// extension, are the cached encodings of [Server.encodedEntry].
+// listResponse is a skills/list result, either to be encoded or, for a
+// client that declared the extension, encoded already ([Server.slimPage]).
 type listResponse struct {
 	mcp.ResultBase
 	res     *wire.ListResult
 	encoded [][]byte // when set, the JSON of res.Skills
+	page    []byte   // when set, the JSON of the whole result, without _meta
 }
 
 // MarshalJSON writes the result exactly as go-sdk would encode res (HTML
 // characters left as they are), with the _meta go-sdk may have set.
 func (r *listResponse) MarshalJSON() ([]byte, error) {
+	if r.page != nil {
+		if len(r.Meta) == 0 {
+			return r.page, nil
+		}
+		var buf bytes.Buffer
+		buf.Grow(len(r.page) + 256)
+		buf.WriteByte('{')
+		if err := appendMeta(&buf, r.Meta, false); err != nil {
+			return nil, err
+		}
+		buf.Write(r.page[1:])
+		return buf.Bytes(), nil
+	}
 	if r.encoded == nil {
 		r.res.ResultBase = r.ResultBase
 		return marshal(r.res, false)
@@ -185,4 +198,68 @@ func (r *listResponse) MarshalJSON() ([]byte, error) {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
+}
+
+// maxPageCache bounds the bytes of skills/list pages kept per snapshot:
+// some 25 pages of 100 entries, far more than the first pages every host
+// reads; a page past it is encoded on each request, from cached entries.
+const maxPageCache = 4 << 20
+
+// pageCache holds the encoded skills/list pages of pure SEP-2640 entries
+// of one snapshot. A page is a pure function of the snapshot, its first
+// skill and the caller its nextCursor is bound to, and the first page is
+// what every host asks for first: it is encoded once and sent many times.
+type pageCache struct {
+	snap string
+	mu   sync.Mutex
+	m    map[pageKey][]byte
+	size int
+}
+
+// pageKey names a page of a snapshot: its caller (cursorOwner) and start.
+type pageKey struct {
+	owner string
+	start int
+}
+
+// slimPage returns the JSON of the skills/list result of snap, pure
+// SEP-2640 entries, for the page cur asks for, without _meta.
+func (srv *Server) slimPage(snap Snapshot, cur string) ([]byte, error) {
+	skills := snap.Skills()
+	start, err := srv.page(cur, kindSkills, "", snap, len(skills))
+	if err != nil {
+		return nil, badCursor(wire.MethodListSkills, "", err)
+	}
+	c := srv.pages.Load()
+	if c == nil || c.snap != snap.ID() {
+		c = &pageCache{snap: snap.ID(), m: map[pageKey][]byte{}}
+		srv.pages.Store(c)
+	}
+	key := pageKey{owner: cursorOwner(snap), start: start}
+	c.mu.Lock()
+	b, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	end := srv.pageEnd(skills, start)
+	ttl := srv.ttlMs()
+	res := &wire.ListResult{ResultType: wire.ResultComplete, TTLMs: &ttl, CacheScope: srv.opts.CacheScope,
+		NextCursor: srv.nextSkillsCursor(snap, skills, end)}
+	enc := make([][]byte, end-start)
+	for i, sk := range skills[start:end] {
+		if enc[i], err = srv.encodedEntry(snap, sk, false); err != nil {
+			return nil, err
+		}
+	}
+	if b, err = (&listResponse{res: res, encoded: enc}).MarshalJSON(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if _, ok := c.m[key]; !ok && c.size+len(b) <= maxPageCache {
+		c.m[key] = b
+		c.size += len(b)
+	}
+	c.mu.Unlock()
+	return b, nil
 }

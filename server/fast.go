@@ -294,6 +294,9 @@ func (srv *Server) fastResult(ctx context.Context, req fastRequest, v fastView) 
 		if err != nil {
 			return nil, false
 		}
+		if r.page != nil {
+			return srv.fastEncoded(r.page, v)
+		}
 		res = r
 	case wire.MethodGetSkill:
 		r, err := srv.getAny(ctx, &wire.GetParams{URI: &p.uri})
@@ -322,16 +325,7 @@ func (srv *Server) fastResult(ctx context.Context, req fastRequest, v fastView) 
 		if err != nil {
 			return nil, false
 		}
-		srv.fast.Add(1)
-		if v.version == "" {
-			return [][]byte{body}, true
-		}
-		// The result with go-sdk's _meta, which encoding/json writes first.
-		meta, err := srv.serverInfoMeta()
-		if err != nil {
-			return nil, false
-		}
-		return [][]byte{meta, body[1:]}, true
+		return srv.fastEncoded(body, v)
 	}
 	if v.version != "" {
 		// go-sdk names the server in every result of a 2026-07-28 request.
@@ -352,6 +346,24 @@ func (srv *Server) fastResult(ctx context.Context, req fastRequest, v fastView) 
 	}
 	srv.fast.Add(1)
 	return [][]byte{data}, true
+}
+
+// fastEncoded returns body, an encoded result without _meta, as the
+// thin path sends it for a request viewed as v: unchanged for a session,
+// in pieces with go-sdk's _meta first for a 2026-07-28 request, never
+// copied.
+func (srv *Server) fastEncoded(body []byte, v fastView) ([][]byte, bool) {
+	if v.version == "" {
+		srv.fast.Add(1)
+		return [][]byte{body}, true
+	}
+	// The result with go-sdk's _meta, which encoding/json writes first.
+	meta, err := srv.serverInfoMeta()
+	if err != nil {
+		return nil, false
+	}
+	srv.fast.Add(1)
+	return [][]byte{meta, body[1:]}, true
 }
 
 // serverInfoMeta returns `{"_meta":{<server info>},`, how a result of a
@@ -423,12 +435,17 @@ func (srv *Server) encodedRead(snap Snapshot, uri string, f *catalog.File, data 
 // writes it, between prefix and suffix (the transport's framing), in one
 // allocation.
 func fastMessage(prefix string, id []byte, result [][]byte, suffix string) []byte {
+	return appendMessage(nil, prefix, id, result, suffix)
+}
+
+// appendMessage appends what fastMessage returns to dst, growing it once.
+func appendMessage(dst []byte, prefix string, id []byte, result [][]byte, suffix string) []byte {
 	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
 	n := len(prefix) + len(head) + len(id) + len(mid) + 1 + len(suffix)
 	for _, r := range result {
 		n += len(r)
 	}
-	b := make([]byte, 0, n)
+	b := slices.Grow(dst, n)
 	b = append(b, prefix...)
 	b = append(b, head...)
 	b = append(b, id...)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -115,7 +116,10 @@ func (h *HTTPHandler) serveFast(w http.ResponseWriter, r *http.Request) bool {
 	if !ok {
 		return false
 	}
-	frame := fastMessage("event: message\ndata: ", req.id, result, "\n\n")
+	buf := framePool.Get().(*[]byte)
+	defer putFrame(buf)
+	frame := appendMessage((*buf)[:0], "event: message\ndata: ", req.id, result, "\n\n")
+	*buf = frame
 	hd := w.Header()
 	hd.Set("Cache-Control", "no-cache, no-transform")
 	hd.Set("Content-Type", "text/event-stream")
@@ -126,6 +130,23 @@ func (h *HTTPHandler) serveFast(w http.ResponseWriter, r *http.Request) bool {
 	w.WriteHeader(http.StatusOK)
 	w.Write(frame)
 	return true
+}
+
+// framePool holds the buffers responses of the thin path are assembled
+// in. A skills/list page is tens of KiB: a fresh buffer per response was
+// most of what the path allocated, and so most of the garbage collector's
+// work.
+var framePool = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledFrame bounds a buffer kept in framePool: a rare large response
+// (a big file read) is left to the collector rather than kept for good.
+const maxPooledFrame = 256 << 10
+
+// putFrame returns a buffer to framePool once its response is written.
+func putFrame(b *[]byte) {
+	if cap(*b) <= maxPooledFrame {
+		framePool.Put(b)
+	}
 }
 
 // enter returns the session sid when the thin path may serve it (known,

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -436,5 +438,69 @@ func TestFastPathCallerView(t *testing.T) {
 				t.Errorf("%s %s as %q: thin path answered %v for %s", c.method, c.params, user, served, f.body)
 			}
 		}
+	}
+}
+
+// TestFastPathConcurrent: responses the thin path assembles in shared
+// buffers at the same time are each whole and its own: many clients at
+// once, a mix of large and small answers, every body equal to go-sdk's.
+// A buffer reused while its response is still being written shows as a
+// wrong body here now and then, and as a data race under -race always.
+func TestFastPathConcurrent(t *testing.T) {
+	tw := newTwin(t, server.Options{})
+	type call struct{ method, params, uri string }
+	calls := []call{
+		{"skills/list", `{}`, ""},
+		{"skills/get", `{"uri":"skill://pdf-processing/SKILL.md"}`, ""},
+		{"resources/read", `{"uri":"skill://git-workflow/SKILL.md"}`, "skill://git-workflow/SKILL.md"},
+		{"resources/read", `{"uri":"skill://pdf-processing/assets/logo.png"}`, "skill://pdf-processing/assets/logo.png"},
+	}
+	hdr := func(c call) http.Header {
+		return headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", c.method, "Mcp-Name", c.uri)
+	}
+	want := make([]string, len(calls))
+	for i, c := range calls {
+		want[i] = rawPost(t, tw.slow, hdr(c), request("1", c.method, withMeta(c.params, true))).body
+	}
+	// rawPost, but safe off the test's goroutine.
+	post := func(url string, h http.Header, body string) (string, error) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header = h
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		return string(data), err
+	}
+	before := server.FastServed(tw.fastSrv)
+	const clients, each = 16, 40
+	errs := make(chan string, clients*each)
+	var wg sync.WaitGroup
+	for g := range clients {
+		wg.Go(func() {
+			for n := range each {
+				i := (g + n) % len(calls)
+				c := calls[i]
+				id := strconv.Itoa(g*each + n + 2)
+				got, err := post(tw.fast, hdr(c), request(id, c.method, withMeta(c.params, true)))
+				if err != nil {
+					errs <- fmt.Sprintf("%s %s (id %s): %v", c.method, c.params, id, err)
+					continue
+				}
+				if w := strings.Replace(want[i], `"id":1,`, `"id":`+id+`,`, 1); got != w {
+					errs <- fmt.Sprintf("%s %s (id %s): got %.200s…, want %.200s…", c.method, c.params, id, got, w)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if n := server.FastServed(tw.fastSrv) - before; n != clients*each {
+		t.Errorf("the thin path answered %d of %d requests", n, clients*each)
 	}
 }

@@ -67,38 +67,52 @@ func (srv *Server) listSkills(ctx context.Context, p *wire.ListSkillsParams) (*w
 	if err != nil {
 		return nil, err
 	}
-	res, _, err := srv.listSkillsIn(snap, p)
-	return res, err
+	return srv.listSkillsIn(snap, p)
 }
 
-// listSkillsIn answers skills/list from snap; it also returns the skills
-// of the page, in the order of the result's entries.
-func (srv *Server) listSkillsIn(snap Snapshot, p *wire.ListSkillsParams) (*wire.ListSkillsResult, []*catalog.Skill, error) {
+// listSkillsIn answers skills/list from snap.
+func (srv *Server) listSkillsIn(snap Snapshot, p *wire.ListSkillsParams) (*wire.ListSkillsResult, error) {
 	skills := snap.Skills()
 	start, err := srv.page(p.Cursor, kindSkills, "", snap, len(skills))
 	if err != nil {
-		return nil, nil, badCursor(wire.MethodListSkills, "", err)
+		return nil, badCursor(wire.MethodListSkills, "", err)
 	}
+	end := srv.pageEnd(skills, start)
 	res := &wire.ListSkillsResult{
 		ResultType: wire.ResultComplete,
-		Skills:     []wire.Skill{},
+		Skills:     make([]wire.Skill, 0, end-start),
 		TTLMs:      srv.ttlMs(),
 		CacheScope: srv.opts.CacheScope,
+		NextCursor: srv.nextSkillsCursor(snap, skills, end),
 	}
-	files := 0
-	i := start
-	for ; i < len(skills) && len(res.Skills) < srv.opts.PageSize; i++ {
-		sk := skills[i]
-		if len(res.Skills) > 0 && files+len(sk.Files) > maxPageResources {
-			break
-		}
-		files += len(sk.Files)
+	for _, sk := range skills[start:end] {
 		res.Skills = append(res.Skills, entry(sk))
 	}
-	if i < len(skills) {
-		res.NextCursor = cursor{kind: kindSkills, snap: snap.ID(), owner: cursorOwner(snap), offset: i, last: skills[i-1].URI}.encode(srv.key)
+	return res, nil
+}
+
+// pageEnd returns where the skills/list page of skills that starts at
+// start ends: after PageSize skills, or before the skill whose files would
+// take the page past maxPageResources manifest entries (a page holds at
+// least one skill).
+func (srv *Server) pageEnd(skills []*catalog.Skill, start int) int {
+	files, i := 0, start
+	for ; i < len(skills) && i-start < srv.opts.PageSize; i++ {
+		if i > start && files+len(skills[i].Files) > maxPageResources {
+			break
+		}
+		files += len(skills[i].Files)
 	}
-	return res, skills[start:i], nil
+	return i
+}
+
+// nextSkillsCursor returns the nextCursor of the skills/list page of snap
+// that ends before skills[end], or "" for the last page.
+func (srv *Server) nextSkillsCursor(snap Snapshot, skills []*catalog.Skill, end int) string {
+	if end >= len(skills) {
+		return ""
+	}
+	return cursor{kind: kindSkills, snap: snap.ID(), owner: cursorOwner(snap), offset: end, last: skills[end-1].URI}.encode(srv.key)
 }
 
 // entry renders a skill as a SEP-2640 Skill entry.

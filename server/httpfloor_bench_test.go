@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"runtime"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,8 @@ func startHTTP(b *testing.B, h http.Handler) string {
 		b.Fatal(err)
 	}
 	hs := &http.Server{Handler: h}
-	go hs.Serve(ln)
+	// The server's goroutines carry the label server=floor in profiles.
+	go pprof.Do(context.Background(), pprof.Labels("server", "floor"), func(context.Context) { hs.Serve(ln) })
 	b.Cleanup(func() { hs.Close() })
 	return "http://" + ln.Addr().String()
 }
@@ -81,7 +83,13 @@ func startOurs(b *testing.B, dir string, noFast bool) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); ep.Serve(ctx, ln) }()
+	label := "ours"
+	if noFast {
+		label = "sdk"
+	}
+	// The server's goroutines carry the label server=ours (or sdk) in
+	// profiles: -tagfocus picks a server, -tagignore the clients.
+	go pprof.Do(ctx, pprof.Labels("server", label), func(ctx context.Context) { defer close(done); ep.Serve(ctx, ln) })
 	b.Cleanup(func() { cancel(); <-done })
 	return "http://" + ln.Addr().String() + "/mcp"
 }
@@ -120,11 +128,18 @@ func floorHandler(results map[string]any) http.Handler {
 }
 
 // floorClient is one closed-loop client: its own session (sessions mode),
-// or none (stateless and floor).
+// or none (stateless and floor). It shares the CPU with the server it
+// measures, so it is cheap and the same for every server: it reads each
+// response into the one buffer it keeps and checks it against the last
+// response it parsed in full (see check).
 type floorClient struct {
 	url, mode, session string
 	hc                 *http.Client
 	id                 int
+	buf                bytes.Buffer // the latest response body
+	// head and tail are the last response verified in full, less its id.
+	head, tail []byte
+	parsed     int // responses parsed in full
 }
 
 // open initializes the client's session, in sessions mode, as a client
@@ -179,10 +194,11 @@ func (c *floorClient) call(method string, params map[string]any) ([]byte, error)
 		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
+	c.buf.Reset()
+	if _, err := c.buf.ReadFrom(resp.Body); err != nil {
 		return nil, err
 	}
+	data := c.buf.Bytes()
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusAccepted {
 		return nil, fmt.Errorf("%s: HTTP %d: %s", method, resp.StatusCode, data)
 	}
@@ -190,6 +206,33 @@ func (c *floorClient) call(method string, params map[string]any) ([]byte, error)
 		c.session = sid
 	}
 	return data, nil
+}
+
+// check verifies data, the response to the client's latest call: it is
+// the response verified last with this call's id, byte for byte, or else
+// it must parse (rpcResult), and it becomes the one compared with next.
+// Either way the bytes are checked; the comparison costs a fraction of a
+// JSON parse of a large result, CPU the server being measured gets back.
+func (c *floorClient) check(data []byte) error {
+	id := strconv.Itoa(c.id)
+	if c.head != nil && len(data) == len(c.head)+len(id)+len(c.tail) &&
+		bytes.HasPrefix(data, c.head) && string(data[len(c.head):len(c.head)+len(id)]) == id &&
+		bytes.Equal(data[len(c.head)+len(id):], c.tail) {
+		return nil
+	}
+	c.parsed++
+	if _, err := rpcResult(data); err != nil {
+		return err
+	}
+	// The id, echoed in the envelope before the result.
+	c.head, c.tail = nil, nil
+	at := bytes.Index(data, []byte(`"id":`+id))
+	if end := at + len(`"id":`) + len(id); at >= 0 && end < len(data) && (data[end] == ',' || data[end] == '}') &&
+		at < bytes.Index(data, []byte(`"result":`)) {
+		c.head = bytes.Clone(data[:at+len(`"id":`)])
+		c.tail = bytes.Clone(data[end:])
+	}
+	return nil
 }
 
 // rpcResult extracts the result of a JSON or SSE response.
@@ -219,13 +262,16 @@ func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d ti
 		cs[i] = &floorClient{url: url, mode: mode, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 		cs[i].open(b)
 	}
+	// The clients' goroutines carry the label client=<mode> in profiles.
+	defer pprof.SetGoroutineLabels(context.Background())
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("client", mode)))
 	cpu0 := cpuTime()
 	var ms0 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	res, first := closedLoop(clients, d, func(i int) error {
 		data, err := cs[i].call(call.method, call.params)
 		if err == nil {
-			_, err = rpcResult(data)
+			err = cs[i].check(data)
 		}
 		return err
 	})
@@ -236,8 +282,15 @@ func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d ti
 		b.Errorf("%s %s: %d errors, first: %s", mode, call.name, res.errors, first)
 	}
 	n := max(res.requests, 1)
+	parsed := 0
+	for _, c := range cs {
+		parsed += c.parsed
+	}
 	return floorResult{
 		loadResult: res,
+		parsed:     parsed,
+		size:       cs[0].buf.Len(),
+		gcs:        int(ms1.NumGC - ms0.NumGC),
 		cpuUs:      float64(cpu.Microseconds()) / float64(n),
 		allocKB:    float64(ms1.TotalAlloc-ms0.TotalAlloc) / 1024 / float64(n),
 	}
@@ -249,6 +302,9 @@ func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d ti
 type floorResult struct {
 	loadResult
 	cpuUs, allocKB float64
+	parsed         int // responses the clients parsed in full
+	size           int // bytes of a response body
+	gcs            int // garbage collections during the load
 }
 
 // BenchmarkHTTPFloor drives, with 32 closed-loop clients over loopback,
@@ -316,8 +372,8 @@ func BenchmarkHTTPFloor(b *testing.B) {
 					name string
 					r    floorResult
 				}{{"floor", f}, {"sessions", s}, {"stateless", l}, {"sessions-sdk", sg}, {"stateless-sdk", lg}} {
-					b.Logf("%s %-9s %7d requests %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  %.2fx floor  %6.0f µs CPU/req  %6.1f KiB alloc/req",
-						c.name, r.name, r.r.requests, r.r.rps, r.r.p50, r.r.p99, r.r.rps/f.rps, r.r.cpuUs, r.r.allocKB)
+					b.Logf("%s %-9s %7d requests %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  %.2fx floor  %6.0f µs CPU/req  %6.1f KiB alloc/req  %d parsed in full, %d-byte bodies, %d GCs",
+						c.name, r.name, r.r.requests, r.r.rps, r.r.p50, r.r.p99, r.r.rps/f.rps, r.r.cpuUs, r.r.allocKB, r.r.parsed, r.r.size, r.r.gcs)
 					b.ReportMetric(r.r.cpuUs, r.name+"-cpu-µs/req")
 					b.ReportMetric(r.r.allocKB, r.name+"-KiB/req")
 					b.ReportMetric(r.r.rps, r.name+"-req/s")

@@ -203,27 +203,24 @@ func (srv *Server) listFor(ctx context.Context, declared func() bool, p *wire.Li
 	if err != nil {
 		return nil, err
 	}
-	stable, page, err := srv.listSkillsIn(snap, p)
+	legacy := srv.prof.sep2076 || srv.prof.seed001
+	slim := srv.prof.sep2640 && (!legacy || declared())
+	if slim {
+		// Pure SEP-2640 entries: the page is encoded once per snapshot.
+		page, err := srv.slimPage(snap, p.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		return &listResponse{page: page}, nil
+	}
+	stable, err := srv.listSkillsIn(snap, p)
 	if err != nil {
 		return nil, err
 	}
-	legacy := srv.prof.sep2076 || srv.prof.seed001
-	slim := srv.prof.sep2640 && (!legacy || declared())
 	res := &wire.ListResult{Skills: make([]wire.ListEntry, 0, len(stable.Skills)), NextCursor: stable.NextCursor}
 	if srv.prof.sep2640 {
 		ttl := stable.TTLMs
 		res.ResultType, res.TTLMs, res.CacheScope = stable.ResultType, &ttl, stable.CacheScope
-	}
-	if slim {
-		// Pure SEP-2640 entries: the same bytes as skills/get's, encoded
-		// once per snapshot.
-		enc := make([][]byte, len(page))
-		for i, sk := range page {
-			if enc[i], err = srv.encodedEntry(snap, sk, false); err != nil {
-				return nil, err
-			}
-		}
-		return &listResponse{res: res, encoded: enc}, nil
 	}
 	for _, e := range stable.Skills {
 		var le wire.ListEntry

@@ -111,6 +111,7 @@ type Server struct {
 	// results, and resources/read results of the current snapshot.
 	metaHead atomic.Pointer[[]byte]
 	reads    atomic.Pointer[readCache]
+	pages    atomic.Pointer[pageCache] // skills/list pages of the current snapshot
 	src      Source
 	opts     Options
 	key      []byte
