@@ -21,8 +21,9 @@ func openBeneath(dir string) *beneath {
 }
 
 // read returns the content of name if it is a regular file of exactly size
-// bytes; ok is false for anything else, including any error.
-func (b *beneath) read(name string, size int64) (data []byte, ok bool) {
+// bytes; ok is false for anything else, including any error. The content
+// is read into buf when it has room for size+1 bytes.
+func (b *beneath) read(name string, size int64, buf []byte) (data []byte, ok bool) {
 	fd, err := unix.Openat2(b.fd, name, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
@@ -36,7 +37,7 @@ func (b *beneath) read(name string, size int64) (data []byte, ok bool) {
 		return nil, false
 	}
 	// One byte more than expected: a file that grew since is told apart.
-	data = make([]byte, size+1)
+	data = sized(buf, size+1)
 	n := 0
 	for n < len(data) {
 		m, err := unix.Read(fd, data[n:])
