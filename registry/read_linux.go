@@ -36,19 +36,18 @@ func (b *beneath) read(name string, size int64, buf []byte) (data []byte, ok boo
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != size {
 		return nil, false
 	}
-	// One byte more than expected: a file that grew since is told apart.
+	// Room for one byte more than expected: a file that grew since the
+	// Fstat is told apart. Reading stops at size bytes (the Fstat saw the
+	// end there), which spares a read that only finds the end of the file.
 	data = sized(buf, size+1)
 	n := 0
-	for n < len(data) {
+	for int64(n) < size {
 		m, err := unix.Read(fd, data[n:])
 		if err == unix.EINTR {
 			continue
 		}
-		if err != nil {
+		if err != nil || m == 0 {
 			return nil, false
-		}
-		if m == 0 {
-			break
 		}
 		n += m
 	}
