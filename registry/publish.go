@@ -379,7 +379,7 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 	for _, p := range plans {
 		news += len(p.news)
 	}
-	rd := readAhead(missing)
+	rd := readAhead(missing, aheadBytes)
 	defer rd.stop()
 	var timing PublishTiming
 	timing.Plan = time.Since(t0)
@@ -875,6 +875,7 @@ const aheadBytes = 32 << 20
 // the server works on those: at most [aheadBytes] of content is held.
 type aheadReader struct {
 	out    chan readResult
+	max    int64 // the budget's size
 	budget *semaphore.Weighted
 	held   int64 // bytes of the result handed out last, released by next
 	cancel context.CancelFunc
@@ -882,10 +883,10 @@ type aheadReader struct {
 	wg     sync.WaitGroup
 }
 
-func readAhead(files []fileRef) *aheadReader {
+func readAhead(files []fileRef, budget int64) *aheadReader {
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &aheadReader{out: make(chan readResult, len(files)), budget: semaphore.NewWeighted(aheadBytes), cancel: cancel}
+	r := &aheadReader{out: make(chan readResult, len(files)), max: budget, budget: semaphore.NewWeighted(budget), cancel: cancel}
 	readers := map[*catalog.Catalog]*contentReader{}
 	for _, f := range files {
 		if readers[f.cat] == nil {
@@ -899,7 +900,7 @@ func readAhead(files []fileRef) *aheadReader {
 			defer r.wg.Done()
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= len(files) || r.budget.Acquire(ctx, aheadCost(files[i].f.Size)) != nil {
+				if i >= len(files) || r.budget.Acquire(ctx, r.cost(files[i].f.Size)) != nil {
 					return
 				}
 				data, err := readers[files[i].cat].read(files[i].f, getBuf(files[i].f.Size+1))
@@ -951,7 +952,9 @@ func putBuf(b []byte) {
 	bufs[k].Put(&b)
 }
 
-func aheadCost(size int64) int64 { return min(max(size, 1), aheadBytes) }
+// cost is what reading a file takes of the budget: a file larger than
+// the whole budget is read alone.
+func (r *aheadReader) cost(size int64) int64 { return min(max(size, 1), r.max) }
 
 // next returns the next file read, in no particular order, and lets the
 // readers go on past the one returned before (which the caller has sent).
@@ -962,7 +965,7 @@ func (r *aheadReader) next() (readResult, bool) {
 	}
 	res, ok := <-r.out
 	if ok {
-		r.held = aheadCost(res.f.Size)
+		r.held = r.cost(res.f.Size)
 	}
 	return res, ok
 }
@@ -1064,7 +1067,7 @@ func storeBlobs(ctx context.Context, tx pgx.Tx, rd *aheadReader, files []fileRef
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE new_blobs (digest text, size bigint, data bytea) ON COMMIT DROP`); err != nil {
 		return err
 	}
-	again := readAhead(files)
+	again := readAhead(files, aheadBytes)
 	defer again.stop()
 	if err := copyBlobs(ctx, tx, "new_blobs", again); err != nil {
 		return err
