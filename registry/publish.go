@@ -379,8 +379,12 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 	for _, p := range plans {
 		news += len(p.news)
 	}
-	rd := readAhead(missing, aheadBytes)
-	defer rd.stop()
+	var rd *aheadReader
+	defer func() {
+		if rd != nil {
+			rd.stop()
+		}
+	}()
 	var timing PublishTiming
 	timing.Plan = time.Since(t0)
 
@@ -412,6 +416,7 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 		// Many new versions and their events are copied first, before the
 		// generation row is locked: the server works on them while the
 		// content is read ahead.
+		rd = readAhead(missing, aheadBytes)
 		bulk := news > smallFiles
 		if bulk {
 			if err := copyVersions(ctx, tx, plans, o); err != nil {
