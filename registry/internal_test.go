@@ -3,8 +3,11 @@ package registry
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"testing"
+	"testing/fstest"
+	"time"
 
 	"github.com/skillport/skillport/catalog"
 )
@@ -68,5 +71,63 @@ func TestSkillDigest(t *testing.T) {
 		if got, want := skillDigest(s, h), manifestOf(s).digest(); got != want {
 			t.Errorf("%s: skillDigest %s, manifest digest %s", s.Path, got, want)
 		}
+	}
+}
+
+// TestReadAheadBound reads files ahead with a budget of 250 bytes: no more
+// than the budget is read and not yet taken, a file larger than the whole
+// budget is still read (alone), every file arrives once with its bytes,
+// and stop ends the readers.
+func TestReadAheadBound(t *testing.T) {
+	fsys := fstest.MapFS{"s/SKILL.md": {Data: []byte("---\nname: s\ndescription: Many files.\n---\n")}}
+	for i := range 40 {
+		fsys[fmt.Sprintf("s/f%02d.txt", i)] = &fstest.MapFile{Data: bytes.Repeat([]byte{'a' + byte(i%26)}, 100)}
+	}
+	fsys["s/big.txt"] = &fstest.MapFile{Data: bytes.Repeat([]byte("b"), 1000)}
+	cat, err := catalog.Open(fsys, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []fileRef
+	for _, f := range cat.Skills()[0].Files {
+		files = append(files, fileRef{cat: cat, f: f})
+	}
+	const budget = 250
+	rd := readAhead(files, budget)
+	got := map[string]bool{}
+	for {
+		time.Sleep(time.Millisecond) // let the readers run ahead as far as they may
+		// The files are 100 bytes but for SKILL.md (40) and one of 1,000
+		// (which takes the whole budget): three fit in it at most.
+		if n := len(rd.out); n > 3 {
+			t.Fatalf("%d files read ahead, over the budget of %d bytes", n, budget)
+		}
+		r, ok := rd.next()
+		if !ok {
+			break
+		}
+		want, _ := fs.ReadFile(fsys, r.f.Path)
+		if r.err != nil || !bytes.Equal(r.data, want) || got[r.f.Path] {
+			t.Fatalf("%s: %d bytes, %v, seen before %v", r.f.Path, len(r.data), r.err, got[r.f.Path])
+		}
+		got[r.f.Path] = true
+	}
+	if len(got) != len(files) {
+		t.Fatalf("%d files read, want %d", len(got), len(files))
+	}
+
+	rd = readAhead(files, budget)
+	rd.next()
+	rd.stop()
+	done := make(chan struct{})
+	go func() {
+		for range rd.out {
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the readers did not stop")
 	}
 }

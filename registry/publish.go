@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,8 +10,10 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math/bits"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +22,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/skill"
@@ -85,11 +89,27 @@ type manifestFile struct {
 }
 
 func manifestOf(s *catalog.Skill) manifest {
-	m := manifest{Frontmatter: s.Frontmatter.JSON(), Files: make([]manifestFile, len(s.Files))}
-	for i, f := range s.Files {
-		m.Files[i] = manifestFile{Rel: strings.TrimPrefix(f.URI, s.Root+"/"), Name: f.Name, Digest: f.Digest, Size: f.Size, MIME: f.MIMEType, Text: f.Text}
-	}
+	var m manifest
+	m.fill(s)
 	return m
+}
+
+// fill makes m the manifest of s, reusing m's slice of files.
+func (m *manifest) fill(s *catalog.Skill) {
+	m.Frontmatter = s.Frontmatter.JSON()
+	m.Files = m.Files[:0]
+	for _, f := range s.Files {
+		m.Files = append(m.Files, manifestFile{Rel: relURI(s, f), Name: f.Name, Digest: f.Digest, Size: f.Size, MIME: f.MIMEType, Text: f.Text})
+	}
+}
+
+// relURI is f's URI below the root of s, as strings.TrimPrefix(f.URI,
+// s.Root+"/") would give it without building the prefix for every file.
+func relURI(s *catalog.Skill, f *catalog.File) string {
+	if len(f.URI) > len(s.Root) && f.URI[len(s.Root)] == '/' && strings.HasPrefix(f.URI, s.Root) {
+		return f.URI[len(s.Root)+1:]
+	}
+	return f.URI
 }
 
 // digest identifies a version's content: frontmatter and files.
@@ -109,7 +129,7 @@ func skillDigest(s *catalog.Skill, h *digester) string {
 	h.reset()
 	h.frontmatter(s.Frontmatter.JSON())
 	for _, f := range s.Files {
-		h.file(strings.TrimPrefix(f.URI, s.Root+"/"), f.Digest, f.Size)
+		h.file(relURI(s, f), f.Digest, f.Size)
 	}
 	return h.sum()
 }
@@ -190,7 +210,6 @@ type newVersion struct {
 	s       *catalog.Skill
 	cat     *catalog.Catalog
 	commit  string
-	m       []byte
 	digest  string
 	version int
 	changed bool
@@ -240,6 +259,9 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 	if err != nil {
 		return nil, err
 	}
+	// The skills' digests are computed while the database answers.
+	hashed := hashSkills(plans)
+	defer hashed.Wait()
 	if _, err := Migrate(ctx, conn); err != nil {
 		return nil, err
 	}
@@ -271,7 +293,14 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 		return nil, dbError("publish", err)
 	}
 
-	digests := map[string]fileRef{}
+	hashed.Wait()
+	files := 0
+	for _, p := range plans {
+		for _, n := range p.news {
+			files += len(n.s.Files)
+		}
+	}
+	digests := make(map[string]fileRef, files)
 	var again []string // changed or re-added skills: their next version number is needed
 	changes := false
 	for _, p := range plans {
@@ -311,7 +340,10 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 			return err
 		})
 	}
-	batch.Queue(`SELECT digest FROM blobs WHERE digest = ANY($1)`, want).Query(func(rows pgx.Rows) error {
+	// The digests travel as one string, split by the server: a text[]
+	// parameter of tens of thousands of elements cost the publisher more
+	// to encode than the query.
+	batch.Queue(`SELECT digest FROM blobs WHERE digest = ANY(string_to_array($1, ' '))`, strings.Join(want, " ")).Query(func(rows pgx.Rows) error {
 		var d string
 		_, err := pgx.ForEachRow(rows, []any{&d}, func() error { have[d] = true; return nil })
 		return err
@@ -343,6 +375,16 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 		}
 		p.record()
 	}
+	news := 0
+	for _, p := range plans {
+		news += len(p.news)
+	}
+	var rd *aheadReader
+	defer func() {
+		if rd != nil {
+			rd.stop()
+		}
+	}()
 	var timing PublishTiming
 	timing.Plan = time.Since(t0)
 
@@ -371,35 +413,48 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 			return err
 		}
 		t := time.Now()
+		// Many new versions and their events are copied first, before the
+		// generation row is locked: the server works on them while the
+		// content is read ahead.
+		rd = readAhead(missing, aheadBytes)
+		bulk := news > smallFiles
+		if bulk {
+			if err := copyVersions(ctx, tx, plans, o); err != nil {
+				return err
+			}
+		}
+		tc := time.Now()
 		mb := &pgx.Batch{}
 		if bytes <= smallContent && len(missing) <= smallFiles {
 			// Little new content travels with the metadata, in one round trip.
-			if err := queueBlobs(mb, missing); err != nil {
+			if err := queueBlobs(mb, rd); err != nil {
 				return err
 			}
-		} else if err := storeBlobs(ctx, tx, missing); err != nil {
+		} else if err := storeBlobs(ctx, tx, rd, missing); err != nil {
 			return err
 		}
-		timing.Content = time.Since(t)
-		t = time.Now()
+		timing.Content = time.Since(tc)
 		// The generation row is locked from the bump to COMMIT: the heavy
 		// work (content, many versions) is done before it.
-		bumped := &pgx.Batch{}
-		bumped.Queue(`UPDATE registry_state SET generation = generation + 1, changed_at = clock_timestamp() RETURNING generation`).QueryRow(func(row pgx.Row) error {
+		mb.Queue(`UPDATE registry_state SET generation = generation + 1, changed_at = clock_timestamp() RETURNING generation`).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&gen)
 		})
-		bumped.Queue(`SELECT pg_notify($1, generation::text) FROM registry_state`, Channel)
-		if err := queueVersions(ctx, tx, bumped, plans, o); err != nil {
+		mb.Queue(`SELECT pg_notify($1, generation::text) FROM registry_state`, Channel)
+		if err := queueVersions(mb, plans, o, bulk); err != nil {
 			return err
 		}
-		mb.QueuedQueries = append(mb.QueuedQueries, bumped.QueuedQueries...)
 		if err := tx.SendBatch(ctx, mb).Close(); err != nil {
 			return err
+		}
+		if bulk {
+			if err := copySkills(ctx, tx, plans, gen); err != nil {
+				return err
+			}
 		}
 		if o.beforeCommit != nil {
 			o.beforeCommit(tx)
 		}
-		timing.Metadata = time.Since(t)
+		timing.Metadata = time.Since(t) - timing.Content
 		return nil
 	})
 	if err != nil {
@@ -408,10 +463,6 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 			return nil, fmt.Errorf("registry: another publish stored a version of the same skill while this publish of %s ran: %w; nothing was published, run publish again", nsName(plans[0].ns), ErrConflict)
 		}
 		return nil, dbError("publish (nothing was published)", err)
-	}
-	news := 0
-	for _, p := range plans {
-		news += len(p.news)
 	}
 	if news >= 1000 {
 		// Fresh statistics after a bulk publish keep the planner from
@@ -469,11 +520,15 @@ func planParts(parts []Part, commit string) ([]*nsPlan, map[string]int, error) {
 		if c == "" {
 			c = commit
 		}
+		p.news = slices.Grow(p.news, len(cat.Skills()))
 		for _, s := range cat.Skills() {
-			if other, dup := from[s.Path]; dup {
-				return nil, nil, fmt.Errorf("registry: skill %s is in both %s and %s: %w; nothing was published, remove one or give the sources different prefixes", s.Path, other, name, ErrCollision)
+			// A catalog's skill paths are distinct: only two parts can collide.
+			if len(parts) > 1 {
+				if other, dup := from[s.Path]; dup {
+					return nil, nil, fmt.Errorf("registry: skill %s is in both %s and %s: %w; nothing was published, remove one or give the sources different prefixes", s.Path, other, name, ErrCollision)
+				}
+				from[s.Path] = name
 			}
-			from[s.Path] = name
 			p.news = append(p.news, newVersion{s: s, cat: cat, commit: c})
 		}
 	}
@@ -490,22 +545,16 @@ func overlaps(a, b string) bool {
 func (p *nsPlan) compare(digests map[string]fileRef, again *[]string) error {
 	all := p.news
 	p.news = p.news[:0]
-	ds := skillDigests(all)
-	for i, n := range all {
-		d := ds[i]
+	for _, n := range all {
 		c, ok := p.cur[n.s.Path]
 		if ok {
 			c.seen = true
 		}
-		if ok && c.current != 0 && c.digest == d {
+		if ok && c.current != 0 && c.digest == n.digest {
 			p.res.Unchanged++
 			continue
 		}
-		mb, err := json.Marshal(manifestOf(n.s))
-		if err != nil {
-			return err
-		}
-		n.m, n.digest, n.changed = mb, d, ok && c.current != 0
+		n.changed = ok && c.current != 0
 		if ok {
 			*again = append(*again, n.s.Path)
 		}
@@ -525,25 +574,30 @@ func (p *nsPlan) compare(digests map[string]fileRef, again *[]string) error {
 	return nil
 }
 
-// skillDigests hashes the skills' manifests on a few goroutines: for a
-// re-publish of a large namespace with few changes, this is most of the
-// work left on the publisher's side.
-func skillDigests(ns []newVersion) []string {
-	out := make([]string, len(ns))
-	workers := min(runtime.GOMAXPROCS(0), 4, max(1, len(ns)/256))
+// hashSkills sets the digest of every skill of plans on a few goroutines,
+// done when the returned group is: for a re-publish of a large namespace
+// with few changes, this is most of the work left on the publisher's side,
+// and it runs while the database answers the first queries.
+func hashSkills(plans []*nsPlan) *sync.WaitGroup {
+	var all []*newVersion
+	for _, p := range plans {
+		for i := range p.news {
+			all = append(all, &p.news[i])
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), 4, max(1, len(all)/256))
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			h := newDigester()
-			for i := w * len(ns) / workers; i < (w+1)*len(ns)/workers; i++ {
-				out[i] = skillDigest(ns[i].s, h)
+			for i := w * len(all) / workers; i < (w+1)*len(all)/workers; i++ {
+				all[i].digest = skillDigest(all[i].s, h)
 			}
 		}()
 	}
-	wg.Wait()
-	return out
+	return &wg
 }
 
 // record fills p.res with the new versions.
@@ -569,8 +623,10 @@ const (
 
 // queueVersions queues the new versions, the skills' current versions and
 // the events of every namespace: one statement each for all of them, the
-// generation read from the row the publish bumps earlier in b.
-func queueVersions(ctx context.Context, tx pgx.Tx, b *pgx.Batch, plans []*nsPlan, o PublishOptions) error {
+// generation read from the row the publish bumps earlier in b. In a bulk
+// publish, the versions, events and new skills are copied instead
+// ([copyVersions], [copySkills]) and only the updates are queued.
+func queueVersions(b *pgx.Batch, plans []*nsPlan, o PublishOptions, bulk bool) error {
 	var v struct {
 		path, ns, digest, manifest, commit []string
 		version, files                     []int32
@@ -587,45 +643,32 @@ func queueVersions(ctx context.Context, tx pgx.Tx, b *pgx.Batch, plans []*nsPlan
 	}
 	for _, p := range plans {
 		for _, n := range p.news {
-			v.path, v.ns, v.digest, v.manifest, v.commit = append(v.path, n.s.Path), append(v.ns, p.ns), append(v.digest, n.digest), append(v.manifest, string(n.m)), append(v.commit, n.commit)
-			v.version, v.files, v.size = append(v.version, int32(n.version)), append(v.files, int32(len(n.s.Files))), append(v.size, n.s.Size)
 			to := &fresh
 			if _, known := p.cur[n.s.Path]; known {
 				to = &seen
+			} else if bulk {
+				continue
 			}
 			to.path, to.ns, to.digest, to.version = append(to.path, n.s.Path), append(to.ns, p.ns), append(to.digest, n.digest), append(to.version, int32(n.version))
-			what := "added "
-			if n.changed {
-				what = "changed "
+			if bulk {
+				continue
 			}
-			ev.action, ev.path, ev.version, ev.detail = append(ev.action, "publish"), append(ev.path, n.s.Path), append(ev.version, int32(n.version)), append(ev.detail, what+n.commit)
+			m, err := json.Marshal(manifestOf(n.s))
+			if err != nil {
+				return err
+			}
+			v.path, v.ns, v.digest, v.manifest, v.commit = append(v.path, n.s.Path), append(v.ns, p.ns), append(v.digest, n.digest), append(v.manifest, string(m)), append(v.commit, n.commit)
+			v.version, v.files, v.size = append(v.version, int32(n.version)), append(v.files, int32(len(n.s.Files))), append(v.size, n.s.Size)
+			ev.action, ev.path, ev.version, ev.detail = append(ev.action, "publish"), append(ev.path, n.s.Path), append(ev.version, int32(n.version)), append(ev.detail, publishDetail(n))
 		}
 		for _, c := range p.res.Removed {
 			gone, goneNS = append(gone, c.Path), append(goneNS, p.ns)
-			ev.action, ev.path, ev.version, ev.detail = append(ev.action, "remove"), append(ev.path, c.Path), append(ev.version, int32(c.Version)), append(ev.detail, "missing from the published tree")
+			if !bulk {
+				ev.action, ev.path, ev.version, ev.detail = append(ev.action, "remove"), append(ev.path, c.Path), append(ev.version, int32(c.Version)), append(ev.detail, removeDetail)
+			}
 		}
 	}
-	// Many versions and events are streamed with COPY, right away (before
-	// the generation row is locked): as statement parameters they would
-	// cost the server more to decode than they save in round trips.
-	bulk := len(v.path) > smallFiles
-	if bulk {
-		rows := make([][]any, len(v.path))
-		for i := range rows {
-			rows[i] = []any{v.path[i], v.version[i], v.ns[i], v.digest[i], v.size[i], v.files[i], v.manifest[i], o.Publisher, v.commit[i]}
-		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"versions"},
-			[]string{"path", "version", "namespace", "digest", "size", "files", "manifest", "published_by", "source_commit"}, pgx.CopyFromRows(rows)); err != nil {
-			return err
-		}
-		rows = make([][]any, len(ev.path))
-		for i := range rows {
-			rows[i] = []any{o.Publisher, ev.action[i], ev.path[i], ev.version[i], ev.detail[i]}
-		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"events"}, []string{"who", "action", "path", "version", "detail"}, pgx.CopyFromRows(rows)); err != nil {
-			return err
-		}
-	} else if len(v.path) > 0 {
+	if len(v.path) > 0 {
 		b.Queue(`INSERT INTO versions (path, version, namespace, digest, size, files, manifest, published_by, source_commit)
 			SELECT p, v, n, d, s, f, m::json, $9, c FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::text[], $8::text[]) AS t(p, v, n, d, s, f, m, c)`,
 			v.path, v.version, v.ns, v.digest, v.size, v.files, v.manifest, v.commit, o.Publisher)
@@ -646,7 +689,7 @@ func queueVersions(ctx context.Context, tx pgx.Tx, b *pgx.Batch, plans []*nsPlan
 		b.Queue(`UPDATE skills s SET current = NULL, digest = '', generation = (SELECT generation FROM registry_state), updated_at = now()
 			FROM unnest($1::text[], $2::text[]) AS t(p, n) WHERE s.path = t.p AND s.namespace = t.n`, gone, goneNS)
 	}
-	if len(ev.path) > 0 && !bulk {
+	if len(ev.path) > 0 {
 		b.Queue(`INSERT INTO events (who, action, path, version, detail)
 			SELECT $5, a, p, v, d FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) AS t(a, p, v, d)`,
 			ev.action, ev.path, ev.version, ev.detail, o.Publisher)
@@ -654,22 +697,113 @@ func queueVersions(ctx context.Context, tx pgx.Tx, b *pgx.Batch, plans []*nsPlan
 	return nil
 }
 
+const removeDetail = "missing from the published tree"
+
+func publishDetail(n newVersion) string {
+	if n.changed {
+		return "changed " + n.commit
+	}
+	return "added " + n.commit
+}
+
+// copyVersions copies the new versions and the events of every namespace:
+// as statement parameters, thousands of them would cost the server more to
+// decode than they save in round trips. Rows are built, and manifests
+// encoded, as COPY sends them, while the server stores earlier ones.
+func copyVersions(ctx context.Context, tx pgx.Tx, plans []*nsPlan, o PublishOptions) error {
+	var row [9]any
+	p, i := 0, -1
+	// COPY has encoded a row before it asks for the next: the manifest's
+	// buffer is reused.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	var m manifest
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"versions"},
+		[]string{"path", "version", "namespace", "digest", "size", "files", "manifest", "published_by", "source_commit"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			for i++; p < len(plans) && i >= len(plans[p].news); i = 0 {
+				p++
+			}
+			if p == len(plans) {
+				return nil, nil
+			}
+			n := &plans[p].news[i]
+			buf.Reset()
+			m.fill(n.s)
+			if err := enc.Encode(m); err != nil {
+				return nil, err
+			}
+			// Encode ends the value with a newline; json.Marshal would not.
+			row = [9]any{n.s.Path, int32(n.version), plans[p].ns, n.digest, n.s.Size, int32(len(n.s.Files)), bytes.TrimSuffix(buf.Bytes(), []byte("\n")), o.Publisher, n.commit}
+			return row[:], nil
+		}))
+	if err != nil {
+		return err
+	}
+	var ev [5]any
+	p, i = 0, -1
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"events"}, []string{"who", "action", "path", "version", "detail"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			for i++; p < len(plans) && i >= len(plans[p].news)+len(plans[p].res.Removed); i = 0 {
+				p++
+			}
+			if p == len(plans) {
+				return nil, nil
+			}
+			if pl := plans[p]; i < len(pl.news) {
+				n := &pl.news[i]
+				ev = [5]any{o.Publisher, "publish", n.s.Path, int32(n.version), publishDetail(*n)}
+			} else {
+				c := pl.res.Removed[i-len(pl.news)]
+				ev = [5]any{o.Publisher, "remove", c.Path, int32(c.Version), removeDetail}
+			}
+			return ev[:], nil
+		}))
+	return err
+}
+
+// copySkills copies the skills a bulk publish adds, at generation gen
+// (the skills it changes are updated by [queueVersions]).
+func copySkills(ctx context.Context, tx pgx.Tx, plans []*nsPlan, gen int64) error {
+	var row [5]any
+	p, i := 0, -1
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"skills"}, []string{"path", "namespace", "current", "digest", "generation"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			for {
+				for i++; p < len(plans) && i >= len(plans[p].news); i = 0 {
+					p++
+				}
+				if p == len(plans) {
+					return nil, nil
+				}
+				n := &plans[p].news[i]
+				if _, known := plans[p].cur[n.s.Path]; !known {
+					row = [5]any{n.s.Path, plans[p].ns, int32(n.version), n.digest, gen}
+					return row[:], nil
+				}
+			}
+		}))
+	return err
+}
+
 // queueBlobs reads the new content (a few MiB at most) and queues it;
 // content another publish stored meanwhile is skipped.
-func queueBlobs(b *pgx.Batch, files []fileRef) error {
-	if len(files) == 0 {
-		return nil
-	}
-	rows, stop := readAhead(files)
-	defer stop()
+func queueBlobs(b *pgx.Batch, rd *aheadReader) error {
 	var digests []string
 	var sizes []int64
 	var data [][]byte
-	for r := range rows {
+	for {
+		r, ok := rd.next()
+		if !ok {
+			break
+		}
 		if r.err != nil {
 			return fmt.Errorf("registry: reading %s: %w; nothing was published", r.f.Path, r.err)
 		}
 		digests, sizes, data = append(digests, r.f.Digest), append(sizes, r.f.Size), append(data, r.data)
+	}
+	if len(digests) == 0 {
+		return nil
 	}
 	b.Queue(`INSERT INTO blobs (digest, size, data) SELECT * FROM unnest($1::text[], $2::bigint[], $3::bytea[]) ON CONFLICT (digest) DO NOTHING`, digests, sizes, data)
 	return nil
@@ -736,14 +870,28 @@ type readResult struct {
 	err  error
 }
 
-// readAhead reads files on a few goroutines while COPY sends earlier ones:
-// reading and checking content against its digest costs as much as the
-// sending. At most 2×workers files (each within the per-skill size limit)
-// are held at once. stop ends the readers early.
-func readAhead(files []fileRef) (<-chan readResult, func()) {
+// aheadBytes bounds the content read and not yet sent: a file larger than
+// that is read alone.
+const aheadBytes = 32 << 20
+
+// aheadReader reads files on a few goroutines ahead of the COPY that sends
+// them, starting before the transaction's metadata statements so that the
+// reading (opening each file, checking it against its digest) runs while
+// the server works on those: at most [aheadBytes] of content is held.
+type aheadReader struct {
+	out    chan readResult
+	max    int64 // the budget's size
+	budget *semaphore.Weighted
+	held   int64 // bytes of the result handed out last, released by next
+	cancel context.CancelFunc
+	once   sync.Once
+	wg     sync.WaitGroup
+}
+
+func readAhead(files []fileRef, budget int64) *aheadReader {
 	workers := min(runtime.GOMAXPROCS(0), 4)
-	out := make(chan readResult, workers)
-	done := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &aheadReader{out: make(chan readResult, len(files)), max: budget, budget: semaphore.NewWeighted(budget), cancel: cancel}
 	readers := map[*catalog.Catalog]*contentReader{}
 	for _, f := range files {
 		if readers[f.cat] == nil {
@@ -751,35 +899,84 @@ func readAhead(files []fileRef) (<-chan readResult, func()) {
 		}
 	}
 	var next atomic.Int64
-	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
+		r.wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer r.wg.Done()
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= len(files) {
+				if i >= len(files) || r.budget.Acquire(ctx, r.cost(files[i].f.Size)) != nil {
 					return
 				}
-				data, err := readers[files[i].cat].read(files[i].f)
-				select {
-				case out <- readResult{files[i].f, data, err}:
-				case <-done:
-					return
-				}
+				data, err := readers[files[i].cat].read(files[i].f, getBuf(files[i].f.Size+1))
+				r.out <- readResult{files[i].f, data, err}
 			}
 		}()
 	}
 	go func() {
-		wg.Wait()
-		for _, r := range readers {
-			r.close()
+		r.wg.Wait()
+		for _, cr := range readers {
+			cr.close()
 		}
-		close(out)
+		close(r.out)
 	}()
-	var once sync.Once
-	return out, func() { once.Do(func() { close(done) }) }
+	return r
 }
+
+// sized returns buf with length n if it has the room, else a new slice.
+func sized(buf []byte, n int64) []byte {
+	if int64(cap(buf)) >= n {
+		return buf[:n]
+	}
+	return make([]byte, n)
+}
+
+// bufs recycles the buffers of files up to 64 KiB once COPY has sent them,
+// by size class (bufs[k] holds buffers of capacity 1<<k): storing
+// thousands of files otherwise allocates their whole size again, and each
+// collection that causes scans the catalog.
+var bufs [17]sync.Pool
+
+func getBuf(n int64) []byte {
+	k := bits.Len64(uint64(n - 1))
+	if k >= len(bufs) {
+		return nil
+	}
+	if b, ok := bufs[k].Get().(*[]byte); ok {
+		return (*b)[:n]
+	}
+	return make([]byte, n, 1<<k)
+}
+
+func putBuf(b []byte) {
+	k := bits.Len64(uint64(cap(b))) - 1
+	if k < 0 || k >= len(bufs) {
+		return
+	}
+	b = b[:0]
+	bufs[k].Put(&b)
+}
+
+// cost is what reading a file takes of the budget: a file larger than
+// the whole budget is read alone.
+func (r *aheadReader) cost(size int64) int64 { return min(max(size, 1), r.max) }
+
+// next returns the next file read, in no particular order, and lets the
+// readers go on past the one returned before (which the caller has sent).
+func (r *aheadReader) next() (readResult, bool) {
+	if r.held > 0 {
+		r.budget.Release(r.held)
+		r.held = 0
+	}
+	res, ok := <-r.out
+	if ok {
+		r.held = r.cost(res.f.Size)
+	}
+	return res, ok
+}
+
+// stop ends the readers early; it is safe to call more than once.
+func (r *aheadReader) stop() { r.once.Do(r.cancel) }
 
 // contentReader reads the files of a catalog for storing. For a catalog of
 // a directory it opens each file once through its own [os.Root] (the
@@ -804,9 +1001,11 @@ func newContentReader(cat *catalog.Catalog) *contentReader {
 	return r
 }
 
-func (r *contentReader) read(f *catalog.File) ([]byte, error) {
+// read returns f's content, read into buf when it has room for f.Size+1
+// bytes.
+func (r *contentReader) read(f *catalog.File, buf []byte) ([]byte, error) {
 	if r.root != nil {
-		if data, ok := r.readDirect(f); ok {
+		if data, ok := r.readDirect(f, buf); ok {
 			return data, nil
 		}
 	}
@@ -815,9 +1014,9 @@ func (r *contentReader) read(f *catalog.File) ([]byte, error) {
 
 // readDirect reads f if it is still a regular file of the published size
 // and digest.
-func (r *contentReader) readDirect(f *catalog.File) ([]byte, bool) {
+func (r *contentReader) readDirect(f *catalog.File, buf []byte) ([]byte, bool) {
 	if r.fast != nil {
-		if data, ok := r.fast.read(f.Path, f.Size); ok && digestOf(data) == f.Digest {
+		if data, ok := r.fast.read(f.Path, f.Size, buf); ok && digestOf(data) == f.Digest {
 			return data, true
 		}
 	}
@@ -829,7 +1028,7 @@ func (r *contentReader) readDirect(f *catalog.File) ([]byte, bool) {
 	if fi, err := fh.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() != f.Size {
 		return nil, false
 	}
-	data := make([]byte, f.Size+1)
+	data := sized(buf, f.Size+1)
 	n, err := io.ReadFull(fh, data)
 	if n != int(f.Size) || (err != io.ErrUnexpectedEOF && err != io.EOF) {
 		return nil, false
@@ -858,11 +1057,11 @@ func (r *contentReader) close() {
 // any namespace) stored some of the same content since this one checked,
 // the copy fails on the digest key; it is then done again through a
 // temporary table, skipping what is already there.
-func storeBlobs(ctx context.Context, tx pgx.Tx, files []fileRef) error {
+func storeBlobs(ctx context.Context, tx pgx.Tx, rd *aheadReader, files []fileRef) error {
 	if _, err := tx.Exec(ctx, `SAVEPOINT blobs`); err != nil {
 		return err
 	}
-	err := copyBlobs(ctx, tx, "blobs", files)
+	err := copyBlobs(ctx, tx, "blobs", rd)
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "23505" {
 		return err
@@ -873,19 +1072,23 @@ func storeBlobs(ctx context.Context, tx pgx.Tx, files []fileRef) error {
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE new_blobs (digest text, size bigint, data bytea) ON COMMIT DROP`); err != nil {
 		return err
 	}
-	if err := copyBlobs(ctx, tx, "new_blobs", files); err != nil {
+	again := readAhead(files, aheadBytes)
+	defer again.stop()
+	if err := copyBlobs(ctx, tx, "new_blobs", again); err != nil {
 		return err
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO blobs SELECT * FROM new_blobs ON CONFLICT (digest) DO NOTHING`)
 	return err
 }
 
-func copyBlobs(ctx context.Context, tx pgx.Tx, table string, files []fileRef) error {
-	rows, stop := readAhead(files)
-	defer stop()
+func copyBlobs(ctx context.Context, tx pgx.Tx, table string, rd *aheadReader) error {
 	var readErr error
+	var sent []byte
 	src := pgx.CopyFromFunc(func() ([]any, error) {
-		r, ok := <-rows
+		// COPY has encoded the row before it asks for the next.
+		putBuf(sent)
+		r, ok := rd.next()
+		sent = r.data
 		if !ok {
 			return nil, nil
 		}

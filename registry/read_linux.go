@@ -21,8 +21,9 @@ func openBeneath(dir string) *beneath {
 }
 
 // read returns the content of name if it is a regular file of exactly size
-// bytes; ok is false for anything else, including any error.
-func (b *beneath) read(name string, size int64) (data []byte, ok bool) {
+// bytes; ok is false for anything else, including any error. The content
+// is read into buf when it has room for size+1 bytes.
+func (b *beneath) read(name string, size int64, buf []byte) (data []byte, ok bool) {
 	fd, err := unix.Openat2(b.fd, name, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
@@ -35,19 +36,18 @@ func (b *beneath) read(name string, size int64) (data []byte, ok bool) {
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != size {
 		return nil, false
 	}
-	// One byte more than expected: a file that grew since is told apart.
-	data = make([]byte, size+1)
+	// Room for one byte more than expected: a file that grew since the
+	// Fstat is told apart. Reading stops at size bytes (the Fstat saw the
+	// end there), which spares a read that only finds the end of the file.
+	data = sized(buf, size+1)
 	n := 0
-	for n < len(data) {
+	for int64(n) < size {
 		m, err := unix.Read(fd, data[n:])
 		if err == unix.EINTR {
 			continue
 		}
-		if err != nil {
+		if err != nil || m == 0 {
 			return nil, false
-		}
-		if m == 0 {
-			break
 		}
 		n += m
 	}

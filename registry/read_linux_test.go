@@ -56,7 +56,7 @@ func TestBeneath(t *testing.T) {
 		{"sub", 0, false},
 		{"missing", 5, false},
 	} {
-		data, ok := b.read(tc.name, tc.size)
+		data, ok := b.read(tc.name, tc.size, nil)
 		if ok != tc.ok || (ok && string(data) != "hello") {
 			t.Errorf("read(%q, %d) = %q, %v; want ok %v", tc.name, tc.size, data, ok, tc.ok)
 		}

@@ -7,6 +7,6 @@ type beneath struct{}
 
 func openBeneath(string) *beneath { return nil }
 
-func (*beneath) read(string, int64) ([]byte, bool) { return nil, false }
+func (*beneath) read(string, int64, []byte) ([]byte, bool) { return nil, false }
 
 func (*beneath) close() {}
