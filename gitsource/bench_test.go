@@ -21,7 +21,11 @@ import (
 //   - warm-x: a restart with the mirror in place (target ≤ 1.2);
 //   - reload-x: a new commit touching one skill, fetched and rebuilt, as a
 //     fraction of the cold start (target ≤ 0.05); splice-ms is the part of
-//     it spent splicing the changed skill into the catalog.
+//     it spent splicing the changed skill into the catalog;
+//   - fetch-floor: the same commit fetched by the git binary into a bare
+//     clone (`git fetch`, client and server), the least any reload from
+//     this server costs: fetch-floor-x is it as a fraction of the cold
+//     start, reload/fetch-floor our reload against it.
 //
 // Each figure is the median of -benchtime rounds (use -benchtime=3x). The
 // same ratios of CPU time (this process and the git servers it runs, where
@@ -56,8 +60,10 @@ func BenchmarkGitSource(b *testing.B) {
 		}
 		return s
 	}
-	var tDir, tCold, tWarm, tReload, tSplice []time.Duration
-	var cDir, cCold, cWarm, cReload []time.Duration
+	floorRepo := filepath.Join(b.TempDir(), "floor.git")
+	git(b, filepath.Dir(floorRepo), "clone", "-q", "--bare", srv.URL+"/repo.git", floorRepo)
+	var tDir, tCold, tWarm, tReload, tSplice, tFloor []time.Duration
+	var cDir, cCold, cWarm, cReload, cFloor []time.Duration
 	var sCold, sWarm, sReload []time.Duration
 	b.ResetTimer()
 	for i := range b.N {
@@ -92,6 +98,10 @@ func BenchmarkGitSource(b *testing.B) {
 		if err != nil || !changed || next.Stats().Hashed != 1 {
 			b.Fatalf("Update: %v, %v, hashed %d", changed, err, next.Stats().Hashed)
 		}
+
+		start, cpu = time.Now(), cpuTime()
+		git(b, floorRepo, "fetch", "-q", "origin", "+refs/heads/main:refs/heads/main")
+		tFloor, cFloor = append(tFloor, time.Since(start)), append(cFloor, cpuTime()-cpu)
 	}
 	b.StopTimer()
 	med := func(d []time.Duration) float64 {
@@ -107,6 +117,9 @@ func BenchmarkGitSource(b *testing.B) {
 	b.ReportMetric(med(tCold)/med(tDir), "cold-x")
 	b.ReportMetric(med(tWarm)/med(tDir), "warm-x")
 	b.ReportMetric(med(tReload)/med(tCold), "reload-x")
+	b.ReportMetric(med(tFloor)/1e6, "fetch-floor-ms")
+	b.ReportMetric(med(tFloor)/med(tCold), "fetch-floor-x")
+	b.ReportMetric(med(tReload)/med(tFloor), "reload/fetch-floor")
 	if med(cDir) > 0 {
 		b.ReportMetric(med(cDir)/1e6, "dir-cpu-ms")
 		b.ReportMetric(med(cCold)/1e6, "cold-cpu-ms")
@@ -115,6 +128,8 @@ func BenchmarkGitSource(b *testing.B) {
 		b.ReportMetric(med(cCold)/med(cDir), "cold-cpu-x")
 		b.ReportMetric(med(cWarm)/med(cDir), "warm-cpu-x")
 		b.ReportMetric(med(cReload)/med(cCold), "reload-cpu-x")
+		b.ReportMetric(med(cFloor)/1e6, "fetch-floor-cpu-ms")
+		b.ReportMetric(med(cFloor)/med(cCold), "fetch-floor-cpu-x")
 		b.ReportMetric(med(sCold)/1e6, "cold-server-cpu-ms")
 		b.ReportMetric(med(sWarm)/1e6, "warm-server-cpu-ms")
 		b.ReportMetric(med(sReload)/1e6, "reload-server-cpu-ms")
