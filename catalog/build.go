@@ -154,27 +154,11 @@ type builder struct {
 }
 
 func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
-	start := time.Now()
-	opts := Options{}
-	if o != nil {
-		opts = *o
+	b, start, err := newBuilder(src, o)
+	if err != nil {
+		return nil, err
 	}
-	if opts.Scheme == "" {
-		opts.Scheme = DefaultScheme
-	}
-	if opts.MaxFiles <= 0 {
-		opts.MaxFiles = DefaultMaxFiles
-	}
-	if opts.MaxBytes <= 0 {
-		opts.MaxBytes = DefaultMaxBytes
-	}
-	if err := checkPrefix(opts.Prefix); err != nil {
-		return nil, fmt.Errorf("catalog: prefix %q: %w", opts.Prefix, err)
-	}
-	b := &builder{src: src, opts: opts, log: opts.Logger, prev: prev, dirty: src.takeDirty()}
-	if b.log == nil {
-		b.log = slog.Default()
-	}
+	b.prev, b.dirty = prev, src.takeDirty()
 	if prev != nil {
 		b.prevBy = make(map[string]*File, len(prev.files))
 		for _, f := range prev.files {
@@ -184,14 +168,6 @@ func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
 		for _, s := range prev.skills {
 			b.prevSkills[s.Dir] = s
 		}
-	}
-
-	rootInfo, err := fs.Stat(src.fsys, ".")
-	if err != nil {
-		return nil, fmt.Errorf("catalog: %w", err)
-	}
-	if !rootInfo.IsDir() {
-		return nil, fmt.Errorf("catalog: the root is not a directory")
 	}
 	if src.root != nil && useFDWalk {
 		if err := b.openFDRoot(); err != nil {

@@ -61,9 +61,9 @@ func check(src *source, opts *Options) (*Report, error) {
 	return &Report{Diagnostics: c.diags, Stats: c.stats}, nil
 }
 
-// newCheckBuilder is the start of build for a check: the options with
-// their defaults, and the root checked to be a directory.
-func newCheckBuilder(src *source, o *Options) (*builder, time.Time, error) {
+// newBuilder is the start of a build or a check: the options with their
+// defaults, and the root checked to be a directory.
+func newBuilder(src *source, o *Options) (*builder, time.Time, error) {
 	start := time.Now()
 	opts := Options{}
 	if o != nil {

@@ -68,7 +68,7 @@ var localFS = map[int64]bool{
 
 // checkFD runs the check of src, a directory, with the descriptor walk.
 func checkFD(src *source, o *Options) (*Catalog, error) {
-	b, start, err := newCheckBuilder(src, o)
+	b, start, err := newBuilder(src, o)
 	if err != nil {
 		return nil, err
 	}
