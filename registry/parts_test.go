@@ -98,6 +98,12 @@ func TestPublishPartsRefused(t *testing.T) {
 			}
 		})
 	}
+	// A part without a catalog is a caller's mistake: an error naming the
+	// part, not a panic.
+	_, err := registry.PublishParts(ctx, conn, []registry.Part{{Name: "first-dir", Catalog: openCat(t, examples, "team")}, {Name: "empty-part"}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "empty-part") || !strings.Contains(err.Error(), "no catalog") {
+		t.Errorf("a part without a catalog: %v", err)
+	}
 	var n int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM namespaces`).Scan(&n); err == nil && n != 0 {
 		t.Errorf("refused publishes left %d namespaces", n)

@@ -493,6 +493,9 @@ func planParts(parts []Part, commit string) ([]*nsPlan, map[string]int, error) {
 		if name == "" {
 			name = "the catalog"
 		}
+		if cat == nil {
+			return nil, nil, fmt.Errorf("registry: %s: no catalog to publish (Part.Catalog is nil)", name)
+		}
 		if err := invalid(cat); err != nil {
 			if len(parts) > 1 {
 				return nil, nil, fmt.Errorf("%s: %w", name, err)
