@@ -324,6 +324,38 @@ func TestLegacyListChanged(t *testing.T) {
 	}
 }
 
+// TestChangeNotesNotHeldByStuckClient: a client that stops reading its
+// connection does not hold up change notifications to the other sessions.
+// Sessions are notified one after another, and a write to a client that
+// reads nothing blocks; the stuck session is connected first, so that it
+// is notified first.
+func TestChangeNotesNotHeldByStuckClient(t *testing.T) {
+	for _, delay := range []time.Duration{time.Nanosecond, 20 * time.Millisecond} {
+		t.Run(delay.String(), func(t *testing.T) {
+			f := newFixture(t, legacyFiles(), &server.Options{TTL: -1, ListChangedDelay: delay})
+			stuck := connectWith(t, f.MCP, f.Skills.Transport, map[string]any{})
+			get[wire.ReadResult](stuck, "skills/read", map[string]any{"name": "report"})
+			legacy := connectWith(t, f.MCP, f.Skills.Transport, map[string]any{})
+			get[wire.ReadResult](legacy, "skills/read", map[string]any{"name": "report"})
+			stable := connectWith(t, f.MCP, f.Skills.Transport, declaring)
+			get[wire.ListSkillsResult](stable, "skills/list", map[string]any{})
+			for i := range 3 {
+				writeTree(t, f.Dir, map[string]string{"fresh/SKILL.md": skillMD("fresh", fmt.Sprintf("Version %d.", i))})
+				f.reload(t)
+				// Well under go-sdk's ten seconds per stuck write.
+				legacy.waitNote(wire.NotificationSkillsList, 3*time.Second)
+				legacy.waitNote("notifications/resources/list_changed", 3*time.Second)
+				stable.waitNote("notifications/resources/list_changed", 3*time.Second)
+			}
+			// However many changes, the stuck client is owed one copy of
+			// each notification.
+			if n := server.PendingNotes(f.Skills); n > 2 {
+				t.Errorf("%d notifications pending for a stuck client, want at most 2 (one per kind)", n)
+			}
+		})
+	}
+}
+
 // TestCheckDependencies: attached to an application's server, dangling
 // tool and prompt dependencies are diagnostics.
 func TestCheckDependencies(t *testing.T) {
