@@ -59,11 +59,17 @@ type bareList struct {
 
 // bareDiscover does what discovery does with nothing of the host: a
 // go-sdk client declaring the extension connects (initialize), lists every
-// skills/list page, and closes.
+// skills/list page, and closes. Like the host, it asks to hear of changes
+// (a list-changed handler): go-sdk then keeps a stream open for them (on
+// the 2026-07-28 protocol, a subscriptions/listen request, cancelled at
+// close), which every host that keeps its registry current needs.
 func bareDiscover(ctx context.Context, url string) (int, error) {
 	caps := &mcp.ClientCapabilities{}
 	caps.AddExtension(wire.ExtensionID, nil)
-	c := mcp.NewClient(&mcp.Implementation{Name: "bare", Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
+	c := mcp.NewClient(&mcp.Implementation{Name: "bare", Version: "1"}, &mcp.ClientOptions{
+		Capabilities:               caps,
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {},
+	})
 	if err := mcp.AddSendingCustomMethod[*wire.ListSkillsParams, *bareList](c, wire.MethodListSkills); err != nil {
 		return 0, err
 	}
