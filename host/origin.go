@@ -388,7 +388,12 @@ func (t *guardedTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		c.Close()
 		return nil, errors.New("connection abandoned")
 	}
-	t.conn = &ctxConn{Connection: &sniffConn{Connection: c, skillsChanged: t.skillsChanged}}
+	// go-sdk's Streamable HTTP client sends each message as a request
+	// bound to the write's context, so its writes already end with it: no
+	// goroutine per write is needed there (it cost a host about a tenth of
+	// its discovery CPU).
+	_, direct := t.inner.(*mcp.StreamableClientTransport)
+	t.conn = &ctxConn{Connection: &sniffConn{Connection: c, skillsChanged: t.skillsChanged}, direct: direct}
 	return t.conn, nil
 }
 
@@ -401,9 +406,15 @@ func (t *guardedTransport) close() {
 	}
 }
 
-type ctxConn struct{ mcp.Connection }
+type ctxConn struct {
+	mcp.Connection
+	direct bool // the connection's writes already honour their context
+}
 
 func (c *ctxConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	if c.direct {
+		return c.Connection.Write(ctx, m)
+	}
 	done := make(chan error, 1)
 	go func() { done <- c.Connection.Write(ctx, m) }()
 	select {
