@@ -363,6 +363,12 @@ func runStack[T any](workers int, tasks []T, newVisit func() func(T) []T) {
 // floor's CPU time where the descriptor walk takes 2.0: os.Root resolves
 // every path one component at a time, and DirEntry.Info costs an lstat per
 // entry.
+// unreadable records that n's directory could not be listed.
+func (n *node) unreadable(err error) {
+	n.broken = append(n.broken, Diagnostic{Path: n.path, Rule: RuleUnreadable, Severity: skill.Error, Err: ErrUnreadable,
+		Message: fmt.Sprintf("cannot read directory: %v; fix its permissions", stripOp(err))})
+}
+
 func (b *builder) visit(t *dirTask, h hash.Hash) []*dirTask {
 	if b.rootDir != nil {
 		return b.visitFD(t, h)
@@ -370,9 +376,7 @@ func (b *builder) visit(t *dirTask, h hash.Hash) []*dirTask {
 	n := t.n
 	entries, err := fs.ReadDir(b.src.fsys, n.path)
 	if err != nil {
-		d := Diagnostic{Path: n.path, Rule: RuleUnreadable, Severity: skill.Error, Err: ErrUnreadable,
-			Message: fmt.Sprintf("cannot read directory: %v; fix its permissions", stripOp(err))}
-		n.broken = append(n.broken, d)
+		n.unreadable(err)
 		return nil
 	}
 	subs := b.readEntries(n, entries, t.depth, t.inLink, false)

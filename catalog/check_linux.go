@@ -15,7 +15,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/skillport/skillport/skill"
 	"golang.org/x/sys/unix"
 )
 
@@ -106,8 +105,7 @@ func (chk *fdCheck) visit(t *dirTask, h hash.Hash, buf []byte) []*dirTask {
 		}
 	}
 	if err != nil {
-		n.broken = append(n.broken, Diagnostic{Path: n.path, Rule: RuleUnreadable, Severity: skill.Error, Err: ErrUnreadable,
-			Message: fmt.Sprintf("cannot read directory: %v; fix its permissions", stripOp(err))})
+		n.unreadable(err)
 		return nil
 	}
 	defer d.release()

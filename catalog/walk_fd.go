@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/skillport/skillport/skill"
 	"golang.org/x/sys/unix"
 )
 
@@ -91,8 +90,7 @@ func (b *builder) visitFD(t *dirTask, h hash.Hash) []*dirTask {
 		}
 	}
 	if err != nil {
-		n.broken = append(n.broken, Diagnostic{Path: n.path, Rule: RuleUnreadable, Severity: skill.Error, Err: ErrUnreadable,
-			Message: fmt.Sprintf("cannot read directory: %v; fix its permissions", stripOp(err))})
+		n.unreadable(err)
 		return nil
 	}
 	defer d.release()
