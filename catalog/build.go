@@ -178,6 +178,7 @@ func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
 		b.prevListings, owner = src.loadListings()
 		if prev != nil && owner == prev {
 			if c := b.reloadUnchanged(prev); c != nil {
+				c.packed = prev.packed // the same objects
 				src.storeListings(b.prevListings, c)
 				return b.finish(c, start), nil
 			}
@@ -186,13 +187,17 @@ func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
 	b.walkStart = time.Now()
 	root := &node{path: ".", real: "."}
 	b.walkTree(root)
+	// The listings are packed beside the rest of the build, which runs on
+	// one core from here on.
+	listings := make(chan map[dirKey]*listing, 1)
+	go func() { listings <- packListings(b.listings) }()
 	cands := b.candidates(root)
 	b.hashAll(cands)
 	b.mapTree(root)
 	c := b.assemble(cands)
 	c.stats.Hashed, c.stats.Reused = int(b.hashed.Load()), int(b.reused.Load())
-	if b.rootDir != nil {
-		src.storeListings(packListings(b.listings), c)
+	if l := <-listings; b.rootDir != nil {
+		src.storeListings(l, c)
 	}
 	return b.finish(c, start), nil
 }
@@ -706,24 +711,29 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 			}
 		}
 	}
+	// The digest of the snapshot and the sorting of diagnostics only read
+	// the skills and files: both are done while the directories are built.
+	var wg sync.WaitGroup
 	if !b.src.check {
-		// Both only read the skills and files: the digest of the snapshot
-		// is taken while the directories are built.
-		id := make(chan string, 1)
-		go func() { id <- catalogID(c) }()
-		b.buildDirs(c, cands)
-		c.id = <-id
+		wg.Go(func() { c.id = catalogID(c) })
 	}
+	wg.Go(func() {
+		slices.SortStableFunc(b.diags, func(a, x Diagnostic) int {
+			return cmp.Or(cmp.Compare(a.Path, x.Path), cmp.Compare(a.Line, x.Line), cmp.Compare(a.Column, x.Column))
+		})
+	})
+	if !b.src.check {
+		b.buildDirs(c, cands)
+	}
+	wg.Wait()
 	c.stats.Skills = len(c.skills)
 	c.stats.Invalid += b.refused
 	c.stats.Skipped += b.skipped
 	c.stats.Found = b.found
-	slices.SortStableFunc(b.diags, func(a, x Diagnostic) int {
-		return cmp.Or(cmp.Compare(a.Path, x.Path), cmp.Compare(a.Line, x.Line), cmp.Compare(a.Column, x.Column))
-	})
 	c.diags = b.diags
-	if !b.src.check {
+	if !b.src.check && (b.prev != nil || !b.opts.PackLater) {
 		c.compact(b.prev)
+		c.packed = true
 	}
 	return c
 }

@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/skillport/skillport/skill"
 )
@@ -25,16 +27,63 @@ const packChunk = 512
 // Files prev published stay the objects they are, so that an unchanged
 // reload can still share prev's (see shareUnchanged). Frontmatter is kept
 // lean (skill.Frontmatter.Lean): its JSON, name and description.
+//
+// Compaction only writes to what it allocates (and to c's own fields and
+// diagnostics), never to the objects it moves, so that [Catalog.Pack] can
+// pack a copy of a catalog that is being read. Its steps run as soon as
+// what they read is ready, on as many cores as there are: files,
+// diagnostics and directory paths first, then skills beside directory
+// children, then directories' skills.
 func (c *Catalog) compact(prev *Catalog) {
-	moved := c.compactFiles(prev)
-	skills := c.compactSkills(moved)
-	c.compactDirs(moved, skills)
-	c.compactDiags()
+	var (
+		wg    sync.WaitGroup
+		moved map[*File]*File
+		msgs  map[string]string
+		dirs  []Dir
+	)
+	wg.Go(func() { msgs = c.compactDiags() })
+	wg.Go(func() { dirs = c.compactDirPaths() })
+	moved = c.compactFiles(prev)
+	wg.Wait()
+	var skills map[*Skill]*Skill
+	wg.Go(func() { skills = c.compactSkills(moved, msgs) })
+	c.compactChildren(dirs, moved)
+	wg.Wait()
+	for i := range dirs {
+		if s := skills[dirs[i].Skill]; s != nil {
+			dirs[i].Skill = s
+		}
+	}
 }
 
-// compactDiags packs the strings of the diagnostics, and the skills'
-// findings (whose messages are those of their diagnostics) into one slice.
-func (c *Catalog) compactDiags() {
+// Pack returns c packed: its skills, files and directories moved into a
+// few large allocations that free the pages of the build's garbage (see
+// [Options.PackLater]). It returns c itself when c is packed already;
+// otherwise a copy with the same [Catalog.ID], answering every call as c
+// does, and c is not modified, so that readers may keep using it while
+// Pack runs. The copy takes over what lets a reload of an unchanged tree
+// skip the walk: reload the copy, not c.
+func (c *Catalog) Pack() *Catalog {
+	if c.packed || c.src.check {
+		return c
+	}
+	p := *c
+	p.skills = slices.Clone(c.skills)
+	p.diags = slices.Clone(c.diags)
+	p.compact(nil)
+	p.packed = true
+	c.src.mu.Lock()
+	if c.src.listingsOf == c {
+		c.src.listingsOf = &p
+	}
+	c.src.mu.Unlock()
+	return &p
+}
+
+// compactDiags packs the strings of the diagnostics, in place, and
+// returns their messages by value, for the skills' findings (whose
+// messages are those of their diagnostics).
+func (c *Catalog) compactDiags() map[string]string {
 	msgs := make(map[string]string)
 	var pack stringPack
 	for lo := 0; lo < len(c.diags); lo += packChunk {
@@ -54,26 +103,7 @@ func (c *Catalog) compactDiags() {
 			msgs[d.Message] = d.Message
 		}
 	}
-	n := 0
-	for _, s := range c.skills {
-		n += len(s.Findings)
-	}
-	slab := make([]skill.Finding, n)
-	for _, s := range c.skills {
-		if len(s.Findings) == 0 {
-			continue
-		}
-		k := len(s.Findings)
-		fs := slab[:k:k]
-		slab = slab[k:]
-		for i, f := range s.Findings {
-			if m, ok := msgs[f.Message]; ok {
-				f.Message = m
-			}
-			fs[i] = f
-		}
-		s.Findings = fs
-	}
+	return msgs
 }
 
 // stringPack concatenates strings and hands back each one as a part of
@@ -94,9 +124,18 @@ func (p *stringPack) add(s string) int {
 
 // want queues s unless it is a part of in, which is packed too.
 func (p *stringPack) want(s, in string) {
-	if !strings.Contains(in, s) {
+	if partOf(s, in) < 0 {
 		p.add(s)
 	}
+}
+
+// partOf is the index of s in in, or -1. The strings packed beside a URI
+// are most often its end (a path, a name), which is tried first.
+func partOf(s, in string) int {
+	if strings.HasSuffix(in, s) {
+		return len(in) - len(s)
+	}
+	return strings.Index(in, s)
 }
 
 // done returns the packed string; get cuts parts of it.
@@ -124,7 +163,7 @@ func (p *stringPack) next() string {
 }
 
 func (p *stringPack) take(s, in string) string {
-	if i := strings.Index(in, s); i >= 0 {
+	if i := partOf(s, in); i >= 0 {
 		return in[i : i+len(s)]
 	}
 	return p.next()
@@ -135,14 +174,18 @@ func (p *stringPack) reset() { p.ends = p.ends[:0] }
 // compactFiles moves the files prev did not publish, and returns where
 // each went.
 func (c *Catalog) compactFiles(prev *Catalog) map[*File]*File {
-	var fresh []*File
+	var fresh, kept []*File
 	seen := make(map[*File]bool, len(c.files))
 	for _, s := range c.skills { // in URI order, for locality
 		for _, f := range s.Files {
-			if seen[f] || prev != nil && prev.files[f.URI] == f {
+			if seen[f] {
 				continue
 			}
 			seen[f] = true
+			if prev != nil && prev.files[f.URI] == f {
+				kept = append(kept, f)
+				continue
+			}
 			fresh = append(fresh, f)
 		}
 	}
@@ -173,27 +216,31 @@ func (c *Catalog) compactFiles(prev *Catalog) map[*File]*File {
 			moved[f] = nf
 		}
 	}
-	// A new map: the old one's keys are the strings the build made.
+	// A new map: the old one's keys are the strings the build made. Every
+	// file a skill lists is a file of the catalog, and the other way round.
 	files := make(map[string]*File, len(c.files))
-	for _, f := range c.files {
-		if nf := moved[f]; nf != nil {
-			f = nf
-		}
+	for i := range slab {
+		files[slab[i].URI] = &slab[i]
+	}
+	for _, f := range kept {
 		files[f.URI] = f
 	}
 	c.files = files
 	return moved
 }
 
-// compactSkills moves the skills, pointing them at the moved files, and
-// returns where each went.
-func (c *Catalog) compactSkills(moved map[*File]*File) map[*Skill]*Skill {
+// compactSkills moves the skills, pointing them at the moved files and
+// their findings (into one slice) at the packed messages msgs, and returns
+// where each went.
+func (c *Catalog) compactSkills(moved map[*File]*File, msgs map[string]string) map[*Skill]*Skill {
 	slab := make([]Skill, len(c.skills))
-	nfiles := 0
+	nfiles, nfindings := 0, 0
 	for _, s := range c.skills {
 		nfiles += len(s.Files)
+		nfindings += len(s.Findings)
 	}
 	files := make([]*File, nfiles)
+	findings := make([]skill.Finding, nfindings)
 	skills := make(map[*Skill]*Skill, len(c.skills))
 	var pack stringPack
 	for lo := 0; lo < len(c.skills); lo += packChunk {
@@ -231,6 +278,16 @@ func (c *Catalog) compactSkills(moved map[*File]*File) map[*Skill]*Skill {
 				}
 				ns.Files[j] = f
 			}
+			if k := len(s.Findings); k > 0 {
+				ns.Findings = findings[:k:k]
+				findings = findings[k:]
+				for j, f := range s.Findings {
+					if m, ok := msgs[f.Message]; ok {
+						f.Message = m
+					}
+					ns.Findings[j] = f
+				}
+			}
 			skills[s] = ns
 			c.skills[lo+i] = ns
 		}
@@ -242,17 +299,15 @@ func (c *Catalog) compactSkills(moved map[*File]*File) map[*Skill]*Skill {
 	return skills
 }
 
-// compactDirs moves the directories and their children, pointing them at
-// the moved files and skills.
-func (c *Catalog) compactDirs(moved map[*File]*File, skills map[*Skill]*Skill) {
+// compactDirPaths moves the directories into one slice with packed URIs
+// and paths, makes c.dirs index them and returns them; their children and
+// skills are still the old ones (see compactChildren).
+func (c *Catalog) compactDirPaths() []Dir {
 	old := make([]*Dir, 0, len(c.dirs))
-	nchildren := 0
 	for _, d := range c.dirs {
 		old = append(old, d)
-		nchildren += len(d.Children)
 	}
 	slab := make([]Dir, len(old))
-	children := make([]Child, nchildren)
 	var pack stringPack
 	for lo := 0; lo < len(old); lo += packChunk {
 		chunk := old[lo:min(lo+packChunk, len(old))]
@@ -267,9 +322,6 @@ func (c *Catalog) compactDirs(moved map[*File]*File, skills map[*Skill]*Skill) {
 			*nd = *d
 			nd.URI = pack.next()
 			nd.Path = pack.take(d.Path, nd.URI)
-			if s := skills[d.Skill]; s != nil {
-				nd.Skill = s
-			}
 		}
 	}
 	dirs := make(map[string]*Dir, len(slab))
@@ -277,8 +329,19 @@ func (c *Catalog) compactDirs(moved map[*File]*File, skills map[*Skill]*Skill) {
 		dirs[slab[i].URI] = &slab[i]
 	}
 	c.dirs = dirs
-	// Children, once every directory has its packed URI: a child directory
-	// shares its URI with the directory itself, a file with the file.
+	return slab
+}
+
+// compactChildren moves the children of the directories compactDirPaths
+// returned into one slice, pointing them at the moved files: a child
+// directory shares its URI with the directory itself, a file with the file.
+func (c *Catalog) compactChildren(slab []Dir, moved map[*File]*File) {
+	nchildren := 0
+	for i := range slab {
+		nchildren += len(slab[i].Children)
+	}
+	children := make([]Child, nchildren)
+	var pack stringPack
 	for lo := 0; lo < len(slab); lo += packChunk {
 		chunk := slab[lo:min(lo+packChunk, len(slab))]
 		pack.reset()
@@ -300,12 +363,14 @@ func (c *Catalog) compactDirs(moved map[*File]*File, skills map[*Skill]*Skill) {
 				name := ch.Name
 				switch {
 				case ch.File != nil:
-					if nf := moved[ch.File]; nf != nil {
-						ch.File = nf
+					f := ch.File
+					if nf := moved[f]; nf != nil {
+						f = nf
 					}
-					if ch.URI == ch.File.URI {
-						ch.URI = ch.File.URI
+					if ch.URI == ch.File.URI { // most often the same string: no bytes compared
+						ch.URI = f.URI
 					}
+					ch.File = f
 				default:
 					if sub := c.dirs[ch.URI]; sub != nil {
 						ch.URI = sub.URI

@@ -21,7 +21,7 @@ func (c *Catalog) shareUnchanged(prev *Catalog) *Catalog {
 		return c
 	}
 	s := &Catalog{src: c.src, opts: c.opts, skills: prev.skills, byURI: prev.byURI, files: prev.files, dirs: prev.dirs,
-		diags: c.diags, stats: c.stats, id: c.id, built: c.built}
+		diags: c.diags, stats: c.stats, id: c.id, built: c.built, packed: prev.packed}
 	if l, owner := c.src.loadListings(); owner == c {
 		c.src.storeListings(l, s) // the listings describe s as well: its reload may still skip the walk
 	}
