@@ -106,6 +106,25 @@ func (s *CatalogSource) swapLocked(c *catalog.Catalog) *catalogSnapshot {
 	return snap
 }
 
+// Pack replaces the served catalog by its packed copy ([catalog.Catalog.Pack]),
+// the same snapshot, so no OnChange callback runs and no client is told of
+// a change. A server whose catalog was built with [catalog.Options.PackLater],
+// to answer sooner, calls it once it answers. If a reload replaced the
+// catalog while it was being packed, the copy is dropped: the reload is
+// packed already.
+func (s *CatalogSource) Pack() {
+	c := s.Catalog()
+	p := c.Pack() // readers go on reading c meanwhile
+	if p == c {
+		return
+	}
+	s.reload.Lock()
+	defer s.reload.Unlock()
+	if s.cur.Load().Catalog == c {
+		s.swapLocked(p)
+	}
+}
+
 // Refresh implements [Source]: it reloads the catalog unless another caller
 // already replaced stale.
 func (s *CatalogSource) Refresh(ctx context.Context, stale Snapshot) (Snapshot, error) {

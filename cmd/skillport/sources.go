@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -92,6 +93,11 @@ func openSources(ctx context.Context, args []string, o sourceOptions) (*sourceSe
 			set.parts = append(set.parts, servedSource{name: spec.String(), src: server.NewCatalogSource(g.Catalog()), git: g})
 			continue
 		}
+		// A directory's first catalog is served before it is packed, and
+		// packed right after (follow): serve answers sooner.
+		dopts := *copts
+		dopts.PackLater = true
+		copts = &dopts
 		if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
 			if err == nil {
 				err = errors.New("not a directory")
@@ -138,6 +144,7 @@ func (s *sourceSet) follow(ctx context.Context, watch bool, poll time.Duration, 
 			go p.git.Watch(ctx, poll, p.src.Swap)
 		case watch:
 			go func() {
+				p.src.Pack() // before the watch, whose reloads then share the packed files
 				started := false
 				err := p.src.Watch(ctx, &catalog.WatchOptions{Started: func() { started = true; watchStarted() }})
 				if !started {
@@ -146,6 +153,11 @@ func (s *sourceSet) follow(ctx context.Context, watch bool, poll time.Duration, 
 				if err != nil {
 					log.Warn("live reload is off", "source", p.name, "err", err)
 				}
+			}()
+		default:
+			go func() {
+				p.src.Pack()
+				debug.FreeOSMemory() // the unpacked catalog's pages
 			}()
 		}
 	}
