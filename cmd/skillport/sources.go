@@ -129,31 +129,22 @@ func openSources(ctx context.Context, args []string, o sourceOptions) (*sourceSe
 // follow keeps every source current until ctx ends: directories are
 // watched (when watch is set), git branches polled every poll.
 func (s *sourceSet) follow(ctx context.Context, watch bool, poll time.Duration, log *slog.Logger) {
-	var dirs []servedSource
+	if watch {
+		dirs := 0
+		for _, p := range s.parts {
+			if p.git == nil {
+				dirs++
+			}
+		}
+		watchGC(dirs)
+	}
 	for _, p := range s.parts {
-		if p.git != nil {
+		switch {
+		case p.git != nil:
 			go p.git.Watch(ctx, poll, p.src.Swap)
-			continue
-		}
-		dirs = append(dirs, p)
-	}
-	if len(dirs) == 0 {
-		return
-	}
-	go func() {
-		// Directories' catalogs were served unpacked: pack them first, at
-		// the collector's usual setting, and only then watch, so that the
-		// watch's reloads share the packed files.
-		for _, p := range dirs {
-			p.src.Pack()
-		}
-		if !watch {
-			debug.FreeOSMemory() // the unpacked catalogs' pages
-			return
-		}
-		watchGC(len(dirs))
-		for _, p := range dirs {
+		case watch:
 			go func() {
+				p.src.Pack() // before the watch, whose reloads then share the packed files
 				started := false
 				err := p.src.Watch(ctx, &catalog.WatchOptions{Started: func() { started = true; watchStarted() }})
 				if !started {
@@ -163,8 +154,13 @@ func (s *sourceSet) follow(ctx context.Context, watch bool, poll time.Duration, 
 					log.Warn("live reload is off", "source", p.name, "err", err)
 				}
 			}()
+		default:
+			go func() {
+				p.src.Pack()
+				debug.FreeOSMemory() // the unpacked catalog's pages
+			}()
 		}
-	}()
+	}
 }
 
 // webhook returns the push webhook route, or nil when there is no git
