@@ -7,6 +7,8 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"sync"
 	"testing"
 	"time"
@@ -143,16 +145,29 @@ func BenchmarkDiscoveryHostCPU(b *testing.B) {
 	hostRun()
 	bareRun()
 	var hostCPU, bareCPU time.Duration
+	var hostB, bareB, hostN, bareN uint64
+	var m0, m1, m2 runtime.MemStats
 	for b.Loop() {
 		// Alternate, so that drift on the machine affects both alike.
+		runtime.ReadMemStats(&m0)
 		c0 := selfCPU()
-		hostRun()
+		pprof.Do(ctx, pprof.Labels("side", "host"), func(context.Context) { hostRun() })
 		c1 := selfCPU()
-		bareRun()
+		runtime.ReadMemStats(&m1)
+		pprof.Do(ctx, pprof.Labels("side", "bare"), func(context.Context) { bareRun() })
 		c2 := selfCPU()
+		runtime.ReadMemStats(&m2)
 		hostCPU += c1 - c0
 		bareCPU += c2 - c1
+		hostB += m1.TotalAlloc - m0.TotalAlloc
+		bareB += m2.TotalAlloc - m1.TotalAlloc
+		hostN += m1.Mallocs - m0.Mallocs
+		bareN += m2.Mallocs - m1.Mallocs
 	}
+	b.ReportMetric(float64(hostB)/float64(b.N)/n, "host-B/origin")
+	b.ReportMetric(float64(bareB)/float64(b.N)/n, "bare-B/origin")
+	b.ReportMetric(float64(hostN)/float64(b.N)/n, "host-allocs/origin")
+	b.ReportMetric(float64(bareN)/float64(b.N)/n, "bare-allocs/origin")
 	per := func(d time.Duration) float64 { return float64(d) / float64(b.N) / n / 1e3 }
 	b.ReportMetric(per(hostCPU), "host-cpu-µs/origin")
 	b.ReportMetric(per(bareCPU), "bare-cpu-µs/origin")
