@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -177,7 +177,22 @@ func Contents(rr *mcp.ReadResourceResult, uri string) ([]byte, string, error) {
 // Agent Skills limit).
 const MaxDescription = 1024
 
-var digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+// ValidDigest reports whether d is a digest as the extension writes it:
+// "sha256:" and 64 lowercase hex digits. It runs for every file of every
+// listed skill, so it is a loop rather than a regexp (a regexp cost a
+// tenth of validating an entry).
+func ValidDigest(d string) bool {
+	const prefix = "sha256:"
+	if len(d) != len(prefix)+64 || d[:len(prefix)] != prefix {
+		return false
+	}
+	for i := len(prefix); i < len(d); i++ {
+		if c := d[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // EntryError reports an entry that breaks the extension's rules.
 type EntryError struct {
@@ -237,22 +252,31 @@ func ValidateEntry(s *wire.Skill) error {
 	if len(files) == 0 {
 		return bad("resources is an empty array; it must list SKILL.md at least")
 	}
-	seen := make(map[string]bool, len(files))
+	// A scan finds duplicates fastest for the few files of most skills; a
+	// map takes over for long manifests so that one cannot be quadratic.
+	var seen map[string]bool
+	if len(files) > dupScan {
+		seen = make(map[string]bool, len(files))
+	}
 	hasSkill := false
 	for i, f := range files {
-		if seen[f.URI] {
+		if seen != nil {
+			if seen[f.URI] {
+				return bad("resources lists %q twice", f.URI)
+			}
+			seen[f.URI] = true
+		} else if slices.ContainsFunc(files[:i], func(g wire.SkillResource) bool { return g.URI == f.URI }) {
 			return bad("resources lists %q twice", f.URI)
 		}
-		seen[f.URI] = true
 		if f.URI == s.URI {
+			// Parsed above, as the skill's own URI.
 			hasSkill = true
 		} else if _, ok := skilluri.Within(sk.Root, f.URI); !ok {
 			return bad("resources item %d, %q, is not inside the skill root %s", i, f.URI, sk.Root)
-		}
-		if _, err := skilluri.Parse(f.URI); err != nil {
+		} else if err := skilluri.Check(f.URI); err != nil {
 			return bad("resources item %d: %v", i, err)
 		}
-		if !digestRE.MatchString(f.Digest) {
+		if !ValidDigest(f.Digest) {
 			return bad("resources item %d (%q): digest %q is not sha256: and 64 lowercase hex digits", i, f.URI, clip(f.Digest))
 		}
 		if f.Size < 0 && f.Size != SizeUnknown {
@@ -264,6 +288,9 @@ func ValidateEntry(s *wire.Skill) error {
 	}
 	return nil
 }
+
+// dupScan is the longest manifest whose duplicates are found by a scan.
+const dupScan = 16
 
 func clip(s string) string {
 	if len(s) > 40 {

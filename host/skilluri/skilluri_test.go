@@ -55,6 +55,38 @@ func TestParse(t *testing.T) {
 		if _, err := Parse(s); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: Parse(%q) = %v, want ErrInvalid", why, s, err)
 		}
+		if err := Check(s); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: Check(%q) = %v, want ErrInvalid", why, s, err)
+		}
+	}
+	for _, s := range good {
+		if err := Check(s); err != nil {
+			t.Errorf("Check(%q) = %v, want ok", s, err)
+		}
+	}
+}
+
+// TestCheckAllocates nothing for a valid URI without escapes: it runs for
+// every file of every listed skill.
+func TestCheckAllocates(t *testing.T) {
+	uri := "skill://acme/billing/refunds/references/policy.md"
+	if n := testing.AllocsPerRun(100, func() { _ = Check(uri) }); n != 0 {
+		t.Errorf("Check allocates %v times per call, want 0", n)
+	}
+}
+
+// TestParseSkillPathIsCapped: the path ParseSkill returns shares an array
+// with the parsed URI; appending to it must not write over anything.
+func TestParseSkillPathIsCapped(t *testing.T) {
+	sk, err := ParseSkill("skill://acme/billing/refunds/SKILL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sk.Path) != cap(sk.Path) {
+		t.Errorf("Path has room to grow into (len %d, cap %d)", len(sk.Path), cap(sk.Path))
+	}
+	if strings.Join(sk.Path, "/") != "acme/billing/refunds" || sk.Name != "refunds" {
+		t.Errorf("ParseSkill = %+v", sk)
 	}
 }
 
@@ -168,14 +200,18 @@ func FuzzResolve(f *testing.F) {
 	})
 }
 
-// FuzzParse checks that Parse never panics and that an accepted URI has no
-// decoded segment that could climb or hide a separator.
+// FuzzParse checks that Parse never panics, that Check gives the same
+// verdict, and that an accepted URI has no decoded segment that could
+// climb or hide a separator.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"skill://a/SKILL.md", "skill://x/%2e%2e/y", "skill://u@x:1/a?b#c", "file:///etc/passwd"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		u, err := Parse(raw)
+		if cerr := Check(raw); (cerr == nil) != (err == nil) || (err != nil && cerr.Error() != err.Error()) {
+			t.Fatalf("Check(%q) = %v, Parse = %v", raw, cerr, err)
+		}
 		if err != nil {
 			return
 		}

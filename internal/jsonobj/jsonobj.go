@@ -47,8 +47,17 @@ func Fields(raw []byte) ([]Field, error) {
 
 // fields splits the valid object that starts at lit[0] == '{'.
 func fields(lit []byte) ([]Field, error) {
+	// Room for the members of a typical entry, file or frontmatter at once,
+	// rather than growing the slice member by member.
+	return appendFields(make([]Field, 0, 8), lit)
+}
+
+// appendFields appends the members of the valid object that starts at
+// lit[0] == '{' to dst.
+func appendFields(dst []Field, lit []byte) ([]Field, error) {
 	i := skipSpace(lit, 1)
-	out := []Field{}
+	base := len(dst)
+	out := dst
 	var seen map[string]bool
 	if lit[i] == '}' {
 		return out, nil
@@ -71,14 +80,14 @@ func fields(lit []byte) ([]Field, error) {
 			}
 			seen[key] = true
 		} else {
-			for _, f := range out {
+			for _, f := range out[base:] {
 				if f.Key == key {
 					return nil, &DuplicateKeyError{Key: key}
 				}
 			}
-			if len(out) == 16 {
+			if len(out)-base == 16 {
 				seen = make(map[string]bool, 64)
-				for _, f := range out {
+				for _, f := range out[base:] {
 					seen[f.Key] = true
 				}
 				seen[key] = true
@@ -176,6 +185,29 @@ func unquote(lit []byte) (string, error) {
 			return s, err
 		}
 	}
+	// The keys of skill entries recur in every entry: a constant for each
+	// saves an allocation per member (switch on string(inner) does not
+	// allocate).
+	switch string(inner) {
+	case "uri":
+		return "uri", nil
+	case "digest":
+		return "digest", nil
+	case "size":
+		return "size", nil
+	case "name":
+		return "name", nil
+	case "description":
+		return "description", nil
+	case "frontmatter":
+		return "frontmatter", nil
+	case "resources":
+		return "resources", nil
+	case "metadata":
+		return "metadata", nil
+	case "license":
+		return "license", nil
+	}
 	return string(inner), nil
 }
 
@@ -197,7 +229,7 @@ func Elements(raw []byte) ([]json.RawMessage, error) {
 
 // elements splits the valid array starting at raw[i] == '['.
 func elements(raw []byte, i int) []json.RawMessage {
-	out := []json.RawMessage{}
+	out := make([]json.RawMessage, 0, 8)
 	i = skipSpace(raw, i+1)
 	if raw[i] == ']' {
 		return out
