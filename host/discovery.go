@@ -158,6 +158,7 @@ func (o *originState) connect(ctx context.Context) error {
 		}
 	}
 	gt := &guardedTransport{inner: inner, skillsChanged: o.scheduleRefresh}
+	defer gt.settle()
 	type result struct {
 		s   *mcp.ClientSession
 		err error
@@ -442,11 +443,13 @@ func (o *originState) ingest(e *Entry) {
 		e.Warnings = append(e.Warnings, "description contains "+f+" (removed for display)")
 		o.diag(Warning, e.URI, "description contains "+f+"; they are removed before it reaches the model", nil)
 	}
-	keep := ""
-	if !e.Dynamic {
-		keep = approval.Key(e.Origin, e.URI, e.Files)
+	current := func() string {
+		if e.Dynamic {
+			return ""
+		}
+		return approval.Key(e.Origin, e.URI, e.Files)
 	}
-	if n, err := o.h.opts.Approvals.Revoke(e.Origin, e.URI, keep); err != nil {
+	if n, err := o.h.opts.Approvals.RevokeStale(e.Origin, e.URI, current); err != nil {
 		o.diag(Warning, e.URI, "could not revoke a stale approval: "+err.Error(), err)
 	} else if n > 0 {
 		o.diag(Warning, e.URI, "the skill's files changed since it was approved; the approval was revoked and loading it will ask again", nil)
