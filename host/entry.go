@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/host/skilluri"
 	"github.com/skillport/skillport/internal/jsonobj"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/skillclient"
@@ -303,14 +302,14 @@ func member(fs []jsonobj.Field, key string) (json.RawMessage, bool) {
 // entry over the per-skill limits (512 files, 16 MiB) is returned with
 // Declined set, checked before anything is fetched and without overflow.
 func ValidateEntry(origin string, s *wire.Skill) (*Entry, error) {
-	if err := skillclient.ValidateEntry(s); err != nil {
+	sk, err := skillclient.ParseEntry(s)
+	if err != nil {
 		var ee *skillclient.EntryError
 		if !errors.As(err, &ee) {
 			return nil, &EntryError{Origin: origin, URI: s.URI, Err: ErrInvalidEntry, Msg: err.Error()}
 		}
 		return nil, &EntryError{Origin: origin, URI: s.URI, Err: ErrInvalidEntry, Msg: ee.Msg}
 	}
-	sk, _ := skilluri.ParseSkill(s.URI)
 	e := &Entry{
 		Origin:      origin,
 		Kind:        KindMCP,

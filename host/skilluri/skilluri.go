@@ -158,8 +158,8 @@ func parse(raw string, keep bool) (*URI, error) {
 		all[0] = authority
 		u = &URI{Raw: raw, Scheme: scheme, Authority: authority, all: all}
 	}
-	i := 0
-	for s := range strings.SplitSeq(path, "/") {
+	for i := 0; ; i++ {
+		s, more, _ := strings.Cut(path, "/")
 		d, err := segment(s)
 		if err != nil {
 			return nil, invalid(raw, "segment %d: %v", i+2, err)
@@ -168,7 +168,10 @@ func parse(raw string, keep bool) (*URI, error) {
 			u.lastRaw = s
 			u.all = append(u.all, d)
 		}
-		i++
+		if len(s) == len(path) {
+			break
+		}
+		path = more
 	}
 	if keep {
 		u.Segments = u.all[1:]
@@ -181,10 +184,20 @@ func segment(s string) (string, error) {
 	if s == "" {
 		return "", errors.New("empty segment (// or a trailing slash)")
 	}
+	escaped := false
 	for i := 0; i < len(s); i++ {
 		if !isPChar(s[i]) {
 			return "", fmt.Errorf("character %q is not allowed in a path segment", s[i])
 		}
+		escaped = escaped || s[i] == '%'
+	}
+	if !escaped {
+		// Nothing to decode, and every byte is a pchar: no control
+		// character, separator or backslash can be in it.
+		if s == "." || s == ".." {
+			return "", errors.New("dot segment")
+		}
+		return s, nil
 	}
 	d, err := url.PathUnescape(s)
 	if err != nil {
@@ -212,9 +225,17 @@ func isSubDelim(c byte) bool { return strings.IndexByte("!$&'()*+,;=", c) >= 0 }
 
 func isRegNameChar(c byte) bool { return isUnreserved(c) || isSubDelim(c) }
 
-func isPChar(c byte) bool {
-	return isUnreserved(c) || isSubDelim(c) || c == ':' || c == '@' || c == '%'
-}
+func isPChar(c byte) bool { return pchars[c] }
+
+// pchars holds the bytes a path segment may contain: checked for every
+// byte of every file URI of every listed skill.
+var pchars = func() (t [256]bool) {
+	for c := range 256 {
+		b := byte(c)
+		t[c] = isUnreserved(b) || isSubDelim(b) || b == ':' || b == '@' || b == '%'
+	}
+	return t
+}()
 
 // IsSkillFile reports whether the URI names a SKILL.md (exact, case-sensitive).
 func (u *URI) IsSkillFile() bool {

@@ -2,6 +2,7 @@ package skilluri
 
 import (
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -221,6 +222,13 @@ func FuzzParse(f *testing.F) {
 		for _, s := range u.Segments {
 			if s == "." || s == ".." || s == "" || strings.ContainsAny(s, "/\\\x00") {
 				t.Fatalf("Parse(%q) accepted segment %q", raw, s)
+			}
+		}
+		// Segments are the raw ones as net/url decodes them.
+		_, path, _ := strings.Cut(strings.SplitN(raw, "://", 2)[1], "/")
+		for i, rs := range strings.Split(path, "/") {
+			if d, err := url.PathUnescape(rs); err != nil || d != u.Segments[i] {
+				t.Fatalf("Parse(%q): segment %d is %q, net/url decodes %q as %q (%v)", raw, i, u.Segments[i], rs, d, err)
 			}
 		}
 	})
