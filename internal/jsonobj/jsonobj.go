@@ -127,14 +127,26 @@ func skipSpace(b []byte, i int) int {
 }
 
 // stringEnd returns the index just past the string starting at b[i] == '"'.
+// It jumps from quote to quote (bytes.IndexByte, many bytes at a time)
+// instead of looking at every byte: strings are most of a skill entry
+// (URIs, digests, the description). In valid JSON a quote ends the string
+// unless an odd run of backslashes comes right before it.
 func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	start := i + 1
+	for j := start; j < len(b); {
+		q := bytes.IndexByte(b[j:], '"')
+		if q < 0 {
+			break
 		}
+		q += j
+		n := 0
+		for k := q - 1; k >= start && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
 	return len(b)
 }
@@ -178,12 +190,10 @@ func valueEnd(b []byte, i int) int {
 // case, are converted without a decoder.
 func unquote(lit []byte) (string, error) {
 	inner := lit[1 : len(lit)-1]
-	for _, c := range inner {
-		if c == '\\' {
-			var s string
-			err := json.Unmarshal(lit, &s)
-			return s, err
-		}
+	if bytes.IndexByte(inner, '\\') >= 0 {
+		var s string
+		err := json.Unmarshal(lit, &s)
+		return s, err
 	}
 	// The keys of skill entries recur in every entry: a constant for each
 	// saves an allocation per member (switch on string(inner) does not

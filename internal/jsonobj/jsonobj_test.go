@@ -266,3 +266,18 @@ func TestCommonKeysAreNotCopied(t *testing.T) {
 		t.Errorf("keys = %q", buf)
 	}
 }
+
+// TestStringEnd: a string ends at the first quote not escaped by an odd
+// run of backslashes, wherever the run starts.
+func TestStringEnd(t *testing.T) {
+	for _, s := range []string{`""`, `"a"`, `"\""`, `"\\"`, `"\\\""`, `"\\\\"`, `"a\\\"b\\"`, `"\u0022"`, `"` + strings.Repeat(`\\`, 40) + `"`, `"` + strings.Repeat("x", 100) + `\"` + strings.Repeat("y", 100) + `"`} {
+		var v string
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		b := []byte(s + `,"next"`)
+		if got := stringEnd(b, 0); got != len(s) {
+			t.Errorf("stringEnd(%s) = %d, want %d", b, got, len(s))
+		}
+	}
+}
