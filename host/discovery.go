@@ -131,7 +131,8 @@ func (o *originState) start(ctx context.Context) {
 		o.openDir()
 		return
 	}
-	if err := o.connect(ctx); err != nil {
+	finished, err := o.connect(ctx, func() { o.relist(ctx) })
+	if err != nil {
 		o.mu.Lock()
 		o.status.Err = err
 		if errors.Is(err, ErrNoSkills) {
@@ -143,32 +144,49 @@ func (o *originState) start(ctx context.Context) {
 		o.mu.Unlock()
 		return
 	}
-	o.relist(ctx)
+	<-finished
 }
 
-func (o *originState) connect(ctx context.Context) error {
+// connect connects and initializes the session, then has the goroutine
+// that connected run then (the first listing) and close finished. One
+// goroutine does both so that its stack, grown deep by the SDK's
+// connecting, serves the listing too: growing a second goroutine's stack
+// as deep cost a host more than a bare client. The caller's goroutine
+// only waits, and gives up on Connect at the call timeout.
+func (o *originState) connect(ctx context.Context, then func()) (_ <-chan struct{}, err error) {
 	ctx, cancel := context.WithTimeout(ctx, o.h.opts.CallTimeout)
 	defer cancel()
 	client := newClient(o.h, o)
 	inner := o.cfg.transport(o.h.opts.ServerStderr)
 	if o.cfg.Git != "" {
-		var err error
 		if inner, err = o.openGit(ctx); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	gt := &guardedTransport{inner: inner, skillsChanged: o.scheduleRefresh}
+	defer gt.settle()
 	type result struct {
 		s   *mcp.ClientSession
 		err error
 	}
 	done := make(chan result, 1)
+	// next is what the goroutine runs once Connect returned: then if the
+	// origin is usable, else nothing. Sent exactly once, when connect
+	// returns, so that the goroutine starts listing only after the
+	// session is set up here.
+	next := make(chan func(), 1)
+	var run func()
+	defer func() { next <- run }()
+	fin := make(chan struct{})
 	go func() {
+		defer close(fin)
 		s, err := client.Connect(ctx, gt, nil)
 		done <- result{s, err}
+		if f := <-next; f != nil {
+			f()
+		}
 	}()
 	var sess *mcp.ClientSession
-	var err error
 	select {
 	case r := <-done:
 		sess, err = r.s, r.err
@@ -180,9 +198,9 @@ func (o *originState) connect(ctx context.Context) error {
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("%w: %s did not complete initialization within %v (%w)%s", ErrUnavailable, o.cfg.Where(), o.h.opts.CallTimeout, context.DeadlineExceeded, processReport(gt.inner, 0))
+			return nil, fmt.Errorf("%w: %s did not complete initialization within %v (%w)%s", ErrUnavailable, o.cfg.Where(), o.h.opts.CallTimeout, context.DeadlineExceeded, processReport(gt.inner, 0))
 		}
-		return fmt.Errorf("%w: connecting to %s: %v%s", ErrUnavailable, o.cfg.Where(), err, processReport(gt.inner, time.Second))
+		return nil, fmt.Errorf("%w: connecting to %s: %v%s", ErrUnavailable, o.cfg.Where(), err, processReport(gt.inner, time.Second))
 	}
 	init := sess.InitializeResult()
 	o.mu.Lock()
@@ -201,17 +219,19 @@ func (o *originState) connect(ctx context.Context) error {
 		// Without the extension, a compatibility profile (profiles.go).
 		if p := pickProfile(caps, gt.legacyCapability()); p != "" {
 			o.profile, o.status.Profile = p, p
-			return nil
+			run = then
+			return fin, nil
 		}
-		return fmt.Errorf("%w: %w (%s)", ErrUnavailable, ErrNoSkills, wire.ExtensionID)
+		return nil, fmt.Errorf("%w: %w (%s)", ErrUnavailable, ErrNoSkills, wire.ExtensionID)
 	}
 	o.status.Declared = true
 	if caps.Resources == nil {
-		return fmt.Errorf("%w: the server %v", ErrUnavailable, errNoResources)
+		return nil, fmt.Errorf("%w: the server %v", ErrUnavailable, errNoResources)
 	}
 	o.settings = settings
 	o.status.DirectoryRead = settings.DirectoryRead
-	return nil
+	run = then
+	return fin, nil
 }
 
 func (o *originState) close() error {
@@ -442,11 +462,13 @@ func (o *originState) ingest(e *Entry) {
 		e.Warnings = append(e.Warnings, "description contains "+f+" (removed for display)")
 		o.diag(Warning, e.URI, "description contains "+f+"; they are removed before it reaches the model", nil)
 	}
-	keep := ""
-	if !e.Dynamic {
-		keep = approval.Key(e.Origin, e.URI, e.Files)
+	current := func() string {
+		if e.Dynamic {
+			return ""
+		}
+		return approval.Key(e.Origin, e.URI, e.Files)
 	}
-	if n, err := o.h.opts.Approvals.Revoke(e.Origin, e.URI, keep); err != nil {
+	if n, err := o.h.opts.Approvals.RevokeStale(e.Origin, e.URI, current); err != nil {
 		o.diag(Warning, e.URI, "could not revoke a stale approval: "+err.Error(), err)
 	} else if n > 0 {
 		o.diag(Warning, e.URI, "the skill's files changed since it was approved; the approval was revoked and loading it will ask again", nil)

@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/host/skilluri"
 	"github.com/skillport/skillport/internal/jsonobj"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/skillclient"
@@ -161,20 +160,7 @@ func (e *Entry) Status() string {
 const SizeUnknown = skillclient.SizeUnknown
 
 // validDigest reports whether d is "sha256:" and 64 lowercase hex digits.
-// It runs for every file of every listed skill; a regexp was a tenth of
-// decoding an entry.
-func validDigest(d string) bool {
-	const prefix = "sha256:"
-	if len(d) != len(prefix)+64 || d[:len(prefix)] != prefix {
-		return false
-	}
-	for i := len(prefix); i < len(d); i++ {
-		if c := d[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
+func validDigest(d string) bool { return skillclient.ValidDigest(d) }
 
 // DecodeEntry decodes one skill entry as a server sent it and validates it
 // with [ValidateEntry]. Decoding is stricter than encoding/json: keys match
@@ -185,17 +171,18 @@ func DecodeEntry(origin string, raw []byte) (*Entry, error) {
 	bad := func(uri, format string, args ...any) error {
 		return &EntryError{Origin: origin, URI: uri, Err: ErrInvalidEntry, Msg: fmt.Sprintf(format, args...)}
 	}
-	fields, err := objectFields(raw)
+	fields, err := jsonobj.Fields(raw)
 	if err != nil {
 		return nil, bad("", "entry is not a JSON object: %v", err)
 	}
-	// objectFields checked the whole entry; its members are split without
+	// Fields checked the whole entry; its members are split without
 	// checking their bytes again.
-	uri, err := jsonobj.MemberString(fields["uri"])
-	if err != nil || fields["uri"] == nil {
+	uriRaw, ok := member(fields, "uri")
+	uri, err := jsonobj.MemberString(uriRaw)
+	if err != nil || !ok {
 		return nil, bad("", "uri is missing or not a string")
 	}
-	fmRaw, ok := fields["frontmatter"]
+	fmRaw, ok := member(fields, "frontmatter")
 	if !ok {
 		return nil, bad(uri, "frontmatter is missing")
 	}
@@ -203,7 +190,7 @@ func DecodeEntry(origin string, raw []byte) (*Entry, error) {
 	if err := fm.UnmarshalJSON(fmRaw); err != nil {
 		return nil, bad(uri, "%v", err)
 	}
-	resRaw, ok := fields["resources"]
+	resRaw, ok := member(fields, "resources")
 	if !ok {
 		return nil, bad(uri, `resources is missing; an entry without resources must not be loaded (it must be an array or "dynamic")`)
 	}
@@ -229,40 +216,66 @@ func decodeResources(raw []byte) (*wire.Resources, error) {
 		return nil, err
 	}
 	files := make([]wire.SkillResource, 0, len(items))
+	f := make([]jsonobj.Field, 0, 4) // reused for every item
 	for i, it := range items {
-		f, err := jsonobj.MemberMap(it)
+		f, err = jsonobj.AppendMemberFields(f[:0], it)
 		if err != nil {
 			return nil, fmt.Errorf("item %d: not a JSON object: %v", i, err)
 		}
 		var r wire.SkillResource
-		if r.URI, err = jsonobj.MemberString(f["uri"]); err != nil || f["uri"] == nil {
+		v, ok := member(f, "uri")
+		if r.URI, err = jsonobj.MemberString(v); err != nil || !ok {
 			return nil, fmt.Errorf("item %d: uri is missing or not a string", i)
 		}
-		if r.Digest, err = jsonobj.MemberString(f["digest"]); err != nil || f["digest"] == nil {
+		v, ok = member(f, "digest")
+		if r.Digest, err = jsonobj.MemberString(v); err != nil || !ok {
 			return nil, fmt.Errorf("item %d (%q): digest is missing or not a string", i, r.URI)
 		}
-		size := string(bytes.TrimSpace(f["size"]))
-		if _, present := f["size"]; !present {
+		size, present := member(f, "size")
+		if !present {
 			// A deviation some servers have; ValidateEntry accepts it with
 			// a warning and the reads stay bounded (see SizeUnknown).
 			r.Size = SizeUnknown
 			files = append(files, r)
 			continue
 		}
-		if size == "" {
+		if len(size) == 0 {
 			return nil, fmt.Errorf("item %d (%q): size is missing", i, r.URI)
 		}
-		if size != "0" && (size[0] < '1' || size[0] > '9' || strings.Trim(size, "0123456789") != "") {
-			return nil, fmt.Errorf("item %d (%q): size %s is not a non-negative integer", i, r.URI, clip(size))
-		}
-		n, err := strconv.ParseInt(size, 10, 64)
+		n, err := parseSize(size)
 		if err != nil {
-			return nil, fmt.Errorf("item %d (%q): size %s is out of range", i, r.URI, clip(size))
+			return nil, fmt.Errorf("item %d (%q): size %s %v", i, r.URI, clip(string(size)), err)
 		}
 		r.Size = n
 		files = append(files, r)
 	}
 	return &wire.Resources{Files: files}, nil
+}
+
+var (
+	errSizeSyntax = errors.New("is not a non-negative integer")
+	errSizeRange  = errors.New("is out of range")
+)
+
+// parseSize reads a size as JSON writes a non-negative integer: digits,
+// no leading zero, no sign, fraction or exponent, at most 2^63-1. It reads
+// the bytes of the entry where they are, without a string copy each.
+func parseSize(b []byte) (int64, error) {
+	if len(b) > 1 && b[0] == '0' {
+		return 0, errSizeSyntax
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, errSizeSyntax
+		}
+		d := int64(c - '0')
+		if n > (math.MaxInt64-d)/10 {
+			return 0, errSizeRange
+		}
+		n = n*10 + d
+	}
+	return n, nil
 }
 
 func clip(s string) string {
@@ -272,8 +285,16 @@ func clip(s string) string {
 	return s
 }
 
-// objectFields splits a JSON object into its fields, refusing duplicate keys.
-func objectFields(raw []byte) (map[string]json.RawMessage, error) { return jsonobj.Map(raw) }
+// member returns the value of the member named key: a scan, which for the
+// handful of members of an entry or file beats building a map.
+func member(fs []jsonobj.Field, key string) (json.RawMessage, bool) {
+	for _, f := range fs {
+		if f.Key == key {
+			return f.Value, true
+		}
+	}
+	return nil, false
+}
 
 // ValidateEntry checks a decoded entry against the extension's rules
 // and returns it as a registry entry. An invalid entry yields an
@@ -281,14 +302,14 @@ func objectFields(raw []byte) (map[string]json.RawMessage, error) { return jsono
 // entry over the per-skill limits (512 files, 16 MiB) is returned with
 // Declined set, checked before anything is fetched and without overflow.
 func ValidateEntry(origin string, s *wire.Skill) (*Entry, error) {
-	if err := skillclient.ValidateEntry(s); err != nil {
+	sk, err := skillclient.ParseEntry(s)
+	if err != nil {
 		var ee *skillclient.EntryError
 		if !errors.As(err, &ee) {
 			return nil, &EntryError{Origin: origin, URI: s.URI, Err: ErrInvalidEntry, Msg: err.Error()}
 		}
 		return nil, &EntryError{Origin: origin, URI: s.URI, Err: ErrInvalidEntry, Msg: ee.Msg}
 	}
-	sk, _ := skilluri.ParseSkill(s.URI)
 	e := &Entry{
 		Origin:      origin,
 		Kind:        KindMCP,

@@ -20,6 +20,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,7 +28,6 @@ import (
 	"io"
 	"log/slog"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -558,21 +558,32 @@ func (h *Host) current(e *Entry) *Entry {
 // share, is prefixed with its label ("docs__refunds"). Nothing is dropped or
 // silently shadowed: all sharers record each other in SharedWith.
 func qualify(in []*Entry, origin func(label string) (order int, fs bool)) ([]*Entry, map[string]*Entry) {
-	out := make([]*Entry, len(in))
+	// The copies in one array, and each entry's origin order looked up
+	// once rather than in every comparison of the sort.
+	copies := make([]Entry, len(in))
+	type sorted struct {
+		e     *Entry
+		order int
+	}
+	keyed := make([]sorted, len(in))
 	for i, e := range in {
-		c := *e
+		c := &copies[i]
+		*c = *e
 		c.SharedWith = nil
 		c.Qualified = e.Name
-		out[i] = &c
+		keyed[i].e = c
+		keyed[i].order, _ = origin(e.Origin)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		oi, _ := origin(out[i].Origin)
-		oj, _ := origin(out[j].Origin)
-		if oi != oj {
-			return oi < oj
+	slices.SortStableFunc(keyed, func(a, b sorted) int {
+		if a.order != b.order {
+			return cmp.Compare(a.order, b.order)
 		}
-		return out[i].URI < out[j].URI
+		return strings.Compare(a.e.URI, b.e.URI)
 	})
+	out := make([]*Entry, len(in))
+	for i, k := range keyed {
+		out[i] = k.e
+	}
 	byName := map[string][]*Entry{}
 	for _, e := range out {
 		byName[e.Name] = append(byName[e.Name], e)
@@ -605,12 +616,15 @@ func qualify(in []*Entry, origin func(label string) (order int, fs bool)) ([]*En
 		for i, o := range group {
 			ids[i] = o.Origin + ":" + o.Path
 		}
+		// Every sharer's SharedWith in one array, each capped to its own part.
+		shared := make([]string, 0, len(group)*(len(group)-1))
 		for i, e := range group {
 			if crossOrigin && e.Origin != keeper {
 				e.Qualified = e.Origin + "__" + e.Qualified
 			}
-			e.SharedWith = make([]string, 0, len(group)-1)
-			e.SharedWith = append(append(e.SharedWith, ids[:i]...), ids[i+1:]...)
+			start := len(shared)
+			shared = append(append(shared, ids[:i]...), ids[i+1:]...)
+			e.SharedWith = shared[start:len(shared):len(shared)]
 		}
 	}
 	qualified := make(map[string]*Entry, len(out))

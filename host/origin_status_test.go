@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -70,5 +72,30 @@ func TestSlowServerIsDeadlineExceeded(t *testing.T) {
 	st := connectOne(t, Origin{Label: "slow", Command: "sleep", Args: []string{"30"}}, 300*time.Millisecond)
 	if !errors.Is(st.Err, context.DeadlineExceeded) || errors.Is(st.Err, ErrNoSkills) {
 		t.Errorf("err %v: want context.DeadlineExceeded", st.Err)
+	}
+}
+
+// TestSilentHTTPServerIsDeadlineExceeded: an HTTP server that accepts the
+// initialize request and never answers is given up at CallTimeout. go-sdk's
+// Connect over Streamable HTTP does not end with its context (it took 5 s
+// here when called directly), so the host watches it from a goroutine even
+// though each write is bound to the context.
+func TestSilentHTTPServerIsDeadlineExceeded(t *testing.T) {
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}))
+	defer srv.Close()
+	defer close(done)
+	start := time.Now()
+	st := connectOne(t, Origin{Label: "silent", URL: srv.URL}, 300*time.Millisecond)
+	if !errors.Is(st.Err, context.DeadlineExceeded) || !strings.Contains(st.Err.Error(), "did not complete initialization") {
+		t.Errorf("err %v: want context.DeadlineExceeded", st.Err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("gave up after %v, CallTimeout is 300ms", d)
 	}
 }

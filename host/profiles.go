@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -38,13 +38,27 @@ const (
 	unverifiedLegacy = "served through the pre-extension skills primitive (SEP-2076 / seed 001): no digests, nothing can be verified"
 )
 
-// sniffConn records the top-level "skills" capability of the initialize
-// result, which go-sdk's ServerCapabilities has no field for.
+// sniffConn keeps what the host needs of a server's handshake beyond what
+// go-sdk's ServerCapabilities holds: the top-level "skills" capability of a
+// legacy server, which has no field there.
 type sniffConn struct {
 	mcp.Connection
-	skills        atomic.Pointer[json.RawMessage]
 	skillsChanged func()
+
+	mu sync.Mutex
+	// results are the results read while the session was being set up,
+	// kept as received (no copy) and decoded only if the server turns out
+	// not to declare the extension: for the servers that do, decoding the
+	// handshake twice was a tenth of what the host adds per origin.
+	results []json.RawMessage
+	settled bool // set up: no more results are kept
 }
+
+// maxSniffed bounds the results kept during set-up. The initialize (or
+// server/discover) result is the first a server sends; only a server
+// answering requests never made could push it past the bound, and then
+// loses nothing but its own legacy profile.
+const maxSniffed = 8
 
 func (c *sniffConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
@@ -57,20 +71,41 @@ func (c *sniffConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		msg, err = c.Connection.Read(ctx)
 	}
-	if r, ok := msg.(*jsonrpc.Response); ok && err == nil && c.skills.Load() == nil && len(r.Result) > 0 {
-		// The first result with capabilities: initialize, or server/discover
-		// for 2026-07-28 sessions.
+	if r, ok := msg.(*jsonrpc.Response); ok && err == nil && len(r.Result) > 0 {
+		c.mu.Lock()
+		if !c.settled && len(c.results) < maxSniffed {
+			c.results = append(c.results, r.Result)
+		}
+		c.mu.Unlock()
+	}
+	return msg, err
+}
+
+// legacySkills reports whether the first result with capabilities
+// (initialize, or server/discover for 2026-07-28 sessions) declared a
+// top-level "skills" object.
+func (c *sniffConn) legacySkills() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, result := range c.results {
 		var res struct {
 			Capabilities *struct {
 				Skills json.RawMessage `json:"skills"`
 			} `json:"capabilities"`
 		}
-		if json.Unmarshal(r.Result, &res) == nil && res.Capabilities != nil {
+		if json.Unmarshal(result, &res) == nil && res.Capabilities != nil {
 			raw := res.Capabilities.Skills
-			c.skills.Store(&raw)
+			return len(raw) > 0 && raw[0] == '{'
 		}
 	}
-	return msg, err
+	return false
+}
+
+// settle stops keeping results and lets go of those kept.
+func (c *sniffConn) settle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.settled, c.results = true, nil
 }
 
 func isSkillsListChanged(msg jsonrpc.Message) bool {
@@ -78,21 +113,31 @@ func isSkillsListChanged(msg jsonrpc.Message) bool {
 	return ok && !r.IsCall() && r.Method == wire.NotificationSkillsList
 }
 
-// legacyCapability reports whether the server declared a top-level
-// "skills" object.
-func (t *guardedTransport) legacyCapability() bool {
+// sniffer returns the connection's sniffConn, or nil.
+func (t *guardedTransport) sniffer() *sniffConn {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	cc, ok := t.conn.(*ctxConn)
 	if !ok {
-		return false
+		return nil
 	}
-	sc, ok := cc.Connection.(*sniffConn)
-	if !ok {
-		return false
+	sc, _ := cc.Connection.(*sniffConn)
+	return sc
+}
+
+// legacyCapability reports whether the server declared a top-level
+// "skills" object. Call it before settle.
+func (t *guardedTransport) legacyCapability() bool {
+	sc := t.sniffer()
+	return sc != nil && sc.legacySkills()
+}
+
+// settle ends the connection's set-up: the handshake results kept for
+// legacyCapability are let go.
+func (t *guardedTransport) settle() {
+	if sc := t.sniffer(); sc != nil {
+		sc.settle()
 	}
-	raw := sc.skills.Load()
-	return raw != nil && len(*raw) > 0 && (*raw)[0] == '{'
 }
 
 // pickProfile chooses how to read an origin that did not declare the

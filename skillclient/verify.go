@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -177,7 +177,22 @@ func Contents(rr *mcp.ReadResourceResult, uri string) ([]byte, string, error) {
 // Agent Skills limit).
 const MaxDescription = 1024
 
-var digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+// ValidDigest reports whether d is a digest as the extension writes it:
+// "sha256:" and 64 lowercase hex digits. It runs for every file of every
+// listed skill, so it is a loop rather than a regexp (a regexp cost a
+// tenth of validating an entry).
+func ValidDigest(d string) bool {
+	const prefix = "sha256:"
+	if len(d) != len(prefix)+64 || d[:len(prefix)] != prefix {
+		return false
+	}
+	for i := len(prefix); i < len(d); i++ {
+		if c := d[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // EntryError reports an entry that breaks the extension's rules.
 type EntryError struct {
@@ -207,63 +222,83 @@ func (e *EntryError) Unwrap() error { return ErrInvalidEntry }
 // sha256 digest and a non-negative size. It does not apply the per-skill
 // limits (512 files, 16 MiB), which a host enforces as policy.
 func ValidateEntry(s *wire.Skill) error {
+	_, err := ParseEntry(s)
+	return err
+}
+
+// ParseEntry is [ValidateEntry] that also returns what the entry's URI
+// names (root, path, name), which a host registering the entry needs: it
+// spares parsing the URI a second time for every listed skill.
+func ParseEntry(s *wire.Skill) (*skilluri.Skill, error) {
 	bad := func(format string, args ...any) error {
 		return &EntryError{URI: s.URI, Msg: fmt.Sprintf(format, args...)}
 	}
 	sk, err := skilluri.ParseSkill(s.URI)
 	if err != nil {
-		return bad("%v", err)
+		return nil, bad("%v", err)
 	}
 	name, ok := s.Frontmatter.Get("name")
 	if !ok {
-		return bad("frontmatter has no name")
+		return nil, bad("frontmatter has no name")
 	}
 	if n, ok := name.(string); !ok || n != sk.Name {
-		return bad("frontmatter name %s does not equal the last segment of the skill path, %q", quoteAny(name), sk.Name)
+		return nil, bad("frontmatter name %s does not equal the last segment of the skill path, %q", quoteAny(name), sk.Name)
 	}
 	desc, ok := s.Frontmatter.Get("description")
 	if d, isStr := desc.(string); !ok || !isStr || strings.TrimSpace(d) == "" {
-		return bad("frontmatter description is missing, empty or not a string")
+		return nil, bad("frontmatter description is missing, empty or not a string")
 	} else if utf8.RuneCountInString(d) > MaxDescription {
-		return bad("description is %d characters; the limit is %d", utf8.RuneCountInString(d), MaxDescription)
+		return nil, bad("description is %d characters; the limit is %d", utf8.RuneCountInString(d), MaxDescription)
 	}
 	if s.Resources == nil {
-		return bad(`resources is missing; it must be an array or "dynamic"`)
+		return nil, bad(`resources is missing; it must be an array or "dynamic"`)
 	}
 	if s.Resources.Dynamic {
-		return nil
+		return sk, nil
 	}
 	files := s.Resources.Files
 	if len(files) == 0 {
-		return bad("resources is an empty array; it must list SKILL.md at least")
+		return nil, bad("resources is an empty array; it must list SKILL.md at least")
 	}
-	seen := make(map[string]bool, len(files))
+	// A scan finds duplicates fastest for the few files of most skills; a
+	// map takes over for long manifests so that one cannot be quadratic.
+	var seen map[string]bool
+	if len(files) > dupScan {
+		seen = make(map[string]bool, len(files))
+	}
 	hasSkill := false
 	for i, f := range files {
-		if seen[f.URI] {
-			return bad("resources lists %q twice", f.URI)
+		if seen != nil {
+			if seen[f.URI] {
+				return nil, bad("resources lists %q twice", f.URI)
+			}
+			seen[f.URI] = true
+		} else if slices.ContainsFunc(files[:i], func(g wire.SkillResource) bool { return g.URI == f.URI }) {
+			return nil, bad("resources lists %q twice", f.URI)
 		}
-		seen[f.URI] = true
 		if f.URI == s.URI {
+			// Parsed above, as the skill's own URI.
 			hasSkill = true
 		} else if _, ok := skilluri.Within(sk.Root, f.URI); !ok {
-			return bad("resources item %d, %q, is not inside the skill root %s", i, f.URI, sk.Root)
+			return nil, bad("resources item %d, %q, is not inside the skill root %s", i, f.URI, sk.Root)
+		} else if err := skilluri.Check(f.URI); err != nil {
+			return nil, bad("resources item %d: %v", i, err)
 		}
-		if _, err := skilluri.Parse(f.URI); err != nil {
-			return bad("resources item %d: %v", i, err)
-		}
-		if !digestRE.MatchString(f.Digest) {
-			return bad("resources item %d (%q): digest %q is not sha256: and 64 lowercase hex digits", i, f.URI, clip(f.Digest))
+		if !ValidDigest(f.Digest) {
+			return nil, bad("resources item %d (%q): digest %q is not sha256: and 64 lowercase hex digits", i, f.URI, clip(f.Digest))
 		}
 		if f.Size < 0 && f.Size != SizeUnknown {
-			return bad("resources item %d (%q): size %d is negative", i, f.URI, f.Size)
+			return nil, bad("resources item %d (%q): size %d is negative", i, f.URI, f.Size)
 		}
 	}
 	if !hasSkill {
-		return bad("resources does not list the skill's own SKILL.md, %q", s.URI)
+		return nil, bad("resources does not list the skill's own SKILL.md, %q", s.URI)
 	}
-	return nil
+	return sk, nil
 }
+
+// dupScan is the longest manifest whose duplicates are found by a scan.
+const dupScan = 16
 
 func clip(s string) string {
 	if len(s) > 40 {

@@ -3,6 +3,7 @@ package skillclient_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -120,6 +121,9 @@ func TestValidateEntry(t *testing.T) {
 	if err := skillclient.ValidateEntry(ok); err != nil {
 		t.Fatal(err)
 	}
+	if sk, err := skillclient.ParseEntry(ok); err != nil || sk.Root != "skill://pdf" || sk.Name != "pdf" {
+		t.Fatalf("ParseEntry = %+v, %v", sk, err)
+	}
 	for name, mutate := range map[string]func(*wire.Skill){
 		"not a SKILL.md URI":    func(s *wire.Skill) { s.URI = "skill://pdf/README.md" },
 		"name differs from URI": func(s *wire.Skill) { s.URI = "skill://other/SKILL.md" },
@@ -129,7 +133,17 @@ func TestValidateEntry(t *testing.T) {
 			s.Resources.Files = append(s.Resources.Files, wire.SkillResource{URI: "skill://other/x", Digest: s.Resources.Files[0].Digest})
 		},
 		"listed twice": func(s *wire.Skill) { s.Resources.Files = append(s.Resources.Files, s.Resources.Files[0]) },
-		"bad digest":   func(s *wire.Skill) { s.Resources.Files[0].Digest = "md5:00" },
+		"listed twice in a long manifest": func(s *wire.Skill) {
+			// Past the files a scan compares, where a map finds duplicates.
+			for i := range 20 {
+				s.Resources.Files = append(s.Resources.Files, wire.SkillResource{URI: fmt.Sprintf("skill://pdf/f%d.md", i), Digest: s.Resources.Files[0].Digest, Size: 1})
+			}
+			s.Resources.Files = append(s.Resources.Files, s.Resources.Files[5])
+		},
+		"file URI invalid": func(s *wire.Skill) {
+			s.Resources.Files = append(s.Resources.Files, wire.SkillResource{URI: "skill://pdf/%2e%2e/x", Digest: s.Resources.Files[0].Digest})
+		},
+		"bad digest": func(s *wire.Skill) { s.Resources.Files[0].Digest = "md5:00" },
 		"negative size": func(s *wire.Skill) {
 			s.Resources.Files[0].Size = -2 // -1 is SizeUnknown, a missing size
 		},
@@ -140,6 +154,9 @@ func TestValidateEntry(t *testing.T) {
 			mutate(e)
 			if err := skillclient.ValidateEntry(e); !errors.Is(err, skillclient.ErrInvalidEntry) {
 				t.Fatalf("got %v, want ErrInvalidEntry", err)
+			}
+			if sk, err := skillclient.ParseEntry(e); sk != nil || !errors.Is(err, skillclient.ErrInvalidEntry) {
+				t.Fatalf("ParseEntry = %+v, %v; want ErrInvalidEntry", sk, err)
 			}
 		})
 	}

@@ -141,3 +141,28 @@ func TestLoadPolicyShape(t *testing.T) {
 		}
 	}
 }
+
+// TestRevokeStaleComputesKeyOnlyWhenNeeded: the key of the current
+// resources is computed once, and only for a skill that has an approval;
+// approvals of other skills are untouched.
+func TestRevokeStaleComputesKeyOnlyWhenNeeded(t *testing.T) {
+	s, _ := Open("")
+	k := Key("docs", "skill://a/SKILL.md", files)
+	s.Save(k, Record{Label: "docs", URI: "skill://a/SKILL.md"})
+	s.Save("old", Record{Label: "docs", URI: "skill://a/SKILL.md"})
+	s.Save("b", Record{Label: "docs", URI: "skill://b/SKILL.md"})
+	calls := 0
+	current := func() string { calls++; return k }
+	if n, err := s.RevokeStale("docs", "skill://c/SKILL.md", current); n != 0 || err != nil || calls != 0 {
+		t.Errorf("no approval of c: removed %d (%v), key computed %d times; want 0, 0", n, err, calls)
+	}
+	if n, err := s.RevokeStale("docs", "skill://a/SKILL.md", current); n != 1 || err != nil || calls != 1 {
+		t.Errorf("a: removed %d (%v), key computed %d times; want 1, 1", n, err, calls)
+	}
+	if _, ok := s.Lookup(k); !ok {
+		t.Error("the current approval was removed")
+	}
+	if _, ok := s.Lookup("b"); !ok {
+		t.Error("another skill's approval was removed")
+	}
+}

@@ -96,6 +96,22 @@ func (s *Store) Revoke(label, uri, keep string) (int, error) {
 	return s.remove(func(k string, r Record) bool { return r.Label == label && r.URI == uri && k != keep })
 }
 
+// RevokeStale is Revoke with the key to keep computed by current, and only
+// when the store holds an approval of (label, uri): a host ingests every
+// listed skill, and most have no approval to compare with.
+func (s *Store) RevokeStale(label, uri string, current func() string) (int, error) {
+	keep, known := "", false
+	return s.remove(func(k string, r Record) bool {
+		if r.Label != label || r.URI != uri {
+			return false
+		}
+		if !known {
+			keep, known = current(), true
+		}
+		return k != keep
+	})
+}
+
 // RemoveOrigin removes every approval of skills from label.
 func (s *Store) RemoveOrigin(label string) (int, error) {
 	return s.remove(func(_ string, r Record) bool { return r.Label == label })

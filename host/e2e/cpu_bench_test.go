@@ -7,6 +7,8 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"sync"
 	"testing"
 	"time"
@@ -92,12 +94,30 @@ func bareDiscover(ctx context.Context, url string) (int, error) {
 }
 
 // BenchmarkDiscoveryHostCPU measures what the host itself costs per
-// origin: the CPU of this process (the servers are another process) for
-// discovering 20 origins at once (connect, initialize, every skills/list
-// page, close), against a bare go-sdk client making the same calls to the
-// same server, concurrently as well, in the same run. Wall time on a shared
-// machine says more about the neighbours than about us; CPU time does not.
-// Target: cpu-ratio <= 1.2.
+// origin: the CPU of this process (the server is another process) for
+// discovering 20 origins at once, against a bare go-sdk client making the
+// same calls to the same server, concurrently as well, in the same run.
+// Wall time on a shared machine says more about the neighbours than about
+// us; CPU time does not.
+//
+// Both sides make the same calls over the same http.DefaultTransport, 20
+// sessions at once, each on the 2026-07-28 protocol: connect (discovery
+// and initialization), a subscriptions/listen stream kept open for
+// list-changed notifications, every skills/list page, close.
+//   - host: host.New and Connect over 20 URL origins, then Skills() and
+//     Close. On top of the calls it does what a host must: a per-call
+//     timeout, entries decoded strictly and validated against the
+//     extension's rules (URIs, digests, sizes, frontmatter, the per-skill
+//     limits), stale approvals revoked, and the registry named.
+//   - bare: per origin, mcp.NewClient with the extension declared and a
+//     list-changed handler, Connect, skills/list pages decoded by go-sdk
+//     with the entries kept as raw JSON and counted, Close.
+//
+// The sides alternate which runs first, and allocation counts are read
+// outside both CPU windows. Metrics: cpu-ratio (target <= 1.1; the issue's
+// bound is 1.2), host- and bare-cpu-µs/origin, and the bytes and
+// allocations per origin of each side. With -cpuprofile, the samples carry
+// a label: go tool pprof -tagfocus=side=host (or bare) splits them.
 func BenchmarkDiscoveryHostCPU(b *testing.B) {
 	const n = 20
 	url := httpServer(b)
@@ -142,17 +162,45 @@ func BenchmarkDiscoveryHostCPU(b *testing.B) {
 	// Warm both paths (connections, lazily built tables) before measuring.
 	hostRun()
 	bareRun()
-	var hostCPU, bareCPU time.Duration
-	for b.Loop() {
-		// Alternate, so that drift on the machine affects both alike.
-		c0 := selfCPU()
-		hostRun()
-		c1 := selfCPU()
-		bareRun()
-		c2 := selfCPU()
-		hostCPU += c1 - c0
-		bareCPU += c2 - c1
+	// One side's totals. Allocations are read outside the CPU windows
+	// (ReadMemStats stops the world), so neither side pays for the other's
+	// bookkeeping.
+	type side struct {
+		label         string
+		run           func()
+		cpu           time.Duration
+		bytes, allocs uint64
 	}
+	hs, bs := &side{label: "host", run: hostRun}, &side{label: "bare", run: bareRun}
+	measure := func(sd *side) {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		c0 := selfCPU()
+		pprof.Do(ctx, pprof.Labels("side", sd.label), func(context.Context) { sd.run() })
+		sd.cpu += selfCPU() - c0
+		runtime.ReadMemStats(&m1)
+		sd.bytes += m1.TotalAlloc - m0.TotalAlloc
+		sd.allocs += m1.Mallocs - m0.Mallocs
+	}
+	i := 0
+	for b.Loop() {
+		// Alternate which side goes first, so that drift on the machine and
+		// what one run leaves behind (sessions still closing, garbage the
+		// next run's allocations pay to collect) fall on both alike.
+		if i%2 == 0 {
+			measure(hs)
+			measure(bs)
+		} else {
+			measure(bs)
+			measure(hs)
+		}
+		i++
+	}
+	hostCPU, bareCPU := hs.cpu, bs.cpu
+	b.ReportMetric(float64(hs.bytes)/float64(b.N)/n, "host-B/origin")
+	b.ReportMetric(float64(bs.bytes)/float64(b.N)/n, "bare-B/origin")
+	b.ReportMetric(float64(hs.allocs)/float64(b.N)/n, "host-allocs/origin")
+	b.ReportMetric(float64(bs.allocs)/float64(b.N)/n, "bare-allocs/origin")
 	per := func(d time.Duration) float64 { return float64(d) / float64(b.N) / n / 1e3 }
 	b.ReportMetric(per(hostCPU), "host-cpu-µs/origin")
 	b.ReportMetric(per(bareCPU), "bare-cpu-µs/origin")

@@ -57,8 +57,10 @@ type URI struct {
 	Authority string
 	// Segments are the path segments after the authority, percent-decoded once.
 	Segments []string
-	// rawSegments are the same segments as received.
-	rawSegments []string
+	// lastRaw is the last segment as received.
+	lastRaw string
+	// all is the authority followed by Segments, in one array.
+	all []string
 }
 
 // invalid builds an error naming the URI (quoted, so control characters are
@@ -95,7 +97,18 @@ func HasScheme(s string) bool {
 // fragment, no empty, "." or ".." segments (also when percent-encoded), no
 // backslash, control character, encoded separator or NUL, and a scheme that
 // does not name a host or network location.
-func Parse(raw string) (*URI, error) {
+func Parse(raw string) (*URI, error) { return parse(raw, true) }
+
+// Check applies the rules of [Parse] without keeping what it splits: a
+// host checks every file URI of every listed skill, and needs no more
+// than the verdict for most of them.
+func Check(raw string) error {
+	_, err := parse(raw, false)
+	return err
+}
+
+// parse is Parse; the URI is only built when keep is set.
+func parse(raw string, keep bool) (*URI, error) {
 	if len(raw) > MaxLength {
 		return nil, invalid(raw, "longer than %d bytes", MaxLength)
 	}
@@ -134,17 +147,34 @@ func Parse(raw string) (*URI, error) {
 	if !ok || path == "" {
 		return nil, invalid(raw, "no path after the authority")
 	}
-	raws := strings.Split(path, "/")
-	if len(raws)+1 > MaxSegments {
+	n := strings.Count(path, "/") + 1
+	if n+1 > MaxSegments {
 		return nil, invalid(raw, "more than %d segments", MaxSegments)
 	}
-	u := &URI{Raw: raw, Scheme: scheme, Authority: authority, rawSegments: raws, Segments: make([]string, len(raws))}
-	for i, s := range raws {
+	var u *URI
+	if keep {
+		// The authority first, so that ParseSkill's path shares this array.
+		all := make([]string, 1, n+1)
+		all[0] = authority
+		u = &URI{Raw: raw, Scheme: scheme, Authority: authority, all: all}
+	}
+	for i := 0; ; i++ {
+		s, more, _ := strings.Cut(path, "/")
 		d, err := segment(s)
 		if err != nil {
 			return nil, invalid(raw, "segment %d: %v", i+2, err)
 		}
-		u.Segments[i] = d
+		if keep {
+			u.lastRaw = s
+			u.all = append(u.all, d)
+		}
+		if len(s) == len(path) {
+			break
+		}
+		path = more
+	}
+	if keep {
+		u.Segments = u.all[1:]
 	}
 	return u, nil
 }
@@ -154,10 +184,20 @@ func segment(s string) (string, error) {
 	if s == "" {
 		return "", errors.New("empty segment (// or a trailing slash)")
 	}
+	escaped := false
 	for i := 0; i < len(s); i++ {
 		if !isPChar(s[i]) {
 			return "", fmt.Errorf("character %q is not allowed in a path segment", s[i])
 		}
+		escaped = escaped || s[i] == '%'
+	}
+	if !escaped {
+		// Nothing to decode, and every byte is a pchar: no control
+		// character, separator or backslash can be in it.
+		if s == "." || s == ".." {
+			return "", errors.New("dot segment")
+		}
+		return s, nil
 	}
 	d, err := url.PathUnescape(s)
 	if err != nil {
@@ -185,13 +225,21 @@ func isSubDelim(c byte) bool { return strings.IndexByte("!$&'()*+,;=", c) >= 0 }
 
 func isRegNameChar(c byte) bool { return isUnreserved(c) || isSubDelim(c) }
 
-func isPChar(c byte) bool {
-	return isUnreserved(c) || isSubDelim(c) || c == ':' || c == '@' || c == '%'
-}
+func isPChar(c byte) bool { return pchars[c] }
+
+// pchars holds the bytes a path segment may contain: checked for every
+// byte of every file URI of every listed skill.
+var pchars = func() (t [256]bool) {
+	for c := range 256 {
+		b := byte(c)
+		t[c] = isUnreserved(b) || isSubDelim(b) || b == ':' || b == '@' || b == '%'
+	}
+	return t
+}()
 
 // IsSkillFile reports whether the URI names a SKILL.md (exact, case-sensitive).
 func (u *URI) IsSkillFile() bool {
-	return len(u.Segments) > 0 && u.rawSegments[len(u.rawSegments)-1] == SkillFile
+	return len(u.Segments) > 0 && u.lastRaw == SkillFile
 }
 
 // Skill describes the skill a SKILL.md URI names.
@@ -217,7 +265,9 @@ func ParseSkill(raw string) (*Skill, error) {
 	if !u.IsSkillFile() {
 		return nil, fmt.Errorf("%w: %q does not end in /%s", ErrNotSkill, raw, SkillFile)
 	}
-	path := append([]string{u.Authority}, u.Segments[:len(u.Segments)-1]...)
+	// parse put the authority and the segments in one array: the path is
+	// all of it but SKILL.md (capped, so an append cannot reach it).
+	path := u.all[: len(u.all)-1 : len(u.all)-1]
 	return &Skill{
 		URI:  raw,
 		Root: strings.TrimSuffix(raw, "/"+SkillFile),
@@ -230,7 +280,9 @@ func ParseSkill(raw string) (*Skill, error) {
 // segment boundary, and returns its path relative to root. Both are compared
 // as raw strings: identity is never normalised.
 func Within(root, uri string) (rel string, ok bool) {
-	if !strings.HasPrefix(uri, root+"/") {
+	// Not HasPrefix(uri, root+"/"): that concatenation allocates, and
+	// this runs for every file of every listed skill.
+	if len(uri) <= len(root) || uri[len(root)] != '/' || uri[:len(root)] != root {
 		return "", false
 	}
 	rel = uri[len(root)+1:]

@@ -2,6 +2,7 @@ package skilluri
 
 import (
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -55,6 +56,38 @@ func TestParse(t *testing.T) {
 		if _, err := Parse(s); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: Parse(%q) = %v, want ErrInvalid", why, s, err)
 		}
+		if err := Check(s); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: Check(%q) = %v, want ErrInvalid", why, s, err)
+		}
+	}
+	for _, s := range good {
+		if err := Check(s); err != nil {
+			t.Errorf("Check(%q) = %v, want ok", s, err)
+		}
+	}
+}
+
+// TestCheckAllocates nothing for a valid URI without escapes: it runs for
+// every file of every listed skill.
+func TestCheckAllocates(t *testing.T) {
+	uri := "skill://acme/billing/refunds/references/policy.md"
+	if n := testing.AllocsPerRun(100, func() { _ = Check(uri) }); n != 0 {
+		t.Errorf("Check allocates %v times per call, want 0", n)
+	}
+}
+
+// TestParseSkillPathIsCapped: the path ParseSkill returns shares an array
+// with the parsed URI; appending to it must not write over anything.
+func TestParseSkillPathIsCapped(t *testing.T) {
+	sk, err := ParseSkill("skill://acme/billing/refunds/SKILL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sk.Path) != cap(sk.Path) {
+		t.Errorf("Path has room to grow into (len %d, cap %d)", len(sk.Path), cap(sk.Path))
+	}
+	if strings.Join(sk.Path, "/") != "acme/billing/refunds" || sk.Name != "refunds" {
+		t.Errorf("ParseSkill = %+v", sk)
 	}
 }
 
@@ -168,14 +201,18 @@ func FuzzResolve(f *testing.F) {
 	})
 }
 
-// FuzzParse checks that Parse never panics and that an accepted URI has no
-// decoded segment that could climb or hide a separator.
+// FuzzParse checks that Parse never panics, that Check gives the same
+// verdict, and that an accepted URI has no decoded segment that could
+// climb or hide a separator.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"skill://a/SKILL.md", "skill://x/%2e%2e/y", "skill://u@x:1/a?b#c", "file:///etc/passwd"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		u, err := Parse(raw)
+		if cerr := Check(raw); (cerr == nil) != (err == nil) || (err != nil && cerr.Error() != err.Error()) {
+			t.Fatalf("Check(%q) = %v, Parse = %v", raw, cerr, err)
+		}
 		if err != nil {
 			return
 		}
@@ -185,6 +222,13 @@ func FuzzParse(f *testing.F) {
 		for _, s := range u.Segments {
 			if s == "." || s == ".." || s == "" || strings.ContainsAny(s, "/\\\x00") {
 				t.Fatalf("Parse(%q) accepted segment %q", raw, s)
+			}
+		}
+		// Segments are the raw ones as net/url decodes them.
+		_, path, _ := strings.Cut(strings.SplitN(raw, "://", 2)[1], "/")
+		for i, rs := range strings.Split(path, "/") {
+			if d, err := url.PathUnescape(rs); err != nil || d != u.Segments[i] {
+				t.Fatalf("Parse(%q): segment %d is %q, net/url decodes %q as %q (%v)", raw, i, u.Segments[i], rs, d, err)
 			}
 		}
 	})

@@ -47,8 +47,17 @@ func Fields(raw []byte) ([]Field, error) {
 
 // fields splits the valid object that starts at lit[0] == '{'.
 func fields(lit []byte) ([]Field, error) {
+	// Room for the members of a typical entry, file or frontmatter at once,
+	// rather than growing the slice member by member.
+	return appendFields(make([]Field, 0, 8), lit)
+}
+
+// appendFields appends the members of the valid object that starts at
+// lit[0] == '{' to dst.
+func appendFields(dst []Field, lit []byte) ([]Field, error) {
 	i := skipSpace(lit, 1)
-	out := []Field{}
+	base := len(dst)
+	out := dst
 	var seen map[string]bool
 	if lit[i] == '}' {
 		return out, nil
@@ -71,14 +80,14 @@ func fields(lit []byte) ([]Field, error) {
 			}
 			seen[key] = true
 		} else {
-			for _, f := range out {
+			for _, f := range out[base:] {
 				if f.Key == key {
 					return nil, &DuplicateKeyError{Key: key}
 				}
 			}
-			if len(out) == 16 {
+			if len(out)-base == 16 {
 				seen = make(map[string]bool, 64)
-				for _, f := range out {
+				for _, f := range out[base:] {
 					seen[f.Key] = true
 				}
 				seen[key] = true
@@ -118,14 +127,26 @@ func skipSpace(b []byte, i int) int {
 }
 
 // stringEnd returns the index just past the string starting at b[i] == '"'.
+// It jumps from quote to quote (bytes.IndexByte, many bytes at a time)
+// instead of looking at every byte: strings are most of a skill entry
+// (URIs, digests, the description). In valid JSON a quote ends the string
+// unless an odd run of backslashes comes right before it.
 func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	start := i + 1
+	for j := start; j < len(b); {
+		q := bytes.IndexByte(b[j:], '"')
+		if q < 0 {
+			break
 		}
+		q += j
+		n := 0
+		for k := q - 1; k >= start && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
 	return len(b)
 }
@@ -169,12 +190,33 @@ func valueEnd(b []byte, i int) int {
 // case, are converted without a decoder.
 func unquote(lit []byte) (string, error) {
 	inner := lit[1 : len(lit)-1]
-	for _, c := range inner {
-		if c == '\\' {
-			var s string
-			err := json.Unmarshal(lit, &s)
-			return s, err
-		}
+	if bytes.IndexByte(inner, '\\') >= 0 {
+		var s string
+		err := json.Unmarshal(lit, &s)
+		return s, err
+	}
+	// The keys of skill entries recur in every entry: a constant for each
+	// saves an allocation per member (switch on string(inner) does not
+	// allocate).
+	switch string(inner) {
+	case "uri":
+		return "uri", nil
+	case "digest":
+		return "digest", nil
+	case "size":
+		return "size", nil
+	case "name":
+		return "name", nil
+	case "description":
+		return "description", nil
+	case "frontmatter":
+		return "frontmatter", nil
+	case "resources":
+		return "resources", nil
+	case "metadata":
+		return "metadata", nil
+	case "license":
+		return "license", nil
 	}
 	return string(inner), nil
 }
@@ -197,7 +239,7 @@ func Elements(raw []byte) ([]json.RawMessage, error) {
 
 // elements splits the valid array starting at raw[i] == '['.
 func elements(raw []byte, i int) []json.RawMessage {
-	out := []json.RawMessage{}
+	out := make([]json.RawMessage, 0, 8)
 	i = skipSpace(raw, i+1)
 	if raw[i] == ']' {
 		return out

@@ -220,3 +220,64 @@ func TestMemberViews(t *testing.T) {
 		t.Error("MemberElements accepted an object")
 	}
 }
+
+// TestAppendMemberFields: a slice reused from one object to the next
+// holds each object's members only, and duplicates are found within an
+// object, not across objects (also past the point where a map takes over).
+func TestAppendMemberFields(t *testing.T) {
+	var many strings.Builder
+	many.WriteString("{")
+	for i := range 20 {
+		fmt.Fprintf(&many, `"k%d":%d,`, i, i)
+	}
+	many.WriteString(`"a":0}`)
+	raw := []byte(`[{"a":1,"b":2},{"a":3},` + many.String() + `,{"b":1,"b":2}]`)
+	if err := check(raw); err != nil {
+		t.Fatal(err)
+	}
+	els, _ := MemberElements(raw)
+	buf := make([]Field, 0, 2)
+	for i, want := range []int{2, 1, 21} {
+		fs, err := AppendMemberFields(buf[:0], els[i])
+		if err != nil || len(fs) != want {
+			t.Fatalf("object %d: %d fields, %v; want %d", i, len(fs), err, want)
+		}
+		buf = fs
+	}
+	var de *DuplicateKeyError
+	if _, err := AppendMemberFields(buf[:0], els[3]); !errors.As(err, &de) || de.Key != "b" {
+		t.Errorf("duplicate b: %v", err)
+	}
+	if _, err := AppendMemberFields(nil, json.RawMessage(`[1]`)); !errors.Is(err, ErrNotObject) {
+		t.Errorf("array: %v; want ErrNotObject", err)
+	}
+}
+
+// TestCommonKeysAreNotCopied: the keys every skill entry repeats come
+// back without an allocation each.
+func TestCommonKeysAreNotCopied(t *testing.T) {
+	raw := []byte(`{"uri":"u","digest":"d","size":1}`)
+	buf := make([]Field, 0, 4)
+	n := testing.AllocsPerRun(100, func() { buf, _ = AppendMemberFields(buf[:0], raw) })
+	if n != 0 {
+		t.Errorf("%v allocations splitting a file item, want 0", n)
+	}
+	if buf[0].Key != "uri" || buf[1].Key != "digest" || buf[2].Key != "size" {
+		t.Errorf("keys = %q", buf)
+	}
+}
+
+// TestStringEnd: a string ends at the first quote not escaped by an odd
+// run of backslashes, wherever the run starts.
+func TestStringEnd(t *testing.T) {
+	for _, s := range []string{`""`, `"a"`, `"\""`, `"\\"`, `"\\\""`, `"\\\\"`, `"a\\\"b\\"`, `"\u0022"`, `"` + strings.Repeat(`\\`, 40) + `"`, `"` + strings.Repeat("x", 100) + `\"` + strings.Repeat("y", 100) + `"`} {
+		var v string
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		b := []byte(s + `,"next"`)
+		if got := stringEnd(b, 0); got != len(s) {
+			t.Errorf("stringEnd(%s) = %d, want %d", b, got, len(s))
+		}
+	}
+}

@@ -23,6 +23,16 @@ func MemberMap(v json.RawMessage) (map[string]json.RawMessage, error) {
 	return toMap(fs), nil
 }
 
+// AppendMemberFields appends the fields of a checked member value to dst,
+// as Fields returns them: a caller that splits many small objects in turn
+// reuses one slice for all of them.
+func AppendMemberFields(dst []Field, v json.RawMessage) ([]Field, error) {
+	if len(v) == 0 || v[0] != '{' {
+		return nil, ErrNotObject
+	}
+	return appendFields(dst, v)
+}
+
 // MemberElements is Elements for a checked member value.
 func MemberElements(v json.RawMessage) ([]json.RawMessage, error) {
 	if len(v) == 0 || v[0] != '[' {
