@@ -33,8 +33,11 @@ const readyInvalid = 100
 // before (walkFloor, warm page cache, the same GOMAXPROCS); x-walkfloor is
 // the median ratio, and cpu-x-walkfloor that of the CPU time serve used
 // in all (user and system, till it exited on the answer) to the floor's,
-// steadier than wall time on a shared machine. Target: x-walkfloor ≤ 1.5. It also checks that serve
-// publishes every valid skill and refuses exactly the invalid ones.
+// steadier than wall time on a shared machine. Target: x-walkfloor ≤ 1.5.
+// The same ratios to parseFloor (x-parsefloor, cpu-x-parsefloor, with
+// parsefloor-ns/op) say how much of that the YAML parser costs any
+// implementation. It also checks that serve publishes every valid skill
+// and refuses exactly the invalid ones.
 func BenchmarkServeReady(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "skillport")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/skillport/skillport/cmd/skillport").CombinedOutput(); err != nil {
@@ -45,7 +48,8 @@ func BenchmarkServeReady(b *testing.B) {
 	if n, err := walkFloor(t.dir, workers); err != nil || n != t.stats.Bytes { // and warm the page cache
 		b.Fatalf("walk floor read %d bytes (%v), the tree has %d", n, err, t.stats.Bytes)
 	}
-	var ready, ratios, cpuRatios []float64
+	var ready, ratios, cpuRatios, parseRatios, parseCPURatios []float64
+	var parseTotal time.Duration
 	for b.Loop() {
 		b.StopTimer()
 		runtime.GC()
@@ -54,15 +58,27 @@ func BenchmarkServeReady(b *testing.B) {
 			b.Fatal(err)
 		}
 		floor, floorCPU := time.Since(t0), cpuTime()-cpu0
+		runtime.GC()
+		t0, cpu0 = time.Now(), cpuTime()
+		if _, err := parseFloor(t.dir, workers); err != nil {
+			b.Fatal(err)
+		}
+		parse, parseCPU := time.Since(t0), cpuTime()-cpu0
 		b.StartTimer()
 		r, cpu := firstAnswer(b, bin, t)
 		ready = append(ready, r.Seconds())
 		ratios = append(ratios, float64(r)/float64(floor))
 		cpuRatios = append(cpuRatios, float64(cpu)/float64(floorCPU))
+		parseTotal += parse
+		parseRatios = append(parseRatios, float64(r)/float64(parse))
+		parseCPURatios = append(parseCPURatios, float64(cpu)/float64(parseCPU))
 	}
 	b.ReportMetric(median(ready), "ready-s")
 	b.ReportMetric(median(ratios), "x-walkfloor")
 	b.ReportMetric(median(cpuRatios), "cpu-x-walkfloor")
+	b.ReportMetric(float64(parseTotal.Nanoseconds())/float64(len(ready)), "parsefloor-ns/op")
+	b.ReportMetric(median(parseRatios), "x-parsefloor")
+	b.ReportMetric(median(parseCPURatios), "cpu-x-parsefloor")
 	b.ReportMetric(float64(t.stats.Skills-t.stats.Invalid), "published")
 	b.ReportMetric(float64(t.stats.Invalid), "refused")
 }
