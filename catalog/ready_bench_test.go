@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -26,7 +27,8 @@ const readyInvalid = 100
 
 // BenchmarkServeReady measures what a user pointing skillport serve at a
 // large public collection waits for: the time from exec to the first
-// answer to skills/list over stdio (ready-s), on a real-world tree
+// answer to skills/list over stdio (ready-s), and the peak RSS until then
+// (peak-rss-MB, VmHWM; it fails over readyPeakBound), on a real-world tree
 // (gen.Options.RealWorld with invalid skills, about 18,400 SKILL.md and
 // 1.2 GB by default: the size of the largest collection served whole),
 // beside the WalkDir+read+hash floor of the same tree measured right
@@ -48,7 +50,7 @@ func BenchmarkServeReady(b *testing.B) {
 	if n, err := walkFloor(t.dir, workers); err != nil || n != t.stats.Bytes { // and warm the page cache
 		b.Fatalf("walk floor read %d bytes (%v), the tree has %d", n, err, t.stats.Bytes)
 	}
-	var ready, ratios, cpuRatios, parseRatios, parseCPURatios []float64
+	var ready, ratios, cpuRatios, parseRatios, parseCPURatios, peaks []float64
 	var parseTotal time.Duration
 	for b.Loop() {
 		b.StopTimer()
@@ -65,7 +67,11 @@ func BenchmarkServeReady(b *testing.B) {
 		}
 		parse, parseCPU := time.Since(t0), cpuTime()-cpu0
 		b.StartTimer()
-		r, cpu := firstAnswer(b, bin, t)
+		r, cpu, peak := firstAnswer(b, bin, t)
+		if peak > readyPeakBound {
+			b.Fatalf("serve peaked at %.0f MB of RSS before its first answer, over the %d MB bound the README gives", peak, readyPeakBound)
+		}
+		peaks = append(peaks, peak)
 		ready = append(ready, r.Seconds())
 		ratios = append(ratios, float64(r)/float64(floor))
 		cpuRatios = append(cpuRatios, float64(cpu)/float64(floorCPU))
@@ -79,15 +85,23 @@ func BenchmarkServeReady(b *testing.B) {
 	b.ReportMetric(float64(parseTotal.Nanoseconds())/float64(len(ready)), "parsefloor-ns/op")
 	b.ReportMetric(median(parseRatios), "x-parsefloor")
 	b.ReportMetric(median(parseCPURatios), "cpu-x-parsefloor")
+	b.ReportMetric(median(peaks), "peak-rss-MB")
 	b.ReportMetric(float64(t.stats.Skills-t.stats.Invalid), "published")
 	b.ReportMetric(float64(t.stats.Invalid), "refused")
 }
 
+// readyPeakBound is the peak RSS, in MB, serve may reach building
+// BenchmarkServeReady's tree: the README's figure for serve's build (its
+// heap grows to 384 MiB before it collects, see cmd/skillport's
+// buildHeapCeiling) with room for the runtime and the binary.
+const readyPeakBound = 450
+
 // firstAnswer starts skillport serve on t over stdio, sends initialize and
 // skills/list at once, and returns the time from exec to the skills/list
-// answer and the CPU time the process used; it ends the process on the
-// answer and checks what it published.
-func firstAnswer(b *testing.B, bin string, t benchTree) (time.Duration, time.Duration) {
+// answer, the CPU time the process used, and its peak RSS (VmHWM, in MB)
+// on the answer; it ends the process on the answer and checks what it
+// published.
+func firstAnswer(b *testing.B, bin string, t benchTree) (time.Duration, time.Duration, float64) {
 	cmd := exec.Command(bin, "serve", "--allow-hardlinks", t.dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -110,6 +124,7 @@ func firstAnswer(b *testing.B, bin string, t benchTree) (time.Duration, time.Dur
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 16<<20)
 	var ready time.Duration
+	var peak float64
 	for ready == 0 && sc.Scan() {
 		var m struct {
 			ID     int             `json:"id"`
@@ -117,6 +132,11 @@ func firstAnswer(b *testing.B, bin string, t benchTree) (time.Duration, time.Dur
 		}
 		if json.Unmarshal(sc.Bytes(), &m) == nil && m.ID == 2 {
 			ready = time.Since(t0)
+			status, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status")
+			if err != nil {
+				b.Fatal(err)
+			}
+			peak = statusMB(status, "VmHWM:")
 			if m.Result == nil {
 				b.Fatalf("skills/list failed: %s", sc.Text())
 			}
@@ -130,5 +150,5 @@ func firstAnswer(b *testing.B, bin string, t benchTree) (time.Duration, time.Dur
 	if want := strconv.Itoa(t.stats.Skills - t.stats.Invalid); m == nil || m[1] != want {
 		b.Fatalf("serve did not say it serves %s skills:\n%s", want, tail(stderr.String()))
 	}
-	return ready, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return ready, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), peak
 }
