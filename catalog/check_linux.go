@@ -3,11 +3,9 @@
 package catalog
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -83,9 +81,9 @@ func checkFD(src *source, o *Options) (*Catalog, error) {
 	}
 	root := &node{path: ".", real: "."}
 	runStack(b.workers(), []*dirTask{{n: root}}, func() func(*dirTask) []*dirTask {
-		h := sha256.New() // hashAt resets it; a check writes nothing to it
+		r := newFileReader() // hashAt resets its hash; a check writes nothing to it
 		buf := make([]byte, direntBufSize)
-		return func(t *dirTask) []*dirTask { return chk.visit(t, h, buf) }
+		return func(t *dirTask) []*dirTask { return chk.visit(t, r, buf) }
 	})
 	return b.checkTail(root, start), nil
 }
@@ -93,7 +91,7 @@ func checkFD(src *source, o *Options) (*Catalog, error) {
 // visit is visitFD for a check: it reads the directory of t, checks its
 // files if it is inside a skill, and returns its subdirectories as new
 // tasks.
-func (chk *fdCheck) visit(t *dirTask, h hash.Hash, buf []byte) []*dirTask {
+func (chk *fdCheck) visit(t *dirTask, r *fileReader, buf []byte) []*dirTask {
 	b, n := chk.b, t.n
 	d, err := b.openDirFD(t)
 	t.pfd.release()
@@ -117,7 +115,7 @@ func (chk *fdCheck) visit(t *dirTask, h hash.Hash, buf []byte) []*dirTask {
 	if inSkill {
 		for _, wf := range n.files {
 			if !wf.viaLink { // links are opened from the root by hashAll
-				b.digestAt(wf, d.fd, h)
+				b.digestAt(wf, d.fd, r)
 			}
 		}
 		b.dropChecked(n)

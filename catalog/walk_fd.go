@@ -78,7 +78,7 @@ func (b *builder) openFDRoot() error {
 }
 
 // visitFD is visit for the descriptor walk.
-func (b *builder) visitFD(t *dirTask, h hash.Hash) []*dirTask {
+func (b *builder) visitFD(t *dirTask, r *fileReader) []*dirTask {
 	n := t.n
 	d, err := b.openDirFD(t)
 	t.pfd.release()
@@ -100,7 +100,7 @@ func (b *builder) visitFD(t *dirTask, h hash.Hash) []*dirTask {
 	if inSkill {
 		for _, wf := range n.files {
 			if !wf.viaLink { // links are opened from the root by hashAll
-				b.digestAt(wf, d.fd, h)
+				b.digestAt(wf, d.fd, r)
 			}
 		}
 		if b.src.check {
@@ -206,7 +206,7 @@ func (f *walkFile) setStat(st *unix.Stat_t) {
 // digestAt digests the regular file f of the open directory dirfd, unless
 // the previous snapshot's digest still holds (one fstatat tells) or f is
 // too large for any skill to publish.
-func (b *builder) digestAt(f *walkFile, dirfd int, h hash.Hash) {
+func (b *builder) digestAt(f *walkFile, dirfd int, r *fileReader) {
 	if b.prevBy[f.path] != nil {
 		var st unix.Stat_t
 		if unix.Fstatat(dirfd, f.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
@@ -221,7 +221,7 @@ func (b *builder) digestAt(f *walkFile, dirfd int, h hash.Hash) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	for attempt := 0; ; attempt++ {
-		err := b.hashAt(f, dirfd, h, *bp)
+		err := b.hashAt(f, dirfd, r.h, *bp)
 		if err == errTooLarge {
 			return // its skill is over the limit: candidates() says so
 		}
@@ -234,7 +234,7 @@ func (b *builder) digestAt(f *walkFile, dirfd int, h hash.Hash) {
 		b.hashed.Add(1)
 		f.err, f.done = err, true
 		if err == nil && f.name == FileNameSKILL {
-			b.parse(f)
+			b.parse(f, &r.parser)
 		}
 		return
 	}
