@@ -109,6 +109,7 @@ func (b *builder) reuse(f *walkFile) bool {
 type fileReader struct {
 	h      hash.Hash
 	parser skill.Parser
+	dirent []byte // the getdents buffer of the descriptor walk (direntBuf)
 }
 
 func newFileReader() *fileReader { return &fileReader{h: sha256.New()} }
