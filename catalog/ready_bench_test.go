@@ -92,8 +92,8 @@ func BenchmarkServeReady(b *testing.B) {
 
 // readyPeakBound is the peak RSS, in MB, serve may reach building
 // BenchmarkServeReady's tree: the README's figure for serve's build (its
-// heap grows to 384 MiB before it collects, see cmd/skillport's
-// buildHeapCeiling) with room for the runtime and the binary.
+// heap may grow to 384 MiB, see cmd/skillport's buildHeapCeiling) with
+// room for the runtime and the binary.
 const readyPeakBound = 450
 
 // firstAnswer starts skillport serve on t over stdio, sends initialize and
