@@ -58,7 +58,7 @@ func (p *Parser) stream(text []byte) (fm Frontmatter, ok bool) {
 		p.dec, p.line = yaml.NewDecoder(&p.feed), 1
 	}
 	start := p.line + 1 // the line of the stream text starts on
-	p.feed.b = append(append(append(p.feed.b, "---\n"...), text...), docEnd...)
+	p.feed.add(text)
 	p.line = start + lineBreaks(text) + 3
 	defer func() {
 		if r := recover(); r != nil { // go-yaml's own bugs: alone, as Parse meets them
@@ -133,6 +133,16 @@ var errStarved = errors.New("skill: no more input")
 type feed struct {
 	b   []byte
 	off int
+}
+
+// add appends a document, first moving what go-yaml has not read yet to
+// the front, so that the buffer holds no more than about one document.
+func (f *feed) add(text []byte) {
+	if f.off > 0 {
+		f.b = f.b[:copy(f.b, f.b[f.off:])]
+		f.off = 0
+	}
+	f.b = append(append(append(f.b, "---\n"...), text...), docEnd...)
 }
 
 func (f *feed) Read(p []byte) (int, error) {

@@ -131,6 +131,12 @@ func TestParserStreams(t *testing.T) {
 			t.Fatalf("document %d: not parsed in the stream (line %d)", i+1, p.line)
 		}
 	}
+	for range 1000 {
+		checkSame(t, &p, []byte("---\nname: a\ndescription: "+strings.Repeat("b", 300)+"\n---\n"))
+	}
+	if p.dec == nil || cap(p.feed.b) > 4096 {
+		t.Fatalf("after 1,000 documents of 330 bytes: streaming %v, buffer of %d bytes", p.dec != nil, cap(p.feed.b))
+	}
 	checkSame(t, &p, []byte("---\na: [1\n---\n"))
 	if p.dec != nil {
 		t.Fatalf("the stream goes on after a document it refused")
