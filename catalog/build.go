@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io/fs"
 	"log/slog"
 	"path"
@@ -268,8 +267,8 @@ func (b *builder) diag(d Diagnostic) { b.diags = append(b.diags, d) }
 // cannot pass.
 func (b *builder) walkTree(root *node) {
 	runStack(b.workers(), []*dirTask{{n: root}}, func() func(*dirTask) []*dirTask {
-		h := sha256.New() // one per goroutine
-		return func(t *dirTask) []*dirTask { return b.visit(t, h) }
+		r := newFileReader() // one per goroutine
+		return func(t *dirTask) []*dirTask { return b.visit(t, r) }
 	})
 	// Walk diagnostics in tree order, as a serial walk finds them.
 	var listings map[dirKey]*listing
@@ -374,9 +373,9 @@ func (n *node) unreadable(err error) {
 		Message: fmt.Sprintf("cannot read directory: %v; fix its permissions", stripOp(err))})
 }
 
-func (b *builder) visit(t *dirTask, h hash.Hash) []*dirTask {
+func (b *builder) visit(t *dirTask, r *fileReader) []*dirTask {
 	if b.rootDir != nil {
-		return b.visitFD(t, h)
+		return b.visitFD(t, r)
 	}
 	n := t.n
 	entries, err := fs.ReadDir(b.src.fsys, n.path)
@@ -389,7 +388,7 @@ func (b *builder) visit(t *dirTask, h hash.Hash) []*dirTask {
 	if inSkill {
 		for _, wf := range n.files {
 			if wf.size <= b.opts.MaxBytes && !b.reuse(wf) {
-				b.digest(wf, h)
+				b.digest(wf, r)
 			}
 		}
 		if b.src.check {
@@ -778,7 +777,7 @@ func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 	}
 
 	if !md.parsed {
-		b.parse(md)
+		b.parse(md, nil)
 	}
 	if err := md.parseErr; err != nil {
 		d := Diagnostic{Path: md.path, Skill: n.path, Severity: skill.Error, Err: fmt.Errorf("%w: %w", ErrInvalidSkill, err), Message: err.Error()}

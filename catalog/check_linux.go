@@ -3,14 +3,9 @@
 package catalog
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"hash"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -42,8 +37,7 @@ import (
 // no path. The few that are not (a finding, or a stat that fails) take
 // the build's way, opened and stat'ed, and are reported as the build
 // reports them. Directories are listed without the fstat the build takes
-// for its listing cache (a check keeps no listing), and without os.File
-// (readDir).
+// for its listing cache (a check keeps no listing).
 
 // fdCheck is the state of one check's descriptor walk.
 type fdCheck struct {
@@ -83,9 +77,9 @@ func checkFD(src *source, o *Options) (*Catalog, error) {
 	}
 	root := &node{path: ".", real: "."}
 	runStack(b.workers(), []*dirTask{{n: root}}, func() func(*dirTask) []*dirTask {
-		h := sha256.New() // hashAt resets it; a check writes nothing to it
+		r := newFileReader() // hashAt resets its hash; a check writes nothing to it
 		buf := make([]byte, direntBufSize)
-		return func(t *dirTask) []*dirTask { return chk.visit(t, h, buf) }
+		return func(t *dirTask) []*dirTask { return chk.visit(t, r, buf) }
 	})
 	return b.checkTail(root, start), nil
 }
@@ -93,14 +87,14 @@ func checkFD(src *source, o *Options) (*Catalog, error) {
 // visit is visitFD for a check: it reads the directory of t, checks its
 // files if it is inside a skill, and returns its subdirectories as new
 // tasks.
-func (chk *fdCheck) visit(t *dirTask, h hash.Hash, buf []byte) []*dirTask {
+func (chk *fdCheck) visit(t *dirTask, r *fileReader, buf []byte) []*dirTask {
 	b, n := chk.b, t.n
 	d, err := b.openDirFD(t)
 	t.pfd.release()
 	var entries []fs.DirEntry
 	if err == nil {
 		// No fstat for a listing stamp: a check keeps no listing.
-		if entries, err = chk.readDir(d, n.path, buf); err != nil {
+		if entries, err = b.readDirFD(d, n.path, buf); err != nil {
 			d.release()
 		}
 	}
@@ -117,7 +111,7 @@ func (chk *fdCheck) visit(t *dirTask, h hash.Hash, buf []byte) []*dirTask {
 	if inSkill {
 		for _, wf := range n.files {
 			if !wf.viaLink { // links are opened from the root by hashAll
-				b.digestAt(wf, d.fd, h)
+				b.digestAt(wf, d.fd, r)
 			}
 		}
 		b.dropChecked(n)
@@ -201,100 +195,4 @@ func (chk *fdCheck) canOpen(dirfd int, name string, st *unix.Stat_t) bool {
 	}
 	syscall.Close(fd)
 	return true
-}
-
-// direntBufSize is the getdents buffer of each worker: a directory of a
-// thousand entries is listed in one call, the 42,000 at the top of a
-// large registry in about twenty.
-const direntBufSize = 64 << 10
-
-// dirent is an entry of a directory listed by readDir.
-type dirent struct {
-	name string
-	typ  fs.FileMode
-	dir  string // the directory's tree path, for Info
-	src  *source
-}
-
-func (e *dirent) Name() string      { return e.name }
-func (e *dirent) IsDir() bool       { return e.typ.IsDir() }
-func (e *dirent) Type() fs.FileMode { return e.typ }
-
-func (e *dirent) Info() (fs.FileInfo, error) {
-	return os.Lstat(filepath.Join(e.src.dir, filepath.FromSlash(e.dir), e.name))
-}
-
-// readDir is readDirFD for a check: it lists the open directory d, at tree
-// path p, sorted by name, reading the getdents records itself into buf,
-// where os.File would cost an fcntl, a finalizer and an allocation per
-// entry. An entry whose kind the file system leaves unknown is stat'ed,
-// as package os does.
-func (chk *fdCheck) readDir(d *fdDir, p string, buf []byte) ([]fs.DirEntry, error) {
-	var ents []dirent
-	for {
-		n, err := ignoringEINTR2(func() (int, error) { return unix.Getdents(d.fd, buf) })
-		if err != nil {
-			return nil, &fs.PathError{Op: "getdents", Path: p, Err: err}
-		}
-		if n <= 0 {
-			break
-		}
-		// Sized once: most directories are read in one call.
-		records := 0
-		for off := 0; off+19 <= n; records++ {
-			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
-			if reclen < 19 || off+reclen > n {
-				return nil, &fs.PathError{Op: "getdents", Path: p, Err: syscall.EIO}
-			}
-			off += reclen
-		}
-		ents = slices.Grow(ents, records)
-		// One string holds this read's names; entries slice it.
-		names := string(buf[:n])
-		for off := 0; off+19 <= n; {
-			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
-			ino := binary.NativeEndian.Uint64(buf[off:])
-			typ := buf[off+18]
-			name := names[off+19 : off+reclen]
-			if i := strings.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			off += reclen
-			if ino == 0 || name == "." || name == ".." {
-				continue
-			}
-			e := dirent{name: name, dir: p, src: chk.b.src}
-			switch typ {
-			case syscall.DT_REG:
-			case syscall.DT_DIR:
-				e.typ = fs.ModeDir
-			case syscall.DT_LNK:
-				e.typ = fs.ModeSymlink
-			case syscall.DT_FIFO:
-				e.typ = fs.ModeNamedPipe
-			case syscall.DT_SOCK:
-				e.typ = fs.ModeSocket
-			case syscall.DT_CHR:
-				e.typ = fs.ModeDevice | fs.ModeCharDevice
-			case syscall.DT_BLK:
-				e.typ = fs.ModeDevice
-			default:
-				fi, err := e.Info()
-				if errors.Is(err, fs.ErrNotExist) {
-					continue // removed since the listing
-				}
-				if err != nil {
-					return nil, err
-				}
-				e.typ = fi.Mode().Type()
-			}
-			ents = append(ents, e)
-		}
-	}
-	slices.SortFunc(ents, func(a, x dirent) int { return strings.Compare(a.name, x.name) })
-	entries := make([]fs.DirEntry, len(ents))
-	for i := range ents {
-		entries[i] = &ents[i]
-	}
-	return entries, nil
 }

@@ -134,7 +134,7 @@ func checkUnreadable(t *testing.T, dir string) {
 	}
 }
 
-// readDir parses getdents records itself: every entry of a directory
+// readDirFD parses getdents records itself: every entry of a directory
 // larger than its buffer comes back once, sorted, with its kind, and Info
 // stats the entry itself.
 func TestCheckReadDir(t *testing.T) {
@@ -173,8 +173,8 @@ func TestCheckReadDir(t *testing.T) {
 	}
 	d := &fdDir{fd: fd}
 	defer d.close()
-	chk := &fdCheck{b: &builder{src: &source{dir: root}}}
-	entries, err := chk.readDir(d, "sub", make([]byte, direntBufSize))
+	b := &builder{src: &source{dir: root}}
+	entries, err := b.readDirFD(d, "sub", make([]byte, direntBufSize))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,9 +53,9 @@ func (b *builder) hashAll(cands []*candidate) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h := sha256.New()
+			r := newFileReader()
 			for f := range ch {
-				b.digest(f, h)
+				b.digest(f, r)
 			}
 		}()
 	}
@@ -103,18 +103,29 @@ func (b *builder) reuse(f *walkFile) bool {
 	return true
 }
 
+// fileReader is what each goroutine that digests files keeps for itself:
+// a hash, and a SKILL.md parser, which parses the many small frontmatters
+// of a tree for half the garbage of one parse each (skill.Parser).
+type fileReader struct {
+	h      hash.Hash
+	parser skill.Parser
+	dirent []byte // the getdents buffer of the descriptor walk (direntBuf)
+}
+
+func newFileReader() *fileReader { return &fileReader{h: sha256.New()} }
+
 // digest hashes f, opening it by its path in the tree's fs.FS, and parses
 // it if it is a SKILL.md.
-func (b *builder) digest(f *walkFile, h hash.Hash) {
+func (b *builder) digest(f *walkFile, r *fileReader) {
 	b.hashed.Add(1)
 	// One buffer serves every read of f, and holds a SKILL.md that fits
 	// until it is parsed, below.
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
-	f.err = b.hashFile(f, h, *bp)
+	f.err = b.hashFile(f, r.h, *bp)
 	f.done = true
 	if f.err == nil && f.name == FileNameSKILL {
-		b.parse(f)
+		b.parse(f, &r.parser)
 	}
 }
 
@@ -125,10 +136,17 @@ func (f *walkFile) dropData() {
 	}
 }
 
-// parse parses and validates a SKILL.md that was read, and drops its bytes.
-func (b *builder) parse(f *walkFile) {
+// parse parses and validates a SKILL.md that was read, and drops its bytes,
+// with p when the caller has one of its own.
+func (b *builder) parse(f *walkFile, p *skill.Parser) {
 	f.parsed = true
-	doc, err := skill.Parse(f.data)
+	var doc *skill.Document
+	var err error
+	if p != nil {
+		doc, err = p.Parse(f.data)
+	} else {
+		doc, err = skill.Parse(f.data)
+	}
 	f.data = nil
 	if err != nil {
 		f.parseErr = err

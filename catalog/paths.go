@@ -174,7 +174,7 @@ func (b *builder) publishName(n *node) string {
 	}
 	md := n.skillMD
 	if !md.parsed && md.done && md.err == nil {
-		b.parse(md)
+		b.parse(md, nil)
 	}
 	if !md.parsed || md.parseErr != nil {
 		return ""

@@ -31,7 +31,7 @@ var benchValidateSkills = flag.Int("catalog.validateskills", 60_000, "top-level 
 //     once ready (serve-rss-MB; target ≤ 150), on a tree of
 //     -catalog.realskills skills (20,000), and once settled
 //     (serve-rss-settled-MB: after the watcher's first reload, when the RSS
-//     has stopped changing);
+//     has stopped changing), and its peak RSS by then (serve-rss-peak-MB);
 //   - validate: the wall time (validate-s; target ≤ 5 on the real
 //     61,452-skill registry, whose files are far smaller than these) and its
 //     ratio to the floor (validate-x-walkfloor), and peak RSS
@@ -52,7 +52,7 @@ func BenchmarkProcesses(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	var ready, rss, settled, ratios, vtime, vrss, vratios []float64
+	var ready, rss, settled, peaks, ratios, vtime, vrss, vratios []float64
 	for b.Loop() {
 		runtime.GC()
 		t0 := time.Now()
@@ -60,10 +60,11 @@ func BenchmarkProcesses(b *testing.B) {
 			b.Fatal(err)
 		}
 		floor := time.Since(t0)
-		r, mem, later := serveReady(b, bin, serveTree)
+		r, mem, later, peak := serveReady(b, bin, serveTree)
 		ready = append(ready, r.Seconds())
 		rss = append(rss, mem)
 		settled = append(settled, later)
+		peaks = append(peaks, peak)
 		ratios = append(ratios, float64(r)/float64(floor))
 
 		runtime.GC()
@@ -91,6 +92,7 @@ func BenchmarkProcesses(b *testing.B) {
 	b.ReportMetric(median(ratios), "x-walkfloor")
 	b.ReportMetric(median(rss), "serve-rss-MB")
 	b.ReportMetric(median(settled), "serve-rss-settled-MB")
+	b.ReportMetric(median(peaks), "serve-rss-peak-MB")
 	b.ReportMetric(float64(serveTree.stats.Skills), "serve-skills")
 	b.ReportMetric(median(vtime), "validate-s")
 	b.ReportMetric(median(vratios), "validate-x-walkfloor")
@@ -101,8 +103,9 @@ func BenchmarkProcesses(b *testing.B) {
 var servingRE = regexp.MustCompile(`serving (\d+) skills`)
 
 // serveReady starts skillport serve on t and returns the time to its
-// "serving" line, its RSS then, and its RSS once settled, in MB.
-func serveReady(b *testing.B, bin string, t benchTree) (time.Duration, float64, float64) {
+// "serving" line, its RSS then, its RSS once settled, and its peak RSS
+// (VmHWM) by then, in MB.
+func serveReady(b *testing.B, bin string, t benchTree) (time.Duration, float64, float64, float64) {
 	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--allow-hardlinks", t.dir)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
@@ -125,13 +128,14 @@ func serveReady(b *testing.B, bin string, t benchTree) (time.Duration, float64, 
 			if m[1] != strconv.Itoa(t.stats.Skills) {
 				b.Fatalf("serve published %s skills, the tree has %d", m[1], t.stats.Skills)
 			}
-			rss := func() float64 {
+			status := func(field string) float64 {
 				status, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status")
 				if err != nil {
 					b.Fatal(err)
 				}
-				return statusMB(status, "VmRSS:")
+				return statusMB(status, field)
 			}
+			rss := func() float64 { return status("VmRSS:") }
 			first := rss()
 			// The watcher rebuilds once right away (whatever changed before
 			// the watch began raised no event): settled is the RSS once it
@@ -145,12 +149,12 @@ func serveReady(b *testing.B, bin string, t benchTree) (time.Duration, float64, 
 					last, same = now, 0
 				}
 			}
-			return ready, first, last
+			return ready, first, last, status("VmHWM:")
 		}
 		lines = append(lines, line)
 	}
 	b.Fatalf("serve exited before serving:\n%s", tail(strings.Join(lines, "\n")))
-	return 0, 0, 0
+	return 0, 0, 0, 0
 }
 
 // statusMB reads a "kB" field of /proc/PID/status, in MB.

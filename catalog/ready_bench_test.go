@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -26,15 +27,19 @@ const readyInvalid = 100
 
 // BenchmarkServeReady measures what a user pointing skillport serve at a
 // large public collection waits for: the time from exec to the first
-// answer to skills/list over stdio (ready-s), on a real-world tree
+// answer to skills/list over stdio (ready-s), and the peak RSS until then
+// (peak-rss-MB, VmHWM; it fails over readyPeakBound), on a real-world tree
 // (gen.Options.RealWorld with invalid skills, about 18,400 SKILL.md and
 // 1.2 GB by default: the size of the largest collection served whole),
 // beside the WalkDir+read+hash floor of the same tree measured right
 // before (walkFloor, warm page cache, the same GOMAXPROCS); x-walkfloor is
 // the median ratio, and cpu-x-walkfloor that of the CPU time serve used
 // in all (user and system, till it exited on the answer) to the floor's,
-// steadier than wall time on a shared machine. Target: x-walkfloor ≤ 1.5. It also checks that serve
-// publishes every valid skill and refuses exactly the invalid ones.
+// steadier than wall time on a shared machine. Target: x-walkfloor ≤ 1.5.
+// The same ratios to parseFloor (x-parsefloor, cpu-x-parsefloor, with
+// parsefloor-ns/op) say how much of that the YAML parser costs any
+// implementation. It also checks that serve publishes every valid skill
+// and refuses exactly the invalid ones.
 func BenchmarkServeReady(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "skillport")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/skillport/skillport/cmd/skillport").CombinedOutput(); err != nil {
@@ -45,7 +50,8 @@ func BenchmarkServeReady(b *testing.B) {
 	if n, err := walkFloor(t.dir, workers); err != nil || n != t.stats.Bytes { // and warm the page cache
 		b.Fatalf("walk floor read %d bytes (%v), the tree has %d", n, err, t.stats.Bytes)
 	}
-	var ready, ratios, cpuRatios []float64
+	var ready, ratios, cpuRatios, parseRatios, parseCPURatios, peaks []float64
+	var parseTotal time.Duration
 	for b.Loop() {
 		b.StopTimer()
 		runtime.GC()
@@ -54,24 +60,48 @@ func BenchmarkServeReady(b *testing.B) {
 			b.Fatal(err)
 		}
 		floor, floorCPU := time.Since(t0), cpuTime()-cpu0
+		runtime.GC()
+		t0, cpu0 = time.Now(), cpuTime()
+		if _, err := parseFloor(t.dir, workers); err != nil {
+			b.Fatal(err)
+		}
+		parse, parseCPU := time.Since(t0), cpuTime()-cpu0
 		b.StartTimer()
-		r, cpu := firstAnswer(b, bin, t)
+		r, cpu, peak := firstAnswer(b, bin, t)
+		if peak > readyPeakBound {
+			b.Fatalf("serve peaked at %.0f MB of RSS before its first answer, over the %d MB bound the README gives", peak, readyPeakBound)
+		}
+		peaks = append(peaks, peak)
 		ready = append(ready, r.Seconds())
 		ratios = append(ratios, float64(r)/float64(floor))
 		cpuRatios = append(cpuRatios, float64(cpu)/float64(floorCPU))
+		parseTotal += parse
+		parseRatios = append(parseRatios, float64(r)/float64(parse))
+		parseCPURatios = append(parseCPURatios, float64(cpu)/float64(parseCPU))
 	}
 	b.ReportMetric(median(ready), "ready-s")
 	b.ReportMetric(median(ratios), "x-walkfloor")
 	b.ReportMetric(median(cpuRatios), "cpu-x-walkfloor")
+	b.ReportMetric(float64(parseTotal.Nanoseconds())/float64(len(ready)), "parsefloor-ns/op")
+	b.ReportMetric(median(parseRatios), "x-parsefloor")
+	b.ReportMetric(median(parseCPURatios), "cpu-x-parsefloor")
+	b.ReportMetric(median(peaks), "peak-rss-MB")
 	b.ReportMetric(float64(t.stats.Skills-t.stats.Invalid), "published")
 	b.ReportMetric(float64(t.stats.Invalid), "refused")
 }
 
+// readyPeakBound is the peak RSS, in MB, serve may reach building
+// BenchmarkServeReady's tree: the README's figure for serve's build (its
+// heap may grow to 384 MiB, see cmd/skillport's buildHeapCeiling) with
+// room for the runtime and the binary.
+const readyPeakBound = 450
+
 // firstAnswer starts skillport serve on t over stdio, sends initialize and
 // skills/list at once, and returns the time from exec to the skills/list
-// answer and the CPU time the process used; it ends the process on the
-// answer and checks what it published.
-func firstAnswer(b *testing.B, bin string, t benchTree) (time.Duration, time.Duration) {
+// answer, the CPU time the process used, and its peak RSS (VmHWM, in MB)
+// on the answer; it ends the process on the answer and checks what it
+// published.
+func firstAnswer(b *testing.B, bin string, t benchTree) (time.Duration, time.Duration, float64) {
 	cmd := exec.Command(bin, "serve", "--allow-hardlinks", t.dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -94,6 +124,7 @@ func firstAnswer(b *testing.B, bin string, t benchTree) (time.Duration, time.Dur
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 16<<20)
 	var ready time.Duration
+	var peak float64
 	for ready == 0 && sc.Scan() {
 		var m struct {
 			ID     int             `json:"id"`
@@ -101,6 +132,11 @@ func firstAnswer(b *testing.B, bin string, t benchTree) (time.Duration, time.Dur
 		}
 		if json.Unmarshal(sc.Bytes(), &m) == nil && m.ID == 2 {
 			ready = time.Since(t0)
+			status, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status")
+			if err != nil {
+				b.Fatal(err)
+			}
+			peak = statusMB(status, "VmHWM:")
 			if m.Result == nil {
 				b.Fatalf("skills/list failed: %s", sc.Text())
 			}
@@ -114,5 +150,5 @@ func firstAnswer(b *testing.B, bin string, t benchTree) (time.Duration, time.Dur
 	if want := strconv.Itoa(t.stats.Skills - t.stats.Invalid); m == nil || m[1] != want {
 		b.Fatalf("serve did not say it serves %s skills:\n%s", want, tail(stderr.String()))
 	}
-	return ready, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return ready, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), peak
 }

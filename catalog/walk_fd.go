@@ -3,6 +3,8 @@
 package catalog
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash"
 	"io/fs"
@@ -78,13 +80,13 @@ func (b *builder) openFDRoot() error {
 }
 
 // visitFD is visit for the descriptor walk.
-func (b *builder) visitFD(t *dirTask, h hash.Hash) []*dirTask {
+func (b *builder) visitFD(t *dirTask, r *fileReader) []*dirTask {
 	n := t.n
 	d, err := b.openDirFD(t)
 	t.pfd.release()
 	var entries []fs.DirEntry
 	if err == nil {
-		entries, err = b.listFD(n, d)
+		entries, err = b.listFD(n, d, r.direntBuf())
 		if err != nil {
 			d.release()
 		}
@@ -100,7 +102,7 @@ func (b *builder) visitFD(t *dirTask, h hash.Hash) []*dirTask {
 	if inSkill {
 		for _, wf := range n.files {
 			if !wf.viaLink { // links are opened from the root by hashAll
-				b.digestAt(wf, d.fd, h)
+				b.digestAt(wf, d.fd, r)
 			}
 		}
 		if b.src.check {
@@ -152,7 +154,7 @@ func (b *builder) openDirFD(t *dirTask) (*fdDir, error) {
 // whose identity (device, inode, modification and change time) is that of
 // the listing the previous build kept is not read again: creating,
 // removing or renaming an entry changes the directory's times.
-func (b *builder) listFD(n *node, d *fdDir) ([]fs.DirEntry, error) {
+func (b *builder) listFD(n *node, d *fdDir, buf []byte) ([]fs.DirEntry, error) {
 	var st unix.Stat_t
 	if err := fstat(d.fd, &st); err != nil {
 		return nil, err
@@ -162,7 +164,7 @@ func (b *builder) listFD(n *node, d *fdDir) ([]fs.DirEntry, error) {
 		n.listing = l
 		return l.dirEntries(b.src.root, n.path), nil
 	}
-	entries, err := b.readDirFD(d, n.path)
+	entries, err := b.readDirFD(d, n.path, buf)
 	if err != nil {
 		return nil, err
 	}
@@ -175,23 +177,109 @@ func (b *builder) listFD(n *node, d *fdDir) ([]fs.DirEntry, error) {
 	return entries, nil
 }
 
-// readDirFD lists the open directory d, at tree path p, sorted by name.
-// os.File reads the entries with their kinds (getdents' d_type); the path
-// it is given is used only where a file system leaves a kind unknown, to
-// lstat that entry. Parsing getdents records by hand instead saved about 3%
-// of a build's CPU time (os.NewFile's finalizer and the path, once per
-// directory), not worth a hundred lines reading kernel structs through
-// unsafe.
-func (b *builder) readDirFD(d *fdDir, p string) ([]fs.DirEntry, error) {
-	if d.f == nil {
-		d.f = os.NewFile(uintptr(d.fd), filepath.Join(b.src.dir, filepath.FromSlash(p)))
+// direntBufSize is the getdents buffer of each worker: a directory of a
+// thousand entries is listed in one call, the 42,000 at the top of a
+// large registry in about twenty.
+const direntBufSize = 64 << 10
+
+// dirent is an entry of a directory listed by readDir.
+type dirent struct {
+	name string
+	typ  fs.FileMode
+	dir  string // the directory's tree path, for Info
+	src  *source
+}
+
+func (e *dirent) Name() string      { return e.name }
+func (e *dirent) IsDir() bool       { return e.typ.IsDir() }
+func (e *dirent) Type() fs.FileMode { return e.typ }
+
+func (e *dirent) Info() (fs.FileInfo, error) {
+	return os.Lstat(filepath.Join(e.src.dir, filepath.FromSlash(e.dir), e.name))
+}
+
+// readDirFD lists the open directory d, at tree path p, sorted by name,
+// reading the getdents records itself into buf, where os.File would cost
+// an fcntl, a finalizer, the directory's path and an allocation per
+// entry: three allocations a directory instead (on the 10,000-skill tree,
+// 300,000 allocations fewer per build, BenchmarkOpen10k). An entry whose
+// kind the file system leaves unknown is stat'ed, as package os does.
+func (b *builder) readDirFD(d *fdDir, p string, buf []byte) ([]fs.DirEntry, error) {
+	var ents []dirent
+	for {
+		n, err := ignoringEINTR2(func() (int, error) { return unix.Getdents(d.fd, buf) })
+		if err != nil {
+			return nil, &fs.PathError{Op: "getdents", Path: p, Err: err}
+		}
+		if n <= 0 {
+			break
+		}
+		// Sized once: most directories are read in one call.
+		records := 0
+		for off := 0; off+19 <= n; records++ {
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+			if reclen < 19 || off+reclen > n {
+				return nil, &fs.PathError{Op: "getdents", Path: p, Err: syscall.EIO}
+			}
+			off += reclen
+		}
+		ents = slices.Grow(ents, records)
+		// One string holds this read's names; entries slice it.
+		names := string(buf[:n])
+		for off := 0; off+19 <= n; {
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+			ino := binary.NativeEndian.Uint64(buf[off:])
+			typ := buf[off+18]
+			name := names[off+19 : off+reclen]
+			if i := strings.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			off += reclen
+			if ino == 0 || name == "." || name == ".." {
+				continue
+			}
+			e := dirent{name: name, dir: p, src: b.src}
+			switch typ {
+			case syscall.DT_REG:
+			case syscall.DT_DIR:
+				e.typ = fs.ModeDir
+			case syscall.DT_LNK:
+				e.typ = fs.ModeSymlink
+			case syscall.DT_FIFO:
+				e.typ = fs.ModeNamedPipe
+			case syscall.DT_SOCK:
+				e.typ = fs.ModeSocket
+			case syscall.DT_CHR:
+				e.typ = fs.ModeDevice | fs.ModeCharDevice
+			case syscall.DT_BLK:
+				e.typ = fs.ModeDevice
+			default:
+				fi, err := e.Info()
+				if errors.Is(err, fs.ErrNotExist) {
+					continue // removed since the listing
+				}
+				if err != nil {
+					return nil, err
+				}
+				e.typ = fi.Mode().Type()
+			}
+			ents = append(ents, e)
+		}
 	}
-	entries, err := d.f.ReadDir(-1)
-	if err != nil {
-		return nil, err
+	slices.SortFunc(ents, func(a, x dirent) int { return strings.Compare(a.name, x.name) })
+	entries := make([]fs.DirEntry, len(ents))
+	for i := range ents {
+		entries[i] = &ents[i]
 	}
-	slices.SortFunc(entries, func(a, x fs.DirEntry) int { return strings.Compare(a.Name(), x.Name()) })
 	return entries, nil
+}
+
+// direntBuf returns r's getdents buffer, made on first use.
+func (r *fileReader) direntBuf() []byte {
+	if r.dirent == nil {
+		r.dirent = make([]byte, direntBufSize)
+	}
+	return r.dirent
 }
 
 func timespecNanos(ts unix.Timespec) int64 { return int64(ts.Sec)*1e9 + int64(ts.Nsec) }
@@ -206,7 +294,7 @@ func (f *walkFile) setStat(st *unix.Stat_t) {
 // digestAt digests the regular file f of the open directory dirfd, unless
 // the previous snapshot's digest still holds (one fstatat tells) or f is
 // too large for any skill to publish.
-func (b *builder) digestAt(f *walkFile, dirfd int, h hash.Hash) {
+func (b *builder) digestAt(f *walkFile, dirfd int, r *fileReader) {
 	if b.prevBy[f.path] != nil {
 		var st unix.Stat_t
 		if unix.Fstatat(dirfd, f.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
@@ -221,7 +309,7 @@ func (b *builder) digestAt(f *walkFile, dirfd int, h hash.Hash) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	for attempt := 0; ; attempt++ {
-		err := b.hashAt(f, dirfd, h, *bp)
+		err := b.hashAt(f, dirfd, r.h, *bp)
 		if err == errTooLarge {
 			return // its skill is over the limit: candidates() says so
 		}
@@ -234,7 +322,7 @@ func (b *builder) digestAt(f *walkFile, dirfd int, h hash.Hash) {
 		b.hashed.Add(1)
 		f.err, f.done = err, true
 		if err == nil && f.name == FileNameSKILL {
-			b.parse(f)
+			b.parse(f, &r.parser)
 		}
 		return
 	}

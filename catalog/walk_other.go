@@ -4,7 +4,6 @@ package catalog
 
 import (
 	"errors"
-	"hash"
 )
 
 // fdWalkSupported reports whether this platform has the descriptor walk
@@ -20,7 +19,7 @@ func (d *fdDir) close() {}
 
 func (b *builder) openFDRoot() error { return errors.ErrUnsupported }
 
-func (b *builder) visitFD(*dirTask, hash.Hash) []*dirTask {
+func (b *builder) visitFD(*dirTask, *fileReader) []*dirTask {
 	panic("catalog: no descriptor walk on this platform")
 }
 

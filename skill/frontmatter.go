@@ -33,7 +33,7 @@ type Frontmatter struct {
 	// has a handful of fields, and a catalog keeps one per skill for as
 	// long as it serves them (a map costs hundreds of bytes more each).
 	values []any
-	pos    map[string]position
+	pos    map[posKey]position
 	// lean is set by [Frontmatter.Lean]: keys and values are not kept but
 	// decoded from raw when asked, name and description are.
 	lean              bool
@@ -41,6 +41,13 @@ type Frontmatter struct {
 }
 
 type position struct{ line, column int }
+
+// posKey locates a top-level field's value, or with member set the key
+// of a member of a top-level mapping field.
+type posKey struct {
+	field, member string
+	isMember      bool
+}
 
 // Keys returns the top-level field names in source order.
 func (f Frontmatter) Keys() []string {
@@ -154,7 +161,7 @@ func (f Frontmatter) Description() string { s, _ := f.String("description"); ret
 // Position returns the 1-based line and column in SKILL.md of a top-level
 // field's value, or zeros when unknown (a Frontmatter decoded from JSON).
 func (f Frontmatter) Position(key string) (line, column int) {
-	p := f.pos[key]
+	p := f.pos[posKey{field: key}]
 	return p.line, p.column
 }
 
@@ -166,13 +173,10 @@ func (f Frontmatter) WithoutPositions() Frontmatter {
 	return f
 }
 
-// memberKey is the pos key of member k of the top-level mapping field.
-func memberKey(field, k string) string { return field + "\x00" + k }
-
 // memberPosition locates the key of member k of a top-level mapping field,
 // falling back to the field's value.
 func (f Frontmatter) memberPosition(field, k string) (line, column int) {
-	if p, ok := f.pos[memberKey(field, k)]; ok {
+	if p, ok := f.pos[posKey{field: field, member: k, isMember: true}]; ok {
 		return p.line, p.column
 	}
 	return f.Position(field)
@@ -335,28 +339,35 @@ func (c *converter) fail(n *yaml.Node, rule string, err error, format string, ar
 		Msg: "frontmatter: " + fmt.Sprintf(format, args...)}
 }
 
+// frontmatter converts m, the document's root mapping. Its fields go
+// straight into the Frontmatter's keys, values and positions, which also
+// find duplicate keys: no map of the fields is made to be taken apart.
 func (c *converter) frontmatter(m *yaml.Node) (Frontmatter, error) {
-	v, err := c.value(m, 0)
-	if err != nil {
+	if err := c.check(m, 0); err != nil {
 		return Frontmatter{}, err
 	}
-	raw := bytes.Clone(c.buf.Bytes())
-	f := Frontmatter{raw: raw, pos: make(map[string]position, len(m.Content)/2),
-		keys: make([]string, 0, len(m.Content)/2)}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i], m.Content[i+1]
-		f.keys = append(f.keys, k.Value)
-		f.pos[k.Value] = position{v.Line + c.lineOffset, v.Column}
-		if v.Kind == yaml.MappingNode {
-			// Members are located at their keys, for findings about them.
-			for j := 0; j+1 < len(v.Content); j += 2 {
-				mk := v.Content[j]
-				f.pos[memberKey(k.Value, mk.Value)] = position{mk.Line + c.lineOffset, mk.Column}
-			}
+	n := len(m.Content) / 2
+	f := Frontmatter{pos: make(map[posKey]position, n), keys: make([]string, 0, n), values: make([]any, 0, n)}
+	if _, err := c.mapping(m, 0, &f); err != nil {
+		return Frontmatter{}, err
+	}
+	f.raw = bytes.Clone(c.buf.Bytes())
+	return f, nil
+}
+
+// addField records a top-level field, its value and its position, and
+// the positions of the members of a mapping value, which findings about
+// them point at.
+func (f *Frontmatter) addField(k, v *yaml.Node, value any, lineOffset int) {
+	f.keys = append(f.keys, k.Value)
+	f.values = append(f.values, value)
+	f.pos[posKey{field: k.Value}] = position{v.Line + lineOffset, v.Column}
+	if v.Kind == yaml.MappingNode {
+		for j := 0; j+1 < len(v.Content); j += 2 {
+			mk := v.Content[j]
+			f.pos[posKey{field: k.Value, member: mk.Value, isMember: true}] = position{mk.Line + lineOffset, mk.Column}
 		}
 	}
-	f.values = inOrder(f.keys, v.(map[string]any))
-	return f, nil
 }
 
 // inOrder returns the values of m in the order of keys.
@@ -371,49 +382,12 @@ func inOrder(keys []string, m map[string]any) []any {
 // value writes n as JSON to c.buf and returns it as the Go value
 // encoding/json would decode from that JSON with UseNumber.
 func (c *converter) value(n *yaml.Node, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, c.fail(n, RuleFrontmatterSyntax, ErrTooDeep, "nested more than %d levels deep", maxDepth)
-	}
-	if n.Kind == yaml.AliasNode || n.Anchor != "" {
-		return nil, c.fail(n, RuleFrontmatterSyntax, ErrAlias, "anchors and aliases (&, *) are not allowed; write the value out")
-	}
-	if n.Style&yaml.TaggedStyle != 0 {
-		return nil, c.fail(n, RuleFrontmatterSyntax, ErrTag, "the tag %s is not allowed; remove it", n.Tag)
+	if err := c.check(n, depth); err != nil {
+		return nil, err
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
-		c.buf.WriteByte('{')
-		out := make(map[string]any, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Kind == yaml.AliasNode || k.Anchor != "" {
-				return nil, c.fail(k, RuleFrontmatterSyntax, ErrAlias, "anchors and aliases (&, *) are not allowed; write the value out")
-			}
-			if k.Style&yaml.TaggedStyle != 0 {
-				return nil, c.fail(k, RuleFrontmatterSyntax, ErrTag, "the tag %s is not allowed; remove it", k.Tag)
-			}
-			if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
-				return nil, c.fail(k, RuleFrontmatterSyntax, ErrKeyType, "keys must be plain strings; merge keys (<<) and complex keys are not allowed")
-			}
-			if kind := resolveScalar(k); kind != scalarString {
-				return nil, c.fail(k, RuleFrontmatterSyntax, ErrKeyType, "key %q is a YAML %s; quote it to make it a string", k.Value, kind)
-			}
-			if _, dup := out[k.Value]; dup {
-				return nil, c.fail(k, RuleFrontmatterDuplicate, ErrDuplicateKey, "duplicate key %q; each field may appear once", k.Value)
-			}
-			if i > 0 {
-				c.buf.WriteByte(',')
-			}
-			writeJSONString(&c.buf, k.Value)
-			c.buf.WriteByte(':')
-			ev, err := c.value(v, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[k.Value] = ev
-		}
-		c.buf.WriteByte('}')
-		return out, nil
+		return c.mapping(n, depth, nil)
 	case yaml.SequenceNode:
 		c.buf.WriteByte('[')
 		out := make([]any, 0, len(n.Content))
@@ -433,6 +407,71 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 		return c.scalar(n)
 	}
 	return nil, c.fail(n, RuleFrontmatterSyntax, ErrSyntax, "unexpected YAML node")
+}
+
+// check refuses what no node may be: nested too deeply, an anchor or
+// alias, a tag.
+func (c *converter) check(n *yaml.Node, depth int) error {
+	if depth > maxDepth {
+		return c.fail(n, RuleFrontmatterSyntax, ErrTooDeep, "nested more than %d levels deep", maxDepth)
+	}
+	if n.Kind == yaml.AliasNode || n.Anchor != "" {
+		return c.fail(n, RuleFrontmatterSyntax, ErrAlias, "anchors and aliases (&, *) are not allowed; write the value out")
+	}
+	if n.Style&yaml.TaggedStyle != 0 {
+		return c.fail(n, RuleFrontmatterSyntax, ErrTag, "the tag %s is not allowed; remove it", n.Tag)
+	}
+	return nil
+}
+
+// mapping writes the mapping n as a JSON object to c.buf and returns it as
+// a map, or, for the root (top set), adds its fields to top and returns nil.
+func (c *converter) mapping(n *yaml.Node, depth int, top *Frontmatter) (map[string]any, error) {
+	c.buf.WriteByte('{')
+	var out map[string]any
+	if top == nil {
+		out = make(map[string]any, len(n.Content)/2)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.AliasNode || k.Anchor != "" {
+			return nil, c.fail(k, RuleFrontmatterSyntax, ErrAlias, "anchors and aliases (&, *) are not allowed; write the value out")
+		}
+		if k.Style&yaml.TaggedStyle != 0 {
+			return nil, c.fail(k, RuleFrontmatterSyntax, ErrTag, "the tag %s is not allowed; remove it", k.Tag)
+		}
+		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+			return nil, c.fail(k, RuleFrontmatterSyntax, ErrKeyType, "keys must be plain strings; merge keys (<<) and complex keys are not allowed")
+		}
+		if kind := resolveScalar(k); kind != scalarString {
+			return nil, c.fail(k, RuleFrontmatterSyntax, ErrKeyType, "key %q is a YAML %s; quote it to make it a string", k.Value, kind)
+		}
+		dup := false
+		if top != nil {
+			_, dup = top.pos[posKey{field: k.Value}]
+		} else {
+			_, dup = out[k.Value]
+		}
+		if dup {
+			return nil, c.fail(k, RuleFrontmatterDuplicate, ErrDuplicateKey, "duplicate key %q; each field may appear once", k.Value)
+		}
+		if i > 0 {
+			c.buf.WriteByte(',')
+		}
+		writeJSONString(&c.buf, k.Value)
+		c.buf.WriteByte(':')
+		ev, err := c.value(v, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if top != nil {
+			top.addField(k, v, ev, c.lineOffset)
+		} else {
+			out[k.Value] = ev
+		}
+	}
+	c.buf.WriteByte('}')
+	return out, nil
 }
 
 type scalarKind string

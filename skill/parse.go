@@ -85,20 +85,34 @@ type Document struct {
 // CRLF line endings are accepted. The file must be valid UTF-8 without NUL
 // bytes. Errors are *ParseError values wrapping a sentinel error.
 func Parse(data []byte) (*Document, error) {
+	yamlText, body, bodyLine, err := split(data)
+	if err != nil {
+		return nil, err
+	}
+	fm, err := parseFrontmatter(yamlText, 1)
+	if err != nil {
+		return nil, err
+	}
+	return &Document{Frontmatter: fm, Body: body, BodyLine: bodyLine}, nil
+}
+
+// split checks the encoding of a SKILL.md and returns the YAML text
+// between its delimiter lines (which starts on line 2), and the body and
+// the line it starts on.
+func split(data []byte) (yamlText, body []byte, bodyLine int, err error) {
 	if off := invalidUTF8(data); off >= 0 {
-		return nil, &ParseError{Offset: int64(off), Rule: RuleEncoding, Err: ErrInvalidUTF8,
+		return nil, nil, 0, &ParseError{Offset: int64(off), Rule: RuleEncoding, Err: ErrInvalidUTF8,
 			Msg: fmt.Sprintf("invalid UTF-8 at byte offset %d; save the file as UTF-8", off)}
 	}
 	if off := bytes.IndexByte(data, 0); off >= 0 {
-		return nil, &ParseError{Offset: int64(off), Rule: RuleEncoding, Err: ErrNUL,
+		return nil, nil, 0, &ParseError{Offset: int64(off), Rule: RuleEncoding, Err: ErrNUL,
 			Msg: fmt.Sprintf("NUL byte at byte offset %d; SKILL.md must be text", off)}
 	}
 	text := bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 
-	first, rest, ok := cutLine(text)
+	first, rest, _ := cutLine(text)
 	if !isDelimiter(first) {
-		_ = ok
-		return nil, &ParseError{Line: 1, Column: 1, Offset: -1, Rule: RuleFrontmatterMissing, Err: ErrNoFrontmatter,
+		return nil, nil, 0, &ParseError{Line: 1, Column: 1, Offset: -1, Rule: RuleFrontmatterMissing, Err: ErrNoFrontmatter,
 			Msg: "frontmatter: missing; SKILL.md must start with a line \"---\", the YAML fields, and a closing \"---\""}
 	}
 	yamlStart := len(text) - len(rest)
@@ -106,21 +120,16 @@ func Parse(data []byte) (*Document, error) {
 	pos := yamlStart
 	for {
 		if pos-yamlStart > MaxFrontmatterBytes {
-			return nil, &ParseError{Line: 2, Column: 1, Offset: -1, Rule: RuleFrontmatterSize, Err: ErrTooLarge,
+			return nil, nil, 0, &ParseError{Line: 2, Column: 1, Offset: -1, Rule: RuleFrontmatterSize, Err: ErrTooLarge,
 				Msg: fmt.Sprintf("frontmatter: larger than %d bytes", MaxFrontmatterBytes)}
 		}
 		if pos >= len(text) {
-			return nil, &ParseError{Line: 1, Column: 1, Offset: -1, Rule: RuleFrontmatterUnterminated, Err: ErrUnterminated,
+			return nil, nil, 0, &ParseError{Line: 1, Column: 1, Offset: -1, Rule: RuleFrontmatterUnterminated, Err: ErrUnterminated,
 				Msg: "frontmatter: opened on line 1 but never closed; add a line \"---\" after the last field"}
 		}
 		l, next, _ := cutLine(text[pos:])
 		if isDelimiter(l) {
-			yamlText := text[yamlStart:pos]
-			fm, err := parseFrontmatter(yamlText, 1)
-			if err != nil {
-				return nil, err
-			}
-			return &Document{Frontmatter: fm, Body: next, BodyLine: line + 1}, nil
+			return text[yamlStart:pos], next, line + 1, nil
 		}
 		pos = len(text) - len(next)
 		line++

@@ -158,7 +158,9 @@ func runServe(cmd *cobra.Command, args []string) error {
 		}
 	} else {
 		var err error
+		endBuildGC := buildGC(buildHeapCeiling, buildGCPercent) // collect rarely while the first catalogs are built
 		set, err = openSources(octx, args, sourceOptions{prefix: prefix, dotfiles: dotfiles, strict: strict, allowHardlinks: allowHardlinks, cacheDir: cacheDir, log: log})
+		endBuildGC()
 		if err != nil {
 			return err
 		}
