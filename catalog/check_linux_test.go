@@ -199,12 +199,3 @@ func TestCheckReadDir(t *testing.T) {
 		}
 	}
 }
-
-func firstDiff(a, b []string) int {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return min(len(a), len(b))
-}
