@@ -22,6 +22,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/skillport/skillport/catalog/internal/gen"
+	"github.com/skillport/skillport/internal/cputime"
 )
 
 // The benchmarks read generated trees (package gen). Generating the
@@ -413,23 +414,23 @@ func benchOpen(b *testing.B, t benchTree, opts *Options, check func(*Catalog)) {
 		}
 		floor := time.Since(t0)
 		runtime.GC()
-		t0, cpu0 := time.Now(), cpuTime()
+		t0, cpu0 := time.Now(), cputime.Self()
 		if _, err := walkFloor(t.dir, workers); err != nil {
 			b.Fatal(err)
 		}
-		walk, walkCPU := time.Since(t0), cpuTime()-cpu0
+		walk, walkCPU := time.Since(t0), cputime.Self()-cpu0
 		runtime.GC()
-		t0, cpu0 = time.Now(), cpuTime()
+		t0, cpu0 = time.Now(), cputime.Self()
 		if _, err := parseFloor(t.dir, workers); err != nil {
 			b.Fatal(err)
 		}
-		parse, parseCPU := time.Since(t0), cpuTime()-cpu0
+		parse, parseCPU := time.Since(t0), cputime.Self()-cpu0
 		runtime.GC()
 		b.StartTimer()
 
-		t1, cpu1 := time.Now(), cpuTime()
+		t1, cpu1 := time.Now(), cputime.Self()
 		c, err := OpenDir(t.dir, opts)
-		open, openCPU := time.Since(t1), cpuTime()-cpu1
+		open, openCPU := time.Since(t1), cputime.Self()-cpu1
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog/internal/gen"
+	"github.com/skillport/skillport/internal/cputime"
 )
 
 // dump renders everything a catalog publishes or reports, in a fixed
@@ -172,11 +173,11 @@ func BenchmarkPack(b *testing.B) {
 		b.StopTimer()
 		runtime.GC()
 		b.StartTimer()
-		cpu0 := cpuTime()
+		cpu0 := cputime.Self()
 		if c.Pack() == c {
 			b.Fatal("Pack returned the unpacked catalog")
 		}
-		cpu += cpuTime() - cpu0
+		cpu += cputime.Self() - cpu0
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }

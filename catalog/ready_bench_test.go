@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog/internal/gen"
+	"github.com/skillport/skillport/internal/cputime"
 )
 
 var benchReadySkills = flag.Int("catalog.readyskills", 17_500, "top-level skills in the real-world tree of BenchmarkServeReady (about 18,400 with nested ones)")
@@ -55,17 +56,17 @@ func BenchmarkServeReady(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		runtime.GC()
-		t0, cpu0 := time.Now(), cpuTime()
+		t0, cpu0 := time.Now(), cputime.Self()
 		if _, err := walkFloor(t.dir, workers); err != nil {
 			b.Fatal(err)
 		}
-		floor, floorCPU := time.Since(t0), cpuTime()-cpu0
+		floor, floorCPU := time.Since(t0), cputime.Self()-cpu0
 		runtime.GC()
-		t0, cpu0 = time.Now(), cpuTime()
+		t0, cpu0 = time.Now(), cputime.Self()
 		if _, err := parseFloor(t.dir, workers); err != nil {
 			b.Fatal(err)
 		}
-		parse, parseCPU := time.Since(t0), cpuTime()-cpu0
+		parse, parseCPU := time.Since(t0), cputime.Self()-cpu0
 		b.StartTimer()
 		r, cpu, peak := firstAnswer(b, bin, t)
 		if peak > readyPeakBound {

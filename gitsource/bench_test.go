@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/gitsource"
+	"github.com/skillport/skillport/internal/cputime"
 )
 
 // BenchmarkGitSource measures, in one run, against serving the same files
@@ -67,41 +68,41 @@ func BenchmarkGitSource(b *testing.B) {
 	var sCold, sWarm, sReload []time.Duration
 	b.ResetTimer()
 	for i := range b.N {
-		start, cpu := time.Now(), cpuTime()
+		start, cpu := time.Now(), cputime.Total()
 		c, err := catalog.OpenDir(dir, &catalog.Options{Logger: quiet})
-		tDir, cDir = append(tDir, time.Since(start)), append(cDir, cpuTime()-cpu)
+		tDir, cDir = append(tDir, time.Since(start)), append(cDir, cputime.Total()-cpu)
 		if err != nil || c.Stats().Skills != n {
 			b.Fatalf("directory: %v", err)
 		}
 
 		cache := b.TempDir()
-		start, cpu, srv := time.Now(), cpuTime(), childCPUTime()
+		start, cpu, srv := time.Now(), cputime.Total(), cputime.Children()
 		openGit(cache)
-		tCold, cCold = append(tCold, time.Since(start)), append(cCold, cpuTime()-cpu)
-		sCold = append(sCold, childCPUTime()-srv)
+		tCold, cCold = append(tCold, time.Since(start)), append(cCold, cputime.Total()-cpu)
+		sCold = append(sCold, cputime.Children()-srv)
 
-		start, cpu, srv = time.Now(), cpuTime(), childCPUTime()
+		start, cpu, srv = time.Now(), cputime.Total(), cputime.Children()
 		s := openGit(cache)
-		tWarm, cWarm = append(tWarm, time.Since(start)), append(cWarm, cpuTime()-cpu)
-		sWarm = append(sWarm, childCPUTime()-srv)
+		tWarm, cWarm = append(tWarm, time.Since(start)), append(cWarm, cputime.Total()-cpu)
+		sWarm = append(sWarm, cputime.Children()-srv)
 
 		b.StopTimer()
 		name := fmt.Sprintf("s%05d", i)
 		r.commit("touch", map[string]string{name + "/SKILL.md": skillMD(name, fmt.Sprintf("round %d", i))})
 		r.push("main")
 		b.StartTimer()
-		start, cpu, srv = time.Now(), cpuTime(), childCPUTime()
+		start, cpu, srv = time.Now(), cputime.Total(), cputime.Children()
 		next, changed, err := s.Update(context.Background())
-		tReload, cReload = append(tReload, time.Since(start)), append(cReload, cpuTime()-cpu)
-		sReload = append(sReload, childCPUTime()-srv)
+		tReload, cReload = append(tReload, time.Since(start)), append(cReload, cputime.Total()-cpu)
+		sReload = append(sReload, cputime.Children()-srv)
 		tSplice = append(tSplice, next.Stats().Duration)
 		if err != nil || !changed || next.Stats().Hashed != 1 {
 			b.Fatalf("Update: %v, %v, hashed %d", changed, err, next.Stats().Hashed)
 		}
 
-		start, cpu = time.Now(), cpuTime()
+		start, cpu = time.Now(), cputime.Total()
 		git(b, floorRepo, "fetch", "-q", "origin", "+refs/heads/main:refs/heads/main")
-		tFloor, cFloor = append(tFloor, time.Since(start)), append(cFloor, cpuTime()-cpu)
+		tFloor, cFloor = append(tFloor, time.Since(start)), append(cFloor, cputime.Total()-cpu)
 	}
 	b.StopTimer()
 	med := func(d []time.Duration) float64 {

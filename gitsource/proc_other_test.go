@@ -4,7 +4,6 @@ package gitsource_test
 
 import (
 	"os/exec"
-	"time"
 )
 
 // inOwnGroup does nothing where there are no process groups.
@@ -12,8 +11,3 @@ func inOwnGroup(*exec.Cmd) {}
 
 // killGroup kills cmd itself.
 func killGroup(cmd *exec.Cmd) { cmd.Process.Kill() }
-
-// cpuTime is not measured here: the CPU-time figures read zero.
-func cpuTime() time.Duration { return 0 }
-
-func childCPUTime() time.Duration { return 0 }

@@ -5,17 +5,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
-
-// selfCPU is the user and system CPU time this process has used: on a
-// machine shared with other work, CPU time is steadier than wall time.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // serverCPU is the CPU time used so far by each process of the database
 // server whose backend serves pid: the postmaster, its backends and its

@@ -4,9 +4,8 @@ package registry_test
 
 import "time"
 
-// The CPU figures of the benchmarks are Linux-only (getrusage and /proc):
-// elsewhere they are 0 and the CPU ratios are not reported.
-func selfCPU() time.Duration { return 0 }
+// The database server's CPU figures are Linux-only (/proc): elsewhere
+// they are 0 and the ratios that include them are not reported.
 
 func serverCPU(uint32) map[int]time.Duration { return nil }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/endpoint"
+	"github.com/skillport/skillport/internal/cputime"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"
 )
@@ -265,7 +266,7 @@ func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d ti
 	// The clients' goroutines carry the label client=<mode> in profiles.
 	defer pprof.SetGoroutineLabels(context.Background())
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("client", mode)))
-	cpu0 := cpuTime()
+	cpu0 := cputime.Self()
 	var ms0 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	res, first := closedLoop(clients, d, func(i int) error {
@@ -275,7 +276,7 @@ func floorLoad(b *testing.B, url, mode string, clients int, call floorCall, d ti
 		}
 		return err
 	})
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Self() - cpu0
 	var ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms1)
 	if first != "" {

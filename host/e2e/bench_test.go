@@ -18,6 +18,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/cputime"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/skill"
 )
@@ -79,9 +80,9 @@ func benchDiscovery(b *testing.B, n int, mk func(n int) ([]host.Origin, func()))
 	var all, inRun, cpu time.Duration
 	for b.Loop() {
 		origins, stop := mk(n)
-		c0 := cpuTime()
+		c0 := cputime.Total()
 		w, s := discover(b, origins)
-		cpu += cpuTime() - c0
+		cpu += cputime.Total() - c0
 		stop()
 		all += w
 		inRun += s

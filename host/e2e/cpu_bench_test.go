@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/cputime"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -175,9 +176,9 @@ func BenchmarkDiscoveryHostCPU(b *testing.B) {
 	measure := func(sd *side) {
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
-		c0 := selfCPU()
+		c0 := cputime.Self()
 		pprof.Do(ctx, pprof.Labels("side", sd.label), func(context.Context) { sd.run() })
-		sd.cpu += selfCPU() - c0
+		sd.cpu += cputime.Self() - c0
 		runtime.ReadMemStats(&m1)
 		sd.bytes += m1.TotalAlloc - m0.TotalAlloc
 		sd.allocs += m1.Mallocs - m0.Mallocs

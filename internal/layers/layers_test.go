@@ -18,6 +18,7 @@ var rank = map[string]int{
 	"internal/termsafe": 0,
 	"internal/sdklog":   0,
 	"internal/stdio":    0,
+	"internal/cputime":  0,
 	"host/sanitize":     0,
 	"skill":             1,
 	"sandbox":           1,
