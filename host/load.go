@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/host/skilluri"
+	"github.com/skillport/skillport/internal/mcphttp"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/wire"
@@ -221,7 +222,11 @@ func (l *Loaded) fetch(ctx context.Context, o *originState, uri string, res *wir
 	}
 	callCtx, cancel := context.WithTimeout(ctx, h.opts.CallTimeout)
 	defer cancel()
-	rr, err := sess.ReadResource(callCtx, &mcp.ReadResourceParams{URI: uri})
+	size := SizeUnknown
+	if res != nil {
+		size = res.Size
+	}
+	rr, err := sess.ReadResource(mcphttp.WithLimit(callCtx, mcphttp.FileLimit(size)), &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
 		if callCtx.Err() != nil {
 			return nil, "", fmt.Errorf("%w: %s: resources/read %s got no answer within %v", ErrUnavailable, label, uri, h.opts.CallTimeout)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillport/skillport/gitsource"
+	"github.com/skillport/skillport/internal/mcphttp"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -123,8 +125,9 @@ func (o *Origin) Where() string {
 
 // MaxMessageBytes bounds one message from a server: a 16 MiB file as
 // base64, with room for the JSON around it. It is checked by the transport
-// before a message is decoded.
-const MaxMessageBytes = 32 << 20
+// before a message is decoded; over HTTP each answer is bounded tighter,
+// by what its request can legitimately receive (docs/client.md).
+const MaxMessageBytes = mcphttp.MaxMessage
 
 // transport builds the mcp.Transport for an MCP origin.
 func (o *Origin) transport(stderr io.Writer) mcp.Transport {
@@ -134,26 +137,44 @@ func (o *Origin) transport(stderr io.Writer) mcp.Transport {
 	case o.Command != "":
 		return &commandTransport{origin: o, stderr: stderr}
 	default:
-		rt := http.DefaultTransport
+		var rt http.RoundTripper = &mcphttp.Transport{}
 		if len(o.Headers) > 0 {
-			rt = &headerTransport{headers: o.Headers, next: rt}
+			rt = &headerTransport{headers: o.Headers, origin: origin(o.URL), next: rt}
 		}
 		return &mcp.StreamableClientTransport{
-			Endpoint:     o.URL,
-			HTTPClient:   &http.Client{Transport: rt},
-			MaxRetries:   1,
-			MaxEventSize: MaxMessageBytes,
+			Endpoint:   o.URL,
+			HTTPClient: &http.Client{Transport: rt, CheckRedirect: mcphttp.CheckRedirect},
+			MaxRetries: 1,
+			// Above the bound mcphttp cuts an answer at, so that the cut,
+			// which fails one call, comes before go-sdk's, which fails
+			// the session.
+			MaxEventSize: MaxMessageBytes + mcphttp.Envelope,
 			OAuthHandler: o.OAuth,
 		}
 	}
 }
 
+// headerTransport adds the origin's configured headers (often a bearer
+// token) to the requests to that origin only: never to one a redirect
+// points elsewhere.
 type headerTransport struct {
 	headers map[string]string
+	origin  string
 	next    http.RoundTripper
 }
 
+func origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return mcphttp.Origin(u)
+}
+
 func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if mcphttp.Origin(r.URL) != t.origin {
+		return t.next.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range t.headers {
 		r.Header.Set(k, v)
@@ -334,7 +355,12 @@ func (c *processConn) Close() error {
 
 // Read and Write pass through; they are listed so the wrapper is complete.
 func (c *processConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	return c.Connection.Read(ctx)
+	m, err := c.Connection.Read(ctx)
+	if err != nil && strings.Contains(err.Error(), "exceeded the configured maximum line length") {
+		// go-sdk's message does not say what the bound is.
+		err = fmt.Errorf("%w: a message from the server is over %d bytes, the most the host reads (docs/client.md)", err, MaxMessageBytes)
+	}
+	return m, err
 }
 func (c *processConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	return c.Connection.Write(ctx, m)

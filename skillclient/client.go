@@ -17,11 +17,13 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net/http"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/host/skilluri"
+	"github.com/skillport/skillport/internal/mcphttp"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/wire"
 )
@@ -205,7 +207,13 @@ func (c *Client) Read(ctx context.Context, entry *wire.Skill, ref string) (*File
 			return nil, err
 		}
 	}
-	rr, err := c.sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	size := SizeUnknown
+	if !dynamic {
+		if f, ok := listed(entry, uri); ok {
+			size = f.Size
+		}
+	}
+	rr, err := c.sess.ReadResource(mcphttp.WithLimit(ctx, mcphttp.FileLimit(size)), &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
 		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
 	}
@@ -258,4 +266,25 @@ func (c *Client) ReadDirectory(ctx context.Context, uri string) iter.Seq2[wire.D
 			cursor = res.NextCursor
 		}
 	}
+}
+
+// listed returns the manifest item of uri in entry.
+func listed(entry *wire.Skill, uri string) (wire.SkillResource, bool) {
+	for _, f := range entry.Resources.Files {
+		if f.URI == uri {
+			return f, true
+		}
+	}
+	return wire.SkillResource{}, false
+}
+
+// HTTPClient returns the *http.Client to give mcp.StreamableClientTransport
+// for a session skillclient reads through: every answer is bounded by what
+// its request can legitimately receive ([Client.Read] sets the bound of a
+// file from its declared size; any other answer is bounded at 32 MiB), an
+// answer over its bound fails its call and not the session, and a redirect
+// to another origin never carries the request's credentials. The bounds
+// are in docs/client.md.
+func HTTPClient() *http.Client {
+	return &http.Client{Transport: &mcphttp.Transport{}, CheckRedirect: mcphttp.CheckRedirect}
 }
