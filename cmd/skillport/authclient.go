@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/skillport/skillport/gateway"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/oauth"
+	"github.com/skillport/skillport/internal/mcphttp"
 )
 
 // openBrowser opens the authorization URL; tests replace it with a client
@@ -270,7 +270,7 @@ func runAuthLogin(ctx context.Context, stderr io.Writer, u string, ca *clientAut
 	ctx, cancel := context.WithTimeout(ctx, timeout+time.Minute)
 	defer cancel()
 	c := mcp.NewClient(&mcp.Implementation{Name: "skillport", Version: version()}, nil)
-	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u, HTTPClient: &http.Client{}, OAuthHandler: h, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u, HTTPClient: mcphttp.NewClient(0), OAuthHandler: h, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		var lr *oauth.LoginRequiredError
 		if errors.As(err, &lr) {

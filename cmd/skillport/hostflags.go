@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"os"
 	"regexp"
@@ -24,6 +23,7 @@ import (
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/host/cache"
 	"github.com/skillport/skillport/host/oauth"
+	"github.com/skillport/skillport/internal/mcphttp"
 	"github.com/skillport/skillport/siteorigin"
 )
 
@@ -138,7 +138,7 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			hc := &http.Client{Timeout: f.timeout}
+			hc := mcphttp.NewClient(f.timeout)
 			site, err := host.ReadSite(ctx, hc, u, o.Headers)
 			if err != nil && !errors.Is(err, host.ErrNoDiscovery) {
 				return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/skillport/skillport/internal/mcphttp"
 )
 
 // MaxChallengeBytes bounds the WWW-Authenticate headers read from one
@@ -85,6 +86,7 @@ func Discover(ctx context.Context, c *http.Client, serverURL string, ch *Challen
 	if ch == nil {
 		ch = &Challenge{}
 	}
+	c = mcphttp.Guard(c, DefaultTimeout)
 	su, err := url.Parse(serverURL)
 	if err != nil || su.Host == "" {
 		return nil, fmt.Errorf("server URL %q is not an http(s) URL", serverURL)

@@ -37,6 +37,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/skillport/skillport/internal/mcphttp"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 )
@@ -149,10 +150,9 @@ func New(serverURL string, opts *Options) (*Handler, error) {
 			return nil, fmt.Errorf("client metadata URL %q must be an https URL with a path", h.opts.ClientMetadataURL)
 		}
 	}
-	h.client = h.opts.HTTPClient
-	if h.client == nil {
-		h.client = &http.Client{Timeout: DefaultTimeout}
-	}
+	// Tokens, secrets and codes go through this client: never across
+	// origins on a redirect, whoever built it.
+	h.client = mcphttp.Guard(h.opts.HTTPClient, DefaultTimeout)
 	if h.opts.Stderr == nil {
 		h.opts.Stderr = os.Stderr
 	}

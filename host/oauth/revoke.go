@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/skillport/skillport/internal/mcphttp"
 )
 
 // ErrNoRevocation is returned by Revoke for an authorization server that
@@ -21,9 +22,7 @@ var ErrNoRevocation = errors.New("the authorization server offers no token revoc
 // token. The client authenticates as it did for the token; c nil means a
 // client with DefaultTimeout.
 func Revoke(ctx context.Context, c *http.Client, t *Token) error {
-	if c == nil {
-		c = &http.Client{Timeout: DefaultTimeout}
-	}
+	c = mcphttp.Guard(c, DefaultTimeout)
 	if t.Issuer == "" {
 		return ErrNoRevocation
 	}

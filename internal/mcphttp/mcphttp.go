@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Bounds on what one response may carry. They are documented in
@@ -342,4 +343,26 @@ func Origin(u *url.URL) string {
 		}
 	}
 	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// NewClient returns an *http.Client with timeout whose answers are bounded
+// ([Transport]) and whose redirects never carry a credential to another
+// origin ([CheckRedirect]).
+func NewClient(timeout time.Duration) *http.Client {
+	return &http.Client{Transport: &Transport{}, CheckRedirect: CheckRedirect, Timeout: timeout}
+}
+
+// Guard returns c, or a copy of it whose redirects follow [CheckRedirect]
+// when c has no policy of its own; nil gives NewClient(timeout). A caller's
+// client must not forward a token across origins either.
+func Guard(c *http.Client, timeout time.Duration) *http.Client {
+	if c == nil {
+		return NewClient(timeout)
+	}
+	if c.CheckRedirect != nil {
+		return c
+	}
+	g := *c
+	g.CheckRedirect = CheckRedirect
+	return &g
 }
