@@ -1,16 +1,13 @@
 package host
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/internal/jsonobj"
+	"github.com/skillport/skillport/host/skilluri"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/wire"
@@ -163,119 +160,25 @@ const SizeUnknown = skillclient.SizeUnknown
 func validDigest(d string) bool { return skillclient.ValidDigest(d) }
 
 // DecodeEntry decodes one skill entry as a server sent it and validates it
-// with [ValidateEntry]. Decoding is stricter than encoding/json: keys match
-// case-sensitively, duplicate keys are refused, sizes must be non-negative
-// integers, so that nothing about the entry's identity depends on decoder
-// leniency.
+// with [ValidateEntry]: [skillclient.DecodeEntry], whose decoding is
+// stricter than encoding/json (keys match case-sensitively, duplicate keys
+// are refused, sizes must be non-negative integers), then the host's
+// per-skill limits.
 func DecodeEntry(origin string, raw []byte) (*Entry, error) {
-	bad := func(uri, format string, args ...any) error {
-		return &EntryError{Origin: origin, URI: uri, Err: ErrInvalidEntry, Msg: fmt.Sprintf(format, args...)}
-	}
-	fields, err := jsonobj.Fields(raw)
+	s, sk, err := skillclient.DecodeEntry(raw)
 	if err != nil {
-		return nil, bad("", "entry is not a JSON object: %v", err)
+		return nil, entryError(origin, "", err)
 	}
-	// Fields checked the whole entry; its members are split without
-	// checking their bytes again.
-	uriRaw, ok := member(fields, "uri")
-	uri, err := jsonobj.MemberString(uriRaw)
-	if err != nil || !ok {
-		return nil, bad("", "uri is missing or not a string")
-	}
-	fmRaw, ok := member(fields, "frontmatter")
-	if !ok {
-		return nil, bad(uri, "frontmatter is missing")
-	}
-	var fm skill.Frontmatter
-	if err := fm.UnmarshalJSON(fmRaw); err != nil {
-		return nil, bad(uri, "%v", err)
-	}
-	resRaw, ok := member(fields, "resources")
-	if !ok {
-		return nil, bad(uri, `resources is missing; an entry without resources must not be loaded (it must be an array or "dynamic")`)
-	}
-	res, err := decodeResources(resRaw)
-	if err != nil {
-		return nil, bad(uri, "resources: %v", err)
-	}
-	return ValidateEntry(origin, &wire.Skill{URI: uri, Frontmatter: fm, Resources: res})
+	return newEntry(origin, s, sk), nil
 }
 
-// decodeResources decodes "dynamic" or an array of {uri, digest, size}.
-func decodeResources(raw []byte) (*wire.Resources, error) {
-	raw = bytes.TrimSpace(raw)
-	if string(raw) == `"dynamic"` {
-		return &wire.Resources{Dynamic: true}, nil
+// entryError turns skillclient's verdict on an entry into the host's.
+func entryError(origin, uri string, err error) error {
+	var ee *skillclient.EntryError
+	if !errors.As(err, &ee) {
+		return &EntryError{Origin: origin, URI: uri, Err: ErrInvalidEntry, Msg: err.Error()}
 	}
-	if len(raw) == 0 || raw[0] != '[' {
-		return nil, errors.New(`must be an array or the string "dynamic"`)
-	}
-	// raw is a member of the checked entry (DecodeEntry).
-	items, err := jsonobj.MemberElements(raw)
-	if err != nil {
-		return nil, err
-	}
-	files := make([]wire.SkillResource, 0, len(items))
-	f := make([]jsonobj.Field, 0, 4) // reused for every item
-	for i, it := range items {
-		f, err = jsonobj.AppendMemberFields(f[:0], it)
-		if err != nil {
-			return nil, fmt.Errorf("item %d: not a JSON object: %v", i, err)
-		}
-		var r wire.SkillResource
-		v, ok := member(f, "uri")
-		if r.URI, err = jsonobj.MemberString(v); err != nil || !ok {
-			return nil, fmt.Errorf("item %d: uri is missing or not a string", i)
-		}
-		v, ok = member(f, "digest")
-		if r.Digest, err = jsonobj.MemberString(v); err != nil || !ok {
-			return nil, fmt.Errorf("item %d (%q): digest is missing or not a string", i, r.URI)
-		}
-		size, present := member(f, "size")
-		if !present {
-			// A deviation some servers have; ValidateEntry accepts it with
-			// a warning and the reads stay bounded (see SizeUnknown).
-			r.Size = SizeUnknown
-			files = append(files, r)
-			continue
-		}
-		if len(size) == 0 {
-			return nil, fmt.Errorf("item %d (%q): size is missing", i, r.URI)
-		}
-		n, err := parseSize(size)
-		if err != nil {
-			return nil, fmt.Errorf("item %d (%q): size %s %v", i, r.URI, clip(string(size)), err)
-		}
-		r.Size = n
-		files = append(files, r)
-	}
-	return &wire.Resources{Files: files}, nil
-}
-
-var (
-	errSizeSyntax = errors.New("is not a non-negative integer")
-	errSizeRange  = errors.New("is out of range")
-)
-
-// parseSize reads a size as JSON writes a non-negative integer: digits,
-// no leading zero, no sign, fraction or exponent, at most 2^63-1. It reads
-// the bytes of the entry where they are, without a string copy each.
-func parseSize(b []byte) (int64, error) {
-	if len(b) > 1 && b[0] == '0' {
-		return 0, errSizeSyntax
-	}
-	var n int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, errSizeSyntax
-		}
-		d := int64(c - '0')
-		if n > (math.MaxInt64-d)/10 {
-			return 0, errSizeRange
-		}
-		n = n*10 + d
-	}
-	return n, nil
+	return &EntryError{Origin: origin, URI: ee.URI, Err: ErrInvalidEntry, Msg: ee.Msg}
 }
 
 func clip(s string) string {
@@ -283,17 +186,6 @@ func clip(s string) string {
 		return s[:40] + "…"
 	}
 	return s
-}
-
-// member returns the value of the member named key: a scan, which for the
-// handful of members of an entry or file beats building a map.
-func member(fs []jsonobj.Field, key string) (json.RawMessage, bool) {
-	for _, f := range fs {
-		if f.Key == key {
-			return f.Value, true
-		}
-	}
-	return nil, false
 }
 
 // ValidateEntry checks a decoded entry against the extension's rules
@@ -304,12 +196,14 @@ func member(fs []jsonobj.Field, key string) (json.RawMessage, bool) {
 func ValidateEntry(origin string, s *wire.Skill) (*Entry, error) {
 	sk, err := skillclient.ParseEntry(s)
 	if err != nil {
-		var ee *skillclient.EntryError
-		if !errors.As(err, &ee) {
-			return nil, &EntryError{Origin: origin, URI: s.URI, Err: ErrInvalidEntry, Msg: err.Error()}
-		}
-		return nil, &EntryError{Origin: origin, URI: s.URI, Err: ErrInvalidEntry, Msg: ee.Msg}
+		return nil, entryError(origin, s.URI, err)
 	}
+	return newEntry(origin, s, sk), nil
+}
+
+// newEntry builds the registry entry of a checked entry, declining it
+// when it is over the per-skill limits.
+func newEntry(origin string, s *wire.Skill, sk *skilluri.Skill) *Entry {
 	e := &Entry{
 		Origin:      origin,
 		Kind:        KindMCP,
@@ -324,7 +218,7 @@ func ValidateEntry(origin string, s *wire.Skill) (*Entry, error) {
 		e.Warnings = append(e.Warnings, "name breaks the Agent Skills naming rules: "+err.Error())
 	}
 	if e.Dynamic {
-		return e, nil
+		return e
 	}
 	files := s.Resources.Files
 	var total int64
@@ -351,5 +245,5 @@ func ValidateEntry(origin string, s *wire.Skill) (*Entry, error) {
 		e.Declined = &EntryError{Origin: origin, URI: s.URI, Err: ErrDeclined,
 			Msg: fmt.Sprintf("files total more than %d bytes (16 MiB), the limit per skill", wire.MaxTotalBytes)}
 	}
-	return e, nil
+	return e
 }

@@ -14,35 +14,53 @@ package skillclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/host/skilluri"
 	"github.com/skillport/skillport/internal/mcphttp"
+	"github.com/skillport/skillport/internal/paging"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/wire"
 )
 
 // DefaultMaxPages bounds how many pages a listing walks, so that a server
 // handing out cursors forever cannot keep a client busy.
-const DefaultMaxPages = 100
+const DefaultMaxPages = paging.DefaultMaxPages
 
-// ErrTooManyPages is returned by a listing that reached Options.MaxPages
-// with the server still sending cursors.
-var ErrTooManyPages = errors.New("the server sent more pages than the client reads")
+// Errors that end (or, for ErrRestarted, restart) a listing; each comes
+// wrapped in a [*PageError] naming the method and the page.
+var (
+	// ErrTooManyPages: the listing reached Options.MaxPages with the server
+	// still sending cursors.
+	ErrTooManyPages = paging.ErrTooManyPages
+	// ErrRepeatedCursor: the server sent a cursor it had sent before.
+	ErrRepeatedCursor = paging.ErrRepeatedCursor
+	// ErrRestarted: the server refused a later page's cursor as invalid
+	// (its skills changed while listing); the listing starts again from
+	// the first page, so what came before is stale. Only with
+	// Options.Restarts.
+	ErrRestarted = paging.ErrRestarted
+)
+
+// PageError is a listing's failure: the method, the page (from 1), and
+// the cause, a call's error or one of the errors above.
+type PageError = paging.Error
 
 // Register lets sessions of c send the extension's methods. go-sdk
 // clients send only the methods registered on them, so call it once per
 // [*mcp.Client], before [Client] is used on one of its sessions.
 func Register(c *mcp.Client) error {
 	return errors.Join(
-		mcp.AddSendingCustomMethod[*wire.ListSkillsParams, *wire.ListSkillsResult](c, wire.MethodListSkills),
-		mcp.AddSendingCustomMethod[*wire.GetSkillParams, *wire.GetSkillResult](c, wire.MethodGetSkill),
+		mcp.AddSendingCustomMethod[*wire.ListSkillsParams, *ListPage](c, wire.MethodListSkills),
+		mcp.AddSendingCustomMethod[*wire.GetSkillParams, *getResult](c, wire.MethodGetSkill),
 		mcp.AddSendingCustomMethod[*wire.ReadDirectoryParams, *wire.ReadDirectoryResult](c, wire.MethodReadDirectory),
 	)
 }
@@ -72,20 +90,28 @@ type Options struct {
 	// MaxPages bounds the pages one List or ReadDirectory walks; zero
 	// means DefaultMaxPages.
 	MaxPages int
+	// CallTimeout bounds each call (each page of a listing); zero leaves
+	// only the caller's context.
+	CallTimeout time.Duration
+	// Restarts is how often a listing starts again from its first page
+	// when the server refuses a later page's cursor because its skills
+	// changed (yielded as an error wrapping ErrRestarted). Zero ends the
+	// listing with that error instead.
+	Restarts int
 }
 
 // Client reads the skills of the server at the other end of a session.
 // It holds no state beyond the session and is safe for concurrent use.
 type Client struct {
 	sess *mcp.ClientSession
-	max  int
+	opts paging.Options
 }
 
 // New returns a client over sess.
 func New(sess *mcp.ClientSession, opts *Options) *Client {
-	c := &Client{sess: sess, max: DefaultMaxPages}
-	if opts != nil && opts.MaxPages > 0 {
-		c.max = opts.MaxPages
+	c := &Client{sess: sess}
+	if opts != nil {
+		c.opts = paging.Options{MaxPages: opts.MaxPages, CallTimeout: opts.CallTimeout, Restarts: opts.Restarts}
 	}
 	return c
 }
@@ -102,64 +128,108 @@ func (c *Client) Supported() bool {
 	return ok
 }
 
+// ListPage is one page of skills/list as the server sent it: the result
+// fields as received (any may be missing) and the entries still raw, so
+// that each is decoded on its own with [DecodeEntry] and one hostile entry
+// never hides the others.
+type ListPage struct {
+	mcp.ResultBase
+	ResultType *string           `json:"resultType"`
+	Skills     []json.RawMessage `json:"skills"`
+	NextCursor string            `json:"nextCursor,omitempty"`
+	TTLMs      *int64            `json:"ttlMs"`
+	CacheScope *string           `json:"cacheScope"`
+}
+
+// ListPages yields the pages of skills/list as the loop asks for more,
+// within Options.MaxPages, each within Options.CallTimeout. A failed call
+// ends it with a [*PageError]; so do a repeated cursor and too many pages.
+// With Options.Restarts, a refused cursor is yielded as a *PageError
+// wrapping ErrRestarted and the listing starts over.
+func (c *Client) ListPages(ctx context.Context) iter.Seq2[*ListPage, error] {
+	return paging.Walk(ctx, wire.MethodListSkills, c.opts, func(ctx context.Context, cursor string) (*ListPage, string, error) {
+		res, err := call[*wire.ListSkillsParams, *ListPage](ctx, c.sess, wire.MethodListSkills, &wire.ListSkillsParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return res, res.NextCursor, nil
+	})
+}
+
 // List yields every skill the server lists, walking skills/list page by
 // page as the loop asks for more, like go-sdk's ClientSession.Tools. Each
-// entry has passed [ValidateEntry]; an invalid one is yielded as an
-// error wrapping [ErrInvalidEntry] (with a nil skill) and the listing
-// goes on. A failed call ends the listing with its error.
+// entry is decoded and checked on its own ([DecodeEntry]); an invalid one
+// is yielded as an [*EntryError] naming it (with a nil skill) and the
+// listing goes on. A URI listed twice is yielded once, the second time as
+// an EntryError. A failed call ends the listing with its [*PageError].
 func (c *Client) List(ctx context.Context) iter.Seq2[*wire.Skill, error] {
 	return func(yield func(*wire.Skill, error) bool) {
-		cursor := ""
 		seen := map[string]bool{}
-		for page := 0; ; page++ {
-			if page == c.max {
-				yield(nil, fmt.Errorf("skills/list: %w (%d pages)", ErrTooManyPages, c.max))
-				return
-			}
-			res, err := call[*wire.ListSkillsParams, *wire.ListSkillsResult](ctx, c.sess, wire.MethodListSkills, &wire.ListSkillsParams{Cursor: cursor})
+		n := 0
+		for page, err := range c.ListPages(ctx) {
 			if err != nil {
-				yield(nil, fmt.Errorf("skills/list: %w", err))
-				return
+				if errors.Is(err, ErrRestarted) {
+					seen, n = map[string]bool{}, 0
+				}
+				if !yield(nil, err) {
+					return
+				}
+				continue
 			}
-			for i := range res.Skills {
-				s := &res.Skills[i]
-				if err := ValidateEntry(s); err != nil {
+			n++
+			for i, raw := range page.Skills {
+				s, _, err := DecodeEntry(raw)
+				var ee *EntryError
+				if errors.As(err, &ee) && ee.URI == "" {
+					// Nothing names it: say where it is.
+					ee.Msg = fmt.Sprintf("skills/list page %d, entry %d: %s", n, i+1, ee.Msg)
+				}
+				if err == nil && seen[s.URI] {
+					err = &EntryError{URI: s.URI, Msg: "listed twice; the first entry is kept"}
+				}
+				if err != nil {
 					if !yield(nil, err) {
 						return
 					}
 					continue
 				}
+				seen[s.URI] = true
 				if !yield(s, nil) {
 					return
 				}
 			}
-			if res.NextCursor == "" {
-				return
-			}
-			if seen[res.NextCursor] {
-				yield(nil, fmt.Errorf("skills/list: the server repeated the cursor %q", clip(res.NextCursor)))
-				return
-			}
-			seen[res.NextCursor] = true
-			cursor = res.NextCursor
 		}
 	}
 }
 
+// getResult is skills/get's result with the entry still raw, decoded by
+// [DecodeEntry] like a listed one.
+type getResult struct {
+	mcp.ResultBase
+	Skill json.RawMessage `json:"skill"`
+}
+
 // Get returns the entry of the skill whose SKILL.md is at uri, listed or
-// not, checked with [ValidateEntry]. An entry for another URI is refused.
+// not, decoded and checked with [DecodeEntry]. An entry for another URI
+// is refused.
 func (c *Client) Get(ctx context.Context, uri string) (*wire.Skill, error) {
-	res, err := call[*wire.GetSkillParams, *wire.GetSkillResult](ctx, c.sess, wire.MethodGetSkill, &wire.GetSkillParams{URI: uri})
+	if c.opts.CallTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.CallTimeout)
+		defer cancel()
+	}
+	res, err := call[*wire.GetSkillParams, *getResult](ctx, c.sess, wire.MethodGetSkill, &wire.GetSkillParams{URI: uri})
 	if err != nil {
 		return nil, fmt.Errorf("skills/get %s: %w", uri, err)
 	}
-	if res.Skill.URI != uri {
-		return nil, &EntryError{URI: res.Skill.URI, Msg: fmt.Sprintf("skills/get %s returned another skill", clip(uri))}
-	}
-	if err := ValidateEntry(&res.Skill); err != nil {
+	s, _, err := DecodeEntry(res.Skill)
+	if err != nil {
 		return nil, err
 	}
-	return &res.Skill, nil
+	if s.URI != uri {
+		return nil, &EntryError{URI: s.URI, Msg: fmt.Sprintf("skills/get %s returned another skill", clip(uri))}
+	}
+	return s, nil
 }
 
 // File is a file of a skill as [Client.Read] returns it.
@@ -201,69 +271,103 @@ func (c *Client) Read(ctx context.Context, entry *wire.Skill, ref string) (*File
 		}
 		uri = u
 	}
-	dynamic := entry.Resources.Dynamic
-	if !dynamic {
-		if err := VerifyResource(entry, uri, nil); errors.Is(err, ErrUnlisted) {
-			return nil, err
+	var res *wire.SkillResource
+	if !entry.Resources.Dynamic {
+		f, ok := listed(entry, uri)
+		if !ok {
+			return nil, &VerifyError{URI: uri, Err: ErrUnlisted}
 		}
+		res = &f
 	}
-	size := SizeUnknown
-	if !dynamic {
-		if f, ok := listed(entry, uri); ok {
-			size = f.Size
-		}
+	if c.opts.CallTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.CallTimeout)
+		defer cancel()
 	}
-	rr, err := c.sess.ReadResource(mcphttp.WithLimit(ctx, mcphttp.FileLimit(size)), &mcp.ReadResourceParams{URI: uri})
-	if err != nil {
-		return nil, fmt.Errorf("resources/read %s: %w", uri, err)
-	}
-	data, mime, err := Contents(rr, uri)
+	data, mime, err := Fetch(ctx, c.sess, uri, res)
 	if err != nil {
 		return nil, err
 	}
-	if dynamic && int64(len(data)) > skill.MaxBytes {
+	if res == nil && int64(len(data)) > skill.MaxBytes {
 		return nil, &VerifyError{URI: uri, Err: ErrSize, Detail: fmt.Sprintf("%d bytes from a \"dynamic\" skill, over the %d-byte limit of a whole skill", len(data), skill.MaxBytes)}
 	}
 	rel, _ := skilluri.Within(sk.Root, uri)
-	f := &File{URI: uri, Path: rel, MIMEType: mime, Data: data, Verified: !dynamic}
+	f := &File{URI: uri, Path: rel, MIMEType: mime, Data: data, Verified: res != nil}
 	if uri == entry.URI {
-		f.Document, err = VerifySkillMD(entry, data)
-	} else if !dynamic {
-		err = VerifyResource(entry, uri, data)
-	}
-	if err != nil {
-		return nil, err
+		if f.Document, err = ParseSkillMD(entry.URI, entry.Frontmatter, data); err != nil {
+			return nil, err
+		}
 	}
 	return f, nil
 }
 
+// Fetch reads the file at uri with resources/read and checks the answer
+// against res, the file's item in its skill's manifest: exactly one
+// content item, for uri; its length (unless [SizeUnknown]) before its
+// digest. Over HTTP ([HTTPClient]) the answer is cut on the wire at what a
+// file of res's size can take. res nil (a "dynamic" skill) checks the
+// content item only: the caller bounds what it accepts. Content that fails
+// is discarded and returned as a [*VerifyError]. It is the one read of
+// package host too.
+func Fetch(ctx context.Context, sess *mcp.ClientSession, uri string, res *wire.SkillResource) (data []byte, mime string, err error) {
+	size := SizeUnknown
+	if res != nil {
+		size = res.Size
+	}
+	rr, err := sess.ReadResource(mcphttp.WithLimit(ctx, mcphttp.FileLimit(size)), &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, "", fmt.Errorf("resources/read %s: %w", uri, err)
+	}
+	data, mime, err = Contents(rr, uri)
+	if err != nil {
+		return nil, "", err
+	}
+	if res != nil {
+		if err := VerifyFile(*res, data); err != nil {
+			return nil, "", err
+		}
+	}
+	return data, mime, nil
+}
+
 // ReadDirectory yields the direct children of a directory resource (a
 // skill root or a folder inside one), walking resources/directory/read
-// page by page. The server must have declared directoryRead.
+// page by page. The server must have declared directoryRead. A child that
+// is not a valid URI directly inside uri, or is listed twice, is yielded
+// as an [*EntryError] naming it and the listing goes on.
 func (c *Client) ReadDirectory(ctx context.Context, uri string) iter.Seq2[wire.DirectoryEntry, error] {
 	return func(yield func(wire.DirectoryEntry, error) bool) {
-		cursor := ""
 		seen := map[string]bool{}
-		for page := 0; ; page++ {
-			if page == c.max {
-				yield(wire.DirectoryEntry{}, fmt.Errorf("%s %s: %w (%d pages)", wire.MethodReadDirectory, uri, ErrTooManyPages, c.max))
-				return
-			}
+		pages := paging.Walk(ctx, wire.MethodReadDirectory, c.opts, func(ctx context.Context, cursor string) (*wire.ReadDirectoryResult, string, error) {
 			res, err := call[*wire.ReadDirectoryParams, *wire.ReadDirectoryResult](ctx, c.sess, wire.MethodReadDirectory, &wire.ReadDirectoryParams{URI: uri, Cursor: cursor})
 			if err != nil {
-				yield(wire.DirectoryEntry{}, fmt.Errorf("%s %s: %w", wire.MethodReadDirectory, uri, err))
+				return nil, "", err
+			}
+			return res, res.NextCursor, nil
+		})
+		for res, err := range pages {
+			if err != nil {
+				yield(wire.DirectoryEntry{}, fmt.Errorf("%s: %w", uri, err))
 				return
 			}
 			for _, e := range res.Resources {
+				var bad string
+				if rel, ok := skilluri.Within(uri, e.URI); !ok || strings.Contains(rel, "/") || seen[e.URI] {
+					bad = "the directory listing of " + uri + " returned an entry that is not a direct child"
+				} else if err := skilluri.Check(e.URI); err != nil {
+					bad = err.Error()
+				}
+				if bad != "" {
+					if !yield(wire.DirectoryEntry{}, &EntryError{URI: e.URI, Msg: bad}) {
+						return
+					}
+					continue
+				}
+				seen[e.URI] = true
 				if !yield(e, nil) {
 					return
 				}
 			}
-			if res.NextCursor == "" || seen[res.NextCursor] {
-				return
-			}
-			seen[res.NextCursor] = true
-			cursor = res.NextCursor
 		}
 	}
 }
