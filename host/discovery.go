@@ -8,11 +8,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/host/skilluri"
+	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -269,10 +269,12 @@ func (o *originState) sess() (*mcp.ClientSession, error) {
 // it can be listed gets a partial listing, not an endless loop.
 const maxListRestarts = 3
 
-// isInvalidParams reports whether err is a JSON-RPC -32602 answer.
-func isInvalidParams(err error) bool {
-	var je *jsonrpc.Error
-	return errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams
+// client is the skillclient over the origin's session, bounded by the
+// host's options: every listing, directory and read of the host goes
+// through it.
+func (o *originState) client(sess *mcp.ClientSession, restarts int) *skillclient.Client {
+	opts := &o.h.opts
+	return skillclient.New(sess, &skillclient.Options{MaxPages: opts.MaxPages, CallTimeout: opts.CallTimeout, Restarts: restarts})
 }
 
 // relist pages through skills/list and replaces the listing. A listing that
@@ -294,9 +296,8 @@ func (o *originState) relist(ctx context.Context) {
 	var (
 		entries []*Entry
 		seen    = map[string]bool{}
-		cursors = map[string]bool{}
-		cursor  string
 		items   int
+		pages   int
 		partial bool
 		ttl     = int64(-1)
 	)
@@ -304,54 +305,43 @@ func (o *originState) relist(ctx context.Context) {
 		o.diag(Warning, "", fmt.Sprintf("listing capped at %d entries; it is partial, and skills beyond it can still be loaded by URI", opts.MaxEntries), nil)
 		partial = true
 	}
-	restarts := 0
-	for page := 0; ; page++ {
-		if items >= opts.MaxEntries {
-			capped()
-			break
-		}
-		if page >= opts.MaxPages {
-			o.diag(Warning, "", fmt.Sprintf("listing stopped after %d pages; it is partial, and skills beyond it can still be loaded by URI", opts.MaxPages), nil)
-			partial = true
-			break
-		}
-		callCtx, cancel := context.WithTimeout(ctx, opts.CallTimeout)
-		res, err := mcp.CallCustomMethod[*wire.ListSkillsParams, *listResult](callCtx, sess, wire.MethodListSkills, &wire.ListSkillsParams{Cursor: cursor})
-		timedOut := callCtx.Err() != nil
-		cancel()
+	for res, err := range o.client(sess, maxListRestarts).ListPages(ctx) {
 		if err != nil {
-			msg := fmt.Sprintf("skills/list page %d failed: %v", page+1, err)
-			if timedOut {
-				msg = fmt.Sprintf("skills/list page %d got no answer within %v", page+1, opts.CallTimeout)
-			}
-			// A cursor is the only thing a later page sends that the first
-			// did not, so invalid params there means the server published a
-			// new snapshot between our pages and refused the old cursor (the
-			// Skills Extension lets it). Pages of two snapshots must not be
-			// mixed: list again from the start, a bounded number of times.
-			if page > 0 && !timedOut && isInvalidParams(err) && restarts < maxListRestarts {
-				restarts++
-				o.diag(Warning, "", fmt.Sprintf("skills/list page %d: the server refused the cursor (its skills changed while listing); listing again from the start", page+1), err)
-				entries, seen, cursors, cursor, items, ttl = nil, map[string]bool{}, map[string]bool{}, "", 0, -1
-				page = -1
+			var pe *skillclient.PageError
+			errors.As(err, &pe)
+			switch {
+			case errors.Is(err, skillclient.ErrRestarted):
+				// Pages of two snapshots must not be mixed.
+				o.diag(Warning, "", fmt.Sprintf("skills/list page %d: the server refused the cursor (its skills changed while listing); listing again from the start", pe.Page), err)
+				entries, seen, items, pages, ttl = nil, map[string]bool{}, 0, 0, -1
 				continue
-			}
-			if page == 0 {
-				o.mu.Lock()
-				if o.listing == nil {
-					o.status.Err = fmt.Errorf("%w: %s", ErrUnavailable, msg)
+			case errors.Is(err, skillclient.ErrTooManyPages):
+				o.diag(Warning, "", fmt.Sprintf("listing stopped after %d pages; it is partial, and skills beyond it can still be loaded by URI", opts.MaxPages), nil)
+			case errors.Is(err, skillclient.ErrRepeatedCursor):
+				o.diag(Warning, "", fmt.Sprintf("skills/list returned a cursor it had already returned (page %d); listing stopped, it is partial", pe.Page), nil)
+			default:
+				msg := fmt.Sprintf("skills/list page %d failed: %v", pe.Page, pe.Err)
+				if pe.TimedOut {
+					msg = fmt.Sprintf("skills/list page %d got no answer within %v", pe.Page, opts.CallTimeout)
 				}
-				o.diagLocked(Error, "", msg, err)
-				o.mu.Unlock()
-				return
+				if pe.Page == 1 {
+					o.mu.Lock()
+					if o.listing == nil {
+						o.status.Err = fmt.Errorf("%w: %s", ErrUnavailable, msg)
+					}
+					o.diagLocked(Error, "", msg, pe.Err)
+					o.mu.Unlock()
+					return
+				}
+				o.diag(Warning, "", msg+fmt.Sprintf("; keeping the %d entries of earlier pages", len(entries)), pe.Err)
 			}
-			o.diag(Warning, "", msg+fmt.Sprintf("; keeping the %d entries of earlier pages", len(entries)), err)
 			partial = true
 			break
 		}
+		pages++
 		if !o.checkResult(res.ResultType, res.TTLMs, res.CacheScope, "skills/list") || res.Skills == nil {
 			if res.Skills == nil {
-				o.diag(Warning, "", fmt.Sprintf("skills/list page %d has no skills array; listing stopped", page+1), nil)
+				o.diag(Warning, "", fmt.Sprintf("skills/list page %d has no skills array; listing stopped", pages), nil)
 			}
 			partial = true
 			break
@@ -378,16 +368,13 @@ func (o *originState) relist(ctx context.Context) {
 			o.ingest(e)
 			entries = append(entries, e)
 		}
-		if partial || res.NextCursor == "" {
+		if partial {
 			break
 		}
-		if cursors[res.NextCursor] {
-			o.diag(Warning, "", fmt.Sprintf("skills/list returned a cursor it had already returned (page %d); listing stopped, it is partial", page+1), nil)
-			partial = true
+		if res.NextCursor != "" && items >= opts.MaxEntries {
+			capped()
 			break
 		}
-		cursors[res.NextCursor] = true
-		cursor = res.NextCursor
 	}
 	if ttl < 0 {
 		ttl = 0

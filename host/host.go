@@ -37,6 +37,7 @@ import (
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/host/cache"
 	"github.com/skillport/skillport/skill"
+	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -668,17 +669,9 @@ func distinguish(g []*Entry) {
 	}
 }
 
-// listResult is skills/list as received: entries stay raw so that one bad
-// entry is skipped on its own, and the REQUIRED fields are pointers so their
-// absence is visible.
-type listResult struct {
-	mcp.ResultBase
-	ResultType *string           `json:"resultType"`
-	Skills     []json.RawMessage `json:"skills"`
-	NextCursor string            `json:"nextCursor,omitempty"`
-	TTLMs      *int64            `json:"ttlMs"`
-	CacheScope *string           `json:"cacheScope"`
-}
+// listResult is skills/list as received: skillclient's page, whose
+// entries stay raw so that one bad entry is left out on its own.
+type listResult = skillclient.ListPage
 
 // getResult is skills/get as received.
 type getResult struct {

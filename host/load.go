@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -12,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/host/skilluri"
-	"github.com/skillport/skillport/internal/mcphttp"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/wire"
@@ -222,20 +222,26 @@ func (l *Loaded) fetch(ctx context.Context, o *originState, uri string, res *wir
 	}
 	callCtx, cancel := context.WithTimeout(ctx, h.opts.CallTimeout)
 	defer cancel()
-	size := SizeUnknown
-	if res != nil {
-		size = res.Size
-	}
-	rr, err := sess.ReadResource(mcphttp.WithLimit(callCtx, mcphttp.FileLimit(size)), &mcp.ReadResourceParams{URI: uri})
+	data, mime, err := skillclient.Fetch(callCtx, sess, uri, res)
 	if err != nil {
-		if callCtx.Err() != nil {
+		var ve *skillclient.VerifyError
+		switch {
+		case errors.As(err, &ve):
+			verr := verification(label, err)
+			if ve.Err != skillclient.ErrContents {
+				// The answer was read: it counts toward the session's budget.
+				if res.Size != SizeUnknown {
+					o.mu.Lock()
+					o.fetched += res.Size
+					o.mu.Unlock()
+				}
+				h.refreshAfterFailure(ctx, o, l.Entry, verr)
+			}
+			return nil, "", verr
+		case callCtx.Err() != nil:
 			return nil, "", fmt.Errorf("%w: %s: resources/read %s got no answer within %v", ErrUnavailable, label, uri, h.opts.CallTimeout)
 		}
-		return nil, "", fmt.Errorf("%s: resources/read %s: %w", label, uri, err)
-	}
-	data, mime, err := skillclient.Contents(rr, uri)
-	if err != nil {
-		return nil, "", verification(label, err)
+		return nil, "", fmt.Errorf("%s: %w", label, err)
 	}
 	n := int64(len(data))
 	if res == nil || res.Size == SizeUnknown {
@@ -249,11 +255,6 @@ func (l *Loaded) fetch(ctx context.Context, o *originState, uri string, res *wir
 		o.mu.Lock()
 		o.fetched += n
 		o.mu.Unlock()
-	}
-	if err := skillclient.VerifyFile(*res, data); err != nil {
-		verr := verification(label, err)
-		h.refreshAfterFailure(ctx, o, l.Entry, verr)
-		return nil, "", verr
 	}
 	if h.opts.Cache != nil {
 		if err := h.opts.Cache.Put(label, uri, data); err != nil {
@@ -496,34 +497,22 @@ func (l *Loaded) readDirectory(ctx context.Context, dir string) ([]DirEntry, err
 		return nil, err
 	}
 	var out []DirEntry
-	seen := map[string]bool{}
-	cursors := map[string]bool{}
-	cursor := ""
-	for page := 0; page < l.h.opts.MaxPages; page++ {
-		callCtx, cancel := context.WithTimeout(ctx, l.h.opts.CallTimeout)
-		res, err := mcp.CallCustomMethod[*wire.ReadDirectoryParams, *wire.ReadDirectoryResult](callCtx, sess, wire.MethodReadDirectory, &wire.ReadDirectoryParams{URI: dir, Cursor: cursor})
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("%s: resources/directory/read %s: %w", e.Origin, dir, err)
-		}
-		for _, c := range res.Resources {
-			rel, ok := skilluri.Within(dir, c.URI)
-			if !ok || strings.Contains(rel, "/") || seen[c.URI] {
-				o.diag(Warning, c.URI, "directory listing of "+dir+" returned an entry that is not a direct child; ignored", nil)
-				continue
-			}
-			if _, err := skilluri.Parse(c.URI); err != nil {
-				o.diag(Warning, c.URI, "directory listing returned an invalid URI; ignored", err)
-				continue
-			}
-			seen[c.URI] = true
+	for c, err := range o.client(sess, 0).ReadDirectory(ctx, dir) {
+		var ee *skillclient.EntryError
+		switch {
+		case errors.As(err, &ee):
+			o.diag(Warning, ee.URI, ee.Msg+"; ignored", nil)
+			continue
+		case errors.Is(err, skillclient.ErrTooManyPages), errors.Is(err, skillclient.ErrRepeatedCursor):
+			// What was listed so far is what the host shows.
+		case err != nil:
+			return nil, fmt.Errorf("%s: %w", e.Origin, err)
+		default:
+			rel, _ := skilluri.Within(dir, c.URI)
 			out = append(out, DirEntry{Name: unescapeName(rel), URI: c.URI, Dir: c.MIMEType == wire.DirectoryMIMEType, Size: -1})
+			continue
 		}
-		if res.NextCursor == "" || cursors[res.NextCursor] {
-			break
-		}
-		cursors[res.NextCursor] = true
-		cursor = res.NextCursor
+		break
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/skill"
+	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -294,15 +295,12 @@ func indexFrontmatter(ie wire.IndexEntry) (skill.Frontmatter, error) {
 // skill://<name>/SKILL.md, a key for its registry that is never read.
 func (o *originState) listLegacy(ctx context.Context, sess *mcp.ClientSession) ([]*Entry, error) {
 	var out []*Entry
-	cursor := ""
 	seen := map[string]bool{}
-	for page := 0; page < o.h.opts.MaxPages; page++ {
-		callCtx, cancel := context.WithTimeout(ctx, o.h.opts.CallTimeout)
-		res, err := mcp.CallCustomMethod[*wire.ListSkillsParams, *listResult](callCtx, sess, wire.MethodListSkills, &wire.ListSkillsParams{Cursor: cursor})
-		cancel()
+	for res, err := range o.client(sess, 0).ListPages(ctx) {
 		if err != nil {
-			if page == 0 {
-				return nil, fmt.Errorf("skills/list failed: %v", err)
+			var pe *skillclient.PageError
+			if errors.As(err, &pe) && pe.Page == 1 && !errors.Is(err, skillclient.ErrTooManyPages) {
+				return nil, fmt.Errorf("skills/list failed: %v", pe.Err)
 			}
 			break
 		}
@@ -324,10 +322,6 @@ func (o *originState) listLegacy(ctx context.Context, sess *mcp.ClientSession) (
 			o.ingest(e)
 			out = append(out, e)
 		}
-		if res.NextCursor == "" || res.NextCursor == cursor {
-			break
-		}
-		cursor = res.NextCursor
 	}
 	return out, nil
 }
