@@ -45,6 +45,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/skillport/skillport/internal/budget"
 	"github.com/skillport/skillport/server"
 )
 
@@ -60,6 +61,9 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultShutdownTimeout   = 5 * time.Second
+	// DefaultResponseBudget is the bytes of large answers (file reads,
+	// archives) held at once by the whole server.
+	DefaultResponseBudget = budget.DefaultSize
 )
 
 // Options configures an [Endpoint]. The zero value of every field selects
@@ -98,6 +102,14 @@ type Options struct {
 	// ShutdownTimeout is how long [Endpoint.Serve] lets requests in flight
 	// finish once its context ends (default 5 s).
 	ShutdownTimeout time.Duration
+	// ResponseBudget caps the bytes held by large answers being produced
+	// and sent (a big file's resources/read), on all connections together
+	// (default 64 MiB): a client that never reads holds its answer until
+	// WriteTimeout cuts it, so a cap per connection would multiply by
+	// MaxConns. A large answer waits up to 10 s for budget, then gets 503;
+	// answers under 64 KiB are never held back. Every handler finds the
+	// budget in its request's context.
+	ResponseBudget int64
 
 	// AllowOrigins lists the web origins (scheme://host[:port]) whose
 	// requests are served. Requests without an Origin header, from the
@@ -151,6 +163,7 @@ type Endpoint struct {
 	m       *metrics
 	log     *slog.Logger
 	bodies  atomic.Int64 // bytes of request bodies held
+	budget  *budget.Budget
 
 	sessMu   sync.Mutex
 	sessions map[string]int // POSTs in flight by session id; no entry at 0
@@ -180,6 +193,8 @@ func New(mcpHandler http.Handler, opts *Options) (*Endpoint, error) {
 	defaults(&o.IdleTimeout, DefaultIdleTimeout)
 	defaults(&o.WriteTimeout, DefaultWriteTimeout)
 	defaults(&o.ShutdownTimeout, DefaultShutdownTimeout)
+	defaults(&o.ResponseBudget, DefaultResponseBudget)
+	e.budget = budget.New(o.ResponseBudget, 0)
 	for _, s := range o.AllowOrigins {
 		n, err := ParseOrigin(s)
 		if err != nil {
@@ -266,7 +281,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	e.mux.ServeHTTP(rec, r)
+	e.mux.ServeHTTP(rec, r.WithContext(budget.WithContext(r.Context(), e.budget)))
 }
 
 // Serve serves e on ln until ctx ends, then shuts down gracefully: requests

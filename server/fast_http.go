@@ -112,6 +112,9 @@ func (h *HTTPHandler) serveFast(w http.ResponseWriter, r *http.Request) bool {
 			_, v.declared = p.Capabilities.Extensions[wire.ExtensionID]
 		}
 	}
+	if req.method == "resources/read" && h.serveLargeRead(w, r, req, v) {
+		return true
+	}
 	result, ok := h.fast.fastResult(r.Context(), req, v)
 	if !ok {
 		return false
