@@ -202,7 +202,6 @@ func slowest(d []time.Duration) time.Duration {
 	return m
 }
 
-
 // TestLargeReadsInTurn: with a budget smaller than one answer, large reads
 // from several clients are served in turn, each complete and exact, text
 // and binary, while a small read is never held back.
