@@ -69,6 +69,11 @@ func legacyRead(addr, uri string) []byte {
 	return fmt.Appendf(nil, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s", addr, len(body), body)
 }
 
+// rawGet downloads the file of uri from the web catalog's /raw/ route.
+func rawGet(addr, uri string) []byte {
+	return fmt.Appendf(nil, "GET /raw/%s HTTP/1.1\r\nHost: %s\r\n\r\n", strings.TrimPrefix(uri, "skill://"), addr)
+}
+
 // stall opens a connection with a 4 KiB receive buffer, sends req and
 // never reads; the connection is closed at the end of the test.
 func stall(t testing.TB, addr string, req []byte) net.Conn {
@@ -88,7 +93,8 @@ func stall(t testing.TB, addr string, req []byte) net.Conn {
 
 // TestStalledReaders: stalled clients (200, or SKILLPORT_STALLED) each
 // request a 15 MiB file (text and binary, through the thin read path and
-// through go-sdk on a --stateless server) and never read. The server must
+// through go-sdk on a --stateless server, and from the web catalog's
+// /raw/ route) and never read. The server must
 // stay under 400 MB of peak RSS and keep answering a well-behaved client
 // within a second.
 func TestStalledReaders(t *testing.T) {
@@ -106,6 +112,7 @@ func TestStalledReaders(t *testing.T) {
 	}{
 		{"thin-path", nil, modernRead},
 		{"stateless-go-sdk", []string{"--stateless"}, legacyRead},
+		{"web-raw", nil, rawGet},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := startServe(t, dir, append(c.flags, "--max-connections", strconv.Itoa(n+64))...)
