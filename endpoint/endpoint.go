@@ -164,6 +164,7 @@ type Endpoint struct {
 	log     *slog.Logger
 	bodies  atomic.Int64 // bytes of request bodies held
 	budget  *budget.Budget
+	idle    *idleConns
 
 	sessMu   sync.Mutex
 	sessions map[string]int // POSTs in flight by session id; no entry at 0
@@ -174,7 +175,7 @@ type Endpoint struct {
 // is not of the form scheme://host[:port] or the metrics cannot be
 // registered.
 func New(mcpHandler http.Handler, opts *Options) (*Endpoint, error) {
-	e := &Endpoint{mcp: mcpHandler, origins: map[string]bool{}, sessions: map[string]int{}}
+	e := &Endpoint{mcp: mcpHandler, origins: map[string]bool{}, sessions: map[string]int{}, idle: newIdleConns()}
 	if opts != nil {
 		e.opts = *opts
 	}
@@ -258,6 +259,8 @@ func (e *Endpoint) Options() Options { return e.opts }
 // counted and logged once.
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	// Every handler, whatever its route, charges the same budget.
+	r = r.WithContext(budget.WithContext(r.Context(), e.budget))
 	rec := e.track(w)
 	if r.ContentLength != 0 && e.opts.BodyTimeout > 0 {
 		// Every route, not only the MCP one: the server reads what a
@@ -281,7 +284,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	e.mux.ServeHTTP(rec, r.WithContext(budget.WithContext(r.Context(), e.budget)))
+	e.mux.ServeHTTP(rec, r)
 }
 
 // Serve serves e on ln until ctx ends, then shuts down gracefully: requests
@@ -315,6 +318,7 @@ func (e *Endpoint) HTTPServer() *http.Server {
 		IdleTimeout:       positive(e.opts.IdleTimeout),
 		MaxHeaderBytes:    e.opts.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelDebug),
+		ConnState:         e.connState,
 		// ReadTimeout and WriteTimeout stay zero: as connection deadlines
 		// they would cancel long-lived SSE streams. BodyTimeout and
 		// WriteTimeout are applied per request instead.
