@@ -116,6 +116,15 @@ type Options struct {
 	// server's own origin, and from a loopback origin when the request
 	// arrived on a loopback address are always served.
 	AllowOrigins []string
+	// AllowHosts lists host names (e.g. skills.example.com) requests may
+	// name in their Host header besides loopback names and IP addresses.
+	// Every route applies one Host policy, against DNS rebinding: a
+	// request that reached the server on a loopback address must name a
+	// loopback host (localhost, 127.0.0.1, [::1]) or a listed one; on any
+	// other address, when the list is set, a listed name or an IP address.
+	// An MCP handler behind the endpoint should then leave the Host check
+	// to it (for package server, [server.HTTPOptions].HostChecked).
+	AllowHosts []string
 
 	// Source, when set, makes /readyz report whether it has a snapshot
 	// (and, if it implements [Readier], whether its backend can be
@@ -160,6 +169,7 @@ type Endpoint struct {
 	mux     *http.ServeMux
 	mcp     http.Handler
 	origins map[string]bool
+	hosts   map[string]bool
 	m       *metrics
 	log     *slog.Logger
 	bodies  atomic.Int64 // bytes of request bodies held
@@ -175,7 +185,7 @@ type Endpoint struct {
 // is not of the form scheme://host[:port] or the metrics cannot be
 // registered.
 func New(mcpHandler http.Handler, opts *Options) (*Endpoint, error) {
-	e := &Endpoint{mcp: mcpHandler, origins: map[string]bool{}, sessions: map[string]int{}, idle: newIdleConns()}
+	e := &Endpoint{mcp: mcpHandler, origins: map[string]bool{}, hosts: map[string]bool{}, sessions: map[string]int{}, idle: newIdleConns()}
 	if opts != nil {
 		e.opts = *opts
 	}
@@ -202,6 +212,13 @@ func New(mcpHandler http.Handler, opts *Options) (*Endpoint, error) {
 			return nil, fmt.Errorf("endpoint: allowed origin %q: %w", s, err)
 		}
 		e.origins[n] = true
+	}
+	for _, s := range o.AllowHosts {
+		n, err := ParseHost(s)
+		if err != nil {
+			return nil, fmt.Errorf("endpoint: allowed host %q: %w", s, err)
+		}
+		e.hosts[n] = true
 	}
 	e.log = o.Logger
 	if e.log == nil {
@@ -255,8 +272,8 @@ func (e *Endpoint) Handle(pattern string, h http.Handler) { e.mux.Handle(pattern
 // Options returns the options in effect, defaults filled in.
 func (e *Endpoint) Options() Options { return e.opts }
 
-// ServeHTTP checks the Origin, then routes the request; every request is
-// counted and logged once.
+// ServeHTTP checks the Host and the Origin, then routes the request; every
+// request is counted and logged once.
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	// Every handler, whatever its route, charges the same budget.
@@ -274,6 +291,11 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.done()
 		e.observe(r, rec, time.Since(start))
 	}()
+	if host, ok := e.hostAllowed(r); !ok {
+		rec.refused = "host"
+		writeError(rec, http.StatusForbidden, fmt.Sprintf("Host %q is not a name of this server (refused against DNS rebinding): a server reached on a loopback address answers localhost names only; start it with --allow-host %s to serve that name", r.Host, host))
+		return
+	}
 	if origin := r.Header.Get("Origin"); origin != "" {
 		if !e.originAllowed(r, origin) {
 			rec.refused = "origin"

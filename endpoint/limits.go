@@ -190,14 +190,7 @@ func (e *Endpoint) originAllowed(r *http.Request, origin string) bool {
 	if strings.EqualFold(u.Host, r.Host) {
 		return true
 	}
-	if isLoopback(u.Hostname()) {
-		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-			if host, _, err := net.SplitHostPort(la.String()); err == nil && isLoopback(host) {
-				return true
-			}
-		}
-	}
-	return false
+	return isLoopback(u.Hostname()) && onLoopback(r)
 }
 
 // cors lets a web page of an allowed origin read the responses: it sets the
@@ -243,6 +236,48 @@ func ParseOrigin(s string) (string, error) {
 		host += ":" + port
 	}
 	return scheme + "://" + host, nil
+}
+
+// hostAllowed applies the Host policy of [Options.AllowHosts] to r,
+// returning the host name it named.
+func (e *Endpoint) hostAllowed(r *http.Request) (string, bool) {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	switch {
+	case isLoopback(host) || e.hosts[host]:
+		return host, true
+	case onLoopback(r):
+		return host, false
+	}
+	return host, len(e.hosts) == 0 || net.ParseIP(host) != nil
+}
+
+// onLoopback reports whether r reached the server on a loopback address.
+func onLoopback(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	host, _, err := net.SplitHostPort(la.String())
+	return err == nil && isLoopback(host)
+}
+
+// ParseHost returns the host name s as [Options.AllowHosts] compares it
+// (lower case, without a port), or an error saying why s is not a host
+// name; a CLI checks its flags with it before starting.
+func ParseHost(s string) (string, error) {
+	h := strings.ToLower(strings.TrimSpace(s))
+	if hp, _, err := net.SplitHostPort(h); err == nil {
+		h = hp
+	}
+	h = strings.Trim(h, "[]")
+	if h == "" || strings.ContainsAny(h, "/@?#*: ") {
+		return "", errors.New("want a host name such as skills.example.com, without scheme, port, path or wildcard")
+	}
+	return h, nil
 }
 
 func isLoopback(host string) bool {

@@ -67,6 +67,11 @@ type HTTPOptions struct {
 	// carries no budget of the whole server (package endpoint puts one
 	// there). Zero means 64 MiB, negative means no cap.
 	ResponseBudget int64
+	// HostChecked turns off go-sdk's own check of the Host header (a
+	// request reaching a loopback address must name localhost), for a
+	// handler behind package endpoint, which applies one Host policy to
+	// every route, host names it was told to allow included.
+	HostChecked bool
 }
 
 // HTTPHandler serves an MCP server over Streamable HTTP, every protocol
@@ -114,8 +119,8 @@ func NewHTTPHandler(s *mcp.Server, opts *HTTPOptions) *HTTPHandler {
 	}
 	h.budget = budget.New(h.opts.ResponseBudget, 0)
 	get := func(*http.Request) *mcp.Server { return s }
-	h.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: h.opts.Logger})
-	h.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true, Logger: h.opts.Logger})
+	h.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: h.opts.Logger, DisableLocalhostProtection: h.opts.HostChecked})
+	h.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true, Logger: h.opts.Logger, DisableLocalhostProtection: h.opts.HostChecked})
 	return h
 }
 
