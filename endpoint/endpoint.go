@@ -45,6 +45,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/skillport/skillport/internal/budget"
 	"github.com/skillport/skillport/server"
 )
 
@@ -60,6 +61,9 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultShutdownTimeout   = 5 * time.Second
+	// DefaultResponseBudget is the bytes of large answers (file reads,
+	// archives) held at once by the whole server.
+	DefaultResponseBudget = budget.DefaultSize
 )
 
 // Options configures an [Endpoint]. The zero value of every field selects
@@ -98,12 +102,29 @@ type Options struct {
 	// ShutdownTimeout is how long [Endpoint.Serve] lets requests in flight
 	// finish once its context ends (default 5 s).
 	ShutdownTimeout time.Duration
+	// ResponseBudget caps the bytes held by large answers being produced
+	// and sent (a big file's resources/read), on all connections together
+	// (default 64 MiB): a client that never reads holds its answer until
+	// WriteTimeout cuts it, so a cap per connection would multiply by
+	// MaxConns. A large answer waits up to 10 s for budget, then gets 503;
+	// answers under 64 KiB are never held back. Every handler finds the
+	// budget in its request's context.
+	ResponseBudget int64
 
 	// AllowOrigins lists the web origins (scheme://host[:port]) whose
 	// requests are served. Requests without an Origin header, from the
 	// server's own origin, and from a loopback origin when the request
 	// arrived on a loopback address are always served.
 	AllowOrigins []string
+	// AllowHosts lists host names (e.g. skills.example.com) requests may
+	// name in their Host header besides loopback names and IP addresses.
+	// Every route applies one Host policy, against DNS rebinding: a
+	// request that reached the server on a loopback address must name a
+	// loopback host (localhost, 127.0.0.1, [::1]) or a listed one; on any
+	// other address, when the list is set, a listed name or an IP address.
+	// An MCP handler behind the endpoint should then leave the Host check
+	// to it (for package server, [server.HTTPOptions].HostChecked).
+	AllowHosts []string
 
 	// Source, when set, makes /readyz report whether it has a snapshot
 	// (and, if it implements [Readier], whether its backend can be
@@ -148,9 +169,12 @@ type Endpoint struct {
 	mux     *http.ServeMux
 	mcp     http.Handler
 	origins map[string]bool
+	hosts   map[string]bool
 	m       *metrics
 	log     *slog.Logger
 	bodies  atomic.Int64 // bytes of request bodies held
+	budget  *budget.Budget
+	idle    *idleConns
 
 	sessMu   sync.Mutex
 	sessions map[string]int // POSTs in flight by session id; no entry at 0
@@ -161,7 +185,7 @@ type Endpoint struct {
 // is not of the form scheme://host[:port] or the metrics cannot be
 // registered.
 func New(mcpHandler http.Handler, opts *Options) (*Endpoint, error) {
-	e := &Endpoint{mcp: mcpHandler, origins: map[string]bool{}, sessions: map[string]int{}}
+	e := &Endpoint{mcp: mcpHandler, origins: map[string]bool{}, hosts: map[string]bool{}, sessions: map[string]int{}, idle: newIdleConns()}
 	if opts != nil {
 		e.opts = *opts
 	}
@@ -180,12 +204,21 @@ func New(mcpHandler http.Handler, opts *Options) (*Endpoint, error) {
 	defaults(&o.IdleTimeout, DefaultIdleTimeout)
 	defaults(&o.WriteTimeout, DefaultWriteTimeout)
 	defaults(&o.ShutdownTimeout, DefaultShutdownTimeout)
+	defaults(&o.ResponseBudget, DefaultResponseBudget)
+	e.budget = budget.New(o.ResponseBudget, 0)
 	for _, s := range o.AllowOrigins {
 		n, err := ParseOrigin(s)
 		if err != nil {
 			return nil, fmt.Errorf("endpoint: allowed origin %q: %w", s, err)
 		}
 		e.origins[n] = true
+	}
+	for _, s := range o.AllowHosts {
+		n, err := ParseHost(s)
+		if err != nil {
+			return nil, fmt.Errorf("endpoint: allowed host %q: %w", s, err)
+		}
+		e.hosts[n] = true
 	}
 	e.log = o.Logger
 	if e.log == nil {
@@ -239,10 +272,12 @@ func (e *Endpoint) Handle(pattern string, h http.Handler) { e.mux.Handle(pattern
 // Options returns the options in effect, defaults filled in.
 func (e *Endpoint) Options() Options { return e.opts }
 
-// ServeHTTP checks the Origin, then routes the request; every request is
-// counted and logged once.
+// ServeHTTP checks the Host and the Origin, then routes the request; every
+// request is counted and logged once.
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	// Every handler, whatever its route, charges the same budget.
+	r = r.WithContext(budget.WithContext(r.Context(), e.budget))
 	rec := e.track(w)
 	if r.ContentLength != 0 && e.opts.BodyTimeout > 0 {
 		// Every route, not only the MCP one: the server reads what a
@@ -256,6 +291,11 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.done()
 		e.observe(r, rec, time.Since(start))
 	}()
+	if host, ok := e.hostAllowed(r); !ok {
+		rec.refused = "host"
+		writeError(rec, http.StatusForbidden, fmt.Sprintf("Host %q is not a name of this server (refused against DNS rebinding): a server reached on a loopback address answers localhost names only; start it with --allow-host %s to serve that name", r.Host, host))
+		return
+	}
 	if origin := r.Header.Get("Origin"); origin != "" {
 		if !e.originAllowed(r, origin) {
 			rec.refused = "origin"
@@ -300,6 +340,7 @@ func (e *Endpoint) HTTPServer() *http.Server {
 		IdleTimeout:       positive(e.opts.IdleTimeout),
 		MaxHeaderBytes:    e.opts.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelDebug),
+		ConnState:         e.connState,
 		// ReadTimeout and WriteTimeout stay zero: as connection deadlines
 		// they would cancel long-lived SSE streams. BodyTimeout and
 		// WriteTimeout are applied per request instead.

@@ -1,6 +1,7 @@
 package endpoint_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -405,20 +406,24 @@ func waitInFlight(t *testing.T, ts *testServer, n float64) {
 	}
 }
 
-// TestConnectionLimit: beyond MaxConns, a connection is answered 503 with
-// an error naming the limit; closing one frees a place.
+// TestConnectionLimit: beyond MaxConns busy connections, a connection is
+// answered 503 with an error naming the limit; closing one frees a place.
 func TestConnectionLimit(t *testing.T) {
 	ts := serve(t, skillTree(t, 1, 0), endpoint.Options{MaxConns: 3, IdleTimeout: time.Minute})
 	var held []net.Conn
-	for range 3 {
+	for i := range 3 {
+		if i == 2 {
+			// Two are busy (the check's own connection is then idle, and
+			// yields to the third); a third that has just connected is not
+			// idle either.
+			waitInFlight(t, ts, 2)
+		}
 		c, err := net.Dial("tcp", ts.Addr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-		if resp, _ := readResponse(t, c, time.Second); resp.StatusCode != 200 {
-			t.Fatalf("connection within the limit: %s", resp.Status)
-		}
+		// Busy: a request whose body is still to come.
+		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
 		held = append(held, c)
 	}
 	c, _ := net.Dial("tcp", ts.Addr)
@@ -449,6 +454,48 @@ func TestConnectionLimit(t *testing.T) {
 	}
 	for _, c := range held[1:] {
 		c.Close()
+	}
+}
+
+// TestIdleConnectionsYield: MaxConns keep-alive connections that made one
+// request and then idle do not lock others out: each new client is
+// served, in place of one idle connection, which is closed; the others
+// stay open and served.
+func TestIdleConnectionsYield(t *testing.T) {
+	const max, extra = 8, 3
+	ts := serve(t, skillTree(t, 1, 0), endpoint.Options{MaxConns: max, IdleTimeout: 2 * time.Minute})
+	get := func(c net.Conn) (int, error) {
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+			return 0, err
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	var held []net.Conn
+	for range max + extra {
+		c, err := net.Dial("tcp", ts.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if code, err := get(c); code != 200 {
+			t.Fatalf("client %d with %d connections idle: %d %v, want 200", len(held), len(held), code, err)
+		}
+		held = append(held, c)
+	}
+	served := 0
+	for _, c := range held {
+		if code, _ := get(c); code == 200 {
+			served++
+		}
+	}
+	if served != max {
+		t.Errorf("%d of %d connections still served, want %d: each new client over the cap closes exactly one idle connection", served, len(held), max)
 	}
 }
 

@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"bytes"
+	"container/list"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -189,14 +190,7 @@ func (e *Endpoint) originAllowed(r *http.Request, origin string) bool {
 	if strings.EqualFold(u.Host, r.Host) {
 		return true
 	}
-	if isLoopback(u.Hostname()) {
-		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-			if host, _, err := net.SplitHostPort(la.String()); err == nil && isLoopback(host) {
-				return true
-			}
-		}
-	}
-	return false
+	return isLoopback(u.Hostname()) && onLoopback(r)
 }
 
 // cors lets a web page of an allowed origin read the responses: it sets the
@@ -242,6 +236,48 @@ func ParseOrigin(s string) (string, error) {
 		host += ":" + port
 	}
 	return scheme + "://" + host, nil
+}
+
+// hostAllowed applies the Host policy of [Options.AllowHosts] to r,
+// returning the host name it named.
+func (e *Endpoint) hostAllowed(r *http.Request) (string, bool) {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	switch {
+	case isLoopback(host) || e.hosts[host]:
+		return host, true
+	case onLoopback(r):
+		return host, false
+	}
+	return host, len(e.hosts) == 0 || net.ParseIP(host) != nil
+}
+
+// onLoopback reports whether r reached the server on a loopback address.
+func onLoopback(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	host, _, err := net.SplitHostPort(la.String())
+	return err == nil && isLoopback(host)
+}
+
+// ParseHost returns the host name s as [Options.AllowHosts] compares it
+// (lower case, without a port), or an error saying why s is not a host
+// name; a CLI checks its flags with it before starting.
+func ParseHost(s string) (string, error) {
+	h := strings.ToLower(strings.TrimSpace(s))
+	if hp, _, err := net.SplitHostPort(h); err == nil {
+		h = hp
+	}
+	h = strings.Trim(h, "[]")
+	if h == "" || strings.ContainsAny(h, "/@?#*: ") {
+		return "", errors.New("want a host name such as skills.example.com, without scheme, port, path or wildcard")
+	}
+	return h, nil
 }
 
 func isLoopback(host string) bool {
@@ -336,22 +372,32 @@ func (w *recorder) result() string {
 	return "ok"
 }
 
-// limitListener accepts at most max connections at once; the next one is
-// answered 503 with a JSON-RPC error naming the limit and closed.
+// limitListener accepts at most max connections at once. At the cap, a
+// new connection takes the place of the connection idle the longest (a
+// keep-alive connection between requests, or one that has sent nothing
+// for a second); when none is idle, it is answered 503 with a JSON-RPC
+// error naming the limit and closed. An idle connection costs its client
+// nothing to keep, so without yielding, a client that opens MaxConns of
+// them and waits locks everyone out for the whole IdleTimeout.
 type limitListener struct {
 	net.Listener
 	sem      chan struct{}
 	refusing chan struct{} // bounds the goroutines answering refusals
 	refused  func()
+	evicted  func()
 	open     func(delta float64)
+	idle     *idleConns
 }
 
 // Listener wraps ln to apply MaxConns and count open connections;
-// [Endpoint.Serve] uses it.
+// [Endpoint.Serve] uses it. The http.Server serving it must be the one
+// [Endpoint.HTTPServer] returns, whose ConnState tells the listener which
+// connections are idle.
 func (e *Endpoint) Listener(ln net.Listener) net.Listener {
 	l := &limitListener{Listener: ln, refusing: make(chan struct{}, 64),
 		refused: func() { e.m.refused.WithLabelValues("connection_limit").Inc() },
-		open:    e.m.conns.Add}
+		evicted: func() { e.m.refused.WithLabelValues("idle_yielded").Inc() },
+		open:    e.m.conns.Add, idle: e.idle}
 	if e.opts.MaxConns > 0 {
 		l.sem = make(chan struct{}, e.opts.MaxConns)
 	}
@@ -364,22 +410,96 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.sem != nil {
-			select {
-			case l.sem <- struct{}{}:
-			default:
-				l.refused()
-				l.refuse(c)
-				continue
-			}
+		if l.sem != nil && !l.enter() {
+			l.refused()
+			l.refuse(c)
+			continue
 		}
 		l.open(1)
-		return &countedConn{Conn: c, release: func() {
+		cc := &countedConn{Conn: c}
+		cc.release = func() {
+			l.idle.forget(cc)
 			l.open(-1)
 			if l.sem != nil {
 				<-l.sem
 			}
-		}}, nil
+		}
+		l.idle.set(cc, http.StateNew)
+		return cc, nil
+	}
+}
+
+// enter takes a place under the cap, closing the longest-idle connection
+// when there is none free; it reports false when every connection is
+// busy.
+func (l *limitListener) enter() bool {
+	for {
+		select {
+		case l.sem <- struct{}{}:
+			return true
+		default:
+		}
+		victim := l.idle.oldest(time.Now())
+		if victim == nil {
+			return false
+		}
+		// Closing releases its place before Close returns.
+		victim.Close()
+		l.evicted()
+	}
+}
+
+// newGrace is how long a new connection may send nothing before it counts
+// as idle: a client connects and sends its request at once.
+const newGrace = time.Second
+
+// idleConns tracks the connections with no request in progress, oldest
+// first: keep-alive connections between requests, and new connections
+// that have not yet sent one. http.Server.ConnState feeds it.
+type idleConns struct {
+	mu    sync.Mutex
+	conns *list.List // of *countedConn, by the time they became idle
+}
+
+func newIdleConns() *idleConns { return &idleConns{conns: list.New()} }
+
+// set records the state http.Server reports for c.
+func (s *idleConns) set(c *countedConn, state http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.elem != nil {
+		s.conns.Remove(c.elem)
+		c.elem = nil
+	}
+	if state == http.StateNew || state == http.StateIdle {
+		c.since, c.fresh = time.Now(), state == http.StateNew
+		c.elem = s.conns.PushBack(c)
+	}
+}
+
+func (s *idleConns) forget(c *countedConn) { s.set(c, http.StateClosed) }
+
+// oldest removes and returns the connection idle the longest, or nil when
+// none is: a new connection counts after newGrace only.
+func (s *idleConns) oldest(now time.Time) *countedConn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for e := s.conns.Front(); e != nil; e = e.Next() {
+		c := e.Value.(*countedConn)
+		if c.fresh && now.Sub(c.since) < newGrace {
+			continue
+		}
+		s.conns.Remove(e)
+		c.elem = nil
+		return c
+	}
+	return nil
+}
+
+// connState is the http.Server.ConnState of an endpoint's server.
+func (e *Endpoint) connState(c net.Conn, state http.ConnState) {
+	if cc, ok := c.(*countedConn); ok {
+		e.idle.set(cc, state)
 	}
 }
 
@@ -416,6 +536,11 @@ type countedConn struct {
 	net.Conn
 	once    sync.Once
 	release func()
+
+	// Guarded by idleConns.mu.
+	elem  *list.Element // in idle.conns while idle
+	since time.Time     // when it became idle
+	fresh bool          // idle because it has not sent a request yet
 }
 
 func (c *countedConn) Close() error {

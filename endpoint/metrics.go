@@ -86,7 +86,7 @@ func newMetrics(reg prometheus.Registerer, src server.Source, sessions func() in
 		}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillport_http_refused_total",
-			Help: "Requests and connections refused by a limit, by reason.",
+			Help: "Requests and connections refused by a limit, by reason; idle_yielded counts idle connections closed to admit a new one at the connection limit.",
 		}, []string{"reason"}),
 		sessions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillport_mcp_sessions_total",

@@ -282,10 +282,7 @@ func (srv *Server) fastResult(ctx context.Context, req fastRequest, v fastView) 
 	if !ok {
 		return nil, false
 	}
-	if v.token != nil && CallerFromContext(ctx) == nil {
-		// As withCaller: a caller the transport already named stays.
-		ctx = ContextWithCaller(ctx, CallerFromToken(v.token))
-	}
+	ctx = callerContext(ctx, v.token) // as withCaller
 	var res interface{ SetMeta(map[string]any) }
 	switch req.method {
 	case wire.MethodListSkills:

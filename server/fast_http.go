@@ -72,7 +72,7 @@ func (h *HTTPHandler) serveFast(w http.ResponseWriter, r *http.Request) bool {
 	case version != "" && !slices.Contains(supported, version):
 		return false
 	}
-	if !fastHeaders(r) {
+	if !fastHeaders(r, h.opts.HostChecked) {
 		return false
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxPeekBytes+1))
@@ -111,6 +111,9 @@ func (h *HTTPHandler) serveFast(w http.ResponseWriter, r *http.Request) bool {
 		if p.Capabilities != nil {
 			_, v.declared = p.Capabilities.Extensions[wire.ExtensionID]
 		}
+	}
+	if req.method == "resources/read" && h.serveLargeRead(w, r, req, v) {
+		return true
 	}
 	result, ok := h.fast.fastResult(r.Context(), req, v)
 	if !ok {
@@ -180,10 +183,10 @@ func (h *HTTPHandler) leave(sid string, s *session) {
 }
 
 // fastHeaders reports whether go-sdk's handler would pass the request's
-// headers on: Host (its DNS rebinding protection on loopback),
-// Content-Type, Accept and no Last-Event-ID.
-func fastHeaders(r *http.Request) bool {
-	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
+// headers on: Host (its DNS rebinding protection on loopback, unless
+// hostChecked), Content-Type, Accept and no Last-Event-ID.
+func fastHeaders(r *http.Request, hostChecked bool) bool {
+	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil && !hostChecked {
 		if isLoopback(local.String()) && !isLoopback(r.Host) {
 			return false
 		}

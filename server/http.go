@@ -16,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillport/skillport/internal/budget"
 )
 
 // Defaults for [HTTPOptions].
@@ -60,6 +62,16 @@ type HTTPOptions struct {
 	MaxSessions int
 	// Logger receives go-sdk's transport errors; nil means slog.Default().
 	Logger *slog.Logger
+	// ResponseBudget caps the bytes held by large resources/read answers
+	// being sent, on all connections together, when the request's context
+	// carries no budget of the whole server (package endpoint puts one
+	// there). Zero means 64 MiB, negative means no cap.
+	ResponseBudget int64
+	// HostChecked turns off go-sdk's own check of the Host header (a
+	// request reaching a loopback address must name localhost), for a
+	// handler behind package endpoint, which applies one Host policy to
+	// every route, host names it was told to allow included.
+	HostChecked bool
 }
 
 // HTTPHandler serves an MCP server over Streamable HTTP, every protocol
@@ -74,6 +86,7 @@ type HTTPHandler struct {
 	stateful  http.Handler
 	stateless http.Handler
 	fast      *Server // answers reads directly (fast_http.go); nil: never
+	budget    *budget.Budget
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -104,9 +117,10 @@ func NewHTTPHandler(s *mcp.Server, opts *HTTPOptions) *HTTPHandler {
 	if h.opts.Logger == nil {
 		h.opts.Logger = slog.Default()
 	}
+	h.budget = budget.New(h.opts.ResponseBudget, 0)
 	get := func(*http.Request) *mcp.Server { return s }
-	h.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: h.opts.Logger})
-	h.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true, Logger: h.opts.Logger})
+	h.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: h.opts.Logger, DisableLocalhostProtection: h.opts.HostChecked})
+	h.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true, Logger: h.opts.Logger, DisableLocalhostProtection: h.opts.HostChecked})
 	return h
 }
 
@@ -184,6 +198,11 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.fast != nil && r.Method == http.MethodPost && h.serveFast(w, r) {
 		return
 	}
+	release, ok := h.chargeSDK(w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	version := r.Header.Get("MCP-Protocol-Version")
 	if version >= ModernProtocolVersion {
 		// go-sdk answers an unknown later version with the JSON-RPC error

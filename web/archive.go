@@ -83,6 +83,16 @@ func (h *Handler) serveArchive(w http.ResponseWriter, r *http.Request) {
 		h.notFound(w, "no skill archive at /archive/"+r.PathValue("rest"))
 		return
 	}
+	var size int64
+	for _, f := range sk.Files {
+		size += f.Size
+	}
+	// A file read, and the archive growing beside it.
+	release, ok := charge(w, r, 2*size)
+	if !ok {
+		return
+	}
+	defer release()
 	data, err := skillArchive(r.Context(), snap, sk)
 	if err != nil {
 		h.log.Warn("web: packing skill", "uri", sk.URI, "err", err)

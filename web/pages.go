@@ -190,6 +190,12 @@ func (h *Handler) serveFileView(w http.ResponseWriter, r *http.Request, snap ser
 	if !f.Text {
 		p.Binary = true
 	} else {
+		// The file read, and the page rendering its first MaxViewBytes.
+		release, ok := charge(w, r, f.Size+3*min(f.Size, MaxViewBytes))
+		if !ok {
+			return
+		}
+		defer release()
 		data, err := snap.ReadFile(r.Context(), f)
 		if err != nil {
 			h.log.Warn("web: reading file", "uri", f.URI, "err", err)
@@ -223,6 +229,11 @@ func (h *Handler) serveRaw(w http.ResponseWriter, r *http.Request) {
 		h.notFound(w, "no file at /raw/"+r.PathValue("rest"))
 		return
 	}
+	release, ok := charge(w, r, f.Size)
+	if !ok {
+		return
+	}
+	defer release()
 	data, err := snap.ReadFile(r.Context(), f)
 	if err != nil {
 		h.log.Warn("web: reading file", "uri", f.URI, "err", err)

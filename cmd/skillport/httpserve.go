@@ -19,6 +19,7 @@ import (
 func httpFlags(f *pflag.FlagSet) {
 	f.StringArray("allow-origin", nil, "also serve requests from the web `ORIGIN` (scheme://host[:port]; repeatable); other cross-origin requests get 403")
 	f.Int("max-connections", endpoint.DefaultMaxConns, "refuse connections beyond `N` open at once with 503")
+	f.StringArray("allow-host", nil, "also answer requests whose Host header names `HOST` (a name such as skills.example.com; repeatable); on a loopback address only localhost names are answered otherwise")
 }
 
 // httpOptions reads the endpoint flags, so that a bad one is a usage error
@@ -34,7 +35,13 @@ func httpOptions(f *pflag.FlagSet, what string) (*endpoint.Options, error) {
 			return nil, usageErrorf("%s: --allow-origin %q: %v", what, o, err)
 		}
 	}
-	return &endpoint.Options{AllowOrigins: origins, MaxConns: conns, Logger: slog.Default()}, nil
+	hosts, _ := f.GetStringArray("allow-host")
+	for _, h := range hosts {
+		if _, err := endpoint.ParseHost(h); err != nil {
+			return nil, usageErrorf("%s: --allow-host %q: %v", what, h, err)
+		}
+	}
+	return &endpoint.Options{AllowOrigins: origins, AllowHosts: hosts, MaxConns: conns, Logger: slog.Default()}, nil
 }
 
 // serveHTTP serves h at /mcp, with /healthz, /readyz and /metrics, behind

@@ -28,7 +28,9 @@ func sessionOptions(c *cobra.Command, cmd, addr string, stateless bool, log *slo
 	case addr == "" && (f.Changed("session-timeout") || f.Changed("max-sessions")):
 		return nil, usageErrorf("%s: --session-timeout and --max-sessions apply to --http only", cmd)
 	}
-	o := &server.HTTPOptions{Stateless: stateless, SessionTimeout: timeout, MaxSessions: maxSessions, Logger: log}
+	// The endpoint in front applies the Host policy (--allow-host) to every
+	// route, /mcp included.
+	o := &server.HTTPOptions{Stateless: stateless, SessionTimeout: timeout, MaxSessions: maxSessions, Logger: log, HostChecked: true}
 	if timeout == 0 {
 		o.SessionTimeout = -1
 	}

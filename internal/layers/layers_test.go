@@ -21,6 +21,7 @@ var rank = map[string]int{
 	"internal/cputime":  0,
 	"internal/mcphttp":  0,
 	"internal/paging":   0,
+	"internal/budget":   0,
 	"host/sanitize":     0,
 	"skill":             1,
 	"sandbox":           1,
