@@ -134,15 +134,33 @@ type treeIndex struct {
 // more than it saves.
 const smallTree = 8
 
-func newTreeIndex(t *object.Tree) *treeIndex {
+// newTreeIndex indexes a tree, refusing one that lists a name twice: git
+// never writes one, and a folder holding two SKILL.md files (or a file
+// and a folder of one name) has no single meaning to serve.
+func newTreeIndex(t *object.Tree) (*treeIndex, error) {
 	ti := &treeIndex{Tree: t}
 	if len(t.Entries) > smallTree {
 		ti.byName = make(map[string]int, len(t.Entries))
 		for i, e := range t.Entries {
+			if _, ok := ti.byName[e.Name]; ok {
+				return nil, dupError(t.Hash, e.Name)
+			}
 			ti.byName[e.Name] = i
 		}
+		return ti, nil
 	}
-	return ti
+	for i, e := range t.Entries {
+		for _, o := range t.Entries[:i] {
+			if o.Name == e.Name {
+				return nil, dupError(t.Hash, e.Name)
+			}
+		}
+	}
+	return ti, nil
+}
+
+func dupError(h plumbing.Hash, name string) error {
+	return fmt.Errorf("tree %s lists %q twice, which git never writes: the repository is damaged or forged; fix it with git fsck", short(h), name)
 }
 
 // find returns the index of the entry named name.
@@ -214,6 +232,8 @@ func newFS(stores chan storer.EncodedObjectStorer, packs *packReader, commit plu
 		c, err = object.DecodeCommit(nil, o)
 	} else if typ, data, perr := packs.object(commit); perr == nil && typ == plumbing.CommitObject {
 		c, err = object.DecodeCommit(nil, &packObject{h: commit, t: typ, data: data})
+	} else if isDamaged(perr) {
+		err = perr
 	} else {
 		err = f.with(func(st storer.EncodedObjectStorer) (err error) {
 			c, err = object.GetCommit(st, commit)
@@ -260,6 +280,8 @@ func (f *FS) tree(h plumbing.Hash) (*treeIndex, error) {
 		}
 	} else if typ, data, perr := f.packs.object(h); perr == nil && typ == plumbing.TreeObject {
 		t, err = parseTree(h, data)
+	} else if isDamaged(perr) {
+		err = perr
 	} else {
 		err = f.with(func(st storer.EncodedObjectStorer) (err error) {
 			t, err = object.GetTree(st, h)
@@ -269,7 +291,10 @@ func (f *FS) tree(h plumbing.Hash) (*treeIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	ti := newTreeIndex(t)
+	ti, err := newTreeIndex(t)
+	if err != nil {
+		return nil, err
+	}
 	f.objs.putTree(h, ti)
 	return ti, nil
 }
@@ -296,7 +321,11 @@ func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
 			f.objs.putBlob(h, bi)
 			return bi, nil
 		}
-		if _, data, err := f.packs.object(h); err == nil && int64(len(data)) == size {
+		_, data, err := f.packs.object(h)
+		if isDamaged(err) {
+			return bi, err
+		}
+		if err == nil && int64(len(data)) == size {
 			if blobRead != nil {
 				blobRead(h)
 			}
@@ -622,7 +651,11 @@ func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 	}
 	o := f.objs.freshObject(h)
 	if o == nil || o.Type() != plumbing.BlobObject {
-		if typ, data, err := f.packs.object(h); err == nil && typ == plumbing.BlobObject {
+		typ, data, err := f.packs.object(h)
+		if isDamaged(err) {
+			return nil, err
+		}
+		if err == nil && typ == plumbing.BlobObject {
 			if int64(len(data)) != size {
 				return nil, fmt.Errorf("blob %s is %d bytes, not %d", h, len(data), size)
 			}
@@ -630,7 +663,6 @@ func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 		}
 		st := <-f.stores
 		defer func() { f.stores <- st }()
-		var err error
 		if o, err = st.EncodedObject(plumbing.BlobObject, h); err != nil {
 			return nil, err
 		}

@@ -173,13 +173,38 @@ func (r *packReader) find(h plumbing.Hash) (*packIndex, int64, bool) {
 	return nil, 0, false
 }
 
-// object returns the type and content of h.
+// object returns the type and content of h. What was read at the offset
+// the index gives is hashed and compared to h: an index that points
+// elsewhere (a damaged or tampered cache) would otherwise serve bytes
+// that are not in the commit.
 func (r *packReader) object(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	p, off, ok := r.find(h)
 	if !ok {
 		return 0, nil, errSlowPath
 	}
-	return r.at(p, off, 0)
+	typ, data, err := r.at(p, off, 0)
+	if err == nil && plumbing.ComputeHash(typ, data) != h {
+		return 0, nil, &damagedError{h: h, dir: filepath.Dir(filepath.Dir(r.dir))}
+	}
+	return typ, data, err
+}
+
+// damagedError says an object read from the mirror is not the object
+// asked for.
+type damagedError struct {
+	h   plumbing.Hash
+	dir string // the mirror
+}
+
+func (e *damagedError) Error() string {
+	return fmt.Sprintf("object %s read from the mirror's packs is another object: the cache is damaged; delete %s to fetch afresh", e.h, e.dir)
+}
+
+// isDamaged reports whether err says the mirror is damaged, which no
+// other reader of the same packs may paper over.
+func isDamaged(err error) bool {
+	var d *damagedError
+	return errors.As(err, &d)
 }
 
 // size returns the size of h's content, reading no more than the headers.
