@@ -48,6 +48,30 @@ type FS struct {
 	root   plumbing.Hash
 	when   time.Time
 	objs   *objectCache
+
+	faultMu sync.Mutex
+	fault   error // the first integrityError met
+}
+
+// check records err if it is the first integrityError met, and returns it.
+func (f *FS) check(err error) error {
+	if err != nil && isDamaged(err) {
+		f.faultMu.Lock()
+		if f.fault == nil {
+			f.fault = err
+		}
+		f.faultMu.Unlock()
+	}
+	return err
+}
+
+// Fault returns the first damaged object or forged tree met while reading,
+// nil if none: the catalog leaves a folder it cannot list out quietly, and
+// a build from a damaged mirror must not pass for a sound one.
+func (f *FS) Fault() error {
+	f.faultMu.Lock()
+	defer f.faultMu.Unlock()
+	return f.fault
 }
 
 // objectCache keeps decoded trees and blob sizes by object id. Objects
@@ -160,7 +184,7 @@ func newTreeIndex(t *object.Tree) (*treeIndex, error) {
 }
 
 func dupError(h plumbing.Hash, name string) error {
-	return fmt.Errorf("tree %s lists %q twice, which git never writes: the repository is damaged or forged; fix it with git fsck", short(h), name)
+	return &integrityError{fmt.Sprintf("tree %s lists %q twice, which git never writes: the repository is damaged or forged (git fsck finds it); fix it at the remote", short(h), name)}
 }
 
 // find returns the index of the entry named name.
@@ -418,7 +442,7 @@ func (f *FS) lookup(op, name string) (object.TreeEntry, error) {
 		}
 		t, err := f.tree(e.Hash)
 		if err != nil {
-			return object.TreeEntry{}, &fs.PathError{Op: op, Path: name, Err: err}
+			return object.TreeEntry{}, f.check(&fs.PathError{Op: op, Path: name, Err: err})
 		}
 		i, found := t.find(seg)
 		if found {
@@ -476,13 +500,13 @@ func (f *FS) Open(name string) (fs.File, error) {
 	}
 	fi, err := f.info(e)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		return nil, f.check(&fs.PathError{Op: "open", Path: name, Err: err})
 	}
 	switch {
 	case fi.mode.IsDir():
 		t, err := f.tree(e.Hash)
 		if err != nil {
-			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+			return nil, f.check(&fs.PathError{Op: "open", Path: name, Err: err})
 		}
 		return &dirFile{fs: f, fi: fi, tree: t, path: name}, nil
 	case fi.mode&fs.ModeSymlink != 0:
@@ -492,7 +516,7 @@ func (f *FS) Open(name string) (fs.File, error) {
 	}
 	data, err := f.readBlob(e.Hash, fi.size)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		return nil, f.check(&fs.PathError{Op: "open", Path: name, Err: err})
 	}
 	return &blobFile{fi: fi, r: bytes.NewReader(data)}, nil
 }
@@ -517,7 +541,7 @@ func (f *FS) Lstat(name string) (fs.FileInfo, error) {
 	}
 	fi, err := f.info(e)
 	if err != nil {
-		return nil, &fs.PathError{Op: "lstat", Path: name, Err: err}
+		return nil, f.check(&fs.PathError{Op: "lstat", Path: name, Err: err})
 	}
 	return fi, nil
 }
@@ -533,14 +557,14 @@ func (f *FS) ReadLink(name string) (string, error) {
 	}
 	bi, err := f.blob(e.Hash)
 	if err != nil {
-		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+		return "", f.check(&fs.PathError{Op: "readlink", Path: name, Err: err})
 	}
 	if bi.size > maxLinkTarget {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: errors.New("link target longer than 4096 bytes")}
 	}
 	b, err := f.readBlob(e.Hash, bi.size)
 	if err != nil {
-		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+		return "", f.check(&fs.PathError{Op: "readlink", Path: name, Err: err})
 	}
 	return string(b), nil
 }
@@ -556,7 +580,7 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	}
 	t, err := f.tree(e.Hash)
 	if err != nil {
-		return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
+		return nil, f.check(&fs.PathError{Op: "readdir", Path: name, Err: err})
 	}
 	return f.entries(t, name), nil
 }
@@ -602,7 +626,10 @@ func (d *dirEntry) Type() fs.FileMode {
 	}
 	return fs.ModeIrregular
 }
-func (d *dirEntry) Info() (fs.FileInfo, error) { return d.fs.info(d.e) }
+func (d *dirEntry) Info() (fs.FileInfo, error) {
+	fi, err := d.fs.info(d.e)
+	return fi, d.fs.check(err)
+}
 
 // fileInfo describes a tree entry. Its Sys() is itself, carrying the blob
 // id and, for irregular entries, why they are not served.

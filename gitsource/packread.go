@@ -184,26 +184,23 @@ func (r *packReader) object(h plumbing.Hash) (plumbing.ObjectType, []byte, error
 	}
 	typ, data, err := r.at(p, off, 0)
 	if err == nil && plumbing.ComputeHash(typ, data) != h {
-		return 0, nil, &damagedError{h: h, dir: filepath.Dir(filepath.Dir(r.dir))}
+		return 0, nil, &integrityError{fmt.Sprintf("object %s read from the mirror's packs is another object: the cache is damaged; delete %s to fetch afresh",
+			h, filepath.Dir(filepath.Dir(r.dir)))}
 	}
 	return typ, data, err
 }
 
-// damagedError says an object read from the mirror is not the object
-// asked for.
-type damagedError struct {
-	h   plumbing.Hash
-	dir string // the mirror
-}
+// integrityError says the objects read are not what git would hold: a
+// damaged mirror, or a forged tree. No other reader of the same packs may
+// paper over it, and a build that meets one fails (the last good commit
+// stays served).
+type integrityError struct{ msg string }
 
-func (e *damagedError) Error() string {
-	return fmt.Sprintf("object %s read from the mirror's packs is another object: the cache is damaged; delete %s to fetch afresh", e.h, e.dir)
-}
+func (e *integrityError) Error() string { return e.msg }
 
-// isDamaged reports whether err says the mirror is damaged, which no
-// other reader of the same packs may paper over.
+// isDamaged reports whether err is an integrityError.
 func isDamaged(err error) bool {
-	var d *damagedError
+	var d *integrityError
 	return errors.As(err, &d)
 }
 

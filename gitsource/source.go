@@ -632,6 +632,9 @@ func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Ca
 		c, err = catalog.Open(fsys, &o)
 	}
 	s.objects.dropSmall()
+	if err == nil {
+		err = fsys.Fault()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("gitsource: %s at %s: %w", s.spec, short(commit), err)
 	}
