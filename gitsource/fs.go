@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -415,6 +416,9 @@ func readObject(o plumbing.EncodedObject) ([]byte, error) {
 	if po, ok := o.(*packObject); ok {
 		return po.data, nil
 	}
+	if o.Size() > maxObjectSize || o.Size() < 0 {
+		return nil, fmt.Errorf("object %s declares %d bytes, over the %d MiB a skill's files may total", o.Hash(), o.Size(), maxObjectSize>>20)
+	}
 	r, err := o.Reader()
 	if err != nil {
 		return nil, err
@@ -697,7 +701,13 @@ func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 	if o.Size() != size {
 		return nil, fmt.Errorf("blob %s is %d bytes, not %d", h, o.Size(), size)
 	}
-	return readObject(o)
+	data, err := readObject(o)
+	if err == nil && f.packs != nil && f.objs.freshObject(h) == nil && plumbing.ComputeHash(plumbing.BlobObject, data) != h {
+		// go-git's store reads by offset too, without checking.
+		return nil, &integrityError{fmt.Sprintf("blob %s read from the mirror is another object: the cache is damaged; delete %s to fetch afresh",
+			h, filepath.Dir(filepath.Dir(f.packs.dir)))}
+	}
+	return data, err
 }
 
 type blobFile struct {
