@@ -24,7 +24,8 @@ func TestObjectCacheBound(t *testing.T) {
 	var c objectCache
 	for i := range 10 {
 		h := plumbing.NewHash(string(rune('a'+i)) + "000000000000000000000000000000000000000")
-		c.putTree(h, newTreeIndex(&object.Tree{}))
+		ti, _ := newTreeIndex(&object.Tree{})
+		c.putTree(h, ti)
 		c.putBlob(h, blobInfo{size: int64(i)})
 		if len(c.trees) > maxCached || len(c.blobs) > maxCached {
 			t.Fatalf("after %d puts the cache holds %d trees and %d blobs, bound %d", i+1, len(c.trees), len(c.blobs), maxCached)

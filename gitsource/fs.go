@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -48,6 +49,30 @@ type FS struct {
 	root   plumbing.Hash
 	when   time.Time
 	objs   *objectCache
+
+	faultMu sync.Mutex
+	fault   error // the first integrityError met
+}
+
+// check records err if it is the first integrityError met, and returns it.
+func (f *FS) check(err error) error {
+	if err != nil && isDamaged(err) {
+		f.faultMu.Lock()
+		if f.fault == nil {
+			f.fault = err
+		}
+		f.faultMu.Unlock()
+	}
+	return err
+}
+
+// Fault returns the first damaged object or forged tree met while reading,
+// nil if none: the catalog leaves a folder it cannot list out quietly, and
+// a build from a damaged mirror must not pass for a sound one.
+func (f *FS) Fault() error {
+	f.faultMu.Lock()
+	defer f.faultMu.Unlock()
+	return f.fault
 }
 
 // objectCache keeps decoded trees and blob sizes by object id. Objects
@@ -134,15 +159,33 @@ type treeIndex struct {
 // more than it saves.
 const smallTree = 8
 
-func newTreeIndex(t *object.Tree) *treeIndex {
+// newTreeIndex indexes a tree, refusing one that lists a name twice: git
+// never writes one, and a folder holding two SKILL.md files (or a file
+// and a folder of one name) has no single meaning to serve.
+func newTreeIndex(t *object.Tree) (*treeIndex, error) {
 	ti := &treeIndex{Tree: t}
 	if len(t.Entries) > smallTree {
 		ti.byName = make(map[string]int, len(t.Entries))
 		for i, e := range t.Entries {
+			if _, ok := ti.byName[e.Name]; ok {
+				return nil, dupError(t.Hash, e.Name)
+			}
 			ti.byName[e.Name] = i
 		}
+		return ti, nil
 	}
-	return ti
+	for i, e := range t.Entries {
+		for _, o := range t.Entries[:i] {
+			if o.Name == e.Name {
+				return nil, dupError(t.Hash, e.Name)
+			}
+		}
+	}
+	return ti, nil
+}
+
+func dupError(h plumbing.Hash, name string) error {
+	return &integrityError{fmt.Sprintf("tree %s lists %q twice, which git never writes: the repository is damaged or forged (git fsck finds it); fix it at the remote", short(h), name)}
 }
 
 // find returns the index of the entry named name.
@@ -214,6 +257,8 @@ func newFS(stores chan storer.EncodedObjectStorer, packs *packReader, commit plu
 		c, err = object.DecodeCommit(nil, o)
 	} else if typ, data, perr := packs.object(commit); perr == nil && typ == plumbing.CommitObject {
 		c, err = object.DecodeCommit(nil, &packObject{h: commit, t: typ, data: data})
+	} else if isDamaged(perr) {
+		err = perr
 	} else {
 		err = f.with(func(st storer.EncodedObjectStorer) (err error) {
 			c, err = object.GetCommit(st, commit)
@@ -260,6 +305,8 @@ func (f *FS) tree(h plumbing.Hash) (*treeIndex, error) {
 		}
 	} else if typ, data, perr := f.packs.object(h); perr == nil && typ == plumbing.TreeObject {
 		t, err = parseTree(h, data)
+	} else if isDamaged(perr) {
+		err = perr
 	} else {
 		err = f.with(func(st storer.EncodedObjectStorer) (err error) {
 			t, err = object.GetTree(st, h)
@@ -269,7 +316,10 @@ func (f *FS) tree(h plumbing.Hash) (*treeIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	ti := newTreeIndex(t)
+	ti, err := newTreeIndex(t)
+	if err != nil {
+		return nil, err
+	}
 	f.objs.putTree(h, ti)
 	return ti, nil
 }
@@ -296,7 +346,11 @@ func (f *FS) blob(h plumbing.Hash) (blobInfo, error) {
 			f.objs.putBlob(h, bi)
 			return bi, nil
 		}
-		if _, data, err := f.packs.object(h); err == nil && int64(len(data)) == size {
+		_, data, err := f.packs.object(h)
+		if isDamaged(err) {
+			return bi, err
+		}
+		if err == nil && int64(len(data)) == size {
 			if blobRead != nil {
 				blobRead(h)
 			}
@@ -362,6 +416,9 @@ func readObject(o plumbing.EncodedObject) ([]byte, error) {
 	if po, ok := o.(*packObject); ok {
 		return po.data, nil
 	}
+	if o.Size() > maxObjectSize || o.Size() < 0 {
+		return nil, fmt.Errorf("object %s declares %d bytes, over the %d MiB a skill's files may total", o.Hash(), o.Size(), maxObjectSize>>20)
+	}
 	r, err := o.Reader()
 	if err != nil {
 		return nil, err
@@ -389,7 +446,7 @@ func (f *FS) lookup(op, name string) (object.TreeEntry, error) {
 		}
 		t, err := f.tree(e.Hash)
 		if err != nil {
-			return object.TreeEntry{}, &fs.PathError{Op: op, Path: name, Err: err}
+			return object.TreeEntry{}, f.check(&fs.PathError{Op: op, Path: name, Err: err})
 		}
 		i, found := t.find(seg)
 		if found {
@@ -447,13 +504,13 @@ func (f *FS) Open(name string) (fs.File, error) {
 	}
 	fi, err := f.info(e)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		return nil, f.check(&fs.PathError{Op: "open", Path: name, Err: err})
 	}
 	switch {
 	case fi.mode.IsDir():
 		t, err := f.tree(e.Hash)
 		if err != nil {
-			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+			return nil, f.check(&fs.PathError{Op: "open", Path: name, Err: err})
 		}
 		return &dirFile{fs: f, fi: fi, tree: t, path: name}, nil
 	case fi.mode&fs.ModeSymlink != 0:
@@ -463,7 +520,7 @@ func (f *FS) Open(name string) (fs.File, error) {
 	}
 	data, err := f.readBlob(e.Hash, fi.size)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		return nil, f.check(&fs.PathError{Op: "open", Path: name, Err: err})
 	}
 	return &blobFile{fi: fi, r: bytes.NewReader(data)}, nil
 }
@@ -488,7 +545,7 @@ func (f *FS) Lstat(name string) (fs.FileInfo, error) {
 	}
 	fi, err := f.info(e)
 	if err != nil {
-		return nil, &fs.PathError{Op: "lstat", Path: name, Err: err}
+		return nil, f.check(&fs.PathError{Op: "lstat", Path: name, Err: err})
 	}
 	return fi, nil
 }
@@ -504,14 +561,14 @@ func (f *FS) ReadLink(name string) (string, error) {
 	}
 	bi, err := f.blob(e.Hash)
 	if err != nil {
-		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+		return "", f.check(&fs.PathError{Op: "readlink", Path: name, Err: err})
 	}
 	if bi.size > maxLinkTarget {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: errors.New("link target longer than 4096 bytes")}
 	}
 	b, err := f.readBlob(e.Hash, bi.size)
 	if err != nil {
-		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+		return "", f.check(&fs.PathError{Op: "readlink", Path: name, Err: err})
 	}
 	return string(b), nil
 }
@@ -527,7 +584,7 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	}
 	t, err := f.tree(e.Hash)
 	if err != nil {
-		return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
+		return nil, f.check(&fs.PathError{Op: "readdir", Path: name, Err: err})
 	}
 	return f.entries(t, name), nil
 }
@@ -573,7 +630,10 @@ func (d *dirEntry) Type() fs.FileMode {
 	}
 	return fs.ModeIrregular
 }
-func (d *dirEntry) Info() (fs.FileInfo, error) { return d.fs.info(d.e) }
+func (d *dirEntry) Info() (fs.FileInfo, error) {
+	fi, err := d.fs.info(d.e)
+	return fi, d.fs.check(err)
+}
 
 // fileInfo describes a tree entry. Its Sys() is itself, carrying the blob
 // id and, for irregular entries, why they are not served.
@@ -622,7 +682,11 @@ func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 	}
 	o := f.objs.freshObject(h)
 	if o == nil || o.Type() != plumbing.BlobObject {
-		if typ, data, err := f.packs.object(h); err == nil && typ == plumbing.BlobObject {
+		typ, data, err := f.packs.object(h)
+		if isDamaged(err) {
+			return nil, err
+		}
+		if err == nil && typ == plumbing.BlobObject {
 			if int64(len(data)) != size {
 				return nil, fmt.Errorf("blob %s is %d bytes, not %d", h, len(data), size)
 			}
@@ -630,7 +694,6 @@ func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 		}
 		st := <-f.stores
 		defer func() { f.stores <- st }()
-		var err error
 		if o, err = st.EncodedObject(plumbing.BlobObject, h); err != nil {
 			return nil, err
 		}
@@ -638,7 +701,13 @@ func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 	if o.Size() != size {
 		return nil, fmt.Errorf("blob %s is %d bytes, not %d", h, o.Size(), size)
 	}
-	return readObject(o)
+	data, err := readObject(o)
+	if err == nil && f.packs != nil && f.objs.freshObject(h) == nil && plumbing.ComputeHash(plumbing.BlobObject, data) != h {
+		// go-git's store reads by offset too, without checking.
+		return nil, &integrityError{fmt.Sprintf("blob %s read from the mirror is another object: the cache is damaged; delete %s to fetch afresh",
+			h, filepath.Dir(filepath.Dir(f.packs.dir)))}
+	}
+	return data, err
 }
 
 type blobFile struct {

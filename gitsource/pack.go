@@ -37,6 +37,9 @@ type mirrorStorage struct {
 	keep func(map[plumbing.Hash]plumbing.EncodedObject)
 	// packs, when set, tells which objects the packs hold.
 	packs *packReader
+	// maxFetch bounds the bytes one fetch writes; zero means
+	// DefaultMaxFetch.
+	maxFetch int64
 
 	mu sync.Mutex
 	// commits are those of the packs fetched (a bounded number), which
@@ -102,28 +105,32 @@ func (m *mirrorStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (p
 			return o, nil
 		}
 	}
-	if o := m.packed(t, h); o != nil {
-		return o, nil
+	if o, err := m.packed(t, h); o != nil || err != nil {
+		return o, err
 	}
 	o, err := m.Storage.EncodedObject(t, h)
 	if errors.Is(err, plumbing.ErrObjectNotFound) && m.reindex(h) {
-		if o := m.packed(t, h); o != nil {
-			return o, nil
+		if o, err := m.packed(t, h); o != nil || err != nil {
+			return o, err
 		}
 		o, err = m.Storage.EncodedObject(t, h)
 	}
 	return o, err
 }
 
-// packed reads h of type t (or any) with the pack reader, or returns nil:
-// go-git's store would load every pack index, and build a map of every
-// offset, for the few objects (commits, tags) it is asked for.
-func (m *mirrorStorage) packed(t plumbing.ObjectType, h plumbing.Hash) plumbing.EncodedObject {
+// packed reads h of type t (or any) with the pack reader, or returns nil
+// (and an error only for a damaged mirror): go-git's store would load
+// every pack index, and build a map of every offset, for the few objects
+// (commits, tags) it is asked for.
+func (m *mirrorStorage) packed(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
 	typ, data, err := m.packs.object(h)
-	if err != nil || t != plumbing.AnyObject && t != typ {
-		return nil
+	if isDamaged(err) {
+		return nil, err
 	}
-	return &packObject{h: h, t: typ, data: data}
+	if err != nil || t != plumbing.AnyObject && t != typ {
+		return nil, nil
+	}
+	return &packObject{h: h, t: typ, data: data}, nil
 }
 
 // HasEncodedObject implements storer.EncodedObjectStorer.
@@ -177,15 +184,34 @@ type packWriter struct {
 	// maxPackMemory.
 	buf  []byte
 	over bool
+	// failed is set once the pack passed the fetch's cap.
+	failed error
 }
 
 func (w *packWriter) Write(p []byte) (int, error) {
+	if w.failed != nil {
+		return 0, w.failed
+	}
+	limit := w.m.maxFetch
+	if limit <= 0 {
+		limit = DefaultMaxFetch
+	}
+	if w.n+int64(len(p)) > limit {
+		w.failed = fmt.Errorf("%w: the remote sent more than %d bytes in one fetch (the cap on what a fetch writes to the cache directory)", errFetchTooLarge, limit)
+		return 0, w.failed
+	}
 	n, err := w.f.Write(p)
 	w.n += int64(n)
 	if !w.over {
 		if int64(len(w.buf)+n) > maxPackMemory {
 			w.buf, w.over = nil, true
 		} else {
+			if len(w.buf)+n > cap(w.buf) {
+				// Grow as append does, but never past the bound.
+				nb := make([]byte, len(w.buf), min(max(2*cap(w.buf), len(w.buf)+n, 64<<10), int(maxPackMemory)))
+				copy(nb, w.buf)
+				w.buf = nb
+			}
 			w.buf = append(w.buf, p[:n]...)
 		}
 	}
@@ -203,6 +229,9 @@ func (w *packWriter) Close() (err error) {
 	if err := w.f.Close(); err != nil {
 		return err
 	}
+	if w.failed != nil {
+		return w.failed
+	}
 	if w.n == 0 {
 		return w.m.fs.Remove(name)
 	}
@@ -214,9 +243,10 @@ func (w *packWriter) Close() (err error) {
 		objs, idx, sum, err = indexPack(w.buf)
 		w.buf = nil
 	}
-	if err != nil {
-		// Over the memory bound, thin, or anything else: index it as
-		// go-git does, from the file.
+	if errors.Is(err, errPackMemory) || errors.Is(err, errThinPack) {
+		// Over the memory bound, or thin: index it as go-git does, from
+		// the file. A pack refused for what it declares or holds is not
+		// given another chance there.
 		objs, idx, sum, err = w.index(name)
 	}
 	if err != nil {
@@ -264,6 +294,10 @@ func (w *packWriter) index(name string) (map[plumbing.Hash]plumbing.EncodedObjec
 		return nil, nil, plumbing.ZeroHash, err
 	}
 	defer fh.Close()
+	// go-git trusts what the pack declares: check it first.
+	if err := checkPack(fh, w.n); err != nil {
+		return nil, nil, plumbing.ZeroHash, err
+	}
 	iw := new(idxfile.Writer)
 	p, err := packfile.NewParser(packfile.NewScanner(fh), iw)
 	if err != nil {

@@ -62,27 +62,33 @@ func indexPack(data []byte) (map[plumbing.Hash]plumbing.EncodedObject, *idxfile.
 		return nil, nil, sum, fmt.Errorf("%w: pack checksum mismatch", packfile.ErrMalformedPackFile)
 	}
 	copy(sum[:], data[len(data)-20:])
-	// Each entry takes at least 2 bytes: a count past that is a lie.
-	if int64(count) > int64(len(body))/2 {
-		return nil, nil, sum, fmt.Errorf("%w: %d objects in %d bytes", packfile.ErrMalformedPackFile, count, len(body))
+	if err := checkCount(count, int64(len(data))); err != nil {
+		return nil, nil, sum, err
 	}
-	entries := make([]packEntry, count)
-	byOff := make(map[int64]int, count)
+	// A declared count reserves no more than maxPackPrealloc entries: the
+	// rest grow with the objects actually read, each charged to the
+	// memory bound.
+	hint := int(min(count, maxPackPrealloc))
+	entries := make([]packEntry, 0, hint)
+	byOff := make(map[int64]int, hint)
 	left := maxPackMemory
 	var zr io.ReadCloser
 	br := bytes.NewReader(nil)
 	refs := false
 	off := int64(12)
-	for i := range entries {
-		e := &entries[i]
-		e.off = off
+	for i := range int(count) {
 		hd, err := parseEntryHeader(body, off)
 		if err != nil {
 			return nil, nil, sum, err
 		}
-		if left -= hd.size; left < 0 {
+		if err := checkSize(i, off, hd.typ, hd.size); err != nil {
+			return nil, nil, sum, err
+		}
+		if left -= hd.size + packEntryCost; left < 0 {
 			return nil, nil, sum, errPackMemory
 		}
+		entries = append(entries, packEntry{off: off})
+		e := &entries[i]
 		br.Reset(body[hd.data:])
 		if zr == nil {
 			zr, err = zlib.NewReader(br)
@@ -92,13 +98,15 @@ func indexPack(data []byte) (map[plumbing.Hash]plumbing.EncodedObject, *idxfile.
 		if err != nil {
 			return nil, nil, sum, fmt.Errorf("%w: object at %d: %v", packfile.ErrMalformedPackFile, off, err)
 		}
+		// Inflation stops at the declared size, plus one byte to tell a
+		// longer stream.
 		buf := make([]byte, hd.size)
 		if _, err := io.ReadFull(zr, buf); err != nil {
 			return nil, nil, sum, fmt.Errorf("%w: object at %d: %v", packfile.ErrMalformedPackFile, off, err)
 		}
 		var more [1]byte
 		if _, err := io.ReadFull(zr, more[:]); err != io.EOF {
-			return nil, nil, sum, fmt.Errorf("%w: object at %d is longer than its header says, or damaged", packfile.ErrMalformedPackFile, off)
+			return nil, nil, sum, fmt.Errorf("%w: object %d of the pack (at byte %d) is longer than its header says, or damaged", errPackLimit, i, off)
 		}
 		e.end = int64(len(body)) - int64(br.Len())
 		off = e.end
@@ -122,7 +130,7 @@ func indexPack(data []byte) (map[plumbing.Hash]plumbing.EncodedObject, *idxfile.
 	if refs {
 		// Reference deltas name their bases by id: resolved ones are
 		// hashed as they are resolved, for the next to find.
-		byHash = make(map[plumbing.Hash]int, count)
+		byHash = make(map[plumbing.Hash]int, hint)
 		for i := range entries {
 			if entries[i].done {
 				byHash[entries[i].hash] = i
@@ -155,7 +163,7 @@ func indexPack(data []byte) (map[plumbing.Hash]plumbing.EncodedObject, *idxfile.
 	hashEntries(body, entries)
 	iw := new(idxfile.Writer)
 	iw.OnHeader(count)
-	objs := make(map[plumbing.Hash]plumbing.EncodedObject, count)
+	objs := make(map[plumbing.Hash]plumbing.EncodedObject, len(entries))
 	for i := range entries {
 		e := &entries[i]
 		iw.Add(e.hash, uint64(e.off), e.crc)
@@ -206,7 +214,10 @@ func resolveEntry(body []byte, entries []packEntry, byOff map[int64]int, byHash 
 	if err != nil {
 		return false, fmt.Errorf("%w: delta at %d: %v", packfile.ErrMalformedPackFile, e.off, err)
 	}
-	if *left -= int64(min(n, uint64(maxPackMemory)+1)); *left < 0 {
+	if err := checkSize(i, e.off, base.typ, int64(min(n, 1<<62))); err != nil {
+		return false, fmt.Errorf("%w (built by a delta)", err)
+	}
+	if *left -= int64(n); *left < 0 {
 		return false, errPackMemory
 	}
 	data, err := packfile.PatchDelta(base.data, e.delta)

@@ -173,13 +173,35 @@ func (r *packReader) find(h plumbing.Hash) (*packIndex, int64, bool) {
 	return nil, 0, false
 }
 
-// object returns the type and content of h.
+// object returns the type and content of h. What was read at the offset
+// the index gives is hashed and compared to h: an index that points
+// elsewhere (a damaged or tampered cache) would otherwise serve bytes
+// that are not in the commit.
 func (r *packReader) object(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	p, off, ok := r.find(h)
 	if !ok {
 		return 0, nil, errSlowPath
 	}
-	return r.at(p, off, 0)
+	typ, data, err := r.at(p, off, 0)
+	if err == nil && plumbing.ComputeHash(typ, data) != h {
+		return 0, nil, &integrityError{fmt.Sprintf("object %s read from the mirror's packs is another object: the cache is damaged; delete %s to fetch afresh",
+			h, filepath.Dir(filepath.Dir(r.dir)))}
+	}
+	return typ, data, err
+}
+
+// integrityError says the objects read are not what git would hold: a
+// damaged mirror, or a forged tree. No other reader of the same packs may
+// paper over it, and a build that meets one fails (the last good commit
+// stays served).
+type integrityError struct{ msg string }
+
+func (e *integrityError) Error() string { return e.msg }
+
+// isDamaged reports whether err is an integrityError.
+func isDamaged(err error) bool {
+	var d *integrityError
+	return errors.As(err, &d)
 }
 
 // size returns the size of h's content, reading no more than the headers.

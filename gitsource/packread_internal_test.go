@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha1"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -360,6 +361,27 @@ func FuzzIndexPack(f *testing.F) {
 		}
 		if total > maxPackMemory {
 			t.Fatalf("%d bytes of objects kept, bound %d", total, maxPackMemory)
+		}
+	})
+}
+
+// FuzzCheckPack walks any bytes as a pack file before go-git would parse
+// it: it must refuse or pass them, never crash, and pass only a pack
+// whose entries it walked to the checksum.
+func FuzzCheckPack(f *testing.F) {
+	f.Add([]byte("PACK\x00\x00\x00\x02\x00\x00\x00\x01\x35\x78\x9c\x4b\x4c\x4a\x06\x00\x02\x4d\x01\x27"))
+	f.Add([]byte("PACK\x00\x00\x00\x02\x00\x00\x00\x02\x35\x78\x9c\x4b\x4c\x4a\x06\x00\x02\x4d\x01\x27\x65\x0d\x78\x9c\x63\x65\x60\x60\x00\x00\x00\x08\x00\x03"))
+	f.Add([]byte("PACK\x00\x00\x00\x02\x00\x00\x00\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"))
+	f.Add([]byte("PACK\x00\x00\x00\x02\x00\x80\x00\x00\x35\x78\x9c\x4b\x4c\x4a\x06\x00\x02\x4d\x01\x27"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		sum := sha1.Sum(body)
+		data := append(bytes.Clone(body), sum[:]...)
+		if err := checkPack(bytes.NewReader(data), int64(len(data))); err == nil {
+			// What it passes, indexPack (the same bounds) must take or
+			// refuse for a reason other than the bounds.
+			if _, _, _, err := indexPack(data); errors.Is(err, errPackLimit) {
+				t.Fatalf("checkPack passed a pack indexPack refuses: %v", err)
+			}
 		}
 	})
 }

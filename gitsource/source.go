@@ -68,6 +68,10 @@ type Options struct {
 	// Logger receives fetch failures and recoveries; nil means the catalog
 	// options' logger, or slog.Default().
 	Logger *slog.Logger
+	// MaxFetch bounds the bytes one fetch may write to the cache
+	// directory (the pack the remote sends); zero means
+	// [DefaultMaxFetch]. A fetch past it fails and leaves nothing behind.
+	MaxFetch int64
 }
 
 // DefaultCacheDir is the mirrors' directory under the user cache directory.
@@ -328,7 +332,7 @@ func (s *Source) openMirror() error {
 	s.dir = filepath.Join(s.opts.CacheDir, hex.EncodeToString(sum[:12])+".git")
 	dir := osfs.New(s.dir)
 	s.packs = newPackReader(s.dir)
-	st := &mirrorStorage{Storage: filesystem.NewStorage(dir, cache.NewObjectLRUDefault()), fs: dir, keep: s.objects.setFresh, packs: s.packs}
+	st := &mirrorStorage{Storage: filesystem.NewStorage(dir, cache.NewObjectLRUDefault()), fs: dir, keep: s.objects.setFresh, packs: s.packs, maxFetch: s.opts.MaxFetch}
 	var repo *git.Repository
 	var err error
 	if _, serr := os.Stat(filepath.Join(s.dir, "config")); serr == nil {
@@ -628,6 +632,9 @@ func (s *Source) build(commit plumbing.Hash, prev *catalog.Catalog) (*catalog.Ca
 		c, err = catalog.Open(fsys, &o)
 	}
 	s.objects.dropSmall()
+	if err == nil {
+		err = fsys.Fault()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("gitsource: %s at %s: %w", s.spec, short(commit), err)
 	}
