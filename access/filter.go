@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/skillport/skillport/catalog"
@@ -130,6 +131,15 @@ func (f *filtered) Refresh(ctx context.Context, stale server.Snapshot) (server.S
 	return f.viewOf(snap, server.CallerFromContext(ctx)), nil
 }
 
+// Ready reports whether the filtered source can serve, when it can say
+// (endpoint.Readier): filtering hides skills, not a database that is down.
+func (f *filtered) Ready(ctx context.Context) error {
+	if rd, ok := f.src.(interface{ Ready(context.Context) error }); ok {
+		return rd.Ready(ctx)
+	}
+	return nil
+}
+
 // OnChange implements [server.Source]. Callbacks get anonymous views, on
 // every change of the source, also one no anonymous caller can see; a
 // callback that tells callers about it asks [filtered.View] what each one
@@ -155,10 +165,25 @@ type view struct {
 func newView(base server.Snapshot, c *server.Caller, visible VisibleFunc) *view {
 	v := &view{base: base, caller: c, byURI: map[string]*catalog.Skill{}, byFile: map[string]*catalog.File{}}
 	if base != nil {
-		for _, sk := range base.Skills() {
-			if sk == nil || !visible(c, sk) {
+		all := base.Skills()
+		shown := make([]bool, len(all))
+		var hidden map[string]bool // roots of the skills c may not see
+		for i, sk := range all {
+			if sk == nil {
 				continue
 			}
+			if shown[i] = visible(c, sk); !shown[i] {
+				if hidden == nil {
+					hidden = map[string]bool{}
+				}
+				hidden[sk.Root] = true
+			}
+		}
+		for i, sk := range all {
+			if !shown[i] {
+				continue
+			}
+			sk = withoutHidden(sk, hidden)
 			v.skills = append(v.skills, sk)
 			v.byURI[sk.URI] = sk
 			for _, fl := range sk.Files {
@@ -177,6 +202,56 @@ func newView(base server.Snapshot, c *server.Caller, visible VisibleFunc) *view 
 	// detection never carry another caller's catalog.
 	v.id = sync.OnceValue(func() string { return catalog.ContentID(v.skills, v.files) })
 	return v
+}
+
+// withoutHidden returns sk without the files of the nested skills whose
+// roots are in hidden: a file belongs to the innermost skill containing
+// it, and a skill the caller may not see takes its whole subtree out of
+// every enclosing skill's files (hence of its listings, directories and
+// archives), so a visible parent never carries a hidden child's bytes. sk
+// itself comes back when nothing is taken out.
+func withoutHidden(sk *catalog.Skill, hidden map[string]bool) *catalog.Skill {
+	if len(hidden) == 0 {
+		return sk
+	}
+	var kept []*catalog.File
+	for i, f := range sk.Files {
+		if f == nil || !underHidden(f.URI, sk.Root, hidden) {
+			if kept != nil {
+				kept = append(kept, f)
+			}
+			continue
+		}
+		if kept == nil {
+			kept = append(make([]*catalog.File, 0, len(sk.Files)), sk.Files[:i]...)
+		}
+	}
+	if kept == nil {
+		return sk
+	}
+	cp := *sk
+	cp.Files, cp.Size = kept, 0
+	for _, f := range kept {
+		if f != nil {
+			cp.Size += f.Size
+		}
+	}
+	return &cp
+}
+
+// underHidden reports whether uri lies under one of the hidden roots below
+// root (root itself excluded: it is the visible skill's own).
+func underHidden(uri, root string, hidden map[string]bool) bool {
+	for u := uri; len(u) > len(root); {
+		i := strings.LastIndexByte(u, '/')
+		if i <= len(root) {
+			return false
+		}
+		if u = u[:i]; hidden[u] {
+			return true
+		}
+	}
+	return false
 }
 
 func (v *view) ID() string                      { return v.id() }

@@ -128,7 +128,9 @@ type Options struct {
 
 	// Source, when set, makes /readyz report whether it has a snapshot
 	// (and, if it implements [Readier], whether its backend can be
-	// reached), and /metrics report the snapshot's size and age.
+	// reached), and /metrics report the snapshot's size and age. The
+	// gauges count what Source.Snapshot returns: give the anonymous view
+	// of a source filtered by caller, so that they reveal no hidden skill.
 	Source server.Source
 	// Ready, when set, is one more readiness check for /readyz, e.g. a
 	// gateway that is still discovering its upstream servers.
@@ -148,7 +150,8 @@ type Options struct {
 	// HTTP server's own errors. Nil means slog.Default().
 	Logger *slog.Logger
 
-	// Auth, when set, makes the MCP path an OAuth resource: each request
+	// Auth, when set, makes the MCP path an OAuth resource (and /metrics
+	// needs a valid token too): each request
 	// needs a valid bearer token (checked before its body is read), its
 	// [server.Caller] travels in the request context, and the Protected
 	// Resource Metadata is served at /.well-known/oauth-protected-resource.
@@ -250,7 +253,13 @@ func New(mcpHandler http.Handler, opts *Options) (*Endpoint, error) {
 		io.WriteString(w, "ok\n")
 	})
 	e.mux.HandleFunc("GET /readyz", e.serveReady)
-	e.mux.Handle("GET /metrics", promhttp.HandlerFor(gat, promhttp.HandlerOpts{MaxRequestsInFlight: 2}))
+	var metricsH http.Handler = promhttp.HandlerFor(gat, promhttp.HandlerOpts{MaxRequestsInFlight: 2})
+	if o.Auth != nil {
+		// A server that asks a token for its skills asks one for their
+		// counts too (see docs/visibility.md).
+		metricsH = o.Auth.require(metricsH)
+	}
+	e.mux.Handle("GET /metrics", metricsH)
 	return e, nil
 }
 

@@ -116,6 +116,9 @@ func versionManifest(ctx context.Context, conn *pgx.Conn, path string, v int) (m
 // again if it was removed), records who did it, and notifies replicas.
 func Rollback(ctx context.Context, conn *pgx.Conn, path string, v int, who string) error {
 	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if err := lockSkill(ctx, tx, path); err != nil {
+			return dbError("rollback", err)
+		}
 		var ns string
 		var yanked bool
 		err := tx.QueryRow(ctx, `SELECT namespace, yanked_at IS NOT NULL FROM versions WHERE path = $1 AND version = $2`, path, v).Scan(&ns, &yanked)
@@ -145,11 +148,26 @@ func Rollback(ctx context.Context, conn *pgx.Conn, path string, v int, who strin
 	})
 }
 
+// lockSkill takes the lock of the skill's row for the rest of tx, before
+// anything is decided: a yank and a rollback of one skill then run one
+// after the other, and each reads (READ COMMITTED: every statement sees
+// what committed before it) what the other did. Without it a rollback
+// could read "not yanked", a yank commit and find the version not current,
+// and the rollback then make the yanked version current. A skill without a
+// row locks nothing; the statements after say it is unknown.
+func lockSkill(ctx context.Context, tx pgx.Tx, path string) error {
+	_, err := tx.Exec(ctx, `SELECT 1 FROM skills WHERE path = $1 FOR UPDATE`, path)
+	return err
+}
+
 // Yank withdraws version v of a skill for good: it can no longer be served
 // or rolled back to. If it is the current version, the skill falls back to
 // its latest earlier version that is not yanked, or stops being served.
 func Yank(ctx context.Context, conn *pgx.Conn, path string, v int, who, reason string) error {
 	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if err := lockSkill(ctx, tx, path); err != nil {
+			return dbError("yank", err)
+		}
 		var ns string
 		tag, err := tx.Exec(ctx, `UPDATE versions SET yanked_at = now(), yanked_by = $3 WHERE path = $1 AND version = $2 AND yanked_at IS NULL`, path, v, orUnknown(who))
 		if err != nil {

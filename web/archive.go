@@ -76,7 +76,7 @@ func digestOf(b []byte) string {
 // serveArchive answers /archive/PATH.tar.gz, the archive entry of the
 // discovery document for the skill at PATH.
 func (h *Handler) serveArchive(w http.ResponseWriter, r *http.Request) {
-	snap := h.src.Snapshot()
+	snap := h.snapshot(r)
 	p, ok := strings.CutSuffix(r.PathValue("rest"), archiveSuffix)
 	sk := h.visibleSkill(r, snap, p)
 	if !ok || sk == nil || len(sk.Files) < 2 {

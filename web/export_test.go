@@ -8,5 +8,5 @@ import (
 
 // Search exposes the catalog search to the benchmarks.
 func (h *Handler) Search(r *http.Request, q string, limit int) []*catalog.Skill {
-	return h.search(r, h.src.Snapshot(), q, limit)
+	return h.search(r, h.snapshot(r), q, limit)
 }

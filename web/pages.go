@@ -72,7 +72,7 @@ func (h *Handler) serveCatalog(w http.ResponseWriter, r *http.Request) {
 		}
 		page = n
 	}
-	snap := h.src.Snapshot()
+	snap := h.snapshot(r)
 	skills := h.search(r, snap, q, -1)
 	ps := h.opts.PageSize
 	pages := max(1, (len(skills)+ps-1)/ps)
@@ -122,14 +122,15 @@ type skillPage struct {
 
 func (h *Handler) serveSkillOrFile(w http.ResponseWriter, r *http.Request) {
 	rest := r.PathValue("rest")
-	snap := h.src.Snapshot()
+	snap := h.snapshot(r)
 	if p, ok := strings.CutSuffix(rest, "/"); ok {
 		if sk := h.visibleSkill(r, snap, p); sk != nil {
 			h.serveSkill(w, r, snap, sk)
 			return
 		}
 	} else if h.visibleSkill(r, snap, rest) != nil {
-		http.Redirect(w, r, "/s/"+rest+"/", http.StatusMovedPermanently)
+		// rest is unescaped; the Location must be a URI again.
+		http.Redirect(w, r, "/s/"+escapePath(rest)+"/", http.StatusMovedPermanently)
 		return
 	}
 	f, sk := h.visibleFile(r, snap, rest)
@@ -223,7 +224,7 @@ func (h *Handler) serveFileView(w http.ResponseWriter, r *http.Request, snap ser
 // that no browser renders, with the digest in Repr-Digest (RFC 9530) and
 // the ETag.
 func (h *Handler) serveRaw(w http.ResponseWriter, r *http.Request) {
-	snap := h.src.Snapshot()
+	snap := h.snapshot(r)
 	f, _ := h.visibleFile(r, snap, r.PathValue("rest"))
 	if f == nil {
 		h.notFound(w, "no file at /raw/"+r.PathValue("rest"))

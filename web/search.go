@@ -15,21 +15,33 @@ import (
 	"github.com/skillport/skillport/server"
 )
 
-// searchCache holds the token index of the last snapshot seen, built once
-// per snapshot (the first search after a reload pays for it).
+// searchCache holds the token index of the snapshots seen lately, built
+// once per snapshot (the first search after a reload pays for it). Callers
+// who see different parts of a catalog search different views, so it
+// keeps one index per view id, at most maxCachedViews of them.
 type searchCache struct {
 	mu  sync.Mutex
-	id  string
-	idx *tokenIndex
+	idx map[string]*tokenIndex
 }
+
+// maxCachedViews bounds the snapshots (one per distinct view of the
+// current catalog) each cache of the handler keeps; past it the cache
+// starts over, so many distinct callers cost rebuilding, not memory.
+const maxCachedViews = 16
 
 func (c *searchCache) get(snap server.Snapshot) *tokenIndex {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.id != snap.ID() || c.idx == nil {
-		c.id, c.idx = snap.ID(), buildTokenIndex(snap.Skills())
+	id := snap.ID()
+	if idx := c.idx[id]; idx != nil {
+		return idx
 	}
-	return c.idx
+	if c.idx == nil || len(c.idx) >= maxCachedViews {
+		c.idx = map[string]*tokenIndex{}
+	}
+	idx := buildTokenIndex(snap.Skills())
+	c.idx[id] = idx
+	return idx
 }
 
 // tokenIndex maps every lowercase word of a skill's path and description to
@@ -171,7 +183,7 @@ func (h *Handler) serveSearch(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	snap := h.src.Snapshot()
+	snap := h.snapshot(r)
 	type hit struct {
 		Name        string `json:"name"`
 		Path        string `json:"path"`

@@ -170,10 +170,25 @@ func assetHandler(assets fs.FS) http.Handler {
 	})
 }
 
+// snapshot is what the caller of r may see. When the source hands out one
+// view per caller ([server.ViewSource], as access.Filter does), every page,
+// download, archive, search and discovery entry answers from that view,
+// the one MCP answers from too, so a skill hidden from the caller is absent
+// here with every byte of it, also when its folder sits inside a skill the
+// caller sees. Options.Visible is then asked on top of it.
+func (h *Handler) snapshot(r *http.Request) server.Snapshot {
+	snap := h.src.Snapshot()
+	if vs, ok := h.src.(server.ViewSource); ok && snap != nil {
+		return vs.View(snap, server.CallerFromContext(r.Context()))
+	}
+	return snap
+}
+
 // visibleSkill returns the skill of snap whose root path is p, if the caller
 // may see it.
 func (h *Handler) visibleSkill(r *http.Request, snap server.Snapshot, p string) *catalog.Skill {
-	sk := snap.Skill(h.opts.Scheme + "://" + p + "/SKILL.md")
+	// The route's path is unescaped; catalog URIs escape each segment.
+	sk := snap.Skill(h.opts.Scheme + "://" + escapePath(p) + "/SKILL.md")
 	if sk == nil || !h.opts.Visible(r, sk) {
 		return nil
 	}

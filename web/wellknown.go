@@ -14,14 +14,18 @@ import (
 	"github.com/skillport/skillport/wire"
 )
 
-// wellKnownCache holds the encoded discovery entries of the last snapshot
-// seen, so that a request for the document of a large catalog costs a
-// visibility check and a copy per skill, not an encoding. Each entry is
-// kept in two halves around the start of its url, where the request's base
-// URL goes (the Host header varies; the cache does not).
+// wellKnownCache holds the encoded discovery entries of the snapshots seen
+// lately (one per distinct view, at most maxCachedViews), so that a
+// request for the document of a large catalog costs a visibility check and
+// a copy per skill, not an encoding. Each entry is kept in two halves
+// around the start of its url, where the request's base URL goes (the
+// Host header varies; the cache does not).
 type wellKnownCache struct {
-	mu      sync.Mutex
-	id      string
+	mu   sync.Mutex
+	byID map[string]*wellKnownDoc
+}
+
+type wellKnownDoc struct {
 	skills  []*catalog.Skill
 	entries [][2][]byte
 }
@@ -32,16 +36,25 @@ const urlMark = "\x00"
 func (c *wellKnownCache) get(ctx context.Context, snap server.Snapshot, log *slog.Logger) ([]*catalog.Skill, [][2][]byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.id == snap.ID() && c.entries != nil {
-		return c.skills, c.entries
+	id := snap.ID()
+	if d := c.byID[id]; d != nil {
+		return d.skills, d.entries
 	}
 	var skills []*catalog.Skill
 	var entries [][2][]byte
 	complete := true
+	names := map[string]string{}
 	for _, sk := range snap.Skills() {
 		if len(sk.Files) == 0 {
 			continue // a dynamic skill has no SKILL.md digest to publish
 		}
+		// A host installs a discovered skill under its name: two entries
+		// of one name would leave it to pick. The first (by URI) is kept.
+		if first, dup := names[sk.Name]; dup {
+			log.Warn("web: discovery document: skill name already listed; leaving this one out (rename one of the two folders)", "name", sk.Name, "listed", first, "left_out", sk.Path)
+			continue
+		}
+		names[sk.Name] = sk.Path
 		e := wire.IndexEntry{Name: sk.Name, Type: wire.IndexTypeSkillMD,
 			Description: sk.Frontmatter.Description(), URL: urlMark + "/raw/" + sk.Path + "/SKILL.md", Digest: sk.Files[0].Digest}
 		if len(sk.Files) > 1 {
@@ -64,7 +77,10 @@ func (c *wellKnownCache) get(ctx context.Context, snap server.Snapshot, log *slo
 		skills, entries = append(skills, sk), append(entries, [2][]byte{b[:i], b[i+len(`\u0000`):]})
 	}
 	if complete {
-		c.id, c.skills, c.entries = snap.ID(), skills, entries
+		if c.byID == nil || len(c.byID) >= maxCachedViews {
+			c.byID = map[string]*wellKnownDoc{}
+		}
+		c.byID[id] = &wellKnownDoc{skills, entries}
 	}
 	return skills, entries
 }
@@ -76,7 +92,7 @@ func (c *wellKnownCache) get(ctx context.Context, snap server.Snapshot, log *slo
 // Options.NoMCP).
 func (h *Handler) serveWellKnown(w http.ResponseWriter, r *http.Request) {
 	base := baseURL(r)
-	skills, entries := h.wk.get(r.Context(), h.src.Snapshot(), h.log)
+	skills, entries := h.wk.get(r.Context(), h.snapshot(r), h.log)
 	schema, _ := json.Marshal(wire.IndexSchema)
 	mcp, _ := json.Marshal(base + h.opts.MCPPath)
 	quoted, _ := json.Marshal(base)

@@ -135,7 +135,9 @@ func mountWebVisible(ep *endpoint.Endpoint, src server.Source, log *slog.Logger,
 	if sa == nil {
 		return mountWeb(ep, src, log)
 	}
-	h, err := web.New(src, &web.Options{MCPPath: ep.Options().Path, Logger: log, Visible: func(r *http.Request, sk *catalog.Skill) bool {
+	// The web answers from the same per-caller views as MCP (sa.source),
+	// so a hidden skill nested in a visible one is absent there too.
+	h, err := web.New(sa.source(src), &web.Options{MCPPath: ep.Options().Path, Logger: log, Visible: func(r *http.Request, sk *catalog.Skill) bool {
 		return sa.visible(server.CallerFromContext(r.Context()), sk)
 	}})
 	if err != nil {

@@ -23,14 +23,22 @@ import (
 	"github.com/skillport/skillport/registry"
 )
 
+// registryEnv names the registry when --registry is not given. Its value
+// is read when a command runs, never made the flag's default: --help would
+// print it, password included.
+const registryEnv = "SKILLPORT_REGISTRY"
+
 // registryFlag adds --registry, defaulting to $SKILLPORT_REGISTRY.
 func registryFlag(f *pflag.FlagSet) {
-	f.String("registry", os.Getenv("SKILLPORT_REGISTRY"), "PostgreSQL registry `DSN` (postgres://...; default $SKILLPORT_REGISTRY)")
+	f.String("registry", "", "PostgreSQL registry `DSN` (postgres://...; default $"+registryEnv+"; a password is better in $PGPASSWORD or PGPASSFILE than here)")
 	f.String("as", "", "who is publishing or changing, recorded with each change (default $SKILLPORT_PUBLISHER, else user@host)")
 }
 
 func registryConn(cmd *cobra.Command, what string) (*pgx.Conn, error) {
 	dsn, _ := cmd.Flags().GetString("registry")
+	if dsn == "" {
+		dsn = os.Getenv(registryEnv)
+	}
 	if dsn == "" {
 		return nil, usageErrorf("%s: name the registry with --registry postgres://USER@HOST/DB (or set SKILLPORT_REGISTRY)", what)
 	}

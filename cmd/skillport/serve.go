@@ -230,7 +230,8 @@ func runServe(cmd *cobra.Command, args []string) error {
 	if hook != nil {
 		routes = append(routes, *hook)
 	}
-	httpOpts.Source = src
+	// /metrics counts what an anonymous caller sees (see docs/visibility.md).
+	httpOpts.Source = served
 	httpOpts.Auth = authz.endpointAuth()
 	h := server.NewHTTPHandler(s, hopts)
 	defer h.Close()

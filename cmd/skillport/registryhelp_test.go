@@ -1,0 +1,46 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestRegistryHelpHidesDSN: with $SKILLPORT_REGISTRY set (password
+// included), --help of publish and of every registry command names the
+// variable, never its value.
+func TestRegistryHelpHidesDSN(t *testing.T) {
+	const secret = "hunter2-not-for-help"
+	for _, args := range [][]string{
+		{"publish", "--help"},
+		{"registry", "--help"},
+		{"registry", "migrate", "--help"},
+		{"registry", "versions", "--help"},
+		{"registry", "diff", "--help"},
+		{"registry", "rollback", "--help"},
+		{"registry", "yank", "--help"},
+		{"registry", "log", "--help"},
+	} {
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "SKILLPORT_AS_CLI=1", "SKILLPORT_REGISTRY=postgres://admin:"+secret+"@127.0.0.1:1/reg")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		if strings.Contains(string(out), secret) {
+			t.Errorf("%v prints the password of $SKILLPORT_REGISTRY:\n%s", args, out)
+		}
+		if !strings.Contains(string(out), "$SKILLPORT_REGISTRY") {
+			t.Errorf("%v does not say --registry defaults to $SKILLPORT_REGISTRY:\n%s", args, out)
+		}
+	}
+	// Without --registry the variable still names the registry (and the
+	// error about it shows no password).
+	cmd := exec.Command(os.Args[0], "registry", "migrate")
+	cmd.Env = append(os.Environ(), "SKILLPORT_AS_CLI=1", "SKILLPORT_REGISTRY=postgres://admin:"+secret+"@127.0.0.1:1/reg")
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "postgres://admin@127.0.0.1:1/reg") || strings.Contains(string(out), secret) {
+		t.Errorf("registry migrate with $SKILLPORT_REGISTRY: %s", out)
+	}
+}
