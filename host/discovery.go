@@ -29,6 +29,7 @@ type originState struct {
 	session  *mcp.ClientSession
 	settings wire.Settings
 	profile  string // "" for the Skills Extension, else ProfileIndex or ProfileLegacy
+	protocol string // the negotiated protocol revision
 	status   OriginStatus
 	listing  []*Entry          // last good listing, in server order
 	got      map[string]*Entry // entries confirmed by skills/get, by URI
@@ -207,6 +208,9 @@ func (o *originState) connect(ctx context.Context, then func()) (_ <-chan struct
 	defer o.mu.Unlock()
 	o.session = sess
 	o.status.Connected = true
+	if init != nil {
+		o.protocol = init.ProtocolVersion
+	}
 	if init != nil && init.ServerInfo != nil {
 		o.status.ReportedName = init.ServerInfo.Name
 	}
@@ -421,22 +425,33 @@ func entryMsg(err error) string {
 	return err.Error()
 }
 
-// checkResult checks the fields every result must carry: a missing resultType, ttlMs or
-// cacheScope is accepted with a diagnostic; a resultType other than
-// "complete" is not parsed as skills.
+// resultFieldsFrom is the first protocol revision whose results must carry
+// resultType, ttlMs and cacheScope; earlier sessions' results do not.
+const resultFieldsFrom = "2026-07-28"
+
+// checkResult checks the fields every result must carry: in a session of a
+// revision that requires them, a missing resultType, ttlMs or cacheScope
+// is accepted with a diagnostic; a resultType other than "complete" is
+// not parsed as skills, in any revision.
 func (o *originState) checkResult(rt *string, ttl *int64, scope *string, method string) bool {
+	o.mu.Lock()
+	rev := o.protocol
+	o.mu.Unlock()
+	required := rev >= resultFieldsFrom // revisions are dates: they compare as strings
 	switch {
 	case rt == nil:
-		o.diag(Warning, "", method+" result has no resultType (servers must send \"complete\"); accepted", nil)
+		if required {
+			o.diag(Warning, "", fmt.Sprintf("%s result has no resultType (required in %s sessions; servers must send \"complete\"); accepted", method, rev), nil)
+		}
 	case *rt != wire.ResultComplete:
 		o.diag(Error, "", fmt.Sprintf("%s result has resultType %q; only \"complete\" carries skills, so it was not used", method, clip(*rt)), nil)
 		return false
 	}
-	if ttl == nil || *ttl < 0 {
-		o.diag(Warning, "", method+" result has no valid ttlMs (required); treated as 0", nil)
+	if required && (ttl == nil || *ttl < 0) {
+		o.diag(Warning, "", fmt.Sprintf("%s result has no valid ttlMs (required in %s sessions); treated as 0", method, rev), nil)
 	}
-	if scope == nil {
-		o.diag(Warning, "", method+" result has no cacheScope (required); treated as \"private\"", nil)
+	if required && scope == nil {
+		o.diag(Warning, "", fmt.Sprintf("%s result has no cacheScope (required in %s sessions); treated as \"private\"", method, rev), nil)
 	}
 	return true
 }
