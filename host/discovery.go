@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -158,7 +159,11 @@ func (o *originState) connect(ctx context.Context, then func()) (_ <-chan struct
 	ctx, cancel := context.WithTimeout(ctx, o.h.opts.CallTimeout)
 	defer cancel()
 	client := newClient(o.h, o)
-	inner := o.cfg.transport(o.h.opts.ServerStderr)
+	var rec *httpRecorder
+	if o.cfg.URL != "" && o.cfg.Transport == nil {
+		rec = &httpRecorder{}
+	}
+	inner := o.cfg.transport(o.h.opts.ServerStderr, rec)
 	if o.cfg.Git != "" {
 		if inner, err = o.openGit(ctx); err != nil {
 			return nil, err
@@ -200,6 +205,11 @@ func (o *originState) connect(ctx context.Context, then func()) (_ <-chan struct
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %s did not complete initialization within %v (%w)%s", ErrUnavailable, o.cfg.Where(), o.h.opts.CallTimeout, context.DeadlineExceeded, processReport(gt.inner, 0))
+		}
+		// A refusal the OAuth handler took on is explained by its own error
+		// (which says how to sign in).
+		if he := rec.explain(o.cfg.URL); he != nil && (o.cfg.OAuth == nil || he.Status != http.StatusUnauthorized) {
+			return nil, fmt.Errorf("%w: %w", ErrUnavailable, he)
 		}
 		return nil, fmt.Errorf("%w: connecting to %s: %v%s", ErrUnavailable, o.cfg.Where(), err, processReport(gt.inner, time.Second))
 	}
