@@ -132,6 +132,9 @@ func reportOrigins(w io.Writer, h *host.Host, f *hostFlags) bool {
 				msg += fmt.Sprintf(" (skillport auth login %s, or --header \"Authorization: Bearer …\")", he.URL)
 			}
 			printError(w, esc(o.Label)+": ", strings.TrimPrefix(msg, host.ErrUnavailable.Error()+": "))
+			if f != nil && f.noDiscovery[o.Label] != "" {
+				printError(w, esc(o.Label)+": ", "nor is it a web site with skills: "+f.noDiscovery[o.Label])
+			}
 		}
 	}
 	return ok
