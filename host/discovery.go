@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -29,6 +30,7 @@ type originState struct {
 	session  *mcp.ClientSession
 	settings wire.Settings
 	profile  string // "" for the Skills Extension, else ProfileIndex or ProfileLegacy
+	protocol string // the negotiated protocol revision
 	status   OriginStatus
 	listing  []*Entry          // last good listing, in server order
 	got      map[string]*Entry // entries confirmed by skills/get, by URI
@@ -157,7 +159,11 @@ func (o *originState) connect(ctx context.Context, then func()) (_ <-chan struct
 	ctx, cancel := context.WithTimeout(ctx, o.h.opts.CallTimeout)
 	defer cancel()
 	client := newClient(o.h, o)
-	inner := o.cfg.transport(o.h.opts.ServerStderr)
+	var rec *httpRecorder
+	if o.cfg.URL != "" && o.cfg.Transport == nil {
+		rec = &httpRecorder{}
+	}
+	inner := o.cfg.transport(o.h.opts.ServerStderr, rec)
 	if o.cfg.Git != "" {
 		if inner, err = o.openGit(ctx); err != nil {
 			return nil, err
@@ -200,6 +206,11 @@ func (o *originState) connect(ctx context.Context, then func()) (_ <-chan struct
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %s did not complete initialization within %v (%w)%s", ErrUnavailable, o.cfg.Where(), o.h.opts.CallTimeout, context.DeadlineExceeded, processReport(gt.inner, 0))
 		}
+		// A refusal the OAuth handler took on is explained by its own error
+		// (which says how to sign in).
+		if he := rec.explain(o.cfg.URL); he != nil && (o.cfg.OAuth == nil || he.Status != http.StatusUnauthorized) {
+			return nil, fmt.Errorf("%w: %w", ErrUnavailable, he)
+		}
 		return nil, fmt.Errorf("%w: connecting to %s: %v%s", ErrUnavailable, o.cfg.Where(), err, processReport(gt.inner, time.Second))
 	}
 	init := sess.InitializeResult()
@@ -207,6 +218,9 @@ func (o *originState) connect(ctx context.Context, then func()) (_ <-chan struct
 	defer o.mu.Unlock()
 	o.session = sess
 	o.status.Connected = true
+	if init != nil {
+		o.protocol = init.ProtocolVersion
+	}
 	if init != nil && init.ServerInfo != nil {
 		o.status.ReportedName = init.ServerInfo.Name
 	}
@@ -408,22 +422,33 @@ func entryMsg(err error) string {
 	return err.Error()
 }
 
-// checkResult checks the fields every result must carry: a missing resultType, ttlMs or
-// cacheScope is accepted with a diagnostic; a resultType other than
-// "complete" is not parsed as skills.
+// resultFieldsFrom is the first protocol revision whose results must carry
+// resultType, ttlMs and cacheScope; earlier sessions' results do not.
+const resultFieldsFrom = "2026-07-28"
+
+// checkResult checks the fields every result must carry: in a session of a
+// revision that requires them, a missing resultType, ttlMs or cacheScope
+// is accepted with a diagnostic; a resultType other than "complete" is
+// not parsed as skills, in any revision.
 func (o *originState) checkResult(rt *string, ttl *int64, scope *string, method string) bool {
+	o.mu.Lock()
+	rev := o.protocol
+	o.mu.Unlock()
+	required := rev >= resultFieldsFrom // revisions are dates: they compare as strings
 	switch {
 	case rt == nil:
-		o.diag(Warning, "", method+" result has no resultType (servers must send \"complete\"); accepted", nil)
+		if required {
+			o.diag(Warning, "", fmt.Sprintf("%s result has no resultType (required in %s sessions; servers must send \"complete\"); accepted", method, rev), nil)
+		}
 	case *rt != wire.ResultComplete:
 		o.diag(Error, "", fmt.Sprintf("%s result has resultType %q; only \"complete\" carries skills, so it was not used", method, clip(*rt)), nil)
 		return false
 	}
-	if ttl == nil || *ttl < 0 {
-		o.diag(Warning, "", method+" result has no valid ttlMs (required); treated as 0", nil)
+	if required && (ttl == nil || *ttl < 0) {
+		o.diag(Warning, "", fmt.Sprintf("%s result has no valid ttlMs (required in %s sessions); treated as 0", method, rev), nil)
 	}
-	if scope == nil {
-		o.diag(Warning, "", method+" result has no cacheScope (required); treated as \"private\"", nil)
+	if required && scope == nil {
+		o.diag(Warning, "", fmt.Sprintf("%s result has no cacheScope (required in %s sessions); treated as \"private\"", method, rev), nil)
 	}
 	return true
 }

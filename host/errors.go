@@ -3,7 +3,15 @@ package host
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/skillport/skillport/skillclient"
 )
@@ -186,3 +194,134 @@ func (e *EntryError) Error() string {
 
 // Unwrap returns the sentinel error.
 func (e *EntryError) Unwrap() error { return e.Err }
+
+// HTTPError reports why an HTTP(S) MCP endpoint could not be reached or
+// refused to start a session, in words: the URL, the cause, and what to do.
+// It replaces the SDK's chain ("calling initialize: sending initialize:
+// rejected by transport: Post …"), whose last word ("Unauthorized", "Not
+// Found") hides what the server said.
+type HTTPError struct {
+	// URL is the endpoint.
+	URL string
+	// Status is the HTTP status of the refusal, or 0 when no answer came.
+	Status int
+	// AuthError, Description and Scope are the error, error_description
+	// and scope of a Bearer WWW-Authenticate challenge (RFC 6750), as sent
+	// (clipped, control characters removed).
+	AuthError, Description, Scope string
+	// Err is the network error when Status is 0.
+	Err error
+}
+
+// Error is one line: the URL, the cause, the fix.
+func (e *HTTPError) Error() string {
+	return e.URL + ": " + e.Cause() + "; " + e.Fix()
+}
+
+// Unwrap returns the network error, if any.
+func (e *HTTPError) Unwrap() error { return e.Err }
+
+// Cause says what went wrong.
+func (e *HTTPError) Cause() string {
+	said := func(s string) string {
+		if e.Description != "" {
+			return s + ": " + e.Description
+		}
+		if e.AuthError != "" {
+			return s + " (" + e.AuthError + ")"
+		}
+		return s
+	}
+	switch e.Status {
+	case 0:
+		var dns *net.DNSError
+		switch {
+		case errors.Is(e.Err, syscall.ECONNREFUSED):
+			return "nothing is listening there (connection refused)"
+		case errors.As(e.Err, &dns) && dns.IsNotFound:
+			return "no such host (" + dns.Name + ")"
+		}
+		return "no answer: " + e.Err.Error()
+	case http.StatusUnauthorized:
+		return said("the server refused the credentials (401)")
+	case http.StatusForbidden:
+		s := said("the server refused access (403)")
+		if e.Scope != "" {
+			s += "; it needs scope " + strconv.Quote(e.Scope)
+		}
+		return s
+	case http.StatusNotFound:
+		return "no MCP endpoint at " + e.path() + " (404 Not Found)"
+	}
+	return fmt.Sprintf("the server answered %d %s, not an MCP session", e.Status, http.StatusText(e.Status))
+}
+
+// Fix says what to do about it.
+func (e *HTTPError) Fix() string {
+	switch e.Status {
+	case 0:
+		if errors.Is(e.Err, syscall.ECONNREFUSED) {
+			return "start the server, or check the host and port"
+		}
+		return "check the URL and that the server is running"
+	case http.StatusUnauthorized:
+		return "sign in again or send a valid token"
+	case http.StatusForbidden:
+		return "use a token that grants it, or ask the server's administrator for access"
+	case http.StatusNotFound:
+		if p := e.path(); p != "/mcp" && editDistance(strings.ToLower(p), "/mcp") <= 2 {
+			return "is it /mcp?"
+		}
+		return "give the server's MCP endpoint URL (often ending in /mcp)"
+	}
+	return "check that the URL is the server's MCP endpoint"
+}
+
+func (e *HTTPError) path() string {
+	if u, err := url.Parse(e.URL); err == nil {
+		if u.Path == "" {
+			return "/"
+		}
+		return u.Path
+	}
+	return e.URL
+}
+
+// maxChallengeField bounds each WWW-Authenticate field kept for a message.
+const maxChallengeField = 200
+
+var challengeParam = regexp.MustCompile(`([A-Za-z_]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))`)
+
+// parseChallenge reads error, error_description and scope from a Bearer
+// WWW-Authenticate header value; each is clipped and stripped of control
+// characters, as it is shown to the user.
+func parseChallenge(h string) (authErr, desc, scope string) {
+	if len(h) > 8<<10 {
+		h = h[:8<<10]
+	}
+	for _, m := range challengeParam.FindAllStringSubmatch(h, 32) {
+		v := m[2]
+		if m[3] != "" {
+			v = m[3]
+		}
+		v = strings.ReplaceAll(v, `\"`, `"`)
+		v = strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) || r == utf8.RuneError {
+				return -1
+			}
+			return r
+		}, v)
+		if len(v) > maxChallengeField {
+			v = strings.ToValidUTF8(v[:maxChallengeField], "") + "…"
+		}
+		switch strings.ToLower(m[1]) {
+		case "error":
+			authErr = v
+		case "error_description":
+			desc = v
+		case "scope":
+			scope = v
+		}
+	}
+	return authErr, desc, scope
+}

@@ -31,6 +31,7 @@ type fake struct {
 	experimental  bool
 	noResources   bool
 	directoryRead bool
+	versions      []string // protocol revisions served; empty for all
 
 	mu      sync.Mutex
 	files   map[string]string // served content by URI
@@ -159,7 +160,7 @@ func (f *fake) build() *mcp.Server {
 			caps.AddExtension(wire.ExtensionID, settings)
 		}
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: f.name, Version: "1"}, &mcp.ServerOptions{Capabilities: caps})
+	s := mcp.NewServer(&mcp.Implementation{Name: f.name, Version: "1"}, &mcp.ServerOptions{Capabilities: caps, SupportedProtocolVersions: f.versions})
 	mcp.AddReceivingCustomMethod(s, wire.MethodListSkills, func(ctx context.Context, ss *mcp.ServerSession, p *anyParams) (*rawResult, error) {
 		f.mu.Lock()
 		f.listCalls++

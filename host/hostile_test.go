@@ -524,6 +524,31 @@ func TestResultTypeRules(t *testing.T) {
 	}
 }
 
+// TestResultFieldsFollowTheNegotiatedRevision: resultType, ttlMs and
+// cacheScope are required from 2026-07-28 only; a 2025-11-25 session's
+// results (the TypeScript reference server's) lack them without a word.
+func TestResultFieldsFollowTheNegotiatedRevision(t *testing.T) {
+	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
+		f := newFake("ts")
+		f.versions = []string{rev}
+		f.addSkill("x", "d", nil)
+		f.list = func(context.Context, *mcp.ServerSession, string) (json.RawMessage, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			b, _ := json.Marshal(map[string]any{"skills": f.entries})
+			return b, nil
+		}
+		h := connect(t, nil, Origin{Label: "ts", Transport: f.transport(t)})
+		if got := names(h.Skills()); len(got) != 1 {
+			t.Fatalf("%s: skills %v\n%s", rev, got, diags(h))
+		}
+		warned := hasDiag(h, "ts", "no resultType") && hasDiag(h, "ts", "no valid ttlMs") && hasDiag(h, "ts", "no cacheScope")
+		if warned != (rev == "2026-07-28") {
+			t.Errorf("%s session: diagnostics:\n%s", rev, diags(h))
+		}
+	}
+}
+
 // A server that never answers skills/list must not hide the skills of the
 // servers that did answer while Connect is still waiting for it.
 func TestSlowServerDoesNotHideOthers(t *testing.T) {

@@ -129,8 +129,9 @@ func (o *Origin) Where() string {
 // by what its request can legitimately receive (docs/client.md).
 const MaxMessageBytes = mcphttp.MaxMessage
 
-// transport builds the mcp.Transport for an MCP origin.
-func (o *Origin) transport(stderr io.Writer) mcp.Transport {
+// transport builds the mcp.Transport for an MCP origin. Over HTTP, rec
+// (when set) keeps the last refusal or network error, for the message.
+func (o *Origin) transport(stderr io.Writer, rec *httpRecorder) mcp.Transport {
 	switch {
 	case o.Transport != nil:
 		return o.Transport
@@ -140,6 +141,10 @@ func (o *Origin) transport(stderr io.Writer) mcp.Transport {
 		var rt http.RoundTripper = &mcphttp.Transport{}
 		if len(o.Headers) > 0 {
 			rt = &headerTransport{headers: o.Headers, origin: origin(o.URL), next: rt}
+		}
+		if rec != nil {
+			rec.next = rt
+			rt = rec
 		}
 		return &mcp.StreamableClientTransport{
 			Endpoint:   o.URL,
@@ -152,6 +157,47 @@ func (o *Origin) transport(stderr io.Writer) mcp.Transport {
 			OAuthHandler: o.OAuth,
 		}
 	}
+}
+
+// httpRecorder keeps what the SDK's error drops: the status and
+// WWW-Authenticate challenge of the last refusal, or the network error.
+type httpRecorder struct {
+	next http.RoundTripper
+
+	mu     sync.Mutex
+	status int
+	auth   string
+	err    error
+}
+
+func (t *httpRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case err != nil:
+		t.status, t.auth, t.err = 0, "", err
+	case resp.StatusCode >= 400:
+		t.status, t.auth, t.err = resp.StatusCode, resp.Header.Get("WWW-Authenticate"), nil
+	default: // a later answer (an initialize after a refused server/discover) clears an earlier refusal
+		t.status, t.auth, t.err = 0, "", nil
+	}
+	return resp, err
+}
+
+// explain returns the failure seen on the way to url, or nil.
+func (t *httpRecorder) explain(url string) *HTTPError {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.status == 0 && t.err == nil {
+		return nil
+	}
+	e := &HTTPError{URL: url, Status: t.status, Err: t.err}
+	e.AuthError, e.Description, e.Scope = parseChallenge(t.auth)
+	return e
 }
 
 // headerTransport adds the origin's configured headers (often a bearer

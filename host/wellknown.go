@@ -20,9 +20,11 @@ const MaxDiscoveryBytes = 4 << 20
 // ErrDiscovery is wrapped by every error of [DiscoverMCP].
 var ErrDiscovery = errors.New("agent skills discovery")
 
-// ErrNoDiscovery is wrapped, with [ErrDiscovery], when the site's answer is
-// an MCP endpoint's event stream rather than a document: the address is an
-// MCP endpoint itself, a server answering at its root.
+// ErrNoDiscovery is wrapped, with [ErrDiscovery], when the site has no
+// discovery document: it answered with an MCP endpoint's event stream or
+// an error status (an MCP server at its root answers a GET with 405), or
+// could not be reached. The address may be an MCP endpoint itself, a
+// server answering at its root: try that next.
 var ErrNoDiscovery = errors.New("no discovery document")
 
 // IsSiteURL reports whether u names a web site rather than an MCP
@@ -58,11 +60,11 @@ func ReadSite(ctx context.Context, client *http.Client, site string, headers map
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrDiscovery, doc, err)
+		return nil, fmt.Errorf("%w: %w: %s: %v", ErrDiscovery, ErrNoDiscovery, doc, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%w: %s: %s; give the server's MCP endpoint URL instead (e.g. %s)", ErrDiscovery, doc, resp.Status,
+		return nil, fmt.Errorf("%w: %w: %s: %s; give the server's MCP endpoint URL instead (e.g. %s)", ErrDiscovery, ErrNoDiscovery, doc, resp.Status,
 			base.ResolveReference(&url.URL{Path: "/mcp"}))
 	}
 	// An MCP endpoint at the site's root may answer any GET with an event

@@ -49,6 +49,10 @@ type hostFlags struct {
 	upstreams  map[string]*gateway.UpstreamAuth // a gateway.json's auth objects, by label
 	only       []string                         // pull --skill: skill paths to keep
 	refused    []string                         // entries of a site read over HTTP that were not used, and why
+	// noDiscovery holds, by label, why a site URL had no discovery
+	// document; it was tried as an MCP endpoint, and if that fails too
+	// the user hears both.
+	noDiscovery map[string]string
 }
 
 // lsTimeout is ls's default --timeout: listing is one round trip, and a
@@ -143,9 +147,17 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 			if err != nil && !errors.Is(err, host.ErrNoDiscovery) {
 				return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
 			}
-			// Without a discovery document (ErrNoDiscovery), the address is
-			// taken as the MCP endpoint itself: a server answering at its root.
-			if err == nil {
+			// Without a discovery document (ErrNoDiscovery: an error status,
+			// an event stream, no answer), the address is taken as the MCP
+			// endpoint itself, a server answering at its root (the
+			// TypeScript SDK's answers a GET with 405); should that fail
+			// too, both are said.
+			if err != nil {
+				if f.noDiscovery == nil {
+					f.noDiscovery = map[string]string{}
+				}
+				f.noDiscovery[o.Label] = err.Error()
+			} else {
 				mcpURL, err := site.MCPEndpoint(o.Headers)
 				if err != nil {
 					return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}

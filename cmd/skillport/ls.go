@@ -126,7 +126,7 @@ func runLs(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins 
 			rows = append(rows, []string{esc(s.Origin), esc(s.Name), esc(s.Description), files, esc(s.Status)})
 		}
 		printTable(stdout, []string{"ORIGIN", "NAME", "DESCRIPTION", "FILES", "STATUS"}, rows, 2)
-		if len(skills) == 0 {
+		if len(skills) == 0 && ok { // a failure was said above; "no skills" would bury it
 			fmt.Fprintln(stderr, "skillport: no skills found")
 		}
 	}

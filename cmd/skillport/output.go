@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 
@@ -126,7 +127,14 @@ func reportOrigins(w io.Writer, h *host.Host, f *hostFlags) bool {
 			if errors.Is(o.Err, context.DeadlineExceeded) && f != nil && !f.timeoutSet {
 				msg += fmt.Sprintf("; pass --timeout %v to wait longer", 4*f.timeout)
 			}
+			var he *host.HTTPError
+			if errors.As(o.Err, &he) && he.Status == http.StatusUnauthorized {
+				msg += fmt.Sprintf(" (skillport auth login %s, or --header \"Authorization: Bearer …\")", he.URL)
+			}
 			printError(w, esc(o.Label)+": ", strings.TrimPrefix(msg, host.ErrUnavailable.Error()+": "))
+			if f != nil && f.noDiscovery[o.Label] != "" {
+				printError(w, esc(o.Label)+": ", "nor is it a web site with skills: "+f.noDiscovery[o.Label])
+			}
 		}
 	}
 	return ok

@@ -25,7 +25,15 @@ against the entry, field by field. It prints one line per skill.
 Entries that break the extension's rules, skills over the 512-file or 16 MiB
 limits, and "dynamic" skills (unless --allow-dynamic) count as failures.
 
-Exit status: 0 when everything verified, 1 otherwise, 2 on usage errors.`,
+Checks follow the protocol revision the session negotiated: resultType,
+ttlMs and cacheScope are required from 2026-07-28 only.
+
+The summary line counts verified and failed skills and any problem with
+the server's answers (printed on stderr); --json has the same in "ok",
+"skills" and "problems".
+
+Exit status: 0 when everything verified and nothing is counted as a
+problem, 1 otherwise, 2 on usage errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			origins, err := f.origins(cmd, args, cmd.ErrOrStderr())
 			if err != nil {
@@ -58,9 +66,12 @@ func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, orig
 	}
 	defer h.Close()
 	ok := reportOrigins(stderr, h, f)
+	// Every diagnostic but a tolerated deviation fails verification; the
+	// summary counts them, so the exit status agrees with what is printed.
+	var problems []string
 	for _, d := range h.Diagnostics() {
-		if !d.Deviation { // a tolerated deviation is reported above, not failed
-			ok = false
+		if !d.Deviation {
+			problems = append(problems, d.String())
 		}
 	}
 	var results []verifyResult
@@ -108,13 +119,21 @@ func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, orig
 		if results == nil {
 			results = []verifyResult{}
 		}
-		if err := writeJSON(stdout, map[string]any{"skills": results}); err != nil {
+		if problems == nil {
+			problems = []string{}
+		}
+		out := map[string]any{"ok": bad == 0 && ok && len(problems) == 0, "skills": results, "problems": problems}
+		if err := writeJSON(stdout, out); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(stdout, "%s verified, %d failed\n", count(good, "skill", "skills"), bad)
+		line := fmt.Sprintf("%s verified, %d failed", count(good, "skill", "skills"), bad)
+		if len(problems) > 0 {
+			line += fmt.Sprintf(", %s with the server's answers (on stderr)", count(len(problems), "problem", "problems"))
+		}
+		fmt.Fprintln(stdout, line)
 	}
-	if bad > 0 || !ok {
+	if bad > 0 || !ok || len(problems) > 0 {
 		return errFailed
 	}
 	return nil

@@ -77,18 +77,53 @@ func TestSiteURL(t *testing.T) {
 		t.Errorf("pull --skill of a missing skill: %v\n%s", err, errOut.String())
 	}
 
-	// A site without a discovery document.
+	// A site without a discovery document nor an MCP endpoint at its
+	// root: both are said.
 	bare := httptest.NewServer(http.NotFoundHandler())
 	defer bare.Close()
 	cmd, f = mk(bare.URL + "/")
-	_, err = f.origins(cmd, cmd.Flags().Args(), io.Discard)
-	if exitCode(err) != 1 || !strings.Contains(err.Error(), bare.URL+"/.well-known/agent-skills/index.json") || !strings.Contains(err.Error(), "404") {
-		t.Errorf("bare site: %v", err)
+	origins, err = f.origins(cmd, cmd.Flags().Args(), io.Discard)
+	if err != nil {
+		t.Fatalf("bare site: %v", err)
+	}
+	errOut.Reset()
+	err = runLs(context.Background(), io.Discard, &errOut, f, origins, false)
+	if exitCode(err) != 1 || !strings.Contains(errOut.String(), "no MCP endpoint at / (404 Not Found)") ||
+		!strings.Contains(errOut.String(), bare.URL+"/.well-known/agent-skills/index.json: 404") {
+		t.Errorf("bare site: %v\n%s", err, errOut.String())
 	}
 	// An MCP endpoint URL is used as given.
 	cmd, f = mk(ts.URL + "/mcp")
 	if o, err := f.origins(cmd, cmd.Flags().Args(), io.Discard); err != nil || o[0].URL != ts.URL+"/mcp" {
 		t.Errorf("MCP URL: %+v, %v", o, err)
+	}
+}
+
+// TestMCPAtTheRoot: a URL without a path whose server has no discovery
+// document (a GET answers 405) but serves MCP at the root, as the
+// TypeScript SDK's reference server does, is listed.
+func TestMCPAtTheRoot(t *testing.T) {
+	ep, _, _ := examplesEndpoint(t)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		r.URL.Path = "/mcp"
+		ep.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	cmd := &cobra.Command{Use: "ls"}
+	f := flags()
+	f.register(cmd, false)
+	cmd.Flags().Parse([]string{ts.URL})
+	origins, err := f.origins(cmd, cmd.Flags().Args(), io.Discard)
+	if err != nil {
+		t.Fatalf("origins: %v", err)
+	}
+	var out, errOut bytes.Buffer
+	if err := runLs(context.Background(), &out, &errOut, f, origins, false); err != nil || !strings.Contains(out.String(), "pdf-processing") {
+		t.Errorf("ls %s: %v\n%s%s", ts.URL, err, out.String(), errOut.String())
 	}
 }
 

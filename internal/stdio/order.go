@@ -2,8 +2,10 @@ package stdio
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -21,6 +23,37 @@ type order struct {
 	init    json.RawMessage     // its params
 	fast    func([]byte) []byte // the answerer, once initialize succeeded
 	off     bool                // a batch was seen: the ids of its responses are not followed
+	idle    chan struct{}       // closed when pending next becomes empty, while someone waits
+}
+
+// wait returns once every request handed to the session was answered (or
+// cancelled by the client), ctx is done, or after limit.
+func (o *order) wait(ctx context.Context, limit time.Duration) {
+	o.mu.Lock()
+	if len(o.pending) == 0 {
+		o.mu.Unlock()
+		return
+	}
+	if o.idle == nil {
+		o.idle = make(chan struct{})
+	}
+	idle := o.idle
+	o.mu.Unlock()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// settledLocked wakes a waiter once no request is pending.
+func (o *order) settledLocked() {
+	if len(o.pending) == 0 && o.idle != nil {
+		close(o.idle)
+		o.idle = nil
+	}
 }
 
 // answer returns the answerer's response to line, or nil when the line
@@ -48,7 +81,10 @@ func (o *order) check(line []byte, tooLong bool, max int) (int, string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if bytes.HasPrefix(bytes.TrimSpace(line), []byte("[")) {
+		// The answers to a batch come as one array whose ids are not
+		// followed: neither the answerer nor the end of input waits on them.
 		o.off = true
+		return 0, ""
 	}
 	for _, m := range msgs {
 		req, ok := m.(*jsonrpc.Request)
@@ -71,6 +107,7 @@ func (o *order) check(line []byte, tooLong bool, max int) (int, string) {
 			if json.Unmarshal(req.Params, &p) == nil {
 				if id, err := jsonrpc.MakeID(p.RequestID); err == nil && id.IsValid() {
 					delete(o.pending, idKey(id))
+					o.settledLocked()
 				}
 			}
 		}
@@ -92,9 +129,10 @@ func (o *order) sent(p []byte) {
 		return
 	}
 	delete(o.pending, id)
+	o.settledLocked()
 	if id == o.initID {
 		o.initID = ""
-		if result && o.fast == nil {
+		if result && o.fast == nil && o.answerer != nil {
 			o.fast = o.answerer(o.init)
 		}
 	}

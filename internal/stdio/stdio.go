@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,7 +52,17 @@ type Transport struct {
 	// rely on more than this; but a client that waits for nothing still
 	// sees nothing it sent later overtake a request it sent earlier.
 	Answerer func(initialize json.RawMessage) func(line []byte) []byte
+	// Drain bounds how long the end of In waits for the answers to the
+	// requests read before it; 0 means DefaultDrain.
+	Drain time.Duration
 }
+
+// DefaultDrain is how long the end of the input waits for the session to
+// answer the requests read before it. A client that pipes its requests
+// and closes its end expects every answer (the TypeScript SDK's server
+// gives them); the session ends only once they are written, or after this
+// long for a handler that never returns.
+const DefaultDrain = 30 * time.Second
 
 // Connect starts reading In. Valid messages go to the MCP session
 // unchanged; anything else is answered on Out.
@@ -62,13 +73,20 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	pr, pw := io.Pipe()
 	out := &lockedWriter{w: t.Out}
-	var st *order
-	if t.Answerer != nil {
-		st = &order{answerer: t.Answerer, pending: map[string]bool{}}
-		out.seen = st.sent
+	// The requests handed to the session are always followed: the end of
+	// the input waits for their answers before it ends the session.
+	st := &order{answerer: t.Answerer, pending: map[string]bool{}}
+	out.seen = st.sent
+	drain := t.Drain
+	if drain <= 0 {
+		drain = DefaultDrain
 	}
 	go func() {
-		pw.CloseWithError(filter(t.In, pw, out, max, st))
+		err := filter(t.In, pw, out, max, st)
+		if err == nil {
+			st.wait(ctx, drain)
+		}
+		pw.CloseWithError(err)
 	}()
 	return (&mcp.IOTransport{Reader: pr, Writer: out, MaxLineLength: max + 1}).Connect(ctx)
 }
