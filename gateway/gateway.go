@@ -148,11 +148,14 @@ func keyOf(e *host.Entry) key { return key{e.Origin, e.URI} }
 type view struct {
 	entries []*host.Entry
 	byKey   map[key]*host.Entry
-	// all is the whole registry the view was built from, declined and
-	// filtered skills included: with Options.Visible, each caller's names
-	// are qualified over the part of it the caller sees.
-	all []*host.Entry
-	// names are the caller's names, in a caller's view (see viewOf).
+	// admitted is the part of the registry the origins' filters admit,
+	// declined skills included, as the registry names it: the names
+	// are qualified over it (a filtered skill takes no name, so that no
+	// answer suggests a skill the gateway does not serve) and, with
+	// Options.Visible, over the part of it each caller sees.
+	admitted []*host.Entry
+	// names are the names entries carry: over admitted, or in a
+	// caller's view over what the caller sees (see viewOf).
 	names *host.Names
 	idx   *searchIndex // the caller's search index; guarded by idxMu
 	sig   string
@@ -491,14 +494,22 @@ func (g *Gateway) update() {
 }
 
 func (g *Gateway) computeView() *view {
-	v := &view{byKey: map[key]*host.Entry{}, all: g.h.Skills()}
+	v := &view{byKey: map[key]*host.Entry{}}
 	h := sha256.New()
-	for _, e := range v.all {
-		if e.Declined != nil || !g.opts.Filters[e.Origin].Admits(e.Name, e.Path, e.Qualified) {
+	for _, e := range g.h.Skills() {
+		// The filter sees the registry's names: a pattern on a qualified
+		// name must not depend on what the filter itself leaves out.
+		if g.opts.Filters[e.Origin].Admits(e.Name, e.Path, e.Qualified) {
+			v.admitted = append(v.admitted, e)
+		}
+	}
+	v.names = g.h.Qualify(v.admitted)
+	for _, e := range v.names.Entries() {
+		if e.Declined != nil {
 			if g.opts.Visible != nil {
-				// A skill not shown still takes part in each caller's
+				// A declined skill still takes part in each caller's
 				// names (as in the registry's).
-				fmt.Fprintf(h, "-%s\x00%s\x00%s\x00%s\x00%t\n", e.Origin, e.URI, e.Name, e.Path, e.Declined != nil)
+				fmt.Fprintf(h, "-%s\x00%s\x00%s\x00%s\n", e.Origin, e.URI, e.Name, e.Path)
 			}
 			continue
 		}
@@ -527,14 +538,18 @@ func (g *Gateway) visible(ctx context.Context, name string) (*host.Entry, error)
 	if g.opts.Visible != nil {
 		return g.visibleTo(ctx, name)
 	}
-	e, err := g.h.Lookup(name)
+	v := g.view.Load()
+	if v.names == nil {
+		return nil, fmt.Errorf("%w %q; find skills with search_skills", host.ErrUnknownSkill, name)
+	}
+	e, err := v.names.Lookup(name)
 	if err != nil {
 		if errors.Is(err, host.ErrUnknownSkill) {
 			return nil, fmt.Errorf("%w; find skills with search_skills", err)
 		}
 		return nil, err
 	}
-	if _, ok := g.view.Load().byKey[keyOf(e)]; !ok || !g.sees(ctx, e) {
+	if _, ok := v.byKey[keyOf(e)]; !ok || !g.sees(ctx, e) {
 		if ok || e.Declined == nil || !g.sees(ctx, e) {
 			// Hidden from this caller: the words of an unknown name.
 			return nil, fmt.Errorf("%w %q; find skills with search_skills", host.ErrUnknownSkill, name)
