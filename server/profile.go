@@ -161,12 +161,15 @@ func (srv *Server) registerProfiles() error {
 	return nil
 }
 
-// declaredExtension reports whether the client declared the Skills
-// Extension: in the request's own _meta (2026-07-28 requests carry their
-// client capabilities), else at the session's initialize. A request with
-// neither, such as an older revision's request to a stateless server,
-// declared nothing.
-func declaredExtension(ss *mcp.ServerSession, meta mcp.Meta) bool {
+// lacksExtension reports whether the client is known not to have
+// declared the Skills Extension: its capabilities are known (in the
+// request's own _meta, as 2026-07-28 requests carry them, else from the
+// session's initialize) and do not name it. A request that shows no
+// capabilities at all, such as an older revision's request to a stateless
+// server (go-sdk then makes up initialize params without capabilities),
+// may come from a client that declared the extension at an initialize
+// this server never connected to the request: it is not known to lack it.
+func lacksExtension(ss *mcp.ServerSession, meta mcp.Meta) bool {
 	if raw, ok := meta[mcp.MetaKeyClientCapabilities]; ok {
 		b, err := json.Marshal(raw)
 		var caps struct {
@@ -176,7 +179,7 @@ func declaredExtension(ss *mcp.ServerSession, meta mcp.Meta) bool {
 			return false
 		}
 		_, ok := caps.Extensions[wire.ExtensionID]
-		return ok
+		return !ok
 	}
 	if ss == nil {
 		return false
@@ -186,25 +189,27 @@ func declaredExtension(ss *mcp.ServerSession, meta mcp.Meta) bool {
 		return false
 	}
 	_, ok := p.Capabilities.Extensions[wire.ExtensionID]
-	return ok
+	return !ok
 }
 
-// listAny answers skills/list for every profile at once. A client
-// that declared the extension gets pure SEP-2640 entries; any other client
-// gets the superset, whose extra fields SEP-2640 readers ignore.
+// listAny answers skills/list for every profile at once. The SEP-2640
+// entries, identical to skills/get's, are the default; the superset
+// (SEP-2076's name, description and fields, which SEP-2640 readers
+// ignore) goes only to a client known to lack the extension.
 func (srv *Server) listAny(ctx context.Context, ss *mcp.ServerSession, p *wire.ListSkillsParams) (*listResponse, error) {
-	return srv.listFor(ctx, func() bool { return declaredExtension(ss, p.Meta) }, p)
+	return srv.listFor(ctx, func() bool { return !lacksExtension(ss, p.Meta) }, p)
 }
 
-// listFor is listAny for a client that declared the extension when
-// declared reports so (asked only when the answer depends on it).
-func (srv *Server) listFor(ctx context.Context, declared func() bool, p *wire.ListSkillsParams) (*listResponse, error) {
+// listFor is listAny for a client that gets the SEP-2640 entries when
+// slimOK reports so (asked only when the answer depends on it): it
+// declared the extension, or nothing is known of its capabilities.
+func (srv *Server) listFor(ctx context.Context, slimOK func() bool, p *wire.ListSkillsParams) (*listResponse, error) {
 	snap, err := srv.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	legacy := srv.prof.sep2076 || srv.prof.seed001
-	slim := srv.prof.sep2640 && (!legacy || declared())
+	slim := srv.prof.sep2640 && (!legacy || slimOK())
 	if slim {
 		// Pure SEP-2640 entries: the page is encoded once per snapshot.
 		page, err := srv.slimPage(snap, p.Cursor)
