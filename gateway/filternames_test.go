@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -83,3 +84,38 @@ func TestReadSkillHidesLocalPaths(t *testing.T) {
 
 // everyone is a visibility rule that shows every skill to every caller.
 func everyone(*server.Caller, *catalog.Skill) bool { return true }
+
+// TestPerCallerListsArePrivate: with visibility rules, what a caller is
+// shown by prompts/list, server/discover (the instructions' catalog) and
+// the resources depends on the caller, so no shared cache may keep it:
+// cacheScope is "private" (issue 25.11). tools/list, the same for every
+// caller, stays public.
+func TestPerCallerListsArePrivate(t *testing.T) {
+	dir := t.TempDir()
+	writeSkill(t, dir, "greeting", "Greets people.")
+	up, _ := ourUpstream(t, "docs", dir)
+	g := newGateway(t, []host.Origin{up}, nil, &gateway.Options{Visible: everyone})
+	alice, _ := perCallerSessions(t, g, nil)
+	ctx := context.Background()
+	prompts, err := alice.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prompts.Prompts) != 1 || prompts.CacheScope != "private" {
+		t.Errorf("prompts/list: %d prompts, cacheScope %q, want 1 and private", len(prompts.Prompts), prompts.CacheScope)
+	}
+	res, err := alice.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CacheScope != "private" {
+		t.Errorf("resources/list: cacheScope %q, want private", res.CacheScope)
+	}
+	tools, err := alice.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tools.CacheScope != "public" {
+		t.Errorf("tools/list: cacheScope %q, want public (one definition for every caller)", tools.CacheScope)
+	}
+}

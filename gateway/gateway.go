@@ -46,6 +46,7 @@ import (
 	"github.com/skillport/skillport/host/cache"
 	"github.com/skillport/skillport/internal/sdklog"
 	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/wire"
 )
 
 // Defaults for [Options].
@@ -237,6 +238,7 @@ func New(origins []host.Origin, hostOpts *host.Options, opts *Options) (*Gateway
 			return nil
 		},
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		SetCacheable:       g.setCacheable,
 	})
 	// Instructions are set before the extension decorates the handshake
 	// result (it may wrap it in a type of its own).
@@ -262,6 +264,20 @@ func New(origins []host.Origin, hostOpts *host.Options, opts *Options) (*Gateway
 	// included, sees the session in its context (for elicitation).
 	g.srv.AddReceivingMiddleware(g.middleware)
 	return g, nil
+}
+
+// setCacheable marks private, with Options.Visible, every cacheable
+// result whose content depends on the caller: the instructions' catalog
+// (server/discover), the prompts and the re-published resources. go-sdk
+// would mark them public, letting a shared cache show one caller's skills
+// to another. tools/list is one definition for every caller.
+func (g *Gateway) setCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	if g.opts.Visible == nil {
+		return
+	}
+	if _, ok := req.(*mcp.ListToolsRequest); !ok {
+		c.CacheScope = wire.CacheScopePrivate
+	}
 }
 
 // Open builds a gateway from a parsed gateway.json: the origins, filters,
