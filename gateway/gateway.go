@@ -73,9 +73,10 @@ type Options struct {
 	IndexBodies bool
 	// Filters hide skills per origin label; an origin without one shows all.
 	Filters map[string]*Filter
-	// StartupWait bounds how long initialize waits for the upstreams to be
+	// StartupWait bounds how long requests wait for the upstreams to be
 	// listed, so that the first catalog is complete; default
-	// DefaultStartupWait. Skills listed later arrive with list_changed.
+	// DefaultStartupWait. initialize waits at most HandshakeWait. Skills
+	// listed later arrive with list_changed.
 	StartupWait time.Duration
 	// UpdateDelay coalesces bursts of registry changes into one update of
 	// tools, prompts and resources; default DefaultUpdateDelay.
@@ -378,7 +379,38 @@ func (g *Gateway) Start(ctx context.Context) {
 			g.update()
 			close(g.ready)
 		}()
+		go g.reportPending(ctx)
 	})
+}
+
+// reportPending logs, once StartupWait has passed, the origins that have
+// not answered yet: they are still being connected in the background, and
+// requests no longer wait for them.
+func (g *Gateway) reportPending(ctx context.Context) {
+	t := time.NewTimer(g.opts.StartupWait)
+	defer t.Stop()
+	select {
+	case <-g.ready:
+		return
+	case <-ctx.Done():
+		return
+	case <-t.C:
+	}
+	for _, label := range g.pending() {
+		g.log.Warn("gateway: origin has not answered yet; still connecting in the background, its skills will be announced with list_changed",
+			"origin", label, "waited", g.opts.StartupWait)
+	}
+}
+
+// pending are the origins still connecting or listing for the first time.
+func (g *Gateway) pending() []string {
+	var out []string
+	for _, o := range g.h.Origins() {
+		if o.Err == nil && o.Listed.IsZero() {
+			out = append(out, o.Label)
+		}
+	}
+	return out
 }
 
 // Ready is closed once every origin was connected and listed (or failed).
@@ -411,13 +443,22 @@ func (g *Gateway) Close() error {
 	return g.h.Close()
 }
 
+// HandshakeWait bounds how long initialize waits for the upstreams'
+// first listings (StartupWait, when shorter, bounds it instead): long
+// enough for local servers to answer, so that the instructions' catalog
+// is complete, short enough that a hung upstream does not hold clients.
+const HandshakeWait = time.Second
+
 // waitReady waits for the first listing, at most StartupWait after Start.
-func (g *Gateway) waitReady(ctx context.Context) {
+func (g *Gateway) waitReady(ctx context.Context) { g.waitReadyFor(ctx, g.opts.StartupWait) }
+
+// waitReadyFor waits for the first listing, at most d after Start.
+func (g *Gateway) waitReadyFor(ctx context.Context, d time.Duration) {
 	started := g.started.Load()
 	if started == 0 {
 		return
 	}
-	left := time.Until(time.Unix(0, started).Add(g.opts.StartupWait))
+	left := time.Until(time.Unix(0, started).Add(d))
 	if left <= 0 {
 		return
 	}
@@ -443,7 +484,15 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && g.callers != nil {
 			g.callers.See(ss, server.CallerFromContext(ctx))
 		}
-		if !strings.HasPrefix(method, "notifications/") && method != "ping" {
+		switch {
+		case strings.HasPrefix(method, "notifications/") || method == "ping":
+		case method == "initialize" || method == "server/discover":
+			// The handshake waits at most HandshakeWait: one hung
+			// upstream must not hold every client's initialize. Its
+			// instructions say which origins are still being listed;
+			// their skills arrive with list_changed.
+			g.waitReadyFor(ctx, min(HandshakeWait, g.opts.StartupWait))
+		default:
 			g.waitReady(ctx)
 		}
 		return next(ctx, method, req)

@@ -342,13 +342,16 @@ func (g *Gateway) instructions(ctx context.Context) string {
 	// naming it would invite calls that fail.
 	var origins []string
 	for _, o := range g.h.Origins() {
-		if o.Err == nil {
+		if o.Err == nil && !o.Listed.IsZero() {
 			origins = append(origins, o.Label)
 		}
 	}
 	s := "This server (skillport gateway) gives access to Agent Skills. "
 	if len(origins) > 0 {
 		s = fmt.Sprintf("This server (skillport gateway) gives access to Agent Skills from %s. ", strings.Join(origins, ", "))
+	}
+	if pending := g.pending(); len(pending) > 0 {
+		s += fmt.Sprintf("The skills of %s are still being listed; when they arrive they appear in read_skill's description and in search_skills. ", strings.Join(pending, ", "))
 	}
 	if len(v.entries) == 0 {
 		return s + "No skill is available at the moment; the tools appear when one is."
