@@ -144,12 +144,17 @@ func (srv *Server) registerProfiles() error {
 		return fmt.Errorf("server: %w", err)
 	}
 	// Registered even when disabled, so that every transport answers with
-	// a JSON-RPC -32601 that says how to enable it (go-sdk's HTTP handler
-	// would otherwise reject the unknown method with a bare HTTP 400).
+	// an error that says how to enable it (go-sdk's HTTP handler would
+	// otherwise reject the unknown method with a bare HTTP 400). Not
+	// -32601: go-sdk rewrites every such message to "method not found".
 	if err := mcp.AddReceivingCustomMethod(s, wire.MethodExecute, func(ctx context.Context, _ *mcp.ServerSession, p *wire.ExecuteParams) (*wire.ExecuteResult, error) {
 		if !srv.prof.execute {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
-				Message: "skills/execute is disabled on this server: scripts run only when the operator enables them (skillport serve --allow-scripts), and then only in a sandbox"}
+			name, script := "", ""
+			if p != nil {
+				name, script = p.Name, p.Script
+			}
+			return nil, scriptFailed(name, script, "disabled",
+				"skills/execute is disabled on this server: scripts run only when the operator enables them (skillport serve --allow-scripts), and then only in a sandbox")
 		}
 		if p == nil {
 			p = &wire.ExecuteParams{}
@@ -379,8 +384,14 @@ func (srv *Server) lookupName(snap Snapshot, method, name string, legacyCodes bo
 	for i, c := range cands {
 		uris[i] = c.URI
 	}
+	// Point at a way out this server serves: skills/get by uri is the
+	// Skills Extension's, absent when only legacy profiles are.
+	how := "use skills/get with one of the URIs in data.candidates"
+	if !srv.prof.sep2640 {
+		how = "this server's profiles select skills by name only, so ask its operator to rename one of data.candidates or to serve the sep2640 profile (skills/get by uri)"
+	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-		Message: fmt.Sprintf("%s: %d skills are named %q; names are not unique on this server, so use skills/get with one of the URIs in data.candidates", method, len(cands), clip(name)),
+		Message: fmt.Sprintf("%s: %d skills are named %q; names are not unique on this server: %s", method, len(cands), clip(name), how),
 		Data:    nameData(name, map[string]any{"candidates": uris})}
 }
 
