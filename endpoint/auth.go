@@ -80,7 +80,7 @@ func NewAuth(ctx context.Context, opts AuthOptions) (*Auth, error) {
 	var tried []string
 	for _, u := range discoveryURLs(iss) {
 		tried = append(tried, u)
-		m, err := oauthex.GetAuthServerMeta(ctx, u, opts.Issuer, hc)
+		m, err := issuerMetadata(ctx, hc, u, opts.Issuer)
 		if err != nil {
 			return nil, fmt.Errorf("endpoint: discovering the authorization server at %s: %w", u, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
 // Introspection configures RFC 7662 token introspection, for authorization
@@ -112,3 +114,75 @@ func unix(f float64) time.Time { return time.Unix(int64(f), 0) }
 func isJWT(tok string) bool { return strings.Count(tok, ".") == 2 }
 
 var errOpaque = errors.New("the token is not a JWT, and this server verifies JWTs only: configure token introspection (--auth-introspection-client) for an authorization server that issues opaque tokens")
+
+// maxIssuerMetadataBytes bounds the issuer's metadata document.
+const maxIssuerMetadataBytes = 1 << 20
+
+// issuerMetadata fetches the issuer's metadata at metadataURL as a
+// resource server needs it: issuer (which must be the configured one),
+// jwks_uri and introspection_endpoint. It is nil, without error, when the
+// URL answers 4xx (try the next location). go-sdk's GetAuthServerMeta
+// also refuses an issuer that does not advertise PKCE, a requirement of
+// the clients that sign in there: a resource server only verifies tokens,
+// and must accept such an issuer.
+func issuerMetadata(ctx context.Context, hc *http.Client, metadataURL, issuer string) (*oauthex.AuthServerMeta, error) {
+	if err := httpsOrLoopback(metadataURL); err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metadataURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode >= 400 && resp.StatusCode < 500:
+		return nil, nil
+	case resp.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("HTTP %s", resp.Status)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxIssuerMetadataBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxIssuerMetadataBytes {
+		return nil, fmt.Errorf("the metadata is larger than %d bytes", maxIssuerMetadataBytes)
+	}
+	var m oauthex.AuthServerMeta
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("the metadata is not a JSON object of OAuth metadata: %v", err)
+	}
+	if strings.TrimSuffix(m.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
+		return nil, fmt.Errorf("metadata issuer %q does not match issuer URL %q", m.Issuer, issuer)
+	}
+	for field, u := range map[string]string{"jwks_uri": m.JWKSURI, "introspection_endpoint": m.IntrospectionEndpoint} {
+		if u == "" {
+			continue
+		}
+		if err := httpsOrLoopback(u); err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+	}
+	return &m, nil
+}
+
+// httpsOrLoopback refuses a URL that is neither https nor http on a
+// loopback host.
+func httpsOrLoopback(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("%q is not an absolute URL", raw)
+	}
+	if u.Scheme == "https" {
+		return nil
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); u.Scheme == "http" && (host == "localhost" || ip != nil && ip.IsLoopback()) {
+		return nil
+	}
+	return fmt.Errorf("%q must use https (http only on a loopback address)", raw)
+}

@@ -23,7 +23,7 @@ func TestCallerViewsBounded(t *testing.T) {
 	}
 	t.Cleanup(func() { g.Close() })
 	e := &host.Entry{Origin: "docs", URI: "skill://pdf/SKILL.md", Name: "pdf", Path: "pdf"}
-	v := &view{gen: 7, all: []*host.Entry{e}, byKey: map[key]*host.Entry{keyOf(e): e}, entries: []*host.Entry{e}}
+	v := &view{gen: 7, admitted: []*host.Entry{e}, byKey: map[key]*host.Entry{keyOf(e): e}, entries: []*host.Entry{e}}
 	for i := range 10 * maxCallerViews {
 		g.viewOf(v, &server.Caller{Subject: fmt.Sprint(i)})
 		if n := len(g.views); n > maxCallerViews {
@@ -55,7 +55,7 @@ func BenchmarkCallerView(b *testing.B) {
 	for i := range 2000 {
 		name := fmt.Sprintf("skill-%d", i%1000)
 		e := &host.Entry{Origin: fmt.Sprintf("o%d", i%2), URI: "skill://" + name + "/SKILL.md", Name: name, Path: name}
-		v.all = append(v.all, e)
+		v.admitted = append(v.admitted, e)
 		v.entries = append(v.entries, e)
 		v.byKey[keyOf(e)] = e
 	}

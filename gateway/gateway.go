@@ -46,6 +46,7 @@ import (
 	"github.com/skillport/skillport/host/cache"
 	"github.com/skillport/skillport/internal/sdklog"
 	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/wire"
 )
 
 // Defaults for [Options].
@@ -72,9 +73,10 @@ type Options struct {
 	IndexBodies bool
 	// Filters hide skills per origin label; an origin without one shows all.
 	Filters map[string]*Filter
-	// StartupWait bounds how long initialize waits for the upstreams to be
+	// StartupWait bounds how long requests wait for the upstreams to be
 	// listed, so that the first catalog is complete; default
-	// DefaultStartupWait. Skills listed later arrive with list_changed.
+	// DefaultStartupWait. initialize waits at most HandshakeWait. Skills
+	// listed later arrive with list_changed.
 	StartupWait time.Duration
 	// UpdateDelay coalesces bursts of registry changes into one update of
 	// tools, prompts and resources; default DefaultUpdateDelay.
@@ -148,11 +150,14 @@ func keyOf(e *host.Entry) key { return key{e.Origin, e.URI} }
 type view struct {
 	entries []*host.Entry
 	byKey   map[key]*host.Entry
-	// all is the whole registry the view was built from, declined and
-	// filtered skills included: with Options.Visible, each caller's names
-	// are qualified over the part of it the caller sees.
-	all []*host.Entry
-	// names are the caller's names, in a caller's view (see viewOf).
+	// admitted is the part of the registry the origins' filters admit,
+	// declined skills included, as the registry names it: the names
+	// are qualified over it (a filtered skill takes no name, so that no
+	// answer suggests a skill the gateway does not serve) and, with
+	// Options.Visible, over the part of it each caller sees.
+	admitted []*host.Entry
+	// names are the names entries carry: over admitted, or in a
+	// caller's view over what the caller sees (see viewOf).
 	names *host.Names
 	idx   *searchIndex // the caller's search index; guarded by idxMu
 	sig   string
@@ -234,6 +239,7 @@ func New(origins []host.Origin, hostOpts *host.Options, opts *Options) (*Gateway
 			return nil
 		},
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		SetCacheable:       g.setCacheable,
 	})
 	// Instructions are set before the extension decorates the handshake
 	// result (it may wrap it in a type of its own).
@@ -259,6 +265,20 @@ func New(origins []host.Origin, hostOpts *host.Options, opts *Options) (*Gateway
 	// included, sees the session in its context (for elicitation).
 	g.srv.AddReceivingMiddleware(g.middleware)
 	return g, nil
+}
+
+// setCacheable marks private, with Options.Visible, every cacheable
+// result whose content depends on the caller: the instructions' catalog
+// (server/discover), the prompts and the re-published resources. go-sdk
+// would mark them public, letting a shared cache show one caller's skills
+// to another. tools/list is one definition for every caller.
+func (g *Gateway) setCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	if g.opts.Visible == nil {
+		return
+	}
+	if _, ok := req.(*mcp.ListToolsRequest); !ok {
+		c.CacheScope = wire.CacheScopePrivate
+	}
 }
 
 // Open builds a gateway from a parsed gateway.json: the origins, filters,
@@ -359,7 +379,38 @@ func (g *Gateway) Start(ctx context.Context) {
 			g.update()
 			close(g.ready)
 		}()
+		go g.reportPending(ctx)
 	})
+}
+
+// reportPending logs, once StartupWait has passed, the origins that have
+// not answered yet: they are still being connected in the background, and
+// requests no longer wait for them.
+func (g *Gateway) reportPending(ctx context.Context) {
+	t := time.NewTimer(g.opts.StartupWait)
+	defer t.Stop()
+	select {
+	case <-g.ready:
+		return
+	case <-ctx.Done():
+		return
+	case <-t.C:
+	}
+	for _, label := range g.pending() {
+		g.log.Warn("gateway: origin has not answered yet; still connecting in the background, its skills will be announced with list_changed",
+			"origin", label, "waited", g.opts.StartupWait)
+	}
+}
+
+// pending are the origins still connecting or listing for the first time.
+func (g *Gateway) pending() []string {
+	var out []string
+	for _, o := range g.h.Origins() {
+		if o.Err == nil && o.Listed.IsZero() {
+			out = append(out, o.Label)
+		}
+	}
+	return out
 }
 
 // Ready is closed once every origin was connected and listed (or failed).
@@ -392,13 +443,22 @@ func (g *Gateway) Close() error {
 	return g.h.Close()
 }
 
+// HandshakeWait bounds how long initialize waits for the upstreams'
+// first listings (StartupWait, when shorter, bounds it instead): long
+// enough for local servers to answer, so that the instructions' catalog
+// is complete, short enough that a hung upstream does not hold clients.
+const HandshakeWait = time.Second
+
 // waitReady waits for the first listing, at most StartupWait after Start.
-func (g *Gateway) waitReady(ctx context.Context) {
+func (g *Gateway) waitReady(ctx context.Context) { g.waitReadyFor(ctx, g.opts.StartupWait) }
+
+// waitReadyFor waits for the first listing, at most d after Start.
+func (g *Gateway) waitReadyFor(ctx context.Context, d time.Duration) {
 	started := g.started.Load()
 	if started == 0 {
 		return
 	}
-	left := time.Until(time.Unix(0, started).Add(g.opts.StartupWait))
+	left := time.Until(time.Unix(0, started).Add(d))
 	if left <= 0 {
 		return
 	}
@@ -424,7 +484,15 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && g.callers != nil {
 			g.callers.See(ss, server.CallerFromContext(ctx))
 		}
-		if !strings.HasPrefix(method, "notifications/") && method != "ping" {
+		switch {
+		case strings.HasPrefix(method, "notifications/") || method == "ping":
+		case method == "initialize" || method == "server/discover":
+			// The handshake waits at most HandshakeWait: one hung
+			// upstream must not hold every client's initialize. Its
+			// instructions say which origins are still being listed;
+			// their skills arrive with list_changed.
+			g.waitReadyFor(ctx, min(HandshakeWait, g.opts.StartupWait))
+		default:
 			g.waitReady(ctx)
 		}
 		return next(ctx, method, req)
@@ -491,14 +559,22 @@ func (g *Gateway) update() {
 }
 
 func (g *Gateway) computeView() *view {
-	v := &view{byKey: map[key]*host.Entry{}, all: g.h.Skills()}
+	v := &view{byKey: map[key]*host.Entry{}}
 	h := sha256.New()
-	for _, e := range v.all {
-		if e.Declined != nil || !g.opts.Filters[e.Origin].Admits(e.Name, e.Path, e.Qualified) {
+	for _, e := range g.h.Skills() {
+		// The filter sees the registry's names: a pattern on a qualified
+		// name must not depend on what the filter itself leaves out.
+		if g.opts.Filters[e.Origin].Admits(e.Name, e.Path, e.Qualified) {
+			v.admitted = append(v.admitted, e)
+		}
+	}
+	v.names = g.h.Qualify(v.admitted)
+	for _, e := range v.names.Entries() {
+		if e.Declined != nil {
 			if g.opts.Visible != nil {
-				// A skill not shown still takes part in each caller's
+				// A declined skill still takes part in each caller's
 				// names (as in the registry's).
-				fmt.Fprintf(h, "-%s\x00%s\x00%s\x00%s\x00%t\n", e.Origin, e.URI, e.Name, e.Path, e.Declined != nil)
+				fmt.Fprintf(h, "-%s\x00%s\x00%s\x00%s\n", e.Origin, e.URI, e.Name, e.Path)
 			}
 			continue
 		}
@@ -527,14 +603,18 @@ func (g *Gateway) visible(ctx context.Context, name string) (*host.Entry, error)
 	if g.opts.Visible != nil {
 		return g.visibleTo(ctx, name)
 	}
-	e, err := g.h.Lookup(name)
+	v := g.view.Load()
+	if v.names == nil {
+		return nil, fmt.Errorf("%w %q; find skills with search_skills", host.ErrUnknownSkill, name)
+	}
+	e, err := v.names.Lookup(name)
 	if err != nil {
 		if errors.Is(err, host.ErrUnknownSkill) {
 			return nil, fmt.Errorf("%w; find skills with search_skills", err)
 		}
 		return nil, err
 	}
-	if _, ok := g.view.Load().byKey[keyOf(e)]; !ok || !g.sees(ctx, e) {
+	if _, ok := v.byKey[keyOf(e)]; !ok || !g.sees(ctx, e) {
 		if ok || e.Declined == nil || !g.sees(ctx, e) {
 			// Hidden from this caller: the words of an unknown name.
 			return nil, fmt.Errorf("%w %q; find skills with search_skills", host.ErrUnknownSkill, name)

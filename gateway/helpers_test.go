@@ -107,8 +107,18 @@ func newGateway(t testing.TB, origins []host.Origin, hostOpts *host.Options, opt
 	return g
 }
 
-// clientOf connects a go-sdk client to g in process.
+// clientOf connects a go-sdk client to g in process, once every upstream
+// was listed (or failed): the gateway answers initialize within
+// HandshakeWait, with what is listed by then, and these tests look at the
+// whole catalog.
 func clientOf(t testing.TB, g *gateway.Gateway, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	<-g.Ready()
+	return clientNow(t, g, opts)
+}
+
+// clientNow connects a go-sdk client to g in process at once.
+func clientNow(t testing.TB, g *gateway.Gateway, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()

@@ -133,7 +133,7 @@ func TestHangingHandshake(t *testing.T) {
 		&host.Options{Approver: &allow{}, CallTimeout: 2 * time.Second},
 		&gateway.Options{StartupWait: 300 * time.Millisecond})
 	start := time.Now()
-	cs := clientOf(t, g, &mcp.ClientOptions{})
+	cs := clientNow(t, g, &mcp.ClientOptions{})
 	if d := time.Since(start); d > 1500*time.Millisecond {
 		t.Errorf("initialize took %v with a mute upstream; StartupWait is 300ms", d)
 	}
@@ -215,4 +215,28 @@ func TestElicitation(t *testing.T) {
 	if !isErr || !strings.Contains(out, "not approved") || !strings.Contains(out, "approvals") {
 		t.Errorf("unapproved read_skill without elicitation: %s", out)
 	}
+}
+
+// TestHungUpstreamDoesNotHoldInitialize: with the default StartupWait
+// (5 s), a client's initialize is answered within HandshakeWait (1 s)
+// although one upstream
+// never answers: the instructions say that origin is still being listed,
+// and the healthy upstream's skills reach the client (issue 27.14).
+func TestHungUpstreamDoesNotHoldInitialize(t *testing.T) {
+	ct, _ := mcp.NewInMemoryTransports()
+	docs, _ := ourUpstream(t, "docs", examples)
+	g := newGateway(t, []host.Origin{{Label: "mute", Transport: ct}, docs},
+		&host.Options{Approver: &allow{}, CallTimeout: 30 * time.Second}, nil)
+	start := time.Now()
+	cs := clientNow(t, g, &mcp.ClientOptions{})
+	if d := time.Since(start); d > gateway.HandshakeWait+time.Second {
+		t.Errorf("initialize took %v with a mute upstream; it waits at most %v", d, gateway.HandshakeWait)
+	}
+	if ins := cs.InitializeResult().Instructions; !strings.Contains(ins, "mute are still being listed") && !strings.Contains(ins, "mute, docs are still being listed") {
+		t.Errorf("the instructions do not report the mute upstream: %s", ins)
+	}
+	waitFor(t, "docs skills", 10*time.Second, func() bool {
+		tools, err := cs.ListTools(context.Background(), nil)
+		return err == nil && len(tools.Tools) == 4
+	})
 }

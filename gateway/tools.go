@@ -198,13 +198,11 @@ func (g *Gateway) ReadSkill(ctx context.Context, name string) (string, error) {
 	return g.render(l, e), nil
 }
 
-// render renders l as the model receives it, named as e is: with
-// Options.Visible, the name the caller was shown.
+// render renders l as the model receives it, named as e is (the name
+// qualified over what the caller sees), and placed by origin and path:
+// the gateway's client is not on the gateway's machine.
 func (g *Gateway) render(l *host.Loaded, e *host.Entry) string {
-	if g.opts.Visible == nil {
-		return host.RenderSkill(l)
-	}
-	return host.RenderSkillAs(l, e.Qualified)
+	return host.RenderSkillRemote(l, e.Qualified)
 }
 
 // ReadSkillFile is the read_skill_file tool: a file of a loaded skill,
@@ -329,7 +327,8 @@ func (g *Gateway) catalog(v *view, _ string) string {
 func writeSkill(b *strings.Builder, e *host.Entry) {
 	loc := e.URI
 	if e.Kind == host.KindFilesystem {
-		loc = e.Dir + "/SKILL.md"
+		// Never the gateway's absolute folder: the client is elsewhere.
+		loc = e.Origin + ":" + e.Path + "/SKILL.md"
 	}
 	fmt.Fprintf(b, "<skill><name>%s</name><description>%s</description><location>%s</location><source>%s</source></skill>\n",
 		attr(e.Qualified), sanitize.XML(sanitizeLine(e.Description(), maxDescription)), attr(loc), attr(e.Source()))
@@ -343,13 +342,16 @@ func (g *Gateway) instructions(ctx context.Context) string {
 	// naming it would invite calls that fail.
 	var origins []string
 	for _, o := range g.h.Origins() {
-		if o.Err == nil {
+		if o.Err == nil && !o.Listed.IsZero() {
 			origins = append(origins, o.Label)
 		}
 	}
 	s := "This server (skillport gateway) gives access to Agent Skills. "
 	if len(origins) > 0 {
 		s = fmt.Sprintf("This server (skillport gateway) gives access to Agent Skills from %s. ", strings.Join(origins, ", "))
+	}
+	if pending := g.pending(); len(pending) > 0 {
+		s += fmt.Sprintf("The skills of %s are still being listed; when they arrive they appear in read_skill's description and in search_skills. ", strings.Join(pending, ", "))
 	}
 	if len(v.entries) == 0 {
 		return s + "No skill is available at the moment; the tools appear when one is."

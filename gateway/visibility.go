@@ -74,7 +74,7 @@ func (g *Gateway) viewOf(v *view, c *server.Caller) *view {
 		return cv
 	}
 	var seen []*host.Entry
-	for _, e := range v.all {
+	for _, e := range v.admitted {
 		if g.opts.Visible(c, entrySkill(e)) {
 			seen = append(seen, e)
 		}

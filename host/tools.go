@@ -158,7 +158,7 @@ func (t *Tools) ReadSkill(ctx context.Context, name string) (string, error) {
 }
 
 // RenderSkill renders a loaded skill as the model receives it.
-func RenderSkill(l *Loaded) string { return renderSkill(l, l.Entry) }
+func RenderSkill(l *Loaded) string { return renderSkill(l, l.Entry, false) }
 
 // RenderSkillAs is [RenderSkill] with the skill shown under name: the
 // name a caller of a host that names skills per caller ([Names]) knows it
@@ -166,16 +166,32 @@ func RenderSkill(l *Loaded) string { return renderSkill(l, l.Entry) }
 func RenderSkillAs(l *Loaded, name string) string {
 	e := *l.Entry
 	e.Qualified = name
-	return renderSkill(l, &e)
+	return renderSkill(l, &e, false)
 }
 
-func renderSkill(l *Loaded, e *Entry) string {
+// RenderSkillRemote is [RenderSkillAs] for a model on another machine
+// (a gateway's client): a local skill is placed by its origin label and
+// path, never by the host's absolute folder, which would disclose the
+// host's file system and which the model cannot open anyway.
+func RenderSkillRemote(l *Loaded, name string) string {
+	e := *l.Entry
+	e.Qualified = name
+	return renderSkill(l, &e, true)
+}
+
+func renderSkill(l *Loaded, e *Entry, remote bool) string {
 	var b strings.Builder
-	if e.Kind == KindFilesystem {
+	switch {
+	case e.Kind == KindFilesystem && remote:
+		fmt.Fprintf(&b, "<skill_content name=\"%s\" source=\"%s\">\n", xmlAttr(e.Qualified), xmlAttr(e.Source()))
+		b.Write(l.Document.Body)
+		fmt.Fprintf(&b, "\nSkill root: %s:%s. Relative paths in this skill are relative to the skill root; read them with %s(skill=\"%s\", path=...) and list directories with %s.\n",
+			e.Origin, sanitize.XML(e.Path), ToolReadSkillFile, xmlAttr(e.Qualified), ToolListSkillDir)
+	case e.Kind == KindFilesystem:
 		fmt.Fprintf(&b, "<skill_content name=\"%s\" source=\"%s\">\n", xmlAttr(e.Qualified), xmlAttr(e.Source()))
 		b.Write(l.Document.Body)
 		fmt.Fprintf(&b, "\nSkill directory: %s\nRelative paths in this skill are relative to the skill directory.\n", e.Dir)
-	} else {
+	default:
 		body, flags := sanitize.Text(string(l.Document.Body))
 		wrapped, boundary := WrapUntrusted(body)
 		fmt.Fprintf(&b, "<skill_content name=\"%s\" source=\"%s\" uri=\"%s\" trust=\"untrusted\">\n", xmlAttr(e.Qualified), xmlAttr(e.Source()), xmlAttr(e.URI))

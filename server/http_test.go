@@ -316,6 +316,14 @@ func TestHTTPEntryShape(t *testing.T) {
 					"extensions": map[string]any{wire.ExtensionID: map[string]any{}}}}
 				return p.legacy("", "2025-11-25", m, params)
 			}
+			// One that declared it at initialize sends its requests with
+			// nothing that says so: a stateless server cannot know, and
+			// must not serve it the superset, whose entries differ from
+			// skills/get's (issue 27, point 13).
+			p.initialize("2025-11-25", true)
+			clients["2025-11-25 stateless, declared at initialize"] = func(m string, params map[string]any) reply {
+				return p.legacy("", "2025-11-25", m, params)
+			}
 		} else {
 			sid, _ := p.initialize("2025-11-25", true)
 			clients["2025-11-25 session"] = func(m string, params map[string]any) reply {

@@ -144,12 +144,17 @@ func (srv *Server) registerProfiles() error {
 		return fmt.Errorf("server: %w", err)
 	}
 	// Registered even when disabled, so that every transport answers with
-	// a JSON-RPC -32601 that says how to enable it (go-sdk's HTTP handler
-	// would otherwise reject the unknown method with a bare HTTP 400).
+	// an error that says how to enable it (go-sdk's HTTP handler would
+	// otherwise reject the unknown method with a bare HTTP 400). Not
+	// -32601: go-sdk rewrites every such message to "method not found".
 	if err := mcp.AddReceivingCustomMethod(s, wire.MethodExecute, func(ctx context.Context, _ *mcp.ServerSession, p *wire.ExecuteParams) (*wire.ExecuteResult, error) {
 		if !srv.prof.execute {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
-				Message: "skills/execute is disabled on this server: scripts run only when the operator enables them (skillport serve --allow-scripts), and then only in a sandbox"}
+			name, script := "", ""
+			if p != nil {
+				name, script = p.Name, p.Script
+			}
+			return nil, scriptFailed(name, script, "disabled",
+				"skills/execute is disabled on this server: scripts run only when the operator enables them (skillport serve --allow-scripts), and then only in a sandbox")
 		}
 		if p == nil {
 			p = &wire.ExecuteParams{}
@@ -161,12 +166,15 @@ func (srv *Server) registerProfiles() error {
 	return nil
 }
 
-// declaredExtension reports whether the client declared the Skills
-// Extension: in the request's own _meta (2026-07-28 requests carry their
-// client capabilities), else at the session's initialize. A request with
-// neither, such as an older revision's request to a stateless server,
-// declared nothing.
-func declaredExtension(ss *mcp.ServerSession, meta mcp.Meta) bool {
+// lacksExtension reports whether the client is known not to have
+// declared the Skills Extension: its capabilities are known (in the
+// request's own _meta, as 2026-07-28 requests carry them, else from the
+// session's initialize) and do not name it. A request that shows no
+// capabilities at all, such as an older revision's request to a stateless
+// server (go-sdk then makes up initialize params without capabilities),
+// may come from a client that declared the extension at an initialize
+// this server never connected to the request: it is not known to lack it.
+func lacksExtension(ss *mcp.ServerSession, meta mcp.Meta) bool {
 	if raw, ok := meta[mcp.MetaKeyClientCapabilities]; ok {
 		b, err := json.Marshal(raw)
 		var caps struct {
@@ -176,7 +184,7 @@ func declaredExtension(ss *mcp.ServerSession, meta mcp.Meta) bool {
 			return false
 		}
 		_, ok := caps.Extensions[wire.ExtensionID]
-		return ok
+		return !ok
 	}
 	if ss == nil {
 		return false
@@ -186,25 +194,27 @@ func declaredExtension(ss *mcp.ServerSession, meta mcp.Meta) bool {
 		return false
 	}
 	_, ok := p.Capabilities.Extensions[wire.ExtensionID]
-	return ok
+	return !ok
 }
 
-// listAny answers skills/list for every profile at once. A client
-// that declared the extension gets pure SEP-2640 entries; any other client
-// gets the superset, whose extra fields SEP-2640 readers ignore.
+// listAny answers skills/list for every profile at once. The SEP-2640
+// entries, identical to skills/get's, are the default; the superset
+// (SEP-2076's name, description and fields, which SEP-2640 readers
+// ignore) goes only to a client known to lack the extension.
 func (srv *Server) listAny(ctx context.Context, ss *mcp.ServerSession, p *wire.ListSkillsParams) (*listResponse, error) {
-	return srv.listFor(ctx, func() bool { return declaredExtension(ss, p.Meta) }, p)
+	return srv.listFor(ctx, func() bool { return !lacksExtension(ss, p.Meta) }, p)
 }
 
-// listFor is listAny for a client that declared the extension when
-// declared reports so (asked only when the answer depends on it).
-func (srv *Server) listFor(ctx context.Context, declared func() bool, p *wire.ListSkillsParams) (*listResponse, error) {
+// listFor is listAny for a client that gets the SEP-2640 entries when
+// slimOK reports so (asked only when the answer depends on it): it
+// declared the extension, or nothing is known of its capabilities.
+func (srv *Server) listFor(ctx context.Context, slimOK func() bool, p *wire.ListSkillsParams) (*listResponse, error) {
 	snap, err := srv.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	legacy := srv.prof.sep2076 || srv.prof.seed001
-	slim := srv.prof.sep2640 && (!legacy || declared())
+	slim := srv.prof.sep2640 && (!legacy || slimOK())
 	if slim {
 		// Pure SEP-2640 entries: the page is encoded once per snapshot.
 		page, err := srv.slimPage(snap, p.Cursor)
@@ -374,8 +384,14 @@ func (srv *Server) lookupName(snap Snapshot, method, name string, legacyCodes bo
 	for i, c := range cands {
 		uris[i] = c.URI
 	}
+	// Point at a way out this server serves: skills/get by uri is the
+	// Skills Extension's, absent when only legacy profiles are.
+	how := "use skills/get with one of the URIs in data.candidates"
+	if !srv.prof.sep2640 {
+		how = "this server's profiles select skills by name only, so ask its operator to rename one of data.candidates or to serve the sep2640 profile (skills/get by uri)"
+	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-		Message: fmt.Sprintf("%s: %d skills are named %q; names are not unique on this server, so use skills/get with one of the URIs in data.candidates", method, len(cands), clip(name)),
+		Message: fmt.Sprintf("%s: %d skills are named %q; names are not unique on this server: %s", method, len(cands), clip(name), how),
 		Data:    nameData(name, map[string]any{"candidates": uris})}
 }
 

@@ -110,7 +110,7 @@ func TestTypeScriptLegacyClient(t *testing.T) {
 				t.Errorf("skill://index.json: %+v", index)
 			}
 			if !tc.scripts {
-				fails("execute", -32601, "")
+				fails("execute", -32003, "reason")
 				return
 			}
 			var exec struct {

@@ -114,7 +114,7 @@ func TestProfileErrors(t *testing.T) {
 		{"reference absolute", "skills/read_reference", map[string]any{"name": "report", "reference": "/etc/passwd"}, -32602, "reference", ""},
 		{"reference backslash", "skills/read_reference", map[string]any{"name": "report", "reference": "..\\..\\canary.txt"}, -32602, "reference", ""},
 		{"reference of another skill", "skills/read_reference", map[string]any{"name": "report", "reference": "x.txt"}, -32602, "reference", ""},
-		{"execute disabled", "skills/execute", map[string]any{"name": "report", "script": "run.sh"}, -32601, "", ""},
+		{"execute disabled", "skills/execute", map[string]any{"name": "report", "script": "run.sh"}, -32003, "reason", "--allow-scripts"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,6 +138,16 @@ func TestProfileErrors(t *testing.T) {
 		want := []string{"skill://team-a/dup/SKILL.md", "skill://team-b/dup/SKILL.md"}
 		if !slices.Equal(d.Candidates, want) {
 			t.Errorf("candidates %v, want %v", d.Candidates, want)
+		}
+	})
+
+	// Issue 27.14: with seed001 alone there is no skills/get to point at.
+	t.Run("ambiguous under seed001 alone", func(t *testing.T) {
+		f := newFixture(t, legacyFiles(), &server.Options{TTL: -1, Profiles: []server.Profile{server.ProfileSeed001}})
+		c := connectRaw(t, f.MCP, "")
+		e := wantError(t, c, "skills/read", map[string]any{"name": "dup"}, -32602, "candidates")
+		if strings.Contains(e.Message, "use skills/get") || !strings.Contains(e.Message, "sep2640") {
+			t.Errorf("the error points at a method this server does not serve, or not at the fix: %s", e.Message)
 		}
 	})
 

@@ -234,7 +234,7 @@ func TestBrowserFlow(t *testing.T) {
 	if !strings.HasPrefix(file, "---\nname: release-notes\n") {
 		t.Errorf("file view shows %q", file)
 	}
-	if copied != "Copied" || !strings.Contains(clip, `"mcp-remote"`) || !strings.Contains(clip, ts.URL+"/mcp") {
+	if copied != "Copied" || !strings.Contains(clip, `"include"`) || !strings.Contains(clip, ts.URL+"/mcp") {
 		t.Errorf("copy: button %q, clipboard %q", copied, clip)
 	}
 	for name, b := range map[string][]byte{"catalog-light.png": light, "skill-dark.png": dark, "skill-narrow.png": narrow} {

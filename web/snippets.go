@@ -38,25 +38,47 @@ func indentJSON(v any) string {
 
 type object = map[string]any
 
+// gatewayConfigPath stands in the host snippets for where the user saves
+// the gateway.json snippet; hosts do not expand "~", so it is absolute.
+const gatewayConfigPath = "/path/to/gateway.json"
+
 // snippets are the copy-paste configurations that use this server's MCP
 // endpoint from common clients, and the commands that fetch this skill.
+//
+// Claude Desktop, Cursor, VS Code and Codex get the skillport gateway:
+// they use tools and prompts, and a skills server has neither (it serves
+// the Skills Extension), so a direct connection would give them nothing.
+// The direct configuration is offered to hosts that speak the extension.
 func (h *Handler) snippets(r *http.Request, sk *catalog.Skill) []snippet {
 	mcpURL := baseURL(r) + h.opts.MCPPath
 	name := "skillport"
+	gatewayArgs := []string{"gateway", "--config", gatewayConfigPath}
+	stdioServer := object{"command": "skillport", "args": gatewayArgs}
 	return []snippet{
-		{"Claude Desktop", "claude_desktop_config.json (through the mcp-remote bridge)",
-			indentJSON(object{"mcpServers": object{name: object{"command": "npx", "args": []string{"-y", "mcp-remote", mcpURL}}}})},
-		{"Cursor", "~/.cursor/mcp.json",
-			indentJSON(object{"mcpServers": object{name: object{"url": mcpURL}}})},
-		{"VS Code", ".vscode/mcp.json",
-			indentJSON(object{"servers": object{name: object{"type": "http", "url": mcpURL}}})},
-		{"Codex", "~/.codex/config.toml",
-			"[mcp_servers." + name + "]\nurl = " + tomlString(mcpURL)},
-		{"skillport gateway", "gateway.json, then: skillport gateway --config gateway.json",
+		{"skillport gateway", "gateway.json: the gateway turns this server's skills into tools for Claude Desktop, Cursor, VS Code and Codex; save it, then add the gateway to your host below",
 			indentJSON(object{"mcpServers": object{name: object{"url": mcpURL, "include": []string{sk.Path}}}})},
+		{"Claude Desktop", "claude_desktop_config.json: runs the gateway (replace " + gatewayConfigPath + " with where you saved gateway.json)",
+			indentJSON(object{"mcpServers": object{name: stdioServer}})},
+		{"Cursor", "~/.cursor/mcp.json: runs the gateway",
+			indentJSON(object{"mcpServers": object{name: stdioServer}})},
+		{"VS Code", ".vscode/mcp.json: runs the gateway",
+			indentJSON(object{"servers": object{name: object{"type": "stdio", "command": "skillport", "args": gatewayArgs}}})},
+		{"Codex", "~/.codex/config.toml: runs the gateway",
+			"[mcp_servers." + name + "]\ncommand = \"skillport\"\nargs = " + tomlStrings(gatewayArgs)},
+		{"Hosts with the Skills Extension", "a host that lists skills with skills/list connects to this server directly",
+			indentJSON(object{"mcpServers": object{name: object{"url": mcpURL}}})},
 		{"skillport pull", "shell: writes this skill, verified, to .claude/skills/" + sk.Name,
 			"skillport pull " + shellQuote(mcpURL) + " --skill " + shellQuote(sk.Path) + " --to .claude/skills"},
 	}
+}
+
+// tomlStrings is a TOML array of basic strings.
+func tomlStrings(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = tomlString(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 func tomlString(s string) string {

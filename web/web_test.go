@@ -116,7 +116,7 @@ func TestSkillPage(t *testing.T) {
 		"<th scope=\"row\">name</th><td>pdf</td>", "<th scope=\"row\">description</th>",
 		`href="/s/pdf/scripts/run.sh"`, `href="/raw/pdf/scripts/run.sh"`, "sha256:"+hex.EncodeToString(sum[:]),
 		"Claude Desktop", "Cursor", "VS Code", "Codex", "skillport gateway", "skillport pull",
-		"mcp-remote", ts.URL+"/mcp", "--skill &#39;pdf&#39; --to .claude/skills", "[mcp_servers.skillport]", "&#34;include&#34;: [\n")
+		"Hosts with the Skills Extension", ts.URL+"/mcp", "--skill &#39;pdf&#39; --to .claude/skills", "[mcp_servers.skillport]", "&#34;include&#34;: [\n")
 	// Without the trailing slash: redirected to the canonical address, so
 	// that relative links in SKILL.md resolve to the skill's files.
 	resp, _ = get(t, ts.URL+"/s/pdf")
