@@ -153,3 +153,72 @@ func TestREADMEJSONBlocksParse(t *testing.T) {
 		}
 	}
 }
+
+// make fuzz must reach every Fuzz target: FuzzParse's pattern once matched
+// FuzzParser too and the go command refused both, and targets added after the
+// Makefile was written were never fuzzed. .ci/fuzz is run on a small module
+// holding exactly those names, plus one target that fails.
+func TestFuzzRunsEveryTarget(t *testing.T) {
+	mk := read(t, "Makefile")
+	if !regexp.MustCompile(`(?m)^fuzz:\n\t.*\./\.ci/fuzz`).MatchString(mk) {
+		t.Fatal("make fuzz does not run .ci/fuzz")
+	}
+	if !regexp.MustCompile(`(?m)^test:.*\n(\t.*\n)*\t\$\(MAKE\) fuzz `).MatchString(mk) {
+		t.Error("make test does not run make fuzz")
+	}
+	script, err := os.ReadFile("../../.ci/fuzz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		".ci/fuzz": string(script),
+		"go.mod":   "module example.com/f\n\ngo 1.24\n",
+		"p/p_test.go": `package p
+import "testing"
+func FuzzParse(f *testing.F)  { f.Add("a"); f.Fuzz(func(t *testing.T, s string) {}) }
+func FuzzParser(f *testing.F) { f.Add("b"); f.Fuzz(func(t *testing.T, s string) {}) }
+`,
+		"q/q_test.go": `package q
+import "testing"
+func FuzzOther(f *testing.F) { f.Add(1); f.Fuzz(func(t *testing.T, n int) {}) }
+`,
+	}
+	for name, body := range files {
+		writeFile(t, filepath.Join(dir, name), body)
+	}
+	run := func() (string, error) {
+		cmd := exec.Command("bash", filepath.Join(dir, ".ci", "fuzz"))
+		cmd.Env = append(os.Environ(), "FUZZTIME=5x")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run()
+	if err != nil {
+		t.Fatalf(".ci/fuzz: %v\n%s", err, out)
+	}
+	for _, want := range []string{"example.com/f/p FuzzParse (5x)", "example.com/f/p FuzzParser (5x)", "example.com/f/q FuzzOther (5x)", "fuzz: 3 targets"} {
+		if !strings.Contains(out, want) {
+			t.Errorf(".ci/fuzz output lacks %q:\n%s", want, out)
+		}
+	}
+
+	writeFile(t, filepath.Join(dir, "q", "bad_test.go"), `package q
+import "testing"
+func FuzzBad(f *testing.F) { f.Add(1); f.Fuzz(func(t *testing.T, n int) { t.Fatal("bad") }) }
+`)
+	out, err = run()
+	if err == nil || !strings.Contains(out, "1 of 4 targets failed") || !strings.Contains(out, "example.com/f/q FuzzBad") {
+		t.Fatalf(".ci/fuzz with a failing target: %v; want exit 1 naming it\n%s", err, out)
+	}
+}
+
+func writeFile(t *testing.T, name, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
