@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
 func read(t *testing.T, name string) string {
@@ -277,9 +279,7 @@ import "testing"
 func FuzzOther(f *testing.F) { f.Add(1); f.Fuzz(func(t *testing.T, n int) {}) }
 `,
 	}
-	for name, body := range files {
-		writeFile(t, filepath.Join(dir, name), body)
-	}
+	skilltest.WriteFiles(t, dir, files) // bash runs .ci/fuzz: no mode needed
 	run := func() (string, error) {
 		cmd := exec.Command("bash", filepath.Join(dir, ".ci", "fuzz"))
 		cmd.Env = append(os.Environ(), "FUZZTIME=5x")
@@ -296,22 +296,12 @@ func FuzzOther(f *testing.F) { f.Add(1); f.Fuzz(func(t *testing.T, n int) {}) }
 		}
 	}
 
-	writeFile(t, filepath.Join(dir, "q", "bad_test.go"), `package q
+	skilltest.WriteFiles(t, dir, map[string]string{"q/bad_test.go": `package q
 import "testing"
 func FuzzBad(f *testing.F) { f.Add(1); f.Fuzz(func(t *testing.T, n int) { t.Fatal("bad") }) }
-`)
+`})
 	out, err = run()
 	if err == nil || !strings.Contains(out, "1 of 4 targets failed") || !strings.Contains(out, "example.com/f/q FuzzBad") {
 		t.Fatalf(".ci/fuzz with a failing target: %v; want exit 1 naming it\n%s", err, out)
-	}
-}
-
-func writeFile(t *testing.T, name, body string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
 	}
 }
