@@ -16,8 +16,13 @@ TARGETS     := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 w
 serve:
 	$(GO) run ./cmd/skillport serve --http $(ADDR) examples/skills
 
+# go test runs every fuzz target's seeds and testdata/fuzz corpus; the
+# fuzzing pass after it mutates them for a bounded count of inputs per
+# target (a count, not a duration, so a loaded machine does the same work).
+CI_FUZZTIME ?= 500x
 test: packages interop lint cross
 	$(GO) test -count=1 -timeout 45m ./...
+	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME) PKGS=./...
 
 packages:
 	./.ci/install-packages
@@ -31,13 +36,23 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-# Every target builds, and its tests type-check (go vet compiles them), so a
-# Unix-only call cannot slip into a package Windows or macOS users build.
+# Every target builds, and on each OS every package and its tests
+# type-check (go vet compiles them), so a Unix-only call cannot slip into a
+# package Windows or macOS users build. go vet runs once per OS, on amd64
+# (linux/amd64 is make lint's); the arm64 targets build every package, which
+# reaches the only architecture-specific files (sandbox/seccomp_*.go). The
+# flags are internal/release's (-trimpath, CGO_ENABLED=0), so its test's
+# cross-builds reuse these compiles.
 cross:
 	@set -e; for t in $(TARGETS); do \
+		goos=$${t%/*}; goarch=$${t#*/}; \
 		echo "cross: $$t" >&2; \
-		GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/skillport; \
-		GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 $(GO) vet ./...; \
+		if [ $$goarch != amd64 ]; then \
+			GOOS=$$goos GOARCH=$$goarch CGO_ENABLED=0 $(GO) build -trimpath ./...; \
+		elif [ $$goos != linux ]; then \
+			GOOS=$$goos GOARCH=$$goarch CGO_ENABLED=0 $(GO) vet -trimpath ./...; \
+		fi; \
+		GOOS=$$goos GOARCH=$$goarch CGO_ENABLED=0 $(GO) build -trimpath -o /dev/null ./cmd/skillport; \
 	done
 
 # Archives for every target (tar.gz; zip for Windows) and SHA256SUMS under
@@ -49,17 +64,10 @@ dist:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
 
-# A short fuzzing pass over every parser of untrusted input.
+# Every Fuzz* target in the tree, one after the other, FUZZTIME each
+# (listed by the go command, anchored; see .ci/fuzz). `make fuzz
+# FUZZTIME=10m PKGS=./gitsource/` digs into one package.
+FUZZTIME    ?= 60s
+PKGS        ?= ./...
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./skill/
-	$(GO) test -run '^$$' -fuzz FuzzPathMapping -fuzztime 60s ./catalog/
-	$(GO) test -run '^$$' -fuzz FuzzOrigin -fuzztime 60s ./endpoint/
-	$(GO) test -run '^$$' -fuzz FuzzServeMCP -fuzztime 60s ./endpoint/
-	$(GO) test -run '^$$' -fuzz FuzzIntrospection -fuzztime 60s ./endpoint/
-	$(GO) test -run '^$$' -fuzz FuzzHTTPPeek -fuzztime 60s ./server/
-	$(GO) test -run '^$$' -fuzz FuzzValidateEntry -fuzztime 60s ./skillclient/
-	$(GO) test -run '^$$' -fuzz FuzzParseSpec -fuzztime 60s ./gitsource/
-	$(GO) test -run '^$$' -fuzz FuzzParseChallenge -fuzztime 60s ./host/oauth/
-	$(GO) test -run '^$$' -fuzz FuzzDiscover -fuzztime 60s ./host/oauth/
-	$(GO) test -run '^$$' -fuzz FuzzRenderMarkdown -fuzztime 60s ./web/
-	$(GO) test -run '^$$' -fuzz FuzzIndexSkill -fuzztime 60s ./registry/
+	GO=$(GO) FUZZTIME=$(FUZZTIME) ./.ci/fuzz $(PKGS)

@@ -18,6 +18,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/skillport/skillport/internal/skilltest"
 	"github.com/skillport/skillport/skill"
 )
 
@@ -38,22 +39,6 @@ func mapFS(files map[string]string) fstest.MapFS {
 		m[p] = &fstest.MapFile{Data: []byte(c), Mode: 0o644, ModTime: time.Unix(1e9, 0)}
 	}
 	return m
-}
-
-// writeTree writes files under a new temporary directory.
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
 }
 
 func open(t *testing.T, fsys fs.FS, opts *Options) *Catalog {
@@ -225,7 +210,7 @@ func TestPrefixAndScheme(t *testing.T) {
 // The same tree must give the same catalog whether it is a directory, an
 // os.DirFS or an in-memory fs.
 func TestSameCatalogAcrossFS(t *testing.T) {
-	dir := writeTree(t, tree)
+	dir := skilltest.WriteTree(t, tree)
 	a := open(t, mapFS(tree), nil)
 	b := open(t, os.DirFS(dir), nil)
 	c, err := OpenDir(dir, &Options{Logger: quiet})
@@ -383,7 +368,7 @@ func TestSymlinks(t *testing.T) {
 	outside := t.TempDir()
 	canary := filepath.Join(outside, "canary.txt")
 	os.WriteFile(canary, []byte("CANARY"), 0o644)
-	dir := writeTree(t, map[string]string{
+	dir := skilltest.WriteTree(t, map[string]string{
 		"leak/SKILL.md":     md("leak", "d"),
 		"abs/SKILL.md":      md("abs", "d"),
 		"inside/SKILL.md":   md("inside", "d"),
@@ -529,7 +514,7 @@ func TestUnreadableAndUnstableFiles(t *testing.T) {
 }
 
 func TestReadFileDetectsChangeAndReloadRehashes(t *testing.T) {
-	dir := writeTree(t, map[string]string{"a/SKILL.md": md("a", "d"), "a/ref.md": "one", "b/SKILL.md": md("b", "d"), "b/big.bin": "0123456789"})
+	dir := skilltest.WriteTree(t, map[string]string{"a/SKILL.md": md("a", "d"), "a/ref.md": "one", "b/SKILL.md": md("b", "d"), "b/big.bin": "0123456789"})
 	c, err := OpenDir(dir, &Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -567,7 +552,7 @@ func TestReadFileDetectsChangeAndReloadRehashes(t *testing.T) {
 }
 
 func TestReloadReusesDigests(t *testing.T) {
-	dir := writeTree(t, tree)
+	dir := skilltest.WriteTree(t, tree)
 	c, err := OpenDir(dir, &Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
 // TestCollisionsFewAndMany checks that sibling directories mapping to one
@@ -22,7 +24,7 @@ func TestCollisionsFewAndMany(t *testing.T) {
 				name := fmt.Sprintf("filler-%02d", i)
 				files[name+"/SKILL.md"] = md(name, "d")
 			}
-			c, err := OpenDir(writeTree(t, files), &Options{Logger: quiet})
+			c, err := OpenDir(skilltest.WriteTree(t, files), &Options{Logger: quiet})
 			if err != nil {
 				t.Fatal(err)
 			}

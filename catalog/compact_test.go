@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
 // checkLinked fails unless every index of c reaches the same objects: the
@@ -65,7 +67,7 @@ func TestCompactKeepsCatalog(t *testing.T) {
 		"notes/SKILL.md":                      md("notes", "Notes."),
 		"notes/ünï.md":                        "unicode",
 	}
-	dir := writeTree(t, files)
+	dir := skilltest.WriteTree(t, files)
 	c, err := OpenDir(dir, &Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillport/skillport/catalog/internal/gen"
 	"github.com/skillport/skillport/internal/cputime"
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
 // dump renders everything a catalog publishes or reports, in a fixed
@@ -119,7 +120,7 @@ func TestPackKeepsUnchangedReload(t *testing.T) {
 	old := racyWindow
 	racyWindow = -time.Hour // trust every listing, however recent
 	defer func() { racyWindow = old }()
-	dir := writeTree(t, map[string]string{
+	dir := skilltest.WriteTree(t, map[string]string{
 		"pdf/SKILL.md":          md("pdf", "PDFs."),
 		"pdf/refs/FORMS.md":     "# Forms\n",
 		"renamed-docx/SKILL.md": md("docx", "Word."), // a warning: the name is not the folder's

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog/internal/gen"
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
 var benchValidateSkills = flag.Int("catalog.validateskills", 60_000, "top-level skills in the real-world tree BenchmarkProcesses validates")
@@ -42,10 +42,7 @@ var benchValidateSkills = flag.Int("catalog.validateskills", 60_000, "top-level 
 //
 // Both run with --allow-hardlinks, so that every skill is published.
 func BenchmarkProcesses(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "skillport")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/skillport/skillport/cmd/skillport").CombinedOutput(); err != nil {
-		b.Fatalf("building skillport: %v\n%s", err, out)
-	}
+	bin := skilltest.Binary(b)
 	serveTree := treeFor(b, gen.Options{Skills: *benchRealSkills, Seed: benchSeed, Scale: 1, RealWorld: true})
 	validateTree := treeFor(b, gen.Options{Skills: *benchValidateSkills, Seed: benchSeed, Scale: 1, RealWorld: true})
 	workers := runtime.GOMAXPROCS(0)

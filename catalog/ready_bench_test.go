@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/skillport/skillport/catalog/internal/gen"
 	"github.com/skillport/skillport/internal/cputime"
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
 var benchReadySkills = flag.Int("catalog.readyskills", 17_500, "top-level skills in the real-world tree of BenchmarkServeReady (about 18,400 with nested ones)")
@@ -42,10 +42,7 @@ const readyInvalid = 100
 // implementation. It also checks that serve publishes every valid skill
 // and refuses exactly the invalid ones.
 func BenchmarkServeReady(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "skillport")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/skillport/skillport/cmd/skillport").CombinedOutput(); err != nil {
-		b.Fatalf("building skillport: %v\n%s", err, out)
-	}
+	bin := skilltest.Binary(b)
 	t := treeFor(b, gen.Options{Skills: *benchReadySkills, Seed: benchSeed, Scale: 1, RealWorld: true, Invalid: readyInvalid})
 	workers := runtime.GOMAXPROCS(0)
 	if n, err := walkFloor(t.dir, workers); err != nil || n != t.stats.Bytes { // and warm the page cache

@@ -7,13 +7,15 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
 // A named pipe in a skill is a special file: it is reported and skipped,
 // never opened (opening one would block the build). Windows file systems
 // hold no named pipes, so the test exists on Unix only.
 func TestSpecialFilesSkipped(t *testing.T) {
-	dir := writeTree(t, map[string]string{"a/SKILL.md": md("a", "d")})
+	dir := skilltest.WriteTree(t, map[string]string{"a/SKILL.md": md("a", "d")})
 	if err := mkfifo(filepath.Join(dir, "a", "pipe")); err != nil {
 		t.Fatal(err)
 	}

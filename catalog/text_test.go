@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
 // isText is what textValidator must conclude of content: valid UTF-8
@@ -92,7 +94,7 @@ func TestSkillMDText(t *testing.T) {
 		"skill://outer/plain/SKILL.md":    true,
 		"skill://outer/nofm/SKILL.md":     true,
 	}
-	dir := writeTree(t, files)
+	dir := skilltest.WriteTree(t, files)
 	for _, fd := range []bool{true, false} {
 		useFDWalk = fd && fdWalkSupported
 		c, err := OpenDir(dir, &Options{Logger: quiet})

@@ -19,6 +19,7 @@ import (
 
 	"github.com/skillport/skillport/catalog/internal/gen"
 	"github.com/skillport/skillport/internal/cputime"
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
 // BenchmarkValidate runs skillport validate the way users do, as a process,
@@ -39,10 +40,7 @@ import (
 // 61,452-skill registry, whose files are smaller than these). Hard links
 // are allowed so that every skill is valid; the summary line is checked.
 func BenchmarkValidate(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "skillport")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/skillport/skillport/cmd/skillport").CombinedOutput(); err != nil {
-		b.Fatalf("building skillport: %v\n%s", err, out)
-	}
+	bin := skilltest.Binary(b)
 	t := treeFor(b, gen.Options{Skills: *benchValidateSkills, Seed: benchSeed, Scale: 1, RealWorld: true})
 	workers := runtime.GOMAXPROCS(0)
 	if n, err := skillMDFloor(t.dir, workers); err != nil || n != t.stats.SkillMDSize { // and warm the page cache

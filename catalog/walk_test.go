@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
 func catalogState(c *Catalog) (ids []string) {
@@ -68,7 +70,7 @@ func TestWalkReloadMatchesFresh(t *testing.T) {
 		}
 		for name, mutate := range mutations {
 			t.Run(name, func(t *testing.T) {
-				dir := writeTree(t, tree)
+				dir := skilltest.WriteTree(t, tree)
 				c1, err := OpenDir(dir, &Options{Logger: quiet})
 				if err != nil {
 					t.Fatal(err)
@@ -130,7 +132,7 @@ func TestWalkReusedReadBuffersDoNotLeak(t *testing.T) {
 		files[name+"/SKILL.md"] = content
 		want[name] = desc + "|" + strconv.Itoa(i) + "|" + digest(content)
 	}
-	dir := writeTree(t, files)
+	dir := skilltest.WriteTree(t, files)
 	for _, fd := range []bool{true, false} {
 		useFDWalk = fd && fdWalkSupported
 		c, err := OpenDir(dir, &Options{Logger: quiet, Concurrency: 1})

@@ -43,8 +43,22 @@ func startWatch(t *testing.T, c *catalog.Catalog, opts *catalog.WatchOptions) *w
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &watcher{done: make(chan error, 1)}
+	// The test's changes start once every directory is watched, whatever
+	// the machine's load: Started says so, a fixed sleep could not.
+	o := catalog.WatchOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	started := make(chan struct{})
+	caller := o.Started
+	o.Started = func() {
+		if caller != nil {
+			caller()
+		}
+		close(started)
+	}
 	go func() {
-		w.done <- catalog.Watch(ctx, c, opts, func(n *catalog.Catalog) {
+		w.done <- catalog.Watch(ctx, c, &o, func(n *catalog.Catalog) {
 			w.mu.Lock()
 			w.snaps = append(w.snaps, n)
 			w.mu.Unlock()
@@ -61,7 +75,13 @@ func startWatch(t *testing.T, c *catalog.Catalog, opts *catalog.WatchOptions) *w
 			t.Errorf("Watch did not return within 5s of cancel")
 		}
 	})
-	time.Sleep(50 * time.Millisecond) // let the watches be installed
+	select {
+	case <-started:
+	case err := <-w.done:
+		t.Fatalf("Watch returned %v before it started", err)
+	case <-time.After(time.Minute):
+		t.Fatal("Watch did not start within a minute")
+	}
 	return w
 }
 

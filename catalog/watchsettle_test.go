@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
 // countHandler counts the log records whose message contains match.
@@ -147,23 +149,46 @@ func testWatchStart(t *testing.T, setup, do func(*testing.T, string), want bool)
 		do(t, dir)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan error, 1)
 	var delivered atomic.Bool // a rebuild that changed the ID
-	var started atomic.Int32
+	var starts atomic.Int32
+	started := make(chan struct{})
+	// Watch decides before Started whether the tree must be checked again,
+	// and logs that it will: the test waits for those events, not for a
+	// wall-clock window a loaded machine may not give Watch.
+	rescan := &countHandler{match: "checking the tree once"}
 	go func() {
-		done <- Watch(ctx, c, &WatchOptions{Debounce: 10 * time.Millisecond, Started: func() { started.Add(1) }},
-			func(*Catalog) { delivered.Store(true) })
+		done <- Watch(ctx, c, &WatchOptions{Debounce: 10 * time.Millisecond, Logger: slog.New(rescan), Started: func() {
+			if starts.Add(1) == 1 {
+				close(started)
+			}
+		}}, func(*Catalog) { delivered.Store(true) })
 	}()
-	time.Sleep(500 * time.Millisecond)
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatalf("Watch returned %v before Started", err)
+	case <-time.After(time.Minute):
+		t.Fatal("Watch did not call Started within a minute")
+	}
+	rebuilt := func() bool { return h.count() > builds || delivered.Load() }
+	if rescan.count() > 0 { // the rebuild follows Started: wait for it
+		for deadline := time.Now().Add(time.Minute); !rebuilt(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("Watch said it would check the tree again, and did not rebuild within a minute")
+			}
+		}
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if n := started.Load(); n != 1 {
+	if n := starts.Load(); n != 1 {
 		t.Errorf("Started called %d times, want once", n)
 	}
-	if rebuilt := h.count() > builds || delivered.Load(); rebuilt != want {
-		t.Errorf("rebuilt when Watch started: %v, want %v", rebuilt, want)
+	if got := rebuilt(); got != want || (rescan.count() > 0) != want {
+		t.Errorf("rebuilt when Watch started: %v (checked the tree again: %v), want %v", got, rescan.count() > 0, want)
 	}
 }
 
@@ -173,7 +198,7 @@ func TestWatchFromListingsSeesDeepChanges(t *testing.T) {
 	old := racyWindow
 	racyWindow = -time.Hour
 	t.Cleanup(func() { racyWindow = old })
-	dir := writeTree(t, map[string]string{
+	dir := skilltest.WriteTree(t, map[string]string{
 		"col/a/SKILL.md":          "---\nname: a\ndescription: A.\n---\n",
 		"col/a/refs/deep/x.md":    "x\n",
 		"col/b/SKILL.md":          "---\nname: b\ndescription: B.\n---\n",

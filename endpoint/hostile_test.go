@@ -15,48 +15,22 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// skillportBin builds the skillport binary once per test binary.
+// skillportBin is the skillport command, built once for the whole run
+// ($SKILLPORT_TEST_BIN if set).
 func skillportBin(t testing.TB) string {
 	t.Helper()
-	binOnce.Do(func() {
-		if p := os.Getenv("SKILLPORT_TEST_BIN"); p != "" {
-			binPath = p
-			return
-		}
-		dir, err := os.MkdirTemp("", "skillport-endpoint-test-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		_, file, _, _ := runtime.Caller(0)
-		binPath = filepath.Join(dir, "skillport")
-		build := exec.Command("go", "build", "-o", binPath, "./cmd/skillport")
-		build.Dir = filepath.Dir(filepath.Dir(file))
-		if out, err := build.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("building skillport: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
+	return skilltest.Binary(t)
 }
 
 // process is a running `skillport serve --http`.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,42 +16,13 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/internal/peers"
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// skillportBin builds the skillport binary once per test binary.
+// skillportBin is the skillport command, built once for the whole run.
 func skillportBin(t testing.TB) string {
 	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "skillport-gateway-test-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "skillport")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/skillport")
-		cmd.Dir = repoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("building skillport failed: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
+	return skilltest.Binary(t)
 }
 
 // peerConfig writes a gateway.json with two upstreams serving the example

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -305,23 +306,29 @@ func TestCacheServesVerifiedCopiesAndRejectsTampering(t *testing.T) {
 	}
 }
 
+// The refresh timer runs on synctest's clock: 900 ms of it pass only once
+// every goroutine is idle, so a loaded machine cannot squeeze the refreshes
+// into more or fewer intervals than the interval says.
 func TestListChangedFloodCoalesced(t *testing.T) {
-	f := newFake("noisy")
-	f.addSkill("x", "d", nil)
-	h := connect(t, &Options{RefreshInterval: 300 * time.Millisecond}, Origin{Label: "noisy", Transport: f.transport(t)})
-	for i := 0; i < 50; i++ {
-		f.server.AddResource(&mcp.Resource{URI: "skill://x/n" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Name: "n"}, nil)
-	}
-	time.Sleep(900 * time.Millisecond)
-	f.mu.Lock()
-	calls := f.listCalls
-	f.mu.Unlock()
-	if calls < 2 || calls > 3 {
-		t.Errorf("skills/list called %d times after 50 notifications; want 1 initial + 1-2 coalesced (A-33)", calls)
-	}
-	if len(h.Skills()) != 1 || f.totalReads() != 0 {
-		t.Errorf("refresh changed the registry or fetched files")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake("noisy")
+		f.addSkill("x", "d", nil)
+		h := connect(t, &Options{RefreshInterval: 300 * time.Millisecond}, Origin{Label: "noisy", Transport: f.transport(t)})
+		for i := 0; i < 50; i++ {
+			f.server.AddResource(&mcp.Resource{URI: "skill://x/n" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Name: "n"}, nil)
+		}
+		time.Sleep(900 * time.Millisecond)
+		synctest.Wait()
+		f.mu.Lock()
+		calls := f.listCalls
+		f.mu.Unlock()
+		if calls < 2 || calls > 3 {
+			t.Errorf("skills/list called %d times after 50 notifications; want 1 initial + 1-2 coalesced (A-33)", calls)
+		}
+		if len(h.Skills()) != 1 || f.totalReads() != 0 {
+			t.Errorf("refresh changed the registry or fetched files")
+		}
+	})
 }
 
 func TestToolsOutput(t *testing.T) {

@@ -9,48 +9,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/skillport/skillport/internal/gittest"
 	"github.com/skillport/skillport/internal/peers"
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// skillportBin builds the skillport command once for the CLI tests.
+// skillportBin is the skillport command, built once for the whole run.
 func skillportBin(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		_, file, _, _ := runtime.Caller(0)
-		dir, err := os.MkdirTemp("", "skillport-registry-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "skillport")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/skillport")
-		cmd.Dir = filepath.Dir(filepath.Dir(file))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = &buildError{string(out)}
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building skillport: %v", buildErr)
-	}
-	return binPath
+	return skilltest.Binary(t)
 }
-
-type buildError struct{ out string }
-
-func (e *buildError) Error() string { return e.out }
 
 func skillport(t *testing.T, wantExit int, args ...string) string {
 	t.Helper()

@@ -35,11 +35,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer pg.Stop()
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	return code
+	return m.Run()
 }
 
 var dbSeq atomic.Int64

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/skilltest"
 	"github.com/skillport/skillport/server"
 )
 
@@ -25,15 +25,7 @@ var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 // writeTree writes files (slash paths relative to dir) and returns dir.
 func writeTree(t testing.TB, dir string, files map[string]string) string {
 	t.Helper()
-	for p, content := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	skilltest.WriteFiles(t, dir, files)
 	return dir
 }
 

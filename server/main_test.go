@@ -12,9 +12,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
-// skillportBin is the skillport binary built once for this test binary.
+// skillportBin is the skillport binary, built once for the whole run.
 var skillportBin string
 
 // examples is the example catalog served to the peers.
@@ -34,11 +36,8 @@ func run(m *testing.M) int {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Dir(filepath.Dir(file))
 	examples = filepath.Join(root, "examples", "skills")
-	skillportBin = filepath.Join(dir, "skillport")
-	build := exec.Command("go", "build", "-o", skillportBin, "./cmd/skillport")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building skillport for the peer tests failed: %v\n%s", err, out)
+	if skillportBin, err = skilltest.Build(); err != nil {
+		fmt.Fprintf(os.Stderr, "building skillport for the peer tests failed: %v\n", err)
 		return 1
 	}
 	return m.Run()

@@ -421,17 +421,22 @@ func TestNamesAreEscaped(t *testing.T) {
 	}
 }
 
-// The README's json and jsonc blocks are read, verbatim, by the parser of
-// the file each one shows.
+// The json and jsonc blocks of the README and docs/ are read, verbatim, by
+// the parser of the file each one shows.
 func TestREADMESnippetsParse(t *testing.T) {
 	t.Setenv("TEAM_TOKEN", "t")
-	data, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	pages, _ := filepath.Glob("../../docs/*.md") // the README's topics moved there
+	var data []byte
+	for _, p := range append([]string{"../../README.md"}, pages...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(data, b...)
 	}
 	blocks := regexp.MustCompile("(?s)```(json|jsonc)\n(.*?)```").FindAllSubmatch(data, -1)
 	if len(blocks) < 3 {
-		t.Fatalf("found %d json/jsonc blocks in README.md", len(blocks))
+		t.Fatalf("found %d json/jsonc blocks in README.md and docs/", len(blocks))
 	}
 	for _, b := range blocks {
 		src := b[2]

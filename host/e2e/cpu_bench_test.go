@@ -17,16 +17,14 @@ import (
 
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/cputime"
+	"github.com/skillport/skillport/internal/skilltest"
 	"github.com/skillport/skillport/wire"
 )
 
 // httpServer starts `skillport serve --http` over the example skills in a
 // subprocess on a loopback port and returns its endpoint.
 func httpServer(b *testing.B) string {
-	bin := filepath.Join(b.TempDir(), "skillport")
-	if out, err := runGo("build", "-o", bin, "github.com/skillport/skillport/cmd/skillport"); err != nil {
-		b.Fatalf("%v\n%s", err, out)
-	}
+	bin := skilltest.Binary(b)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/internal/peers"
+	"github.com/skillport/skillport/internal/skilltest"
 	"github.com/skillport/skillport/server"
 )
 
@@ -117,15 +117,10 @@ func absExamples(t *testing.T) string {
 	return p
 }
 
-// buildCLI builds the skillport command once per test binary.
+// buildCLI returns the skillport command, built once for the whole run.
 func buildCLI(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "skillport")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/skillport/skillport/cmd/skillport").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building skillport: %v\n%s", err, out)
-	}
-	return bin
+	return skilltest.Binary(t)
 }
 
 func TestConformanceClientScenarios(t *testing.T) {

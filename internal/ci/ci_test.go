@@ -2,6 +2,9 @@ package ci
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
 func read(t *testing.T, name string) string {
@@ -142,14 +147,161 @@ func TestInstallPackagesNamesTheCommand(t *testing.T) {
 // The README's ```json blocks (the Windows mcpServers entry with its doubled
 // backslashes) are pasted verbatim into configs, so each must be valid JSON.
 func TestREADMEJSONBlocksParse(t *testing.T) {
-	blocks := regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(read(t, "README.md"), -1)
-	if len(blocks) == 0 {
-		t.Fatal("README.md has no ```json block")
-	}
-	for _, b := range blocks {
-		var v any
-		if err := json.Unmarshal([]byte(b[1]), &v); err != nil {
-			t.Errorf("README.md ```json block does not parse: %v\n%s", err, b[1])
+	n := 0
+	for _, name := range docPages(t) {
+		blocks := regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(read(t, name), -1)
+		n += len(blocks)
+		for _, b := range blocks {
+			var v any
+			if err := json.Unmarshal([]byte(b[1]), &v); err != nil {
+				t.Errorf("%s: ```json block does not parse: %v\n%s", name, err, b[1])
+			}
 		}
+	}
+	if n == 0 {
+		t.Fatal("no ```json block in README.md or docs/")
+	}
+}
+
+// docPages are README.md and every page under docs/, relative to the
+// repository's root.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"README.md"}
+	for _, p := range pages {
+		names = append(names, "docs/"+filepath.Base(p))
+	}
+	return names
+}
+
+// The README's Go snippets are what a newcomer copies, so each must be a run
+// of whole lines of a runnable Example function (go test compiles and runs
+// those), indented as in the function's body.
+func TestREADMEGoSnippetsAreExamples(t *testing.T) {
+	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(read(t, "README.md"), -1)
+	if len(blocks) == 0 {
+		t.Fatal("README.md has no ```go block; its Go library path shows the calls")
+	}
+	bodies := exampleBodies(t, filepath.Join("..", ".."))
+	for _, b := range blocks {
+		snippet := "\n" + b[1]
+		found := false
+		for _, body := range bodies {
+			if strings.Contains("\n"+body, snippet) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("README.md ```go block is not part of any Example function's body (copy it from one, or add an Example):\n%s", b[1])
+		}
+	}
+}
+
+// exampleBodies returns the bodies of every Example function in the
+// repository's tests, one tab of indentation removed, each line ending in
+// a newline.
+func exampleBodies(t *testing.T, root string) []string {
+	t.Helper()
+	var bodies []string
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != root) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil || !strings.Contains(string(src), "func Example") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, src, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || !strings.HasPrefix(fn.Name.Name, "Example") || fn.Body == nil {
+				continue
+			}
+			var body strings.Builder
+			inner := string(src[fn.Body.Lbrace+1 : fn.Body.Rbrace-1]) // positions are 1-based offsets
+			for _, l := range strings.Split(strings.Trim(inner, "\n"), "\n") {
+				body.WriteString(strings.TrimPrefix(l, "\t") + "\n")
+			}
+			bodies = append(bodies, body.String())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bodies) == 0 {
+		t.Fatal("found no Example function under the repository")
+	}
+	return bodies
+}
+
+// make fuzz must reach every Fuzz target: FuzzParse's pattern once matched
+// FuzzParser too and the go command refused both, and targets added after the
+// Makefile was written were never fuzzed. .ci/fuzz is run on a small module
+// holding exactly those names, plus one target that fails.
+func TestFuzzRunsEveryTarget(t *testing.T) {
+	mk := read(t, "Makefile")
+	if !regexp.MustCompile(`(?m)^fuzz:\n\t.*\./\.ci/fuzz`).MatchString(mk) {
+		t.Fatal("make fuzz does not run .ci/fuzz")
+	}
+	if !regexp.MustCompile(`(?m)^test:.*\n(\t.*\n)*\t\$\(MAKE\) fuzz `).MatchString(mk) {
+		t.Error("make test does not run make fuzz")
+	}
+	script, err := os.ReadFile("../../.ci/fuzz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		".ci/fuzz": string(script),
+		"go.mod":   "module example.com/f\n\ngo 1.24\n",
+		"p/p_test.go": `package p
+import "testing"
+func FuzzParse(f *testing.F)  { f.Add("a"); f.Fuzz(func(t *testing.T, s string) {}) }
+func FuzzParser(f *testing.F) { f.Add("b"); f.Fuzz(func(t *testing.T, s string) {}) }
+`,
+		"q/q_test.go": `package q
+import "testing"
+func FuzzOther(f *testing.F) { f.Add(1); f.Fuzz(func(t *testing.T, n int) {}) }
+`,
+	}
+	skilltest.WriteFiles(t, dir, files) // bash runs .ci/fuzz: no mode needed
+	run := func() (string, error) {
+		cmd := exec.Command("bash", filepath.Join(dir, ".ci", "fuzz"))
+		cmd.Env = append(os.Environ(), "FUZZTIME=5x")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run()
+	if err != nil {
+		t.Fatalf(".ci/fuzz: %v\n%s", err, out)
+	}
+	for _, want := range []string{"example.com/f/p FuzzParse (5x)", "example.com/f/p FuzzParser (5x)", "example.com/f/q FuzzOther (5x)", "fuzz: 3 targets"} {
+		if !strings.Contains(out, want) {
+			t.Errorf(".ci/fuzz output lacks %q:\n%s", want, out)
+		}
+	}
+
+	skilltest.WriteFiles(t, dir, map[string]string{"q/bad_test.go": `package q
+import "testing"
+func FuzzBad(f *testing.F) { f.Add(1); f.Fuzz(func(t *testing.T, n int) { t.Fatal("bad") }) }
+`})
+	out, err = run()
+	if err == nil || !strings.Contains(out, "1 of 4 targets failed") || !strings.Contains(out, "example.com/f/q FuzzBad") {
+		t.Fatalf(".ci/fuzz with a failing target: %v; want exit 1 naming it\n%s", err, out)
 	}
 }

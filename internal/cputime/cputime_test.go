@@ -10,14 +10,20 @@ import (
 
 // TestSelfGrowsWithWork fails if Self does not see the CPU this process
 // spends (it would make every CPU-time ratio of the benchmarks 0 or NaN).
+// It hashes until Self has grown by 50 ms, bounded by an amount of work
+// (not a wall-clock window, which a process given a small share of a loaded
+// machine would spend mostly waiting): 4 GiB of SHA-256 is seconds of CPU on
+// any machine, so a Self that has not grown by then does not count.
 func TestSelfGrowsWithWork(t *testing.T) {
+	const want, maxWork = 50 * time.Millisecond, 4 << 30
 	before := Self()
 	buf := make([]byte, 1<<20)
-	for start := time.Now(); time.Since(start) < 200*time.Millisecond; {
+	done := 0
+	for ; done < maxWork && Self()-before < want; done += len(buf) {
 		sha256.Sum256(buf)
 	}
-	if got := Self() - before; got < 50*time.Millisecond {
-		t.Fatalf("Self grew by %v over 200 ms of hashing; want at least 50 ms", got)
+	if got := Self() - before; got < want {
+		t.Fatalf("Self grew by %v over %d MiB of hashing; want at least %v", got, done>>20, want)
 	}
 }
 

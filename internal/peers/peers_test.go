@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
 // skillsScenarios are the SEP-2640 scenarios the conformance suite must offer.
@@ -31,15 +33,7 @@ func writeSkills(t *testing.T) string {
 		"pdf-processing/references/GUIDE.md": "# Guide\n\nUse a PDF library.\n",
 		"review-code/SKILL.md":               "---\nname: review-code\ndescription: Review code changes.\n---\nBe thorough.\n",
 	}
-	for name, content := range files {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	skilltest.WriteFiles(t, dir, files)
 	return dir
 }
 

@@ -28,6 +28,10 @@ func cloneHead(t *testing.T) string {
 	return dir
 }
 
+// TestDistArchives builds one target of each archive format. Its compiles
+// are the ones make cross has just done with the same flags (-trimpath keeps
+// the clone's directory out of the build cache's keys), so under make test
+// it costs two links, not two cross-compilations of the tree.
 func TestDistArchives(t *testing.T) {
 	src := cloneHead(t)
 	out := t.TempDir()
