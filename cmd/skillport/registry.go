@@ -96,7 +96,7 @@ namespace, limits), 2 on usage errors.`,
 
 	regCmd := &cobra.Command{
 		Use:   "registry",
-		Short: "Manage a PostgreSQL skills registry: migrate, versions, diff, rollback, yank, log",
+		Short: "Manage a PostgreSQL skills registry: migrate, ls, versions, diff, rollback, yank, log",
 	}
 	registryFlag(regCmd.PersistentFlags())
 	regCmd.AddCommand(
@@ -117,6 +117,9 @@ namespace, limits), 2 on usage errors.`,
 					vs, err := registry.Versions(ctx, conn, args[0])
 					if err != nil {
 						return err
+					}
+					if asJSON(cmd) {
+						return writeJSON(cmd.OutOrStdout(), versionsJSON(vs))
 					}
 					w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 					fmt.Fprintln(w, "VERSION\tSTATE\tPUBLISHED\tBY\tFILES\tSIZE\tCOMMIT\tDIGEST")
@@ -144,20 +147,7 @@ namespace, limits), 2 on usage errors.`,
 					if err != nil {
 						return err
 					}
-					for _, c := range d {
-						switch c.Change {
-						case "added":
-							fmt.Fprintf(cmd.OutOrStdout(), "+ %s (%s)\n", c.Path, size(c.NewSize))
-						case "removed":
-							fmt.Fprintf(cmd.OutOrStdout(), "- %s (%s)\n", c.Path, size(c.OldSize))
-						default:
-							fmt.Fprintf(cmd.OutOrStdout(), "~ %s (%s -> %s)\n", c.Path, size(c.OldSize), size(c.NewSize))
-						}
-					}
-					if len(d) == 0 {
-						fmt.Fprintln(cmd.OutOrStdout(), "no file differs")
-					}
-					return nil
+					return printDiff(ctx, cmd, conn, args[0], a, b, d)
 				})
 			}},
 		&cobra.Command{Use: "rollback SKILL VERSION", Short: "Serve an earlier version of a skill again (recorded)", Args: exactArgs(2, "registry rollback SKILL VERSION"),
@@ -186,6 +176,9 @@ namespace, limits), 2 on usage errors.`,
 					if err != nil {
 						return err
 					}
+					if asJSON(cmd) {
+						return writeJSON(cmd.OutOrStdout(), eventsJSON(evs))
+					}
 					for _, e := range evs {
 						fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s %s v%d %s\n", e.At.UTC().Format(time.RFC3339), e.Who, e.Action, e.Path, e.Version, e.Detail)
 					}
@@ -193,12 +186,14 @@ namespace, limits), 2 on usage errors.`,
 				})
 			}},
 	)
+	regCmd.AddCommand(registryLsCmd())
+	addJSONFlags(regCmd, "versions", "log", "diff")
 	rootCmd.AddCommand(regCmd)
 }
 
 func yankCmd() *cobra.Command {
 	var reason string
-	c := &cobra.Command{Use: "yank SKILL VERSION", Short: "Withdraw a version for good; the skill falls back to its previous version (recorded)", Args: exactArgs(2, "registry yank SKILL VERSION"),
+	c := &cobra.Command{Use: "yank SKILL VERSION", Short: "Withdraw a version for good; the skill falls back to its previous version, else its latest (recorded)", Args: exactArgs(2, "registry yank SKILL VERSION"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v := versionArg(args[1])
 			if v < 1 {
@@ -208,8 +203,7 @@ func yankCmd() *cobra.Command {
 				if err := registry.Yank(ctx, conn, args[0], v, who(cmd), reason); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s version %d yanked\n", args[0], v)
-				return nil
+				return printYanked(ctx, cmd, conn, args[0], v)
 			})
 		}}
 	c.Flags().StringVar(&reason, "reason", "", "why, recorded with the yank")
