@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/user"
 	"strconv"
@@ -286,7 +287,9 @@ func runPublish(cmd *cobra.Command, args []string) error {
 	defer conn.Close(context.WithoutCancel(cmd.Context()))
 	parts := make([]registry.Part, len(srcs))
 	for i, s := range srcs {
-		copts := &catalog.Options{Prefix: s.prefix, IncludeDotFiles: dotfiles}
+		// The catalog would log each invalid skill, which the publish then
+		// refuses listing every one: printed once, in the error.
+		copts := &catalog.Options{Prefix: s.prefix, IncludeDotFiles: dotfiles, Logger: slog.New(slog.DiscardHandler)}
 		if s.spec.URL != "" {
 			// A git source publishes its commit's tree, and records the commit.
 			g, err := gitsource.Open(cmd.Context(), s.spec, &gitsource.Options{Catalog: copts})
