@@ -75,3 +75,38 @@ func TestCLIYankLsDiffJSON(t *testing.T) {
 		t.Errorf("registry log --json: %v %+v", err, evs)
 	}
 }
+
+// TestCLIDiffBounded: registry diff never compares a file larger than
+// registry.MaxDiffFileBytes (it is summarised) and cuts a diff at
+// registry.MaxDiffBytes, saying so.
+func TestCLIDiffBounded(t *testing.T) {
+	dsn := newDB(t)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "big"), 0o755)
+	os.WriteFile(filepath.Join(dir, "big", "SKILL.md"), []byte("---\nname: big\ndescription: Big files.\n---\n\nbody\n"), 0o644)
+	lines := func(n int, word string) []byte {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(word + " line " + strings.Repeat("x", 20) + string(rune('a'+i%26)) + "\n")
+		}
+		return []byte(b.String())
+	}
+	huge, mid := filepath.Join(dir, "big", "huge.md"), filepath.Join(dir, "big", "mid.md")
+	os.WriteFile(huge, lines(9000, "old"), 0o644) // ~300 KiB: over the limit
+	os.WriteFile(mid, lines(5000, "old"), 0o644)  // ~170 KiB: compared, cut
+	skillport(t, 0, "publish", "--registry", dsn, dir)
+	os.WriteFile(huge, lines(9000, "new"), 0o644)
+	os.WriteFile(mid, lines(5000, "new"), 0o644)
+	skillport(t, 0, "publish", "--registry", dsn, dir)
+	out := skillport(t, 0, "registry", "diff", "--registry", dsn, "big", "1", "2")
+	if len(out) > 80<<10 {
+		t.Errorf("diff printed %d bytes, want at most about %d", len(out), 64<<10)
+	}
+	hugeAt, midAt := strings.Index(out, "~ huge.md ("), strings.Index(out, "~ mid.md (")
+	if hugeAt < 0 || midAt < hugeAt || strings.Contains(out[hugeAt:midAt], "@@") {
+		t.Errorf("huge.md is not summarised:\n%.400s", out)
+	}
+	if !strings.Contains(out, "~ mid.md (") || !strings.Contains(out, "diff cut at 65536 bytes") || !strings.Contains(out, "-old line") {
+		t.Errorf("mid.md's diff is not shown and cut:\n%.400s", out)
+	}
+}
