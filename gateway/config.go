@@ -70,8 +70,9 @@ type Config struct {
 	IndexBodies bool
 	// CallTimeout bounds each call to an upstream; 0 means host's default.
 	CallTimeout time.Duration
-	// StartupWait bounds how long the first client waits for upstreams at
-	// initialize; 0 means the default.
+	// StartupWait bounds how long the first requests wait for upstreams
+	// to be listed (initialize waits at most HandshakeWait); 0 means the
+	// default.
 	StartupWait time.Duration
 	// AllowDynamic lets skills with "dynamic" resources be loaded (after
 	// approval on every load).

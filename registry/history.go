@@ -162,7 +162,9 @@ func lockSkill(ctx context.Context, tx pgx.Tx, path string) error {
 
 // Yank withdraws version v of a skill for good: it can no longer be served
 // or rolled back to. If it is the current version, the skill falls back to
-// its latest earlier version that is not yanked, or stops being served.
+// its latest earlier version that is not yanked, else (after a rollback)
+// to its latest later one, and stops being served only when no version is
+// left ([Served] tells which).
 func Yank(ctx context.Context, conn *pgx.Conn, path string, v int, who, reason string) error {
 	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if err := lockSkill(ctx, tx, path); err != nil {
@@ -185,7 +187,7 @@ func Yank(ctx context.Context, conn *pgx.Conn, path string, v int, who, reason s
 		}
 		if _, err := tx.Exec(ctx, `UPDATE skills s SET current = f.version, digest = coalesce(f.digest, ''), generation = $3, updated_at = now()
 			FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT version, digest FROM versions
-				WHERE path = $1 AND version < $2 AND yanked_at IS NULL ORDER BY version DESC LIMIT 1) f ON true
+				WHERE path = $1 AND version <> $2 AND yanked_at IS NULL ORDER BY version < $2 DESC, version DESC LIMIT 1) f ON true
 			WHERE s.path = $1 AND s.current = $2`, path, v, gen); err != nil {
 			return dbError("yank", err)
 		}

@@ -158,7 +158,7 @@ func Migrate(ctx context.Context, conn *pgx.Conn) ([]int, error) {
 func Connect(ctx context.Context, dsn string) (*pgx.Conn, error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		return nil, fmt.Errorf("registry: connecting to %s: %w", redact(dsn), err)
+		return nil, connectError(dsn, err)
 	}
 	return conn, nil
 }
@@ -178,6 +178,9 @@ func dbError(what string, err error) error {
 	}
 	if strings.HasPrefix(err.Error(), "registry:") {
 		return err
+	}
+	if msg := err.Error(); strings.Contains(msg, "\n") {
+		return &lineError{msg: fmt.Sprintf("registry: %s: %s", what, oneLine(msg)), err: err}
 	}
 	return fmt.Errorf("registry: %s: %w", what, err)
 }

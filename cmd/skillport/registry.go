@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/user"
 	"strconv"
@@ -104,7 +105,7 @@ namespace, limits), 2 on usage errors.`,
 
 	regCmd := &cobra.Command{
 		Use:   "registry",
-		Short: "Manage a PostgreSQL skills registry: migrate, versions, diff, rollback, yank, log",
+		Short: "Manage a PostgreSQL skills registry: migrate, ls, versions, diff, rollback, yank, log",
 	}
 	registryFlag(regCmd.PersistentFlags())
 	regCmd.AddCommand(
@@ -125,6 +126,9 @@ namespace, limits), 2 on usage errors.`,
 					vs, err := registry.Versions(ctx, conn, args[0])
 					if err != nil {
 						return err
+					}
+					if asJSON(cmd) {
+						return writeJSON(cmd.OutOrStdout(), versionsJSON(vs))
 					}
 					w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 					fmt.Fprintln(w, "VERSION\tSTATE\tPUBLISHED\tBY\tFILES\tSIZE\tCOMMIT\tDIGEST")
@@ -152,20 +156,7 @@ namespace, limits), 2 on usage errors.`,
 					if err != nil {
 						return err
 					}
-					for _, c := range d {
-						switch c.Change {
-						case "added":
-							fmt.Fprintf(cmd.OutOrStdout(), "+ %s (%s)\n", c.Path, size(c.NewSize))
-						case "removed":
-							fmt.Fprintf(cmd.OutOrStdout(), "- %s (%s)\n", c.Path, size(c.OldSize))
-						default:
-							fmt.Fprintf(cmd.OutOrStdout(), "~ %s (%s -> %s)\n", c.Path, size(c.OldSize), size(c.NewSize))
-						}
-					}
-					if len(d) == 0 {
-						fmt.Fprintln(cmd.OutOrStdout(), "no file differs")
-					}
-					return nil
+					return printDiff(ctx, cmd, conn, args[0], a, b, d)
 				})
 			}},
 		&cobra.Command{Use: "rollback SKILL VERSION", Short: "Serve an earlier version of a skill again (recorded)", Args: exactArgs(2, "registry rollback SKILL VERSION"),
@@ -194,6 +185,9 @@ namespace, limits), 2 on usage errors.`,
 					if err != nil {
 						return err
 					}
+					if asJSON(cmd) {
+						return writeJSON(cmd.OutOrStdout(), eventsJSON(evs))
+					}
 					for _, e := range evs {
 						fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s %s v%d %s\n", e.At.UTC().Format(time.RFC3339), e.Who, e.Action, e.Path, e.Version, e.Detail)
 					}
@@ -201,12 +195,14 @@ namespace, limits), 2 on usage errors.`,
 				})
 			}},
 	)
+	regCmd.AddCommand(registryLsCmd())
+	addJSONFlags(regCmd, "versions", "log", "diff")
 	rootCmd.AddCommand(regCmd)
 }
 
 func yankCmd() *cobra.Command {
 	var reason string
-	c := &cobra.Command{Use: "yank SKILL VERSION", Short: "Withdraw a version for good; the skill falls back to its previous version (recorded)", Args: exactArgs(2, "registry yank SKILL VERSION"),
+	c := &cobra.Command{Use: "yank SKILL VERSION", Short: "Withdraw a version for good; the skill falls back to its previous version, else its latest (recorded)", Args: exactArgs(2, "registry yank SKILL VERSION"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v := versionArg(args[1])
 			if v < 1 {
@@ -216,8 +212,7 @@ func yankCmd() *cobra.Command {
 				if err := registry.Yank(ctx, conn, args[0], v, who(cmd), reason); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s version %d yanked\n", args[0], v)
-				return nil
+				return printYanked(ctx, cmd, conn, args[0], v)
 			})
 		}}
 	c.Flags().StringVar(&reason, "reason", "", "why, recorded with the yank")
@@ -300,7 +295,9 @@ func runPublish(cmd *cobra.Command, args []string) error {
 	defer conn.Close(context.WithoutCancel(cmd.Context()))
 	parts := make([]registry.Part, len(srcs))
 	for i, s := range srcs {
-		copts := &catalog.Options{Prefix: s.prefix, IncludeDotFiles: dotfiles}
+		// The catalog would log each invalid skill, which the publish then
+		// refuses listing every one: printed once, in the error.
+		copts := &catalog.Options{Prefix: s.prefix, IncludeDotFiles: dotfiles, Logger: slog.New(slog.DiscardHandler)}
 		if s.spec.URL != "" {
 			// A git source publishes its commit's tree, and records the commit.
 			g, err := gitsource.Open(cmd.Context(), s.spec, &gitsource.Options{Catalog: copts})
