@@ -59,6 +59,8 @@ type node struct {
 	// keeping only what a finding may name.
 	checked      int
 	checkedBytes int64
+	// checkedName is the longest escaped name among them, for the URI limit.
+	checkedName int
 }
 
 // dirStamp identifies a directory's state: creating, removing or renaming
@@ -679,6 +681,14 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 				Message: fmt.Sprintf("%s is already served from %s", s.URI, other.Dir)})
 			continue
 		}
+		if long, n := b.longURI(s.URI, cand); n > 0 {
+			// Every host refuses such an entry (skilluri): publishing it
+			// would list a skill no consumer can use.
+			c.stats.Invalid++
+			b.diag(Diagnostic{Path: long, Skill: cand.n.path, Rule: RuleLimit, Severity: skill.Error, Err: ErrURITooLong,
+				Message: fmt.Sprintf("its URI is %d bytes, over the %d-byte limit hosts accept; shorten the folder or file names (the skill is not published)", n, MaxURILength)})
+			continue
+		}
 		for _, wf := range cand.files {
 			if b.src.check {
 				break // only counted: no file is published
@@ -973,4 +983,58 @@ func stripOp(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// longURI returns the path of the first file of cand (or the skill itself,
+// at uri) whose URI is over MaxURILength, and that URI's length; n is 0
+// when every URI is within it. A URI is only built when its directory's
+// URI and three bytes per name byte (the most escaping adds) could pass it.
+func (b *builder) longURI(uri string, cand *candidate) (long string, n int) {
+	if len(uri) > MaxURILength {
+		return cand.n.path, len(uri)
+	}
+	for _, wf := range cand.files {
+		d := b.nodeURI(wf.dir)
+		if len(d)+1+3*len(wf.name) <= MaxURILength {
+			continue
+		}
+		if u := b.fileURI(wf); len(u) > MaxURILength {
+			return wf.path, len(u)
+		}
+	}
+	if b.src.check {
+		// A check keeps counts, not files, and maps no folder inside a
+		// skill: the longest name of each folder, under the skill's URI.
+		root := strings.TrimSuffix(uri, FileNameSKILL)
+		var walk func(n *node, l int) (string, int)
+		walk = func(n *node, l int) (string, int) {
+			if n.checkedName > 0 && l+n.checkedName > MaxURILength {
+				return n.path, l + n.checkedName
+			}
+			for _, d := range n.dirs {
+				if p, k := walk(d, l+escapedLen(path.Base(d.path))+1); k > 0 {
+					return p, k
+				}
+			}
+			return "", 0
+		}
+		return walk(cand.n, len(root))
+	}
+	return "", 0
+}
+
+// escapedLen is len(escapeSegment(name)), without building it: what
+// url.PathEscape leaves is one byte, the rest three.
+func escapedLen(name string) int {
+	n := 0
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '-', c == '_', c == '.', c == '~', c == '$', c == '&', c == '+', c == ':', c == '=', c == '@':
+			n++
+		default:
+			n += 3
+		}
+	}
+	return n
 }
