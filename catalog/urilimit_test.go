@@ -87,3 +87,37 @@ func TestPublisherAndHostAgreeOnURILength(t *testing.T) {
 		})
 	}
 }
+
+// TestPublisherAndHostAgreeOnURISegments: the same agreement for the
+// number of segments a URI may have (skill.MaxURISegments).
+func TestPublisherAndHostAgreeOnURISegments(t *testing.T) {
+	for _, segs := range []int{64, 65} {
+		root := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(root, "s"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(root, "s", "SKILL.md"), []byte("---\nname: s\ndescription: Deep.\n---\nBody\n"), 0o644)
+		// skill://s/d/d/…/f: the authority, segs-2 folders, the file.
+		rel := "s/" + strings.Repeat("d/", segs-2) + "f"
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(p, []byte("x"), 0o644)
+		hostOK := skilluri.Check("skill://"+rel) == nil
+		c, err := catalog.OpenDir(root, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		report, err := catalog.CheckDir(root, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if published := len(c.Skills()) == 1; published != hostOK || (report.Stats.Invalid == 0) != hostOK {
+			t.Errorf("%d segments: host accepts = %v, published = %v, check invalid = %d\n%v", segs, hostOK, published, report.Stats.Invalid, c.Diagnostics())
+		}
+		if hostOK != (segs <= 64) {
+			t.Errorf("%d segments: host accepts = %v", segs, hostOK)
+		}
+	}
+}
