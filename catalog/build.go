@@ -59,6 +59,8 @@ type node struct {
 	// keeping only what a finding may name.
 	checked      int
 	checkedBytes int64
+	// checkedName is the longest escaped name among them, for the URI limit.
+	checkedName int
 }
 
 // dirStamp identifies a directory's state: creating, removing or renaming
@@ -679,6 +681,14 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 				Message: fmt.Sprintf("%s is already served from %s", s.URI, other.Dir)})
 			continue
 		}
+		if long, why := b.longURI(s.URI, cand); why != "" {
+			// Every host refuses such an entry (skilluri): publishing it
+			// would list a skill no consumer can use.
+			c.stats.Invalid++
+			b.diag(Diagnostic{Path: long, Skill: cand.n.path, Rule: RuleLimit, Severity: skill.Error, Err: ErrURITooLong,
+				Message: why + " (the skill is not published)"})
+			continue
+		}
 		for _, wf := range cand.files {
 			if b.src.check {
 				break // only counted: no file is published
@@ -973,4 +983,76 @@ func stripOp(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// longURI returns the path of the first file of cand (or the skill itself,
+// at uri) whose URI hosts refuse, over MaxURILength bytes or
+// skill.MaxURISegments segments, and why; "" when every URI is within
+// both. A URI is only built when its directory's URI and three bytes per
+// name byte (the most escaping adds) could pass the length.
+func (b *builder) longURI(uri string, cand *candidate) (long, why string) {
+	tooLong := func(n int) string {
+		return fmt.Sprintf("its URI is %d bytes, over the %d-byte limit hosts accept; shorten the folder or file names", n, MaxURILength)
+	}
+	tooDeep := func(n int) string {
+		return fmt.Sprintf("its URI has %d segments, over the %d hosts accept; flatten its folders", n, skill.MaxURISegments)
+	}
+	segments := func(u string) int {
+		_, rest, _ := strings.Cut(u, "://")
+		return strings.Count(rest, "/") + 1
+	}
+	if len(uri) > MaxURILength {
+		return cand.n.path, tooLong(len(uri))
+	}
+	root := strings.TrimSuffix(uri, FileNameSKILL)
+	for _, wf := range cand.files {
+		d := b.nodeURI(wf.dir)
+		if len(d)+1+3*len(wf.name) > MaxURILength {
+			if u := b.fileURI(wf); len(u) > MaxURILength {
+				return wf.path, tooLong(len(u))
+			}
+		}
+		if n := segments(d) + 1; n > skill.MaxURISegments {
+			return wf.path, tooDeep(n)
+		}
+	}
+	if b.src.check {
+		// A check keeps counts, not files, and maps no folder inside a
+		// skill: the longest name of each folder, under the skill's URI.
+		var walk func(n *node, l, segs int) (string, string)
+		walk = func(n *node, l, segs int) (string, string) {
+			if n.checkedName > 0 {
+				if l+n.checkedName > MaxURILength {
+					return n.path, tooLong(l + n.checkedName)
+				}
+				if segs > skill.MaxURISegments {
+					return n.path, tooDeep(segs)
+				}
+			}
+			for _, d := range n.dirs {
+				if p, why := walk(d, l+escapedLen(path.Base(d.path))+1, segs+1); why != "" {
+					return p, why
+				}
+			}
+			return "", ""
+		}
+		return walk(cand.n, len(root), segments(root))
+	}
+	return "", ""
+}
+
+// escapedLen is len(escapeSegment(name)), without building it: what
+// url.PathEscape leaves is one byte, the rest three.
+func escapedLen(name string) int {
+	n := 0
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '-', c == '_', c == '.', c == '~', c == '$', c == '&', c == '+', c == ':', c == '=', c == '@':
+			n++
+		default:
+			n += 3
+		}
+	}
+	return n
 }

@@ -54,6 +54,7 @@ var (
 	ErrUnstable       = errors.New("file changed while it was being read")
 	ErrAmbiguousEntry = errors.New("ambiguous skill entry file")
 	ErrDuplicateURI   = errors.New("duplicate skill URI")
+	ErrURITooLong     = errors.New("URI too long")
 	ErrBadPath        = errors.New("path cannot be published as a URI")
 	ErrHardlink       = errors.New("file has more than one hard link")
 	// ErrChanged is returned by ReadFile when the file on disk no longer

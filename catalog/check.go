@@ -125,6 +125,7 @@ func (b *builder) dropChecked(n *node) {
 			(b.opts.AllowHardlinks || wf.ident.links() <= 1) && badFileSegment(wf.path) == "" {
 			n.checked++
 			n.checkedBytes += wf.size
+			n.checkedName = max(n.checkedName, escapedLen(wf.name))
 			continue
 		}
 		kept = append(kept, wf)

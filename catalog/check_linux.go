@@ -177,6 +177,7 @@ func (chk *fdCheck) dropSound(n *node, entries []fs.DirEntry, dirfd int) []fs.Di
 		}
 		n.checked++
 		n.checkedBytes += st.Size
+		n.checkedName = max(n.checkedName, escapedLen(name))
 	}
 	clear(entries[len(kept):])
 	return kept

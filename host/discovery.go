@@ -79,8 +79,22 @@ func (o *originState) openGit(ctx context.Context) (mcp.Transport, error) {
 	return t, nil
 }
 
+// refuse records an entry the server listed that the host left out: a
+// diagnostic marked Refused, counted in the origin's status.
+func (o *originState) refuse(d Diagnostic) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.status.Refused++
+	d.Refused = true
+	o.addLocked(d)
+}
+
 func (o *originState) diagLocked(sev Severity, uri, msg string, err error) {
-	d := Diagnostic{Origin: o.cfg.Label, URI: uri, Severity: sev, Message: msg, Err: err}
+	o.addLocked(Diagnostic{Origin: o.cfg.Label, URI: uri, Severity: sev, Message: msg, Err: err})
+}
+
+func (o *originState) addLocked(d Diagnostic) {
+	sev, msg, uri := d.Severity, d.Message, d.URI
 	if len(o.diags) >= maxDiagsPerOrigin {
 		o.dropped++
 		if len(o.diags) == maxDiagsPerOrigin {
@@ -301,6 +315,9 @@ func (o *originState) relist(ctx context.Context) {
 	o.refreshMu.Lock()
 	o.lastList = time.Now()
 	o.refreshMu.Unlock()
+	o.mu.Lock()
+	o.status.Refused = 0
+	o.mu.Unlock()
 	if o.profile != "" {
 		o.relistProfile(ctx, sess)
 		return
@@ -371,7 +388,7 @@ func (o *originState) relist(ctx context.Context) {
 			items++
 			e, err := DecodeEntry(o.cfg.Label, raw)
 			if err != nil {
-				o.diag(Warning, entryURI(err), "entry left out: "+entryMsg(err), err)
+				o.refuse(Diagnostic{Origin: o.cfg.Label, Severity: Warning, URI: entryURI(err), Message: "entry left out: " + entryMsg(err), Err: err})
 				continue
 			}
 			if seen[e.URI] {

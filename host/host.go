@@ -116,8 +116,13 @@ type Diagnostic struct {
 	// content and reads stay bounded). Tools that fail on warnings, like
 	// skillport verify, report it and pass.
 	Deviation bool
-	Message   string
-	Err       error
+	// Refused marks an entry the server listed that the host left out
+	// (invalid, or over a limit every host applies): a skill the user
+	// does not get, however many others verify. Tools that check a
+	// server, like skillport verify, count it as failed.
+	Refused bool
+	Message string
+	Err     error
 }
 
 // String formats the diagnostic as one line: origin, severity, URI, message.
@@ -150,6 +155,10 @@ type OriginStatus struct {
 	Skills int
 	// Partial is set when the listing was cut short (caps, a failed page).
 	Partial bool
+	// Refused counts the entries of the last listing the host left out,
+	// each also a Diagnostic with Refused set (while the origin's
+	// diagnostics are not capped).
+	Refused int
 	// Err is why the origin contributes nothing, if it does not.
 	Err error
 	// Listed is when the last listing completed.

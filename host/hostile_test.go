@@ -173,6 +173,8 @@ func TestMalformedEntriesSkippedIndividually(t *testing.T) {
 		"case":        `{"URI":"skill://d9/SKILL.md","frontmatter":{"name":"d9","description":"d"},"resources":"dynamic"}`,
 		"not-object":  `"skill://x/SKILL.md"`,
 		"no-desc":     `{"uri":"skill://d10/SKILL.md","frontmatter":{"name":"d10"},"resources":"dynamic"}`,
+		// Over the URI limit publishers apply too (skill.MaxURILength).
+		"uri-long": `{"uri":"skill://` + strings.Repeat("p/", 1015) + `long/SKILL.md","frontmatter":{"name":"long","description":"d"},"resources":"dynamic"}`,
 	}
 	for _, b := range bad {
 		f.entries = append(f.entries, json.RawMessage(b))
@@ -189,6 +191,18 @@ func TestMalformedEntriesSkippedIndividually(t *testing.T) {
 	}
 	if !hasDiag(h, "sloppy", "resources is missing") {
 		t.Errorf("no diagnostic explains the missing resources:\n%s", diags(h))
+	}
+	if !hasDiag(h, "sloppy", "longer than 2048 bytes") {
+		t.Errorf("no diagnostic explains the long URI:\n%s", diags(h))
+	}
+	// Every entry left out is reported as refused, for verify to count.
+	for _, d := range h.Diagnostics() {
+		if !d.Refused {
+			t.Errorf("diagnostic of a left-out entry not marked Refused: %s", d)
+		}
+	}
+	if st := h.Origins()[0]; st.Refused != len(bad) {
+		t.Errorf("origin status counts %d refused entries, want %d", st.Refused, len(bad))
 	}
 	_ = good
 }

@@ -206,7 +206,11 @@ func (o *originState) listIndex(ctx context.Context, sess *mcp.ClientSession) ([
 		return nil, err
 	}
 	for _, d := range notes {
-		o.diag(d.Severity, d.URI, d.Message, d.Err)
+		if d.Refused {
+			o.refuse(d)
+		} else {
+			o.diag(d.Severity, d.URI, d.Message, d.Err)
+		}
 	}
 	for _, e := range entries {
 		o.ingest(e)
@@ -233,6 +237,10 @@ func decodeIndex(label string, data []byte, max int) ([]*Entry, []Diagnostic, er
 	note := func(uri, msg string, err error) {
 		notes = append(notes, Diagnostic{Origin: label, URI: uri, Severity: Warning, Message: msg, Err: err})
 	}
+	// leftOut notes an entry that is a skill the host does not take.
+	leftOut := func(uri, msg string, err error) {
+		notes = append(notes, Diagnostic{Origin: label, URI: uri, Severity: Warning, Message: msg, Err: err, Refused: true})
+	}
 	seen := map[string]bool{}
 	for i, raw := range ix.Skills {
 		if len(out) >= max {
@@ -241,7 +249,7 @@ func decodeIndex(label string, data []byte, max int) ([]*Entry, []Diagnostic, er
 		}
 		var ie wire.IndexEntry
 		if err := json.Unmarshal(raw, &ie); err != nil {
-			note("", fmt.Sprintf("index entry %d is not an entry object; left out", i), err)
+			leftOut("", fmt.Sprintf("index entry %d is not an entry object; left out", i), err)
 			continue
 		}
 		if ie.Type != wire.IndexTypeSkillMD {
@@ -249,17 +257,17 @@ func decodeIndex(label string, data []byte, max int) ([]*Entry, []Diagnostic, er
 			continue
 		}
 		if ie.Digest != "" && !validDigest(ie.Digest) {
-			note(ie.URL, fmt.Sprintf("index entry left out: digest %q is not sha256: and 64 lowercase hex digits", clip(ie.Digest)), nil)
+			leftOut(ie.URL, fmt.Sprintf("index entry left out: digest %q is not sha256: and 64 lowercase hex digits", clip(ie.Digest)), nil)
 			continue
 		}
 		fm, err := indexFrontmatter(ie)
 		if err != nil {
-			note(ie.URL, "index entry left out: "+err.Error(), err)
+			leftOut(ie.URL, "index entry left out: "+err.Error(), err)
 			continue
 		}
 		e, err := ValidateEntry(label, &wire.Skill{URI: ie.URL, Frontmatter: fm, Resources: &wire.Resources{Dynamic: true}})
 		if err != nil {
-			note(entryURI(err), "index entry left out: "+entryMsg(err), err)
+			leftOut(entryURI(err), "index entry left out: "+entryMsg(err), err)
 			continue
 		}
 		if seen[e.URI] {
@@ -311,7 +319,7 @@ func (o *originState) listLegacy(ctx context.Context, sess *mcp.ClientSession) (
 			}
 			e, err := decodeLegacyEntry(o.cfg.Label, raw)
 			if err != nil {
-				o.diag(Warning, entryURI(err), "skills/list entry left out: "+entryMsg(err), err)
+				o.refuse(Diagnostic{Origin: o.cfg.Label, Severity: Warning, URI: entryURI(err), Message: "skills/list entry left out: " + entryMsg(err), Err: err})
 				continue
 			}
 			if seen[e.Name] {

@@ -13,4 +13,8 @@ const (
 	// MaxURILength is the longest resource URI published or accepted;
 	// longer ones are skipped by publishers and refused by readers.
 	MaxURILength = 2048
+	// MaxURISegments is the most segments (authority included) a resource
+	// URI may have; deeper ones are skipped by publishers and refused by
+	// readers.
+	MaxURISegments = 64
 )

@@ -3,10 +3,15 @@
 // [*mcp.ClientSession] the application already has, and verifies every
 // byte against the server's own skill entry before it is used.
 //
-// [Client] lists, gets and reads; [VerifyResource] and [VerifySkillMD] are
-// the pure checks it applies, for callers that fetch content some other
-// way (a cache, a proxy). Approval, origin labels and what a model may
-// see are a host's business: package host builds all of that on this one.
+// [Client] lists, gets and reads; it decodes and checks each listed entry
+// on its own ([DecodeEntry]), so one hostile entry never hides the others,
+// and [Fetch] is its one verified read. [VerifyResource] and
+// [VerifySkillMD] are the pure checks it applies, for callers that fetch
+// content some other way (a cache, a proxy). Over Streamable HTTP, give
+// the transport [HTTPClient]: it bounds every answer by what its request
+// can legitimately receive and keeps credentials to their origin
+// (docs/client.md). Approval, origin labels and what a model may see are
+// a host's business: package host builds all of that on this one.
 //
 // The package is not named client, so that it never shadows the
 // client := mcp.NewClient(...) variable every go-sdk program has.

@@ -175,7 +175,7 @@ func Contents(rr *mcp.ReadResourceResult, uri string) ([]byte, string, error) {
 
 // MaxDescription is the longest description an entry may carry (the
 // Agent Skills limit).
-const MaxDescription = 1024
+const MaxDescription = skill.MaxDescriptionLength
 
 // ValidDigest reports whether d is a digest as the extension writes it:
 // "sha256:" and 64 lowercase hex digits. It runs for every file of every

@@ -106,6 +106,36 @@ func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, orig
 			fmt.Fprintf(stdout, "FAIL %s: %s\n", esc(r.Skill), strings.Join(termsafe.Lines(r.Error), "\n  "))
 		}
 	}
+	// Entries a server listed that the host refused (invalid, over a
+	// limit) fail verification too: the summary must agree with the exit
+	// status, and a skill that cannot be pulled is not "verified".
+	shown := map[string]int{}
+	for _, d := range h.Diagnostics() {
+		if !d.Refused {
+			continue
+		}
+		shown[d.Origin]++
+		bad++
+		what := d.Origin
+		if d.URI != "" {
+			what += ": " + d.URI
+		}
+		r := verifyResult{Skill: what, Status: "failed", Error: "refused: " + d.Message}
+		results = append(results, r)
+		if !asJSON {
+			fmt.Fprintf(stdout, "FAIL %s: %s\n", esc(r.Skill), strings.Join(termsafe.Lines(r.Error), "\n  "))
+		}
+	}
+	for _, o := range h.Origins() {
+		if more := o.Refused - shown[o.Label]; more > 0 {
+			bad += more
+			r := verifyResult{Skill: o.Label, Status: "failed", Error: fmt.Sprintf("refused %d more entries (their diagnostics were left out)", more)}
+			results = append(results, r)
+			if !asJSON {
+				fmt.Fprintf(stdout, "FAIL %s: %s\n", esc(r.Skill), r.Error)
+			}
+		}
+	}
 	// Entries of a site the host refused (digest mismatch, bounds…) fail
 	// verification: they are skills the site publishes that cannot be used.
 	for _, w := range f.refused {

@@ -23,7 +23,7 @@ import (
 // Limits on URIs accepted from a server or a model.
 const (
 	MaxLength   = skill.MaxURILength
-	MaxSegments = 64
+	MaxSegments = skill.MaxURISegments
 )
 
 // SkillFile is the name of the file that makes a directory a skill.
