@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -63,6 +64,26 @@ func FuzzServeMCP(f *testing.F) {
 			}
 		case !reached || !bytes.Equal(got, body):
 			t.Fatalf("the MCP handler got %q (reached %v), want %q", got, reached, body)
+		}
+	})
+}
+
+// FuzzRequestID: whatever an unauthenticated body holds, the id a refusal
+// answers is the body's JSON-RPC id or null, and the refusal is JSON.
+func FuzzRequestID(f *testing.F) {
+	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `{"id":"a"}`, `{"id":1.5}`, `{"id":{}}`, `[{"id":1}]`, "", "{", `{"id":null}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := httptest.NewRequest("POST", "http://127.0.0.1:1/mcp", bytes.NewReader(body))
+		w := httptest.NewRecorder()
+		writeErrorID(w, http.StatusUnauthorized, requestID(r), "refused")
+		var msg struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &msg); err != nil || msg.JSONRPC != "2.0" || len(msg.ID) == 0 {
+			t.Fatalf("refusal %q: not a JSON-RPC error with an id member (%v)", w.Body, err)
 		}
 	})
 }
