@@ -2,9 +2,11 @@ package endpoint
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -84,6 +86,33 @@ func FuzzRequestID(f *testing.F) {
 		}
 		if err := json.Unmarshal(w.Body.Bytes(), &msg); err != nil || msg.JSONRPC != "2.0" || len(msg.ID) == 0 {
 			t.Fatalf("refusal %q: not a JSON-RPC error with an id member (%v)", w.Body, err)
+		}
+	})
+}
+
+// FuzzHost: any --allow-host value is refused or normalised to a fixed
+// point without scheme, path or port; and a request on loopback naming any
+// Host is served only for a loopback name or an allowed one.
+func FuzzHost(f *testing.F) {
+	for _, s := range []string{"skills.example.com", "Skills.Example.com:443", "https://x", "[::1]", "[::1]:80", "127.0.0.1", "*.x", "a:b:c", ""} {
+		f.Add(s)
+	}
+	e, err := New(http.NotFoundHandler(), &Options{AllowHosts: []string{"skills.example.com"}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if h, err := ParseHost(s); err == nil {
+			if again, err := ParseHost(h); err != nil || again != h || strings.ContainsAny(h, "/@?# ") {
+				t.Fatalf("ParseHost(%q) = %q, which parses as %q (%v)", s, h, again, err)
+			}
+		}
+		r := httptest.NewRequest("GET", "http://127.0.0.1:1/", nil)
+		r.Host = s
+		r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}))
+		host, ok := e.hostAllowed(r)
+		if ok != (isLoopback(host) || host == "skills.example.com") {
+			t.Fatalf("Host %q (%q) on loopback: allowed %v", s, host, ok)
 		}
 	})
 }

@@ -307,13 +307,17 @@ func onLoopback(r *http.Request) bool {
 // (lower case, without a port), or an error saying why s is not a host
 // name; a CLI checks its flags with it before starting.
 func ParseHost(s string) (string, error) {
+	bad := errors.New("want a host name such as skills.example.com, without scheme, path or wildcard")
 	h := strings.ToLower(strings.TrimSpace(s))
+	if strings.ContainsAny(h, "/@?#*\\ ") {
+		return "", bad
+	}
 	if hp, _, err := net.SplitHostPort(h); err == nil {
 		h = hp
 	}
 	h = strings.Trim(h, "[]")
-	if h == "" || strings.ContainsAny(h, "/@?#*: ") {
-		return "", errors.New("want a host name such as skills.example.com, without scheme, port, path or wildcard")
+	if h == "" || (strings.Contains(h, ":") && net.ParseIP(h) == nil) {
+		return "", bad
 	}
 	return h, nil
 }
