@@ -196,7 +196,17 @@ func (a *Auth) check(ctx context.Context, token string) (verified, error) {
 // verifyJWT checks a JWT locally.
 func (a *Auth) verifyJWT(ctx context.Context, token string) (*auth.TokenInfo, error) {
 	claims := jwt.MapClaims{}
-	if _, err := a.parser.ParseWithClaims(token, claims, a.keys.KeyfuncCtx(ctx)); err != nil {
+	keyfunc := a.keys.KeyfuncCtx(ctx)
+	critical := func(t *jwt.Token) (any, error) {
+		// RFC 7515 §4.1.11: a JWS whose header marks as critical an
+		// extension the recipient does not understand is invalid; this
+		// server understands none.
+		if _, ok := t.Header["crit"]; ok {
+			return nil, errCrit
+		}
+		return keyfunc(t)
+	}
+	if _, err := a.parser.ParseWithClaims(token, claims, critical); err != nil {
 		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
 	}
 	ti := &auth.TokenInfo{Extra: map[string]any{}}
@@ -219,6 +229,8 @@ func (a *Auth) verifyJWT(ctx context.Context, token string) (*auth.TokenInfo, er
 	}
 	return ti, nil
 }
+
+var errCrit = errors.New("its header lists critical extensions (crit) this server does not understand (RFC 7515 section 4.1.11)")
 
 // Caller returns the caller r's bearer token identifies, nil when r has
 // none, it does not verify or it lacks a required scope: for pages (the web catalog) that serve
@@ -281,31 +293,32 @@ func (a *Auth) require(next http.Handler) http.Handler {
 		if !ok {
 			msg := "this server requires a bearer token: sign in with the authorization server named in " + a.prmURL
 			if h != "" {
-				a.challenge(w, http.StatusUnauthorized, "invalid_request", "the Authorization header is not \"Bearer TOKEN\"")
+				a.challenge(w, r, http.StatusUnauthorized, "invalid_request", "the Authorization header is not \"Bearer TOKEN\"")
 				return
 			}
+			// RFC 6750 §3.1: no error code for a request without credentials.
 			w.Header().Set("WWW-Authenticate", fmt.Sprintf("Bearer resource_metadata=%q", a.prmURL))
-			writeError(w, http.StatusUnauthorized, msg)
+			writeErrorID(w, http.StatusUnauthorized, requestID(r), msg)
 			return
 		}
 		v, err := a.check(r.Context(), tok)
 		ti := v.ti
 		if err != nil && !errors.Is(err, auth.ErrInvalidToken) {
 			// Not the token's fault: asking for another would not help.
-			writeError(w, http.StatusServiceUnavailable, "cannot check the bearer token right now; try again later")
+			writeErrorID(w, http.StatusServiceUnavailable, requestID(r), "cannot check the bearer token right now; try again later")
 			return
 		}
 		if err != nil {
-			a.challenge(w, http.StatusUnauthorized, "invalid_token", "the bearer token was refused: "+strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": "))
+			a.challenge(w, r, http.StatusUnauthorized, "invalid_token", "the bearer token was refused: "+strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": "))
 			return
 		}
 		if !a.fresh(ti) {
-			a.challenge(w, http.StatusUnauthorized, "invalid_token", "the bearer token has expired")
+			a.challenge(w, r, http.StatusUnauthorized, "invalid_token", "the bearer token has expired")
 			return
 		}
 		for _, s := range a.opts.Scopes {
 			if !slices.Contains(ti.Scopes, s) {
-				a.challenge(w, http.StatusForbidden, "insufficient_scope", "the bearer token lacks the scope "+s)
+				a.challenge(w, r, http.StatusForbidden, "insufficient_scope", "the bearer token lacks the scope "+s)
 				return
 			}
 		}
@@ -313,13 +326,17 @@ func (a *Auth) require(next http.Handler) http.Handler {
 		// go-sdk's middleware, handed the token already verified, records
 		// it where the MCP transport looks: a session is then bound to the
 		// subject that opened it, and another token cannot use it.
+		// It checks expiry again: given a longer leeway than ours, it never
+		// refuses (with a bare 401) a token fresh checked inside the leeway.
 		auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
 			return ti, nil
-		}, nil)(next).ServeHTTP(w, r.WithContext(ctx))
+		}, &auth.RequireBearerTokenOptions{ResourceMetadataURL: a.prmURL, ClockSkew: a.opts.ClockSkew + time.Minute})(next).ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
-func (a *Auth) challenge(w http.ResponseWriter, code int, errCode, desc string) {
+// challenge refuses r with code, the RFC 6750 challenge naming errCode
+// and desc, and a JSON-RPC error answering r's id.
+func (a *Auth) challenge(w http.ResponseWriter, r *http.Request, code int, errCode, desc string) {
 	params := []string{fmt.Sprintf("resource_metadata=%q", a.prmURL), fmt.Sprintf("error=%q", errCode)}
 	if len(a.opts.Scopes) > 0 {
 		params = append(params, fmt.Sprintf("scope=%q", strings.Join(a.opts.Scopes, " ")))
@@ -331,7 +348,7 @@ func (a *Auth) challenge(w http.ResponseWriter, code int, errCode, desc string) 
 		return r
 	}, desc)))
 	w.Header().Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
-	writeError(w, code, desc)
+	writeErrorID(w, code, requestID(r), desc)
 }
 
 // mountAuth publishes the Protected Resource Metadata at the RFC 9728

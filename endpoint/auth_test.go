@@ -1,6 +1,7 @@
 package endpoint_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -106,6 +108,9 @@ func TestAuthRefusals(t *testing.T) {
 	forged = strings.Join(parts, ".")
 
 	otherOP := oidctest.Start(t, testAudience)
+	claims := map[string]any{"iss": o.URL, "aud": testAudience, "sub": "alice", "scope": "skills:read", "exp": time.Now().Add(time.Hour).Unix()}
+	crit := o.Sign(t, map[string]any{"crit": []string{"x-must-understand"}, "x-must-understand": true}, claims)
+	plainSigned := o.Sign(t, nil, claims)
 	for _, tc := range []struct {
 		name    string
 		header  map[string]string
@@ -121,11 +126,22 @@ func TestAuthRefusals(t *testing.T) {
 		{"wrong issuer", bearer(otherOP.Token(t, "alice", "skills:read")), 401, []string{`error="invalid_token"`}},
 		{"wrong signature", bearer(forged), 401, []string{`error="invalid_token"`}},
 		{"insufficient scope", bearer(o.Token(t, "alice", "skills:other")), 403, []string{`error="insufficient_scope"`, `scope="skills:read"`}},
+		{"unknown critical header", bearer(crit), 401, []string{prm, `error="invalid_token"`, `crit`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := post(t, ts, initBody, tc.header)
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status %s, want %d: %s", resp.Status, tc.status, body)
+			}
+			// A JSON-RPC error answering the request's id (1).
+			var msg struct {
+				ID    any `json:"id"`
+				Error *struct {
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" || json.Unmarshal(body, &msg) != nil || msg.ID != float64(1) || msg.Error == nil || msg.Error.Message == "" {
+				t.Errorf("body (%s) %s: want a JSON-RPC error with the request's id 1", ct, body)
 			}
 			h := resp.Header.Get("WWW-Authenticate")
 			if !strings.HasPrefix(h, "Bearer ") {
@@ -137,6 +153,20 @@ func TestAuthRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+
+	// A token expired within the leeway is accepted; a token without a
+	// critical header, signed the same way, is too (the refusal above is
+	// the header's).
+	for name, tok := range map[string]string{"expired inside the leeway": o.Token(t, "just-expired", "skills:read"), "signed the same way": plainSigned} {
+		if resp, body := post(t, ts, initBody, bearer(tok)); resp.StatusCode != 200 {
+			t.Errorf("a token %s: %s %s %s", name, resp.Status, resp.Header.Get("WWW-Authenticate"), trunc(body))
+		}
+	}
+	// The id of a request whose body is not JSON-RPC is null.
+	resp, body := post(t, ts, "not json", nil)
+	if resp.StatusCode != 401 || !bytes.Contains(body, []byte(`"id":null`)) {
+		t.Errorf("unauthenticated non-JSON body: %s %s, want 401 with a null id", resp.Status, body)
 	}
 
 	t.Run("metadata", func(t *testing.T) {

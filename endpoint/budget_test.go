@@ -1,11 +1,13 @@
 package endpoint_test
 
-// The stalled-reader attack of issue 25 (point 2): clients that request a
+// Two attacks of issue 25 on `skillport serve --http`, bounded in count
+// and time, on loopback. Stalled readers (point 2): clients that request a
 // large file and never read the answer. Each one used to hold the whole
 // encoded response (three copies of a 15 MiB file), so that 100 of them
-// took the server past 2 GB. The bytes of large responses in flight are
+// took the server past 2 GB; the bytes of large responses in flight are
 // now bounded for the whole server, and large contents are encoded as
-// they are written.
+// they are written. Idle flood (point 6): connections that made one
+// request and idle no longer lock others out.
 
 import (
 	"bufio"
@@ -278,4 +280,45 @@ func TestLargeReadsInTurn(t *testing.T) {
 		t.Errorf("small read: %s %s", resp.Status, trunc(body))
 	}
 	wg.Wait()
+}
+
+// TestIdleFlood: the report's attack on `skillport serve --http` with its
+// default cap: 1,024 connections each make one GET /healthz and then idle
+// on keep-alive. Another client must still be served, within a second.
+func TestIdleFlood(t *testing.T) {
+	p := startServe(t, skillTree(t, 1, 0))
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 1024 {
+		c, err := net.Dial("tcp", p.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", p.Addr)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("idle client %d: %v", len(conns), err)
+		}
+		resp.Body.Close()
+	}
+	for i := range 5 {
+		start := time.Now()
+		resp, err := http.Get(p.URL + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		el := time.Since(start)
+		t.Logf("new client %d with 1,024 idle connections open: %s in %v", i, resp.Status, el)
+		if resp.StatusCode != 200 || el > time.Second {
+			t.Fatalf("new client %d with 1,024 idle connections open: %s in %v, want 200 within 1s", i, resp.Status, el)
+		}
+		http.DefaultClient.CloseIdleConnections()
+	}
 }

@@ -22,10 +22,17 @@
 //     connections idle for [Options.IdleTimeout] are closed;
 //   - at most [Options.MaxSessionPOSTs] POSTs of one session are handled at
 //     once; the next gets 429;
-//   - at most [Options.MaxConns] connections are open at once; the next
-//     one is answered 503 and closed;
-//   - a request whose Origin header is present and not allowed gets 403
-//     (the MCP transport requires servers to validate Origin).
+//   - at most [Options.MaxConns] connections are open at once; at the cap
+//     a new one takes the place of the connection idle the longest, and is
+//     answered 503 and closed only when every connection is busy;
+//   - large answers (file reads, archives) hold at most
+//     [Options.ResponseBudget] bytes on all connections together, so that
+//     clients that never read cannot multiply a response by MaxConns;
+//   - on every route, a request whose Host is not a name of this server
+//     (a loopback server answers localhost names and
+//     [Options.AllowHosts]) gets 403, against DNS rebinding, and so does
+//     one whose Origin header is present and not allowed (the MCP
+//     transport requires servers to validate Origin).
 package endpoint
 
 import (

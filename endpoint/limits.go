@@ -163,7 +163,45 @@ func (e *Endpoint) readBody(r io.Reader, n int64) (body []byte, held int64, err 
 // writeError writes a JSON-RPC error response (id null: the request was
 // not read as JSON-RPC) with the given HTTP status.
 func writeError(w http.ResponseWriter, status int, msg string) {
-	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}})
+	writeErrorID(w, status, jsonrpc.ID{}, msg)
+}
+
+// maxIDPeek bounds the body read to answer a refused request with its id.
+const maxIDPeek = 64 << 10
+
+// requestID returns the JSON-RPC id of a request refused before its body
+// was read (an unauthenticated one): read when the body is small (at most
+// maxIDPeek, within the body timeout already set), else the null id.
+func requestID(r *http.Request) jsonrpc.ID {
+	if r.Method != http.MethodPost || r.Body == nil || r.ContentLength <= 0 || r.ContentLength > maxIDPeek {
+		return jsonrpc.ID{}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxIDPeek))
+	if err != nil {
+		return jsonrpc.ID{}
+	}
+	var msg struct {
+		ID any `json:"id"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return jsonrpc.ID{}
+	}
+	id, err := jsonrpc.MakeID(msg.ID)
+	if err != nil {
+		return jsonrpc.ID{}
+	}
+	return id
+}
+
+// writeErrorID writes a JSON-RPC error response answering id with the
+// given HTTP status. An unknown id is written null, as JSON-RPC 2.0 asks
+// (go-sdk's encoder leaves it out).
+func writeErrorID(w http.ResponseWriter, status int, id jsonrpc.ID, msg string) {
+	data, err := json.Marshal(struct {
+		JSONRPC string         `json:"jsonrpc"`
+		ID      any            `json:"id"`
+		Error   *jsonrpc.Error `json:"error"`
+	}{"2.0", id.Raw(), &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}})
 	if err != nil {
 		http.Error(w, msg, status)
 		return
@@ -269,13 +307,17 @@ func onLoopback(r *http.Request) bool {
 // (lower case, without a port), or an error saying why s is not a host
 // name; a CLI checks its flags with it before starting.
 func ParseHost(s string) (string, error) {
+	bad := errors.New("want a host name such as skills.example.com, without scheme, path or wildcard")
 	h := strings.ToLower(strings.TrimSpace(s))
+	if strings.ContainsAny(h, "/@?#*\\ ") {
+		return "", bad
+	}
 	if hp, _, err := net.SplitHostPort(h); err == nil {
 		h = hp
 	}
 	h = strings.Trim(h, "[]")
-	if h == "" || strings.ContainsAny(h, "/@?#*: ") {
-		return "", errors.New("want a host name such as skills.example.com, without scheme, port, path or wildcard")
+	if h == "" || (strings.Contains(h, ":") && net.ParseIP(h) == nil) {
+		return "", bad
 	}
 	return h, nil
 }

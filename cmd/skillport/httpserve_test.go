@@ -7,7 +7,8 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// TestHTTPFlags checks that a bad --allow-origin or --max-connections is a
+// TestHTTPFlags checks that a bad --allow-origin, --allow-host or
+// --max-connections is a
 // usage error naming the flag, found before anything starts.
 func TestHTTPFlags(t *testing.T) {
 	for _, tc := range []struct {
@@ -18,6 +19,9 @@ func TestHTTPFlags(t *testing.T) {
 		{[]string{"--allow-origin", "app.example.com"}, `--allow-origin "app.example.com"`},
 		{[]string{"--allow-origin", "https://app.example.com/path"}, `--allow-origin "https://app.example.com/path"`},
 		{[]string{"--max-connections", "0"}, "--max-connections must be positive"},
+		{[]string{"--allow-origin", "https://a.example", "--allow-origin", "https://b.example", "--allow-host", "skills.example.com"}, ""},
+		{[]string{"--allow-host", "https://skills.example.com"}, `--allow-host "https://skills.example.com"`},
+		{[]string{"--allow-host", "*.example.com"}, `--allow-host "*.example.com"`},
 	} {
 		f := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 		httpFlags(f)

@@ -243,6 +243,8 @@ func (s *opStorage) GetPrivateClaimsFromScopes(_ context.Context, _, clientID st
 //   - "alice": group "ops", audience the one given to [Start];
 //   - "bob": group "sales", same audience;
 //   - "expired": tokens that expired an hour before they were issued;
+//   - "just-expired": tokens that expired 10 s before they were issued,
+//     within a resource server's usual 30 s leeway;
 //   - "other": tokens for the audience https://elsewhere.test/mcp;
 //   - "opaque": group "ops", the audience given to [Start], opaque tokens;
 //   - "rs": the resource server, which may call the introspection
@@ -366,11 +368,12 @@ func Start(t testing.TB, audience string) *OP {
 		audience: audience,
 		cli:      cliClient{storage.NativeClient(CLIClient, "http://127.0.0.1/callback")},
 		clients: map[string]*opClient{
-			"alice":   mk("alice", audience, 0, "ops"),
-			"bob":     mk("bob", audience, 0, "sales"),
-			"expired": mk("expired", audience, -time.Hour),
-			"other":   mk("other", "https://elsewhere.test/mcp", 0),
-			"rs":      mk("rs", audience, 0),
+			"alice":        mk("alice", audience, 0, "ops"),
+			"bob":          mk("bob", audience, 0, "sales"),
+			"expired":      mk("expired", audience, -time.Hour),
+			"just-expired": mk("just-expired", audience, -10*time.Second),
+			"other":        mk("other", "https://elsewhere.test/mcp", 0),
+			"rs":           mk("rs", audience, 0),
 		},
 		tokens: map[string]*issued{},
 	}
@@ -413,6 +416,38 @@ func Start(t testing.TB, audience string) *OP {
 		mux.ServeHTTP(w, r)
 	})
 	return o
+}
+
+// Sign returns a JWT of claims signed with the provider's current key,
+// its protected header carrying extra as well: for tokens the provider
+// would not issue itself (a "crit" header, say).
+func (o *OP) Sign(t testing.TB, extra map[string]any, claims map[string]any) string {
+	t.Helper()
+	k, err := o.store.SigningKey(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := (&jose.SignerOptions{}).WithType("JWT")
+	for name, v := range extra {
+		opts = opts.WithHeader(jose.HeaderKey(name), v)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: k.Key(), KeyID: k.ID()}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := json.Marshal(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := signer.Sign(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := obj.CompactSerialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }
 
 // Token gets an access token for client with scopes from the provider's
