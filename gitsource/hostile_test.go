@@ -90,6 +90,12 @@ func packOf(count uint32, body []byte) []byte {
 // that any fetch answers with pack (or, if endless, with a pack header and
 // then zlib data without end, until the client hangs up or 4 GiB).
 func hostileRemote(t *testing.T, pack []byte, endless bool) string {
+	return hostileRemoteRefs(t, pack, endless, false)
+}
+
+// hostileRemoteRefs is hostileRemote whose ref advertisement, if
+// endlessRefs, never ends (until the client hangs up or 4 GiB).
+func hostileRemoteRefs(t *testing.T, pack []byte, endless, endlessRefs bool) string {
 	t.Helper()
 	const tip = "1111111111111111111111111111111111111111"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -98,7 +104,13 @@ func hostileRemote(t *testing.T, pack []byte, endless bool) string {
 			w.Header().Set("Content-Type", "application/x-git-upload-pack-advertisement")
 			io.WriteString(w, pkt("# service=git-upload-pack\n")+"0000"+
 				pkt(tip+" HEAD\x00symref=HEAD:refs/heads/main ofs-delta agent=hostile\n")+
-				pkt(tip+" refs/heads/main\n")+"0000")
+				pkt(tip+" refs/heads/main\n"))
+			for i := 0; endlessRefs && i < 4<<30/100; i++ {
+				if _, err := io.WriteString(w, pkt(fmt.Sprintf("%s refs/heads/%s%090d\n", tip, tip, i))); err != nil || r.Context().Err() != nil {
+					return
+				}
+			}
+			io.WriteString(w, "0000")
 		case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-upload-pack"):
 			io.Copy(io.Discard, r.Body)
 			w.Header().Set("Content-Type", "application/x-git-upload-pack-result")
@@ -231,18 +243,21 @@ func TestHostileRemote(t *testing.T) {
 		endless  bool
 		maxFetch int64
 		want     string
+		// endlessRefs makes the ref advertisement endless instead.
+		endlessRefs bool
 	}{
-		{"a 256 MiB zero blob", zeroBlob(256 * mib), false, 0, "blob of 268435456 bytes"},
-		{"a 100 GB object declared in a tiny pack", lying, false, 0, "blob of 107374182400 bytes"},
-		{"an object count of len/2", crowd, false, 0, "objects"},
-		{"as many tiny objects as a fetch may hold", tiny(1 << 18), false, 0, "does not point to a commit"},
-		{"one more", tiny(1<<18 + 1), false, 0, "objects, over the 262144"},
-		{"a blob longer than its header", long, false, 0, "longer than"},
-		{"an endless pack", packOf(1, packEntryOf(3, 1024, nil)), true, 8 * mib, "more than 8388608 bytes"},
+		{"a 256 MiB zero blob", zeroBlob(256 * mib), false, 0, "blob of 268435456 bytes", false},
+		{"a 100 GB object declared in a tiny pack", lying, false, 0, "blob of 107374182400 bytes", false},
+		{"an object count of len/2", crowd, false, 0, "objects", false},
+		{"as many tiny objects as a fetch may hold", tiny(1 << 18), false, 0, "does not point to a commit", false},
+		{"one more", tiny(1<<18 + 1), false, 0, "objects, over the 262144", false},
+		{"a blob longer than its header", long, false, 0, "longer than", false},
+		{"an endless pack", packOf(1, packEntryOf(3, 1024, nil)), true, 8 * mib, "more than 8388608 bytes", false},
+		{"an endless ref advertisement", nil, false, 0, "more than", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			spec := hostileRemote(t, c.pack, c.endless)
+			spec := hostileRemoteRefs(t, c.pack, c.endless, c.endlessRefs)
 			res := runAttack(t, spec, 20*time.Second, c.maxFetch)
 			t.Logf("%s: peak RSS %d MiB, allocated %d MiB, %.2f s, %d bytes left in the cache: %s",
 				c.name, res.PeakRSS>>20, res.TotalAlloc>>20, res.Seconds, res.CacheBytes, res.Err)
