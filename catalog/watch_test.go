@@ -14,19 +14,10 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/skilltest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-
-func write(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func skillFile(name string) string {
 	return fmt.Sprintf("---\nname: %s\ndescription: test skill %s\n---\n\nBody.\n", name, name)
@@ -113,7 +104,7 @@ func (w *watcher) count() int {
 
 func TestWatchPicksUpChanges(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "one", "SKILL.md"), skillFile("one"))
+	skilltest.WriteFile(t, filepath.Join(dir, "one", "SKILL.md"), skillFile("one"))
 	c, err := catalog.OpenDir(dir, &catalog.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -121,16 +112,16 @@ func TestWatchPicksUpChanges(t *testing.T) {
 	w := startWatch(t, c, &catalog.WatchOptions{Debounce: 30 * time.Millisecond, MaxDelay: 300 * time.Millisecond, Logger: quiet})
 
 	// A new skill in a new directory, nested two levels down.
-	write(t, filepath.Join(dir, "team", "two", "SKILL.md"), skillFile("two"))
+	skilltest.WriteFile(t, filepath.Join(dir, "team", "two", "SKILL.md"), skillFile("two"))
 	w.waitFor(t, "team/two is published", func(c *catalog.Catalog) bool { return c.Skill("skill://team/two/SKILL.md") != nil })
 
 	// A file added inside the directory created after the watch started.
-	write(t, filepath.Join(dir, "team", "two", "refs", "a.md"), "a")
+	skilltest.WriteFile(t, filepath.Join(dir, "team", "two", "refs", "a.md"), "a")
 	w.waitFor(t, "team/two/refs/a.md is published", func(c *catalog.Catalog) bool { return c.File("skill://team/two/refs/a.md") != nil })
 
 	// A modified file gets a new digest; an unchanged one keeps its entry.
 	before := w.waitFor(t, "", func(*catalog.Catalog) bool { return true })
-	write(t, filepath.Join(dir, "team", "two", "refs", "a.md"), "changed")
+	skilltest.WriteFile(t, filepath.Join(dir, "team", "two", "refs", "a.md"), "changed")
 	after := w.waitFor(t, "a.md has a new digest", func(c *catalog.Catalog) bool {
 		f := c.File("skill://team/two/refs/a.md")
 		return f != nil && f.Size == int64(len("changed"))
@@ -154,7 +145,7 @@ func TestWatchPicksUpChanges(t *testing.T) {
 // final state.
 func TestWatchBurst(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "burst", "SKILL.md"), skillFile("burst"))
+	skilltest.WriteFile(t, filepath.Join(dir, "burst", "SKILL.md"), skillFile("burst"))
 	c, err := catalog.OpenDir(dir, &catalog.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +153,7 @@ func TestWatchBurst(t *testing.T) {
 	w := startWatch(t, c, &catalog.WatchOptions{Debounce: 100 * time.Millisecond, MaxDelay: time.Second, Logger: quiet})
 	start := time.Now()
 	for i := range 1000 {
-		write(t, filepath.Join(dir, "burst", "data", fmt.Sprintf("f%04d.txt", i%200)), fmt.Sprintf("write %d", i))
+		skilltest.WriteFile(t, filepath.Join(dir, "burst", "data", fmt.Sprintf("f%04d.txt", i%200)), fmt.Sprintf("write %d", i))
 	}
 	elapsed := time.Since(start)
 	w.waitFor(t, "all 200 files carry their last write", func(c *catalog.Catalog) bool {

@@ -75,10 +75,10 @@ func TestWatchStartRebuildsOnlyWhenChanged(t *testing.T) {
 			}
 		}, true},
 		{"skill added", nil, func(t *testing.T, dir string) {
-			mk(t, filepath.Join(dir, "c", "SKILL.md"), "---\nname: c\ndescription: C.\n---\n")
+			skilltest.WriteFile(t, filepath.Join(dir, "c", "SKILL.md"), "---\nname: c\ndescription: C.\n---\n")
 		}, true},
 		{"unpublished file fixed", nil, func(t *testing.T, dir string) {
-			mk(t, filepath.Join(dir, "bad", "SKILL.md"), "---\nname: bad\ndescription: Fixed.\n---\n")
+			skilltest.WriteFile(t, filepath.Join(dir, "bad", "SKILL.md"), "---\nname: bad\ndescription: Fixed.\n---\n")
 		}, true},
 		{"symbolic link replaced", nil, func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "a", "guide-link.md")
@@ -108,31 +108,20 @@ func TestWatchStartRebuildsOnlyWhenChanged(t *testing.T) {
 	}
 }
 
-// mk writes s to p, making its directories.
-func mk(t *testing.T, p, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // testWatchStart builds a small tree, applies do, and reports whether Watch
 // rebuilt it when it started.
 func testWatchStart(t *testing.T, setup, do func(*testing.T, string), want bool) {
 	dir := t.TempDir()
-	mk(t, filepath.Join(dir, "a", "SKILL.md"), "---\nname: a\ndescription: A.\n---\n")
-	mk(t, filepath.Join(dir, "a", "guide.md"), "guide\n")
-	mk(t, filepath.Join(dir, ".shared", "notes.md"), "notes\n")
+	skilltest.WriteFile(t, filepath.Join(dir, "a", "SKILL.md"), "---\nname: a\ndescription: A.\n---\n")
+	skilltest.WriteFile(t, filepath.Join(dir, "a", "guide.md"), "guide\n")
+	skilltest.WriteFile(t, filepath.Join(dir, ".shared", "notes.md"), "notes\n")
 	if err := os.Symlink("guide.md", filepath.Join(dir, "a", "guide-link.md")); err != nil {
 		t.Fatal(err)
 	}
 	if setup != nil {
 		setup(t, dir)
 	}
-	mk(t, filepath.Join(dir, "bad", "SKILL.md"), "---\nname: bad\n---\n") // no description
+	skilltest.WriteFile(t, filepath.Join(dir, "bad", "SKILL.md"), "---\nname: bad\n---\n") // no description
 	time.Sleep(3 * changeSlack)
 
 	h := &countHandler{match: "description"}

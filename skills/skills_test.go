@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"testing"
 	"testing/fstest"
@@ -14,25 +13,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/skilltest"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/skills"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func write(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestAddDirectoryWatchFollowsTheFolder(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "a", "SKILL.md"), "---\nname: a\ndescription: A.\n---\n")
+	skilltest.WriteFile(t, filepath.Join(dir, "a", "SKILL.md"), "---\nname: a\ndescription: A.\n---\n")
 	s := mcp.NewServer(&mcp.Implementation{Name: "t"}, nil)
 	sv, err := skills.AddDirectory(s, dir, &skills.Options{Watch: true,
 		WatchOptions: catalog.WatchOptions{Debounce: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond},
@@ -49,7 +39,7 @@ func TestAddDirectoryWatchFollowsTheFolder(t *testing.T) {
 		}
 	})
 	defer cancel()
-	write(t, filepath.Join(dir, "b", "SKILL.md"), "---\nname: b\ndescription: B.\n---\n")
+	skilltest.WriteFile(t, filepath.Join(dir, "b", "SKILL.md"), "---\nname: b\ndescription: B.\n---\n")
 	deadline := time.After(10 * time.Second)
 	for len(sv.Catalog().Skills()) != 2 {
 		select {
@@ -62,13 +52,13 @@ func TestAddDirectoryWatchFollowsTheFolder(t *testing.T) {
 
 func TestAddDirectoryWithoutWatchStaysPut(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "a", "SKILL.md"), "---\nname: a\ndescription: A.\n---\n")
+	skilltest.WriteFile(t, filepath.Join(dir, "a", "SKILL.md"), "---\nname: a\ndescription: A.\n---\n")
 	sv, err := skills.AddDirectory(mcp.NewServer(&mcp.Implementation{Name: "t"}, nil), dir, &skills.Options{Server: server.Options{Logger: quiet}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sv.Close()
-	write(t, filepath.Join(dir, "b", "SKILL.md"), "---\nname: b\ndescription: B.\n---\n")
+	skilltest.WriteFile(t, filepath.Join(dir, "b", "SKILL.md"), "---\nname: b\ndescription: B.\n---\n")
 	time.Sleep(300 * time.Millisecond)
 	if n := len(sv.Catalog().Skills()); n != 1 {
 		t.Fatalf("without Watch the catalog changed by itself: %d skills", n)

@@ -33,13 +33,19 @@ func WriteTree(tb testing.TB, files map[string]string) string {
 func WriteFiles(tb testing.TB, dir string, files map[string]string) {
 	tb.Helper()
 	for p, content := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			tb.Fatal(err)
-		}
+		WriteFile(tb, filepath.Join(dir, filepath.FromSlash(p)), content)
+	}
+}
+
+// WriteFile writes content to the file at path, creating the directories
+// it needs.
+func WriteFile(tb testing.TB, path, content string) {
+	tb.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		tb.Fatal(err)
 	}
 }
 
