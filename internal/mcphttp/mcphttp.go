@@ -178,7 +178,7 @@ func describe(r *http.Request) call {
 	return c
 }
 
-// TooLargeMessage is the message of the error a call gets when its answer
+// tooLargeMessage is the message of the error a call gets when its answer
 // went over its limit.
 func tooLargeMessage(c call, limit int64) string {
 	what := c.Method
