@@ -1,6 +1,7 @@
 package gitsource
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -192,6 +193,19 @@ func TestInAny(t *testing.T) {
 	} {
 		if got := inAny(tc.dir, tc.folders); got != tc.want {
 			t.Errorf("inAny(%q, %q) = %v", tc.dir, tc.folders, got)
+		}
+	}
+}
+
+// TestObjectID checks the id the pack reader checks reads against with
+// go-git's, for each type and a few sizes.
+func TestObjectID(t *testing.T) {
+	for _, typ := range []plumbing.ObjectType{plumbing.BlobObject, plumbing.TreeObject, plumbing.CommitObject, plumbing.TagObject} {
+		for _, n := range []int{0, 1, 63, 64, 1000, 1 << 16} {
+			data := bytes.Repeat([]byte{byte(n)}, n)
+			if got, want := objectID(typ, data), plumbing.ComputeHash(typ, data); got != want {
+				t.Errorf("%s of %d bytes: %s, go-git %s", typ, n, got, want)
+			}
 		}
 	}
 }

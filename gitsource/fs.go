@@ -702,7 +702,7 @@ func (f *FS) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
 		return nil, fmt.Errorf("blob %s is %d bytes, not %d", h, o.Size(), size)
 	}
 	data, err := readObject(o)
-	if err == nil && f.packs != nil && f.objs.freshObject(h) == nil && plumbing.ComputeHash(plumbing.BlobObject, data) != h {
+	if err == nil && f.packs != nil && f.objs.freshObject(h) == nil && objectID(plumbing.BlobObject, data) != h {
 		// go-git's store reads by offset too, without checking.
 		return nil, &integrityError{fmt.Sprintf("blob %s read from the mirror is another object: the cache is damaged; delete %s to fetch afresh",
 			h, filepath.Dir(filepath.Dir(f.packs.dir)))}
