@@ -258,16 +258,7 @@ func TestHiddenNestedNotifications(t *testing.T) {
 		"tok-olga": {UserID: "olga", Extra: map[string]any{"groups": []string{"ops"}}},
 		"tok-bob":  {UserID: "bob"},
 	}
-	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		ti := tokens[tok]
-		if ti == nil {
-			return nil, auth.ErrInvalidToken
-		}
-		c := *ti
-		c.Expiration = time.Now().Add(time.Hour)
-		return &c, nil
-	}
-	hs := httptest.NewServer(auth.RequireBearerToken(verify, nil)(h))
+	hs := httptest.NewServer(auth.RequireBearerToken(verifyFrom(tokens), nil)(h))
 	t.Cleanup(hs.Close)
 	ctx := context.Background()
 	olga, on := connect(t, hs.URL, "tok-olga")
