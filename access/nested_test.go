@@ -217,8 +217,16 @@ func TestHiddenNestedSkill(t *testing.T) {
 			}
 		}
 	}
-	// The control: a member of ops reads what bob cannot.
+	// /metrics needs a token where /mcp does, and its gauges count what an
+	// anonymous caller sees (the guide, two files), whoever asks.
+	if got := hidden.get(t, "", "GET", "/metrics", ""); !strings.HasPrefix(got, "401") {
+		t.Errorf("/metrics without a token: %s", got)
+	}
 	alice := hidden.op.Token(t, "alice")
+	if got := hidden.get(t, alice, "GET", "/metrics", ""); !strings.Contains(got, "skillport_snapshot_skills 1") || !strings.Contains(got, "skillport_snapshot_files 2") {
+		t.Errorf("/metrics for a member of ops: %s", got)
+	}
+	// The control: a member of ops reads what bob cannot.
 	if got := hidden.get(t, alice, "POST", "/mcp", rpc("resources/read", `"uri":"skill://docs/guide/ops/secret.md"`)); !strings.Contains(got, "SECRET-BYTES") {
 		t.Errorf("alice cannot read the ops skill: %s", got)
 	}
