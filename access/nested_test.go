@@ -185,6 +185,10 @@ func TestHiddenNestedSkill(t *testing.T) {
 		{"POST", "/mcp", rpc("resources/directory/read", `"uri":"skill://docs/guide/ops"`)},
 		{"POST", "/mcp", rpc("resources/directory/read", `"uri":"skill://docs/guide/ops/deep"`)},
 		{"POST", "/mcp", rpc("resources/directory/read", `"uri":"skill://docs"`)},
+		{"POST", "/mcp", rpc("skills/read", `"name":"guide"`)},
+		{"POST", "/mcp", rpc("skills/read", `"name":"ops"`)},
+		{"POST", "/mcp", rpc("skills/read_reference", `"name":"guide","reference":"ops/secret.md"`)},
+		{"POST", "/mcp", rpc("skills/read_reference", `"name":"guide","reference":"ops/deep/x.txt"`)},
 		{"GET", "/", ""},
 		{"GET", "/?q=ops", ""},
 		{"GET", "/search.json?q=ops", ""},
@@ -229,6 +233,9 @@ func TestHiddenNestedSkill(t *testing.T) {
 	// The control: a member of ops reads what bob cannot.
 	if got := hidden.get(t, alice, "POST", "/mcp", rpc("resources/read", `"uri":"skill://docs/guide/ops/secret.md"`)); !strings.Contains(got, "SECRET-BYTES") {
 		t.Errorf("alice cannot read the ops skill: %s", got)
+	}
+	if got := hidden.get(t, alice, "POST", "/mcp", rpc("skills/read_reference", `"name":"guide","reference":"ops/secret.md"`)); !strings.Contains(got, "SECRET-BYTES") {
+		t.Errorf("alice cannot read the ops skill's file through the seed-001 profile: %s", got)
 	}
 	if got := hidden.get(t, alice, "GET", "/raw/docs/guide/ops/secret.md", ""); !strings.HasPrefix(got, "200") {
 		t.Errorf("alice cannot download the ops skill's file: %s", got)
