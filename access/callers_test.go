@@ -94,20 +94,25 @@ func serveAuthorized(t testing.TB, src server.Source, servers int, opts server.O
 			t.Fatal(err)
 		}
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
-		verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-			ti := callers[tok]
-			if ti == nil {
-				return nil, auth.ErrInvalidToken
-			}
-			c := *ti
-			c.Expiration = time.Now().Add(time.Hour)
-			return &c, nil
-		}
-		hs := httptest.NewServer(auth.RequireBearerToken(verify, nil)(h))
+		hs := httptest.NewServer(auth.RequireBearerToken(verifyFrom(callers), nil)(h))
 		t.Cleanup(hs.Close)
 		urls = append(urls, hs.URL)
 	}
 	return urls
+}
+
+// verifyFrom verifies the test's bearer tokens: each stands for the
+// caller tokens maps it to, for an hour.
+func verifyFrom(tokens map[string]*auth.TokenInfo) auth.TokenVerifier {
+	return func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+		ti := tokens[tok]
+		if ti == nil {
+			return nil, auth.ErrInvalidToken
+		}
+		c := *ti
+		c.Expiration = time.Now().Add(time.Hour)
+		return &c, nil
+	}
 }
 
 func (f *authFixture) edit(t testing.TB, path string) {

@@ -7,12 +7,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/skillport/skillport/access"
@@ -182,6 +185,10 @@ func TestHiddenNestedSkill(t *testing.T) {
 		{"POST", "/mcp", rpc("resources/directory/read", `"uri":"skill://docs/guide/ops"`)},
 		{"POST", "/mcp", rpc("resources/directory/read", `"uri":"skill://docs/guide/ops/deep"`)},
 		{"POST", "/mcp", rpc("resources/directory/read", `"uri":"skill://docs"`)},
+		{"POST", "/mcp", rpc("skills/read", `"name":"guide"`)},
+		{"POST", "/mcp", rpc("skills/read", `"name":"ops"`)},
+		{"POST", "/mcp", rpc("skills/read_reference", `"name":"guide","reference":"ops/secret.md"`)},
+		{"POST", "/mcp", rpc("skills/read_reference", `"name":"guide","reference":"ops/deep/x.txt"`)},
 		{"GET", "/", ""},
 		{"GET", "/?q=ops", ""},
 		{"GET", "/search.json?q=ops", ""},
@@ -214,12 +221,103 @@ func TestHiddenNestedSkill(t *testing.T) {
 			}
 		}
 	}
-	// The control: a member of ops reads what bob cannot.
+	// /metrics needs a token where /mcp does, and its gauges count what an
+	// anonymous caller sees (the guide, two files), whoever asks.
+	if got := hidden.get(t, "", "GET", "/metrics", ""); !strings.HasPrefix(got, "401") {
+		t.Errorf("/metrics without a token: %s", got)
+	}
 	alice := hidden.op.Token(t, "alice")
+	if got := hidden.get(t, alice, "GET", "/metrics", ""); !strings.Contains(got, "skillport_snapshot_skills 1") || !strings.Contains(got, "skillport_snapshot_files 2") {
+		t.Errorf("/metrics for a member of ops: %s", got)
+	}
+	// The control: a member of ops reads what bob cannot.
 	if got := hidden.get(t, alice, "POST", "/mcp", rpc("resources/read", `"uri":"skill://docs/guide/ops/secret.md"`)); !strings.Contains(got, "SECRET-BYTES") {
 		t.Errorf("alice cannot read the ops skill: %s", got)
 	}
+	if got := hidden.get(t, alice, "POST", "/mcp", rpc("skills/read_reference", `"name":"guide","reference":"ops/secret.md"`)); !strings.Contains(got, "SECRET-BYTES") {
+		t.Errorf("alice cannot read the ops skill's file through the seed-001 profile: %s", got)
+	}
 	if got := hidden.get(t, alice, "GET", "/raw/docs/guide/ops/secret.md", ""); !strings.HasPrefix(got, "200") {
 		t.Errorf("alice cannot download the ops skill's file: %s", got)
+	}
+}
+
+// TestHiddenNestedNotifications: a change inside a hidden nested skill is
+// announced to the session that may see it (list_changed, and updated for
+// the file it subscribed to), never to one that may not, although the
+// visible skill around it contains the file's folder.
+func TestHiddenNestedNotifications(t *testing.T) {
+	dir := t.TempDir()
+	for p, body := range nestedTree {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cat, err := catalog.OpenDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := server.NewCatalogSource(cat)
+	rules, err := access.Parse("rules.jsonc", []byte(nestedRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := server.New(nil, access.Filter(src, rules.Visible), &server.Options{
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), CacheScope: wire.CacheScopePrivate, ListChangedDelay: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	tokens := map[string]*auth.TokenInfo{
+		"tok-olga": {UserID: "olga", Extra: map[string]any{"groups": []string{"ops"}}},
+		"tok-bob":  {UserID: "bob"},
+	}
+	hs := httptest.NewServer(auth.RequireBearerToken(verifyFrom(tokens), nil)(h))
+	t.Cleanup(hs.Close)
+	ctx := context.Background()
+	olga, on := connect(t, hs.URL, "tok-olga")
+	bob, bn := connect(t, hs.URL, "tok-bob")
+	const (
+		secret = "skill://docs/guide/ops/secret.md"
+		guide  = "skill://docs/guide/SKILL.md"
+	)
+	if err := olga.Subscribe(ctx, &mcp.SubscribeParams{URI: secret}); err != nil {
+		t.Fatalf("olga cannot subscribe to the ops skill's file: %v", err)
+	}
+	if err := bob.Subscribe(ctx, &mcp.SubscribeParams{URI: secret}); err == nil {
+		t.Errorf("bob subscribed to a hidden skill's file")
+	}
+	for _, cs := range []*mcp.ClientSession{olga, bob} {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: guide}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	swap := func(path string) {
+		t.Helper()
+		p := filepath.Join(dir, path)
+		b, _ := os.ReadFile(p)
+		os.WriteFile(p, append(b, "more\n"...), 0o644)
+		c, err := src.Catalog().Reload()
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Swap(c)
+	}
+	// The hidden nested skill's file changes: olga hears of it.
+	swap("docs/guide/ops/secret.md")
+	waitFor(t, "olga's list_changed and updated for "+secret, func() bool {
+		l, u := on.get()
+		return l == 1 && len(u) == 1 && u[0] == secret
+	})
+	// Then the visible guide changes: once bob hears of that, anything he
+	// would have been told of the first change has arrived before it.
+	swap("docs/guide/SKILL.md")
+	waitFor(t, "bob's notifications of the guide", func() bool {
+		l, u := bn.get()
+		return l > 0 && len(u) > 0 && u[len(u)-1] == guide
+	})
+	if l, u := bn.get(); l != 1 || len(u) != 1 {
+		t.Errorf("bob was told about a change inside a skill he cannot see: %d list_changed, updated %v", l, u)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/skillport/skillport/skill"
 )
 
@@ -774,6 +776,7 @@ func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 			Message: `"index.json" is reserved for the index resource and cannot start a skill path`})
 		return nil, false
 	}
+	var twins map[string]string // NFC path -> file path, once a name is not ASCII
 	for _, wf := range cand.files {
 		rel := wf.path // below n: n.path, "/", then rel
 		if n.path != "." {
@@ -784,6 +787,25 @@ func (b *builder) skillFor(cand *candidate) (*Skill, bool) {
 				Message: fmt.Sprintf("file name %q contains %s and cannot be served in a URI; rename it (the skill is not published)", path.Base(wf.path), bad)})
 			return nil, false
 		}
+		if twins == nil && isASCII(rel) {
+			continue
+		}
+		if twins == nil {
+			twins = map[string]string{}
+			for _, o := range cand.files { // the ASCII ones seen so far are their own key
+				if o == wf {
+					break
+				}
+				twins[o.path] = o.path
+			}
+		}
+		k := norm.NFC.String(wf.path)
+		if o, dup := twins[k]; dup && o != wf.path {
+			b.diag(Diagnostic{Path: wf.path, Skill: n.path, Rule: RuleDuplicate, Severity: skill.Error, Err: ErrDuplicateURI,
+				Message: fmt.Sprintf("%q and %q differ only in Unicode normalization (NFC/NFD): they look the same on every page and listing; rename one of them (the skill is not published)", o, wf.path)})
+			return nil, false
+		}
+		twins[k] = wf.path
 	}
 
 	if !md.parsed {
@@ -1055,4 +1077,13 @@ func escapedLen(name string) int {
 		}
 	}
 	return n
+}
+
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/skillport/skillport/skill"
 )
 
@@ -85,20 +87,25 @@ func (b *builder) mapDir(n *node, p string, inSkill bool) bool {
 		d.seg, d.label = b.segment(d, p == "", inSkill)
 		var other *node
 		if bySeg != nil {
-			other = bySeg[d.seg]
+			k := twinKey(d.seg)
+			other = bySeg[k]
 			if other == nil {
-				bySeg[d.seg] = d
+				bySeg[k] = d
 			}
 		} else {
 			for _, o := range n.dirs[:i] {
-				if o.seg == d.seg { // the first, as the map keeps
+				if o.seg == d.seg || twinKey(o.seg) == twinKey(d.seg) { // the first, as the map keeps
 					other = o
 					break
 				}
 			}
 		}
-		if other != nil {
-			b.collide(other, d, joinURIPath(p, d.seg))
+		switch {
+		case other == nil:
+		case other.seg == d.seg:
+			b.collide(other, d, fmt.Sprintf("would both be published at %s://%s", b.opts.Scheme, joinURIPath(p, d.seg)))
+		default:
+			b.collide(other, d, "differ only in Unicode normalization (NFC/NFD): they look the same on every page and listing")
 		}
 	}
 	for _, d := range n.dirs {
@@ -211,8 +218,8 @@ func (b *builder) folderName(dir string) string {
 
 // collide refuses every skill under a and d, two directories of one parent
 // that map to the same URI path p.
-func (b *builder) collide(a, d *node, p string) {
-	msg := fmt.Sprintf("%q and %q would both be published at %s://%s; rename one of them (neither is published)", a.path, d.path, b.opts.Scheme, p)
+func (b *builder) collide(a, d *node, why string) {
+	msg := fmt.Sprintf("%q and %q %s; rename one of them (neither is published)", a.path, d.path, why)
 	for _, n := range []*node{a, d} {
 		var refuse func(n *node)
 		refuse = func(n *node) {
@@ -226,4 +233,16 @@ func (b *builder) collide(a, d *node, p string) {
 		}
 		refuse(n)
 	}
+}
+
+// twinKey is what two names must differ in to be told apart by a reader:
+// a URI segment percent-decoded and put in Unicode normalization form C,
+// so that "café" typed on macOS (NFD) and on Linux (NFC), different bytes
+// and different URIs, are found to be twins. Segments without escapes
+// (ASCII) are their own key.
+func twinKey(seg string) string {
+	if !strings.Contains(seg, "%") {
+		return seg
+	}
+	return norm.NFC.String(decodeSegment(seg))
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
@@ -23,6 +24,17 @@ import (
 // DefaultCacheBytes bounds the content a replica holds in memory.
 const DefaultCacheBytes = 64 << 20
 
+// DefaultQueryTimeout bounds each of a replica's trips to the database (a
+// content read, a reload): a database that stops answering (a hung host,
+// a full disk, a network partition without resets) fails a read with an
+// error after it, instead of holding the request until the client gives
+// up.
+const DefaultQueryTimeout = 10 * time.Second
+
+// ReadyTimeout bounds the ping of [Source.Ready], so that /readyz notices
+// a database that stopped answering within a probe's usual timeout.
+const ReadyTimeout = 2 * time.Second
+
 // Options configure a replica [Source]. The zero value is usable.
 type Options struct {
 	// CacheBytes bounds the file content held in memory (default 64 MiB);
@@ -31,6 +43,9 @@ type Options struct {
 	// MaxConns bounds the replica's connections for content reads (default
 	// 4), besides the one that listens for changes.
 	MaxConns int32
+	// QueryTimeout bounds each trip to the database: a content read, a
+	// reload (default DefaultQueryTimeout).
+	QueryTimeout time.Duration
 	// Logger receives reconnections and reloads; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -41,11 +56,12 @@ type Options struct {
 // gone it keeps serving its last snapshot, reports not ready, and reloads
 // on reconnect (a notification sent while disconnected is lost).
 type Source struct {
-	dsn   string
-	pool  *pgxpool.Pool
-	log   *slog.Logger
-	cache *cache
-	group singleflight.Group
+	dsn     string
+	pool    *pgxpool.Pool
+	timeout time.Duration // Options.QueryTimeout
+	log     *slog.Logger
+	cache   *cache
+	group   singleflight.Group
 
 	cur    atomic.Pointer[snapshot]
 	reload sync.Mutex
@@ -82,16 +98,22 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Source, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.QueryTimeout <= 0 {
+		o.QueryTimeout = DefaultQueryTimeout
+	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("registry: %s: %w", redact(dsn), err)
 	}
 	cfg.MaxConns = o.MaxConns
+	if cfg.ConnConfig.ConnectTimeout <= 0 || cfg.ConnConfig.ConnectTimeout > o.QueryTimeout {
+		cfg.ConnConfig.ConnectTimeout = o.QueryTimeout
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("registry: %s: %w", redact(dsn), err)
 	}
-	s := &Source{dsn: dsn, pool: pool, log: o.Logger, cache: newCache(o.CacheBytes),
+	s := &Source{dsn: dsn, pool: pool, timeout: o.QueryTimeout, log: o.Logger, cache: newCache(o.CacheBytes),
 		done:        make(chan struct{}),
 		hits:        prometheus.NewCounter(prometheus.CounterOpts{Name: "skillport_registry_cache_hits_total", Help: "File reads answered from the replica's content cache."}),
 		misses:      prometheus.NewCounter(prometheus.CounterOpts{Name: "skillport_registry_cache_misses_total", Help: "File reads that went to the database."}),
@@ -153,14 +175,24 @@ func (s *Source) OnChange(fn func(old, new server.Snapshot)) (cancel func()) {
 	return s.feed.OnChange(fn)
 }
 
-// Ready reports whether the replica is listening to the database; when it
-// is not, it is serving its last snapshot and says since when.
-func (s *Source) Ready(context.Context) error {
+// Ready reports whether the replica is listening to the database and the
+// database answers a ping within [ReadyTimeout]. The error says only that
+// (and since when the last snapshot is served): /readyz is often public,
+// and the database's user, name and address are not its business. The
+// cause is logged.
+func (s *Source) Ready(ctx context.Context) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.downErr != nil {
-		snap := s.cur.Load()
-		return fmt.Errorf("registry unreachable since %s (%v); serving the last snapshot, generation %d", s.downAt.UTC().Format(time.RFC3339), s.downErr, snap.gen)
+	downErr, downAt := s.downErr, s.downAt
+	s.mu.Unlock()
+	gen := s.cur.Load().gen
+	if downErr != nil {
+		return fmt.Errorf("registry database unreachable since %s; serving the last snapshot, generation %d", downAt.UTC().Format(time.RFC3339), gen)
+	}
+	pctx, cancel := context.WithTimeout(ctx, min(ReadyTimeout, s.timeout))
+	defer cancel()
+	if err := s.pool.Ping(pctx); err != nil {
+		s.log.Warn("registry database did not answer the readiness ping", "err", err)
+		return fmt.Errorf("registry database not answering; serving the last snapshot, generation %d", gen)
 	}
 	return nil
 }
@@ -184,6 +216,8 @@ func (s *Source) setDown(err error) {
 func (s *Source) Reload(ctx context.Context) error {
 	s.reload.Lock()
 	defer s.reload.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
 	var gen int64
 	if err := s.pool.QueryRow(ctx, `SELECT generation FROM registry_state`).Scan(&gen); err != nil {
 		s.reloads.WithLabelValues("error").Inc()
@@ -210,6 +244,8 @@ func (s *Source) Reload(ctx context.Context) error {
 // load reads, in one read-only transaction, the current versions of the
 // skills changed since base's generation (all of them when base is nil).
 func (s *Source) load(ctx context.Context, base *snapshot) (*snapshot, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
 	var snap *snapshot
 	since := int64(-1)
 	if base != nil {
@@ -307,9 +343,16 @@ func (s *Source) content(ctx context.Context, f *catalog.File) ([]byte, error) {
 	s.misses.Inc()
 	v, err, _ := s.group.Do(f.Digest, func() (any, error) {
 		var data []byte
-		if err := s.pool.QueryRow(ctx, `SELECT data FROM blobs WHERE digest = $1`, f.Digest).Scan(&data); err != nil {
+		// The read is shared by every request for the digest: its deadline
+		// is the replica's, not the first requester's cancellation.
+		qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+		defer cancel()
+		if err := s.pool.QueryRow(qctx, `SELECT data FROM blobs WHERE digest = $1`, f.Digest).Scan(&data); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
 				return nil, fmt.Errorf("registry: %s: content %s is missing from the registry", f.URI, f.Digest)
+			}
+			if qctx.Err() != nil || pgconn.Timeout(err) {
+				return nil, fmt.Errorf("registry: reading %s: the database did not answer within %s; check that it is up (the deadline is the replica's query timeout)", f.URI, s.timeout)
 			}
 			return nil, fmt.Errorf("registry: reading %s: %w", f.URI, err)
 		}

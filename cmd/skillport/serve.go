@@ -64,6 +64,7 @@ func init() {
 	f.Bool("allow-hardlinks", false, "publish files with more than one hard link (by default their skill is refused: a hard link can bring in content from outside DIR)")
 	f.Bool("no-web", false, "with --http, do not serve the web catalog at / nor /.well-known/agent-skills/index.json")
 	f.Bool("legacy-error-codes", false, "answer seed-001 methods with its -32002/-32004 codes instead of -32602")
+	f.Duration("registry-timeout", registry.DefaultQueryTimeout, "serving a registry, fail a database read or reload that takes longer than `D` (a hung database fails reads instead of hanging them)")
 	f.Bool("no-fast-path", false, "send resources/read, skills/get, skills/list and resources/directory/read through go-sdk too, instead of the thin read path that answers them with the same bytes several times cheaper")
 	httpFlags(f)
 	authFlags(f)
@@ -145,7 +146,11 @@ func runServe(cmd *cobra.Command, args []string) error {
 		case prefix != "" || dotfiles:
 			return usageErrorf("serve: --prefix and --include-dotfiles apply to directories; a registry serves its namespaces as published")
 		}
-		rs, err := registry.Open(octx, args[0], &registry.Options{Logger: log})
+		qt, _ := f.GetDuration("registry-timeout")
+		if qt <= 0 {
+			return usageErrorf("serve: --registry-timeout must be positive")
+		}
+		rs, err := registry.Open(octx, args[0], &registry.Options{Logger: log, QueryTimeout: qt})
 		if err != nil {
 			return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 		}

@@ -161,6 +161,46 @@ func (s *Server) Restart() error {
 // backends), the way a crashed or unreachable database looks to clients.
 func (s *Server) Kill() error { return s.stop(syscall.SIGKILL) }
 
+// Pause stops the server and its backends with SIGSTOP, the way a hung
+// database host looks to clients: connections stay open and nothing
+// answers. Resume continues them. Linux only (it finds the backends in
+// /proc).
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume continues a server stopped by Pause.
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return errors.New("pgtest: the server is not running")
+	}
+	pid := s.cmd.Process.Pid
+	// Backends and auxiliary processes each start a session of their own:
+	// signal the postmaster's children one by one (Linux /proc), then it.
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return fmt.Errorf("pgtest: listing the server's processes: %w", err)
+	}
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so after the last ")".
+		rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+		if f := strings.Fields(rest); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			syscall.Kill(child, sig)
+		}
+	}
+	return syscall.Kill(pid, sig)
+}
+
 // Stop shuts the server down cleanly (fast shutdown: clients are
 // disconnected).
 func (s *Server) Stop() error { return s.stop(syscall.SIGINT) }
