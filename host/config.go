@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skillport/skillport/internal/suggest"
 	"maps"
 	"os"
 	"path/filepath"
@@ -121,32 +122,11 @@ func typo(k string, known, others []string) string {
 		if len(w) > 5 {
 			limit = 2
 		}
-		if strings.EqualFold(k, w) || editDistance(strings.ToLower(k), strings.ToLower(w)) <= limit {
+		if strings.EqualFold(k, w) || suggest.Distance(strings.ToLower(k), strings.ToLower(w)) <= limit {
 			return w
 		}
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance between two short keys.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func parseConfig(file string, data []byte, base string) ([]Origin, []string, error) {

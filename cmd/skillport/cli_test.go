@@ -183,7 +183,7 @@ func TestLsOutput(t *testing.T) {
 		t.Errorf("piped output has a header, truncation or folder paths:\n%s", piped)
 	}
 	for _, l := range strings.Split(strings.TrimSpace(piped), "\n") {
-		if f := strings.Split(l, "\t"); len(f) != 5 {
+		if f := strings.Split(l, "\t"); len(f) != 6 {
 			t.Errorf("piped row has %d tab-separated fields: %q", len(f), l)
 		}
 	}

@@ -19,6 +19,7 @@ var rank = map[string]int{
 	"internal/sdklog":   0,
 	"internal/stdio":    0,
 	"internal/cputime":  0,
+	"internal/suggest":  0,
 	"host/sanitize":     0,
 	"skill":             1,
 	"sandbox":           1,
