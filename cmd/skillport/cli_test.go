@@ -337,8 +337,8 @@ func TestCommandLineConflictsAndMissingPaths(t *testing.T) {
 	}{
 		{[]string{"pull", "--to", t.TempDir(), "--config", cfg, "http://127.0.0.1:1/mcp"}, "not both"},
 		{[]string{"ls", "--skills-dir", "/missing"}, "--skills-dir /missing: no such directory"},
-		{[]string{"load", "--header", "A: b", "--config", cfg, "x:y"}, "unknown flag: --header"},
-		{[]string{"load", "--label", "x", "--config", cfg, "x:y"}, "unknown flag: --label"},
+		{[]string{"load", "--header", "A: b", "--config", cfg, "x:y"}, "--header and --label apply to the server named on the command line"},
+		{[]string{"load", "--label", "x", "--config", cfg, "x:y"}, "--header and --label apply to the server named on the command line"},
 	} {
 		_, errOut, code := runCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {
