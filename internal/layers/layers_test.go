@@ -20,6 +20,7 @@ var rank = map[string]int{
 	"internal/stdio":    0,
 	"internal/cputime":  0,
 	"internal/suggest":  0,
+	"internal/filemode": 0,
 	"host/sanitize":     0,
 	"skill":             1,
 	"sandbox":           1,
