@@ -460,10 +460,10 @@ func TestREADMESnippetsParse(t *testing.T) {
 func TestEmptyDirWarns(t *testing.T) {
 	empty := t.TempDir()
 	var out, errOut bytes.Buffer
-	if err := runValidate(&out, &errOut, []string{empty}, false, &catalog.Options{}); err != nil {
-		t.Fatal(err)
+	if err := runValidate(&out, &errOut, []string{empty}, false, &catalog.Options{}); exitCode(err) != 1 {
+		t.Fatalf("validate of an empty folder: %v, want exit 1", err)
 	}
-	if !strings.Contains(errOut.String(), "warning: "+empty+" holds no skill") {
+	if !strings.Contains(errOut.String(), "skillport: validate: no SKILL.md found under "+empty+" (") {
 		t.Errorf("validate of an empty folder: %q", errOut.String())
 	}
 	_, stderr, _ := runCLI(t, "serve", "--watch=false", empty)
