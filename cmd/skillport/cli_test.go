@@ -467,7 +467,7 @@ func TestEmptyDirWarns(t *testing.T) {
 		t.Errorf("validate of an empty folder: %q", errOut.String())
 	}
 	_, stderr, _ := runCLI(t, "serve", "--watch=false", empty)
-	if !strings.Contains(stderr, "warning: "+empty+" holds no skill") || !strings.Contains(stderr, "serving 0 skills (0 files, 0.0 MiB)") {
+	if !strings.Contains(stderr, "warning: "+empty+" holds no skill") || !strings.Contains(stderr, "serving 0 skills (0 files, 0 B)") {
 		t.Errorf("serve of an empty folder: %q", stderr)
 	}
 }

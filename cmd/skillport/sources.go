@@ -248,12 +248,8 @@ func (s *sourceSet) summary(where string) {
 		st.Bytes += c.Bytes
 		st.Invalid += c.Invalid
 	}
-	noun := "skills"
-	if st.Skills == 1 {
-		noun = "skill"
-	}
 	// Tests and scripts parse this line: its shape stays as it is.
-	msg := fmt.Sprintf("serving %d %s (%d files, %.1f MiB) from %s at %s", st.Skills, noun, st.Files, float64(st.Bytes)/(1<<20), esc(s.describe()), where)
+	msg := fmt.Sprintf("serving %s (%s, %s) from %s at %s", count(st.Skills, "skill", "skills"), count(st.Files, "file", "files"), humanSize(st.Bytes), esc(s.describe()), where)
 	if st.Invalid > 0 {
 		msg += fmt.Sprintf("; %d skills skipped (see above)", st.Invalid)
 	}
