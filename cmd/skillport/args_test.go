@@ -96,3 +96,30 @@ func TestLocalArgumentsAgree(t *testing.T) {
 		t.Errorf("serve dir/SKILL.md serves %d skills", n)
 	}
 }
+
+// TestFlagErrorsSayTheFix: a mistyped flag gets "did you mean", a duration
+// without a unit the value with one.
+func TestFlagErrorsSayTheFix(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ls", "--skils-dir", "x"}, "unknown flag: --skils-dir; did you mean --skills-dir? (see skillport ls --help)"},
+		{[]string{"ls", "--timeout", "3", "http://127.0.0.1:1/mcp"}, "--timeout 3: a duration needs a unit: 3s"},
+		{[]string{"validate", "--eror-only", "x"}, "did you mean --errors-only?"},
+	} {
+		_, errOut, code := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestAuthStatusWithoutTokensSaysSo: not an empty screen.
+func TestAuthStatusWithoutTokensSaysSo(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	out, errOut, code := runCLI(t, "auth", "status")
+	if code != 0 || out != "" || !strings.Contains(errOut, "not signed in to any server; skillport auth login URL signs in to one") {
+		t.Errorf("auth status: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
