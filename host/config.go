@@ -67,12 +67,19 @@ func LoadConfig(path string) ([]Origin, []string, error) {
 	return origins, notes, nil
 }
 
+var inputRef = regexp.MustCompile(`\$\{input:[^}]{0,64}\}?`)
+
 var envRef = regexp.MustCompile(`\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // expand replaces ${VAR} references from the environment. An unset
 // variable is an error: a server started with an empty token fails later
 // with a message that no longer says why.
 func expand(s string) (string, error) {
+	// VS Code prompts for ${input:ID} (its "inputs"); sent as written, the
+	// server would get the literal text as a token.
+	if m := inputRef.FindString(s); m != "" {
+		return "", fmt.Errorf("%s is a value VS Code prompts for, and skillport cannot: write the value here, or ${env:VAR} and set VAR", m)
+	}
 	var missing string
 	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
 		name := envRef.FindStringSubmatch(m)[1]

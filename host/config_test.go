@@ -42,7 +42,8 @@ func TestParseConfigErrors(t *testing.T) {
 		`{"mcpServers":{"a":{"command":"x","label":"Bad Label"}}}`: "origin label",
 		`{"skillDirs":[{"label":"x"}]}`:                            "no path",
 		`[1,2]`:                                                    "not a JSON configuration",
-		`{"mcpServers":{"a":{"command":"x"}},"skillDirs":[{"label":"a","path":"p"}]}`: "used twice",
+		`{"mcpServers":{"a":{"command":"x"}},"skillDirs":[{"label":"a","path":"p"}]}`:                            "used twice",
+		`{"servers":{"a":{"url":"http://127.0.0.1:1/mcp","headers":{"Authorization":"Bearer ${input:token}"}}}}`: `server "a": headers.Authorization: ${input:token} is a value VS Code prompts for, and skillport cannot`,
 	} {
 		if _, _, err := ParseConfig([]byte(in), ""); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseConfig(%s) = %v, want %q", in, err, want)
