@@ -71,6 +71,9 @@ func TestVersion(t *testing.T) {
 		{debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "v1.4.0"},
 		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}, "devel+0123456789ab-dirty"},
 		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
+		// Go 1.24+ stamps a checkout build with a pseudo-version.
+		{debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261127230909-064bc5f1a2b3+dirty"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "064bc5f1a2b3c4d5e6f7"}, {Key: "vcs.modified", Value: "true"}}}, "devel+064bc5f1a2b3-dirty"},
+		{debug.BuildInfo{Main: debug.Module{Version: "v1.4.1-0.20261127230909-064bc5f1a2b3"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "064bc5f1a2b3c4d5e6f7"}}}, "devel+064bc5f1a2b3"},
 	} {
 		if got := versionOf(&tc.bi); got != tc.want {
 			t.Errorf("versionOf = %q, want %q", got, tc.want)
