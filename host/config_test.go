@@ -71,9 +71,14 @@ func TestFetchAllAndMaterialize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// MCP carries no mode: a file starting with "#!" is made executable
+	// (internal/filemode), any other file is not.
 	st, err := os.Stat(filepath.Join(out, "scripts", "run.sh"))
-	if err != nil || st.Mode().Perm()&0o111 != 0 || !st.Mode().IsRegular() {
-		t.Fatalf("script written as %v, %v; never executable", st.Mode(), err)
+	if err != nil || st.Mode().Perm()&0o100 == 0 || !st.Mode().IsRegular() {
+		t.Fatalf("script written as %v, %v; want executable", st.Mode(), err)
+	}
+	if st, err := os.Stat(filepath.Join(out, "references", "FORMS.md")); err != nil || st.Mode().Perm()&0o111 != 0 {
+		t.Fatalf("FORMS.md written as %v, %v; never executable", st.Mode(), err)
 	}
 	if got, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrUpToDate) || got != out {
 		t.Errorf("second pull of identical content = %q, %v; want ErrUpToDate", got, err)
