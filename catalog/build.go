@@ -546,8 +546,20 @@ type candidate struct {
 // candidates finds skill directories and applies the checks that need no content.
 func (b *builder) candidates(root *node) []*candidate {
 	var out []*candidate
-	var visit func(n *node)
-	visit = func(n *node) {
+	var visit func(n *node, inSkill bool)
+	visit = func(n *node, inSkill bool) {
+		// A folder too deep to be walked outside any skill would hide the
+		// skills below it without a word: say so (inside a skill, the
+		// skill reports it and is not published).
+		if !inSkill && n.skillMD == nil {
+			for _, d := range n.broken {
+				if errors.Is(d.Err, ErrBadPath) {
+					d.Severity = skill.Warning
+					d.Message = fmt.Sprintf("folder nested more than %d levels below the root: it is not looked into, so a skill below it is not published; move it up", DefaultMaxDepth*4)
+					b.diag(d)
+				}
+			}
+		}
 		variants := 0
 		for _, f := range n.files {
 			if f.name != FileNameSKILL && strings.EqualFold(f.name, FileNameSKILL) {
@@ -582,10 +594,10 @@ func (b *builder) candidates(root *node) []*candidate {
 			out = append(out, c)
 		}
 		for _, d := range n.dirs {
-			visit(d)
+			visit(d, inSkill || n.skillMD != nil)
 		}
 	}
-	visit(root)
+	visit(root, false)
 
 	for _, c := range out {
 		if len(c.broken) > 0 {

@@ -99,7 +99,7 @@ func BenchmarkProcesses(b *testing.B) {
 	b.ReportMetric(float64(validateTree.stats.Skills), "validate-skills")
 }
 
-var servingRE = regexp.MustCompile(`serving (\d+) skills`)
+var servingRE = regexp.MustCompile(`serving (\d+) skills?`)
 
 // serveReady starts skillport serve on t and returns the time to its
 // "serving" line, its RSS then, its RSS once settled, and its peak RSS

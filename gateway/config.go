@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/internal/jsonc"
 	"github.com/skillport/skillport/internal/jsonobj"
+	"github.com/skillport/skillport/internal/suggest"
 )
 
 // ErrConfig is wrapped by every error about a gateway.json file.
@@ -168,10 +170,30 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	if err != nil {
 		return nil, bad("", "not a JSON object: %v", err)
 	}
+	// A host's own configuration file (claude_desktop_config.json has
+	// globalShortcut, preferences…) is taken as it is: its other keys are
+	// not ours to judge. A file that sets a gateway field is a
+	// gateway.json, where an unknown key is an error; a key close to a
+	// gateway field is taken for a typo of it in any file.
+	gatewayFile := false
 	for k := range top {
-		if !slices.Contains(topKeys, k) {
-			return nil, bad(k, "unknown field; the fields are %s", strings.Join(topKeys, ", "))
+		if slices.Contains(topKeys, k) && k != "mcpServers" && k != "servers" {
+			gatewayFile = true
 		}
+	}
+	var ignored []string
+	for _, k := range slices.Sorted(maps.Keys(top)) {
+		if slices.Contains(topKeys, k) {
+			continue
+		}
+		if c := suggest.Closest(k, topKeys); c != "" {
+			return nil, bad(k, "unknown field; did you mean %s? (the fields are in docs/gateway.md)", c)
+		}
+		if !gatewayFile {
+			ignored = append(ignored, k)
+			continue
+		}
+		return nil, bad(k, "unknown field; a gateway.json has mcpServers (or servers) and the gateway's own fields, listed in docs/gateway.md")
 	}
 	base := "."
 	if file != "" {
@@ -183,6 +205,9 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	cfg.Origins, cfg.Notes = origins, notes
+	if len(ignored) > 0 {
+		cfg.Notes = append(cfg.Notes, fmt.Sprintf("ignoring %s: not a gateway setting", strings.Join(ignored, ", ")))
+	}
 	labels := map[string]string{}
 	for _, o := range origins {
 		labels[o.Label] = o.Label

@@ -127,3 +127,17 @@ func TestParseConfigJSONC(t *testing.T) {
 		t.Errorf("typo: %v", err)
 	}
 }
+
+// TestParseConfigTakesAHostsFile: a real claude_desktop_config.json, with
+// its own top-level keys, is read as ls --config reads it; its keys are
+// noted as ignored. A gateway.json's unknown key is still an error.
+func TestParseConfigTakesAHostsFile(t *testing.T) {
+	cfg, err := gateway.ParseConfig("claude_desktop_config.json", []byte(`{"globalShortcut": "Ctrl+Space", "mcpServers": {"a": {"command": "x"}}}`))
+	if err != nil || len(cfg.Origins) != 1 || !strings.Contains(strings.Join(cfg.Notes, "\n"), "ignoring globalShortcut: not a gateway setting") {
+		t.Fatalf("ParseConfig = %+v, %v", cfg, err)
+	}
+	_, err = gateway.ParseConfig("gateway.json", []byte(`{"tokenBudget": 10, "globalShortcut": "x", "mcpServers": {}}`))
+	if err == nil || !strings.Contains(err.Error(), "globalShortcut: unknown field") || strings.Contains(err.Error(), "indexBodies") {
+		t.Errorf("gateway.json with an unknown field: %v", err)
+	}
+}

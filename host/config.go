@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skillport/skillport/internal/suggest"
 	"maps"
 	"os"
 	"path/filepath"
@@ -66,12 +67,19 @@ func LoadConfig(path string) ([]Origin, []string, error) {
 	return origins, notes, nil
 }
 
+var inputRef = regexp.MustCompile(`\$\{input:[^}]{0,64}\}?`)
+
 var envRef = regexp.MustCompile(`\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // expand replaces ${VAR} references from the environment. An unset
 // variable is an error: a server started with an empty token fails later
 // with a message that no longer says why.
 func expand(s string) (string, error) {
+	// VS Code prompts for ${input:ID} (its "inputs"); sent as written, the
+	// server would get the literal text as a token.
+	if m := inputRef.FindString(s); m != "" {
+		return "", fmt.Errorf("%s is a value VS Code prompts for, and skillport cannot: write the value here, or ${env:VAR} and set VAR", m)
+	}
 	var missing string
 	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
 		name := envRef.FindStringSubmatch(m)[1]
@@ -121,32 +129,11 @@ func typo(k string, known, others []string) string {
 		if len(w) > 5 {
 			limit = 2
 		}
-		if strings.EqualFold(k, w) || editDistance(strings.ToLower(k), strings.ToLower(w)) <= limit {
+		if strings.EqualFold(k, w) || suggest.Distance(strings.ToLower(k), strings.ToLower(w)) <= limit {
 			return w
 		}
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance between two short keys.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func parseConfig(file string, data []byte, base string) ([]Origin, []string, error) {

@@ -42,7 +42,8 @@ func TestParseConfigErrors(t *testing.T) {
 		`{"mcpServers":{"a":{"command":"x","label":"Bad Label"}}}`: "origin label",
 		`{"skillDirs":[{"label":"x"}]}`:                            "no path",
 		`[1,2]`:                                                    "not a JSON configuration",
-		`{"mcpServers":{"a":{"command":"x"}},"skillDirs":[{"label":"a","path":"p"}]}`: "used twice",
+		`{"mcpServers":{"a":{"command":"x"}},"skillDirs":[{"label":"a","path":"p"}]}`:                            "used twice",
+		`{"servers":{"a":{"url":"http://127.0.0.1:1/mcp","headers":{"Authorization":"Bearer ${input:token}"}}}}`: `server "a": headers.Authorization: ${input:token} is a value VS Code prompts for, and skillport cannot`,
 	} {
 		if _, _, err := ParseConfig([]byte(in), ""); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseConfig(%s) = %v, want %q", in, err, want)
@@ -70,9 +71,14 @@ func TestFetchAllAndMaterialize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// MCP carries no mode: a file starting with "#!" is made executable
+	// (internal/filemode), any other file is not.
 	st, err := os.Stat(filepath.Join(out, "scripts", "run.sh"))
-	if err != nil || st.Mode().Perm()&0o111 != 0 || !st.Mode().IsRegular() {
-		t.Fatalf("script written as %v, %v; never executable", st.Mode(), err)
+	if err != nil || st.Mode().Perm()&0o100 == 0 || !st.Mode().IsRegular() {
+		t.Fatalf("script written as %v, %v; want executable", st.Mode(), err)
+	}
+	if st, err := os.Stat(filepath.Join(out, "references", "FORMS.md")); err != nil || st.Mode().Perm()&0o111 != 0 {
+		t.Fatalf("FORMS.md written as %v, %v; never executable", st.Mode(), err)
 	}
 	if got, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrUpToDate) || got != out {
 		t.Errorf("second pull of identical content = %q, %v; want ErrUpToDate", got, err)

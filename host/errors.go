@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/skillport/skillport/internal/suggest"
 	"github.com/skillport/skillport/skillclient"
 )
 
@@ -269,7 +270,7 @@ func (e *HTTPError) Fix() string {
 	case http.StatusForbidden:
 		return "use a token that grants it, or ask the server's administrator for access"
 	case http.StatusNotFound:
-		if p := e.path(); p != "/mcp" && editDistance(strings.ToLower(p), "/mcp") <= 2 {
+		if p := e.path(); p != "/mcp" && suggest.Distance(strings.ToLower(p), "/mcp") <= 2 {
 			return "is it /mcp?"
 		}
 		return "give the server's MCP endpoint URL (often ending in /mcp)"

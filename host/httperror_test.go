@@ -2,6 +2,7 @@ package host
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -66,4 +67,38 @@ func FuzzParseChallenge(f *testing.F) {
 			}
 		}
 	})
+}
+
+// seenHeader records the Mcp-Protocol-Version header of each request.
+type seenHeader struct{ got []string }
+
+func (s *seenHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.got = append(s.got, r.Header.Get(protocolHeader))
+	return &http.Response{StatusCode: http.StatusAccepted, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+}
+
+// TestNotificationsCarryTheRevision: a notification the SDK posts without
+// Mcp-Protocol-Version (notifications/cancelled on a 2026-07-28
+// connection) gets the revision of the connection's accepted requests;
+// requests are left as they are.
+func TestNotificationsCarryTheRevision(t *testing.T) {
+	seen := &seenHeader{}
+	rec := &httpRecorder{next: seen}
+	post := func(body, version string) {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:1/mcp", strings.NewReader(body))
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
+		if version != "" {
+			r.Header.Set(protocolHeader, version)
+		}
+		if _, err := rec.RoundTrip(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, "") // nothing negotiated yet
+	post(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`, "2026-07-28")
+	post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`, "")
+	post(`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{}}`, "")
+	if want := []string{"", "2026-07-28", "2026-07-28", ""}; strings.Join(seen.got, ",") != strings.Join(want, ",") {
+		t.Errorf("headers sent %q, want %q", seen.got, want)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/skillport/skillport/internal/filemode"
 	"io/fs"
 	"os"
 	"path"
@@ -46,7 +47,8 @@ type MaterializeOptions struct {
 // Materialize writes a verified skill (files from [Host.FetchAll]) into
 // dir/<name>, for hosts that read skills from folders only. It is all or
 // nothing: files are written into a staging folder inside dir through
-// os.Root, as regular files with mode 0644 (never executable, never links),
+// os.Root, as regular files (never links) with mode 0644, or 0755 for a
+// file that starts with "#!" (package internal/filemode: MCP carries no mode),
 // and the folder is renamed into place only when complete. Paths come from
 // the validated URIs. Names that would collide on a case-insensitive or
 // normalising filesystem are refused with [ErrNameCollision], and
@@ -137,7 +139,7 @@ func Materialize(dir string, e *Entry, files []*File, opts *MaterializeOptions) 
 				return fail("%v", err)
 			}
 		}
-		w, err := root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		w, err := root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filemode.Mode(f.Data))
 		if err != nil {
 			return fail("%v", err)
 		}

@@ -236,6 +236,12 @@ func TestMaterializeNonASCIINames(t *testing.T) {
 		if err != nil || string(got) != c {
 			t.Errorf("%s = %q, %v; want %q", p, got, err, c)
 		}
+		// MCP carries no mode: a file starting with "#!" is made
+		// executable (scripts a SKILL.md says to run), the others not.
+		fi, err := os.Stat(filepath.Join(out, filepath.FromSlash(p)))
+		if err != nil || (fi.Mode().Perm()&0o100 != 0) != strings.HasPrefix(c, "#!") {
+			t.Errorf("%s: mode %v, %v", p, fi.Mode(), err)
+		}
 	}
 }
 

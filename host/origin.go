@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -161,19 +162,39 @@ func (o *Origin) transport(stderr io.Writer, rec *httpRecorder) mcp.Transport {
 
 // httpRecorder keeps what the SDK's error drops: the status and
 // WWW-Authenticate challenge of the last refusal, or the network error.
+// It also puts the session's protocol revision on the notifications the
+// SDK posts without it: go-sdk v1.8 sends notifications/cancelled of a
+// 2026-07-28 connection (no initialize result, no _meta in the
+// notification) without the Mcp-Protocol-Version header that revision
+// requires on every request.
 type httpRecorder struct {
 	next http.RoundTripper
 
-	mu     sync.Mutex
-	status int
-	auth   string
-	err    error
+	mu      sync.Mutex
+	status  int
+	auth    string
+	err     error
+	version string // Mcp-Protocol-Version of the last accepted request
 }
 
+const protocolHeader = "Mcp-Protocol-Version"
+
 func (t *httpRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPost && r.Header.Get(protocolHeader) == "" {
+		t.mu.Lock()
+		v := t.version
+		t.mu.Unlock()
+		if v != "" && isNotification(r) {
+			r = r.Clone(r.Context())
+			r.Header.Set(protocolHeader, v)
+		}
+	}
 	resp, err := t.next.RoundTrip(r)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if err == nil && resp.StatusCode < 300 && r.Header.Get(protocolHeader) != "" {
+		t.version = r.Header.Get(protocolHeader)
+	}
 	switch {
 	case err != nil:
 		t.status, t.auth, t.err = 0, "", err
@@ -198,6 +219,29 @@ func (t *httpRecorder) explain(url string) *HTTPError {
 	e := &HTTPError{URL: url, Status: t.status, Err: t.err}
 	e.AuthError, e.Description, e.Scope = parseChallenge(t.auth)
 	return e
+}
+
+// isNotification reports whether r posts one JSON-RPC notification (a
+// method, no id), reading a copy of its body (bounded: notifications are
+// small).
+func isNotification(r *http.Request) bool {
+	if r.GetBody == nil {
+		return false
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	data, err := io.ReadAll(io.LimitReader(body, 64<<10))
+	if err != nil {
+		return false
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	return json.Unmarshal(data, &m) == nil && m.ID == nil && strings.HasPrefix(m.Method, "notifications/")
 }
 
 // headerTransport adds the origin's configured headers (often a bearer

@@ -41,7 +41,7 @@ func skillport(t *testing.T, wantExit int, args ...string) string {
 	return string(out)
 }
 
-var servingRE = regexp.MustCompile(`serving \d+ skills \(\d+ files, [0-9.]+ MiB\) of registry generation \d+ at (http://\S+/mcp)`)
+var servingRE = regexp.MustCompile(`serving \d+ skills? \(\d+ files?, [0-9.]+ [KMG]?i?B\) of registry generation \d+ at (http://\S+/mcp)`)
 
 // serveReplica starts skillport serve --http --stateless DSN and returns
 // its MCP URL.

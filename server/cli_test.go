@@ -61,7 +61,7 @@ func TestServeStdio(t *testing.T) {
 		t.Errorf("responses (id -> ok): %v, want 1, 2 and 3 successful", ids)
 	}
 	errText := stderr.String()
-	if !regexp.MustCompile(`(?m)^serving 1 skill \(2 files, 0\.0 MiB\) from .* at stdio; 2 skills skipped \(see above\)$`).MatchString(errText) {
+	if !regexp.MustCompile(`(?m)^serving 1 skill \(2 files, [0-9.]+ (B|KiB)\) from .* at stdio; 2 skills skipped \(see above\)$`).MatchString(errText) {
 		t.Errorf("stderr lacks the summary line:\n%s", errText)
 	}
 	for _, skipped := range []string{"bad/SKILL.md", "nameless/SKILL.md"} {

@@ -57,7 +57,7 @@ func (s *served) Stderr() string {
 	return s.stderr.String()
 }
 
-var summaryRE = regexp.MustCompile(`^serving \d+ skills? \(\d+ files, [0-9.]+ MiB\) from .* at (http://\S+/mcp)`)
+var summaryRE = regexp.MustCompile(`^serving \d+ skills? \(\d+ files?, [0-9.]+ [KMG]?i?B\) from .* at (http://\S+/mcp)`)
 
 // serveHTTP starts skillport serve --http 127.0.0.1:0 with extra flags and
 // returns once it printed its summary line. It is stopped with SIGTERM when

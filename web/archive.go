@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/filemode"
 	"github.com/skillport/skillport/server"
 )
 
@@ -29,8 +30,9 @@ const archiveSuffix = ".tar.gz"
 
 // skillArchive packs the files of sk (nested skills' included, as over
 // MCP) as a .tar.gz with the files at its root. The bytes depend on the
-// files alone (sorted as the catalog lists them, no times, owners or
-// modes of the source), so the digest the discovery document publishes
+// files alone (sorted as the catalog lists them, no times or owners; the
+// mode by internal/filemode's rule, as pull writes it: a snapshot keeps
+// none), so the digest the discovery document publishes
 // holds for every download of the same snapshot.
 func skillArchive(ctx context.Context, snap server.Snapshot, sk *catalog.Skill) ([]byte, error) {
 	var buf bytes.Buffer
@@ -43,7 +45,7 @@ func skillArchive(ctx context.Context, snap server.Snapshot, sk *catalog.Skill) 
 		if err != nil {
 			return nil, err
 		}
-		hdr := &tar.Header{Name: relPath(sk, f), Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+		hdr := &tar.Header{Name: relPath(sk, f), Mode: int64(filemode.Mode(data)), Size: int64(len(data)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return nil, err
 		}

@@ -344,5 +344,13 @@ func untar(t *testing.T, b []byte) map[string][]byte {
 			t.Fatalf("archive: %v, %+v", err, h)
 		}
 		out[h.Name], _ = io.ReadAll(tr)
+		// A script keeps its executable bit (pull's rule, internal/filemode).
+		want := int64(0o644)
+		if bytes.HasPrefix(out[h.Name], []byte("#!")) {
+			want = 0o755
+		}
+		if h.Mode != want {
+			t.Errorf("archive: %s has mode %o, want %o", h.Name, h.Mode, want)
+		}
 	}
 }

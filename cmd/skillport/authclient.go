@@ -222,7 +222,7 @@ row per server; --json prints JSON. Tokens are never printed.
 Exit status: 0, or 1 when URL is given and there is no token for it.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAuthStatus(cmd.OutOrStdout(), args, asJSON)
+			return runAuthStatus(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, asJSON)
 		},
 	}
 	status.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -327,7 +327,7 @@ type authStatus struct {
 	Refreshing bool      `json:"hasRefreshToken"`
 }
 
-func runAuthStatus(stdout io.Writer, args []string, asJSON bool) error {
+func runAuthStatus(stdout, stderr io.Writer, args []string, asJSON bool) error {
 	store, err := tokenStore()
 	if err != nil {
 		return &exitError{code: 1, err: err}
@@ -363,6 +363,11 @@ func runAuthStatus(stdout io.Writer, args []string, asJSON bool) error {
 	}
 	if asJSON {
 		return writeJSON(stdout, rows)
+	}
+	if len(rows) == 0 {
+		// On stderr: a program reading stdout still gets no rows.
+		fmt.Fprintln(stderr, "skillport: auth status: not signed in to any server; skillport auth login URL signs in to one")
+		return nil
 	}
 	state := func(r authStatus) string {
 		switch {

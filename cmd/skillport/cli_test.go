@@ -71,6 +71,9 @@ func TestVersion(t *testing.T) {
 		{debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "v1.4.0"},
 		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}, "devel+0123456789ab-dirty"},
 		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
+		// Go 1.24+ stamps a checkout build with a pseudo-version.
+		{debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261127230909-064bc5f1a2b3+dirty"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "064bc5f1a2b3c4d5e6f7"}, {Key: "vcs.modified", Value: "true"}}}, "devel+064bc5f1a2b3-dirty"},
+		{debug.BuildInfo{Main: debug.Module{Version: "v1.4.1-0.20261127230909-064bc5f1a2b3"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "064bc5f1a2b3c4d5e6f7"}}}, "devel+064bc5f1a2b3"},
 	} {
 		if got := versionOf(&tc.bi); got != tc.want {
 			t.Errorf("versionOf = %q, want %q", got, tc.want)
@@ -183,7 +186,7 @@ func TestLsOutput(t *testing.T) {
 		t.Errorf("piped output has a header, truncation or folder paths:\n%s", piped)
 	}
 	for _, l := range strings.Split(strings.TrimSpace(piped), "\n") {
-		if f := strings.Split(l, "\t"); len(f) != 5 {
+		if f := strings.Split(l, "\t"); len(f) != 6 {
 			t.Errorf("piped row has %d tab-separated fields: %q", len(f), l)
 		}
 	}
@@ -337,8 +340,8 @@ func TestCommandLineConflictsAndMissingPaths(t *testing.T) {
 	}{
 		{[]string{"pull", "--to", t.TempDir(), "--config", cfg, "http://127.0.0.1:1/mcp"}, "not both"},
 		{[]string{"ls", "--skills-dir", "/missing"}, "--skills-dir /missing: no such directory"},
-		{[]string{"load", "--header", "A: b", "--config", cfg, "x:y"}, "unknown flag: --header"},
-		{[]string{"load", "--label", "x", "--config", cfg, "x:y"}, "unknown flag: --label"},
+		{[]string{"load", "--header", "A: b", "--config", cfg, "x:y"}, "--header and --label apply to the server named on the command line"},
+		{[]string{"load", "--label", "x", "--config", cfg, "x:y"}, "--header and --label apply to the server named on the command line"},
 	} {
 		_, errOut, code := runCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {
@@ -465,14 +468,14 @@ func TestREADMESnippetsParse(t *testing.T) {
 func TestEmptyDirWarns(t *testing.T) {
 	empty := t.TempDir()
 	var out, errOut bytes.Buffer
-	if err := runValidate(&out, &errOut, []string{empty}, false, &catalog.Options{}); err != nil {
-		t.Fatal(err)
+	if err := runValidate(&out, &errOut, []string{empty}, false, &catalog.Options{}); exitCode(err) != 1 {
+		t.Fatalf("validate of an empty folder: %v, want exit 1", err)
 	}
-	if !strings.Contains(errOut.String(), "warning: "+empty+" holds no skill") {
+	if !strings.Contains(errOut.String(), "skillport: validate: no SKILL.md found under "+empty+" (") {
 		t.Errorf("validate of an empty folder: %q", errOut.String())
 	}
 	_, stderr, _ := runCLI(t, "serve", "--watch=false", empty)
-	if !strings.Contains(stderr, "warning: "+empty+" holds no skill") || !strings.Contains(stderr, "serving 0 skills (0 files, 0.0 MiB)") {
+	if !strings.Contains(stderr, "warning: "+empty+" holds no skill") || !strings.Contains(stderr, "serving 0 skills (0 files, 0 B)") {
 		t.Errorf("serve of an empty folder: %q", stderr)
 	}
 }

@@ -132,7 +132,7 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("gateway: --http %s: %w", addr, err)}
 	}
-	fmt.Fprintf(os.Stderr, "gateway listening at http://%s/mcp (config %s)\n", ln.Addr(), esc(file))
+	fmt.Fprintf(os.Stderr, "gateway listening at %s (config %s)\n", listenURL(ln.Addr(), addr), esc(file))
 	httpOpts.Ready = func(context.Context) error {
 		select {
 		case <-g.Ready():

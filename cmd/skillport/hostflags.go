@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -92,6 +93,9 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 	f.timeoutSet = cmd.Flags().Changed("timeout")
 	var out []host.Origin
 	dash := cmd.ArgsLenAtDash()
+	if len(args) == 0 && !f.noServerArg && (cmd.Flags().Changed("header") || cmd.Flags().Changed("label")) {
+		return nil, usageErrorf("%s: --header and --label apply to the server named on the command line; name one (a URL, or a command after --), or set them in --config", name)
+	}
 	var positional []string
 	switch {
 	case dash >= 0:
@@ -119,6 +123,9 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 			break
 		}
 		pu, err := url.Parse(u)
+		if fi, serr := os.Stat(u); serr == nil && (fi.IsDir() || filepath.Base(u) == "SKILL.md") && (err != nil || pu.Scheme == "") {
+			return nil, usageErrorf("%s: %s is a local folder, not a server; give it with --skills-dir %s", name, esc(u), esc(u))
+		}
 		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
 			return nil, usageErrorf("%s: %q is not an http(s) URL or git source; give a server URL, git+URL[@REF][#SUBDIR], or a command after --", name, u)
 		}
@@ -200,8 +207,15 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 	}
 	for _, d := range f.skillDirs {
 		label, path, ok := strings.Cut(d, "=")
-		if !ok || gitsource.IsSpec(d) {
+		if !ok || gitsource.IsSpec(label) {
 			label, path = "dir", d
+		}
+		if err := host.ValidLabel(label); err != nil {
+			if _, serr := os.Stat(d); serr == nil { // a folder whose name holds "="
+				label, path = "dir", d
+			} else {
+				return nil, usageErrorf("%s: --skills-dir %s: %v (e.g. %s=%s)", name, esc(d), err, esc(strings.ToLower(label)), esc(path))
+			}
 		}
 		if gitsource.IsSpec(path) {
 			if _, err := gitsource.ParseSpec(path); err != nil {

@@ -5,23 +5,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
+	"github.com/skillport/skillport/gitsource"
 	"github.com/skillport/skillport/host"
 )
 
 func init() {
-	f := hostFlags{noServerArg: true}
+	var f hostFlags
 	var policy string
 	var yes bool
 	cmd := &cobra.Command{
-		Use:   "load [flags] ORIGIN:NAME --config FILE",
+		Use:   "load [flags] NAME [URL | git+URL] | load [flags] ORIGIN:NAME --config FILE",
 		Short: "Load a skill the way a model would receive it, after approval and verification",
 		Long: `load finds ORIGIN:NAME (as ls shows it; a bare NAME works when it is unique),
 asks for approval, reads and verifies SKILL.md, and prints exactly what the
-model would receive from the read_skill tool.
+model would receive from the read_skill tool. The skill comes from the server
+given after the name (a URL or git source), or from --config and --skills-dir.
+
+  skillport load refunds http://127.0.0.1:8080/mcp --yes
+  skillport load docs:pdf-processing --config skillport.json
 
 Approval is asked on the terminal and can be remembered for this exact content
 (approvals live in the user configuration directory); --policy FILE applies a
@@ -31,16 +38,19 @@ policy file first; --yes approves this one load. Without a terminal, policy or
 Exit status: 0 on success, 1 when the skill was refused or failed
 verification, 2 on usage errors.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageErrorf("load: name one skill as ORIGIN:NAME, e.g. skillport load docs:pdf-processing --config skillport.json")
+			if len(args) == 2 && isServerArg(args[0]) && !isServerArg(args[1]) {
+				return usageErrorf("load: the skill name comes first, then the server: skillport load %s %s", args[1], args[0])
+			}
+			if len(args) < 1 || len(args) > 2 || cmd.ArgsLenAtDash() >= 0 {
+				return usageErrorf("load: name one skill, then its server: skillport load NAME URL, or skillport load ORIGIN:NAME --config FILE")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.config == "" && len(f.skillDirs) == 0 {
-				return usageErrorf("load: --config FILE is required (an mcpServers configuration naming the origin)")
+			if len(args) == 1 && f.config == "" && len(f.skillDirs) == 0 {
+				return usageErrorf("load: say where %s comes from: a server URL after the name, --config FILE or --skills-dir DIR", esc(args[0]))
 			}
-			origins, err := f.origins(cmd, nil, cmd.ErrOrStderr())
+			origins, err := f.origins(cmd, args[1:], cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -103,9 +113,21 @@ func runLoad(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 		return &exitError{code: 1, err: fmt.Errorf("load: %s", esc(err.Error()))}
 	}
 	out, err := h.Tools().ReadSkill(ctx, e.Qualified)
+	if errors.Is(err, host.ErrNotApproved) && !yes && policy == "" && !isTerminal(os.Stdin) {
+		return &exitError{code: 1, err: fmt.Errorf("load: %s; there is no terminal to ask on: pass --yes to approve this load, or --policy FILE", esc(err.Error()))}
+	}
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("load: %s", esc(err.Error()))}
 	}
 	_, err = io.WriteString(stdout, out)
 	return err
 }
+
+// isServerArg reports whether a command-line argument names a server (a
+// URL or git source) rather than a skill.
+func isServerArg(s string) bool {
+	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") || gitsource.IsSpec(s)
+}
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

@@ -31,9 +31,11 @@ NAME is what to pass to load as ORIGIN:NAME. STATUS says how the skill would be
 loaded (verified-on-load, filesystem), or why it would not (declined: …), or
 that its name is shared with another skill (use the qualified form shown).
 
-On a terminal the table fits its width; piped, ls prints one tab-separated
-row per skill (origin, name, description, files, status), nothing cut, no
-header. A server that answers but serves no skills (most tool servers) is
+PATH is the skill's path; pull --skill takes it, the NAME, or ORIGIN:NAME.
+
+On a terminal the table fits its width (PATH shows from 110 columns);
+piped, ls prints one tab-separated row per skill (origin, name,
+description, files, status, path), nothing cut, no header. A server that answers but serves no skills (most tool servers) is
 noted, not an error. Servers are given --timeout (default 3s) to answer.
 
 Exit status: 0 when every server answered, 1 when one failed, 2 on usage errors.`,
@@ -50,11 +52,15 @@ Exit status: 0 when every server answered, 1 when one failed, 2 on usage errors.
 	rootCmd.AddCommand(hostCommand(cmd))
 }
 
+// pathWidth is the narrowest terminal on which ls shows the PATH column.
+const pathWidth = 110
+
 type lsSkill struct {
 	Origin      string   `json:"origin"`
 	Kind        string   `json:"kind"`
 	Name        string   `json:"name"`
 	Qualified   string   `json:"qualified"`
+	Path        string   `json:"path"`
 	URI         string   `json:"uri"`
 	Description string   `json:"description"`
 	Files       int      `json:"files"`
@@ -92,7 +98,7 @@ func runLs(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins 
 	for _, e := range f.skills(h) {
 		desc, _ := sanitize.Line(e.Description())
 		skills = append(skills, lsSkill{
-			Origin: e.Origin, Kind: e.Kind.String(), Name: strings.TrimPrefix(e.CLIName(), e.Origin+":"), Qualified: e.Qualified,
+			Origin: e.Origin, Kind: e.Kind.String(), Name: strings.TrimPrefix(e.CLIName(), e.Origin+":"), Qualified: e.Qualified, Path: e.Path,
 			URI: e.URI, Description: desc, Files: len(e.Files), Size: e.Size, Dynamic: e.Dynamic,
 			Status: e.Status(), SharedWith: e.SharedWith, Warnings: e.Warnings,
 		})
@@ -117,15 +123,22 @@ func runLs(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins 
 			return err
 		}
 	} else {
+		// The path (what pull --skill also takes) is the last column; a
+		// terminal narrower than pathWidth keeps the description instead.
+		header := []string{"ORIGIN", "NAME", "DESCRIPTION", "FILES", "STATUS", "PATH"}
+		w := terminalWidth(stdout)
+		if w > 0 && w < pathWidth {
+			header = header[:5]
+		}
 		rows := make([][]string, 0, len(skills))
 		for _, s := range skills {
 			files := fmt.Sprint(s.Files)
 			if s.Dynamic {
 				files = "-"
 			}
-			rows = append(rows, []string{esc(s.Origin), esc(s.Name), esc(s.Description), files, esc(s.Status)})
+			rows = append(rows, []string{esc(s.Origin), esc(s.Name), esc(s.Description), files, esc(s.Status), esc(s.Path)}[:len(header)])
 		}
-		printTable(stdout, []string{"ORIGIN", "NAME", "DESCRIPTION", "FILES", "STATUS"}, rows, 2)
+		printTable(stdout, header, rows, 2)
 		if len(skills) == 0 && ok { // a failure was said above; "no skills" would bury it
 			fmt.Fprintln(stderr, "skillport: no skills found")
 		}

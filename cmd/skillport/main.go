@@ -11,8 +11,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/skillport/skillport/internal/suggest"
 )
 
 // exitError carries an exit status through cobra: 1 for a failed check, 2 for usage.
@@ -55,9 +59,36 @@ func init() {
 	rootCmd.PersistentFlags().String("log-level", "info", "log level on stderr: debug, info, warn or error")
 	// Logs always go to stderr: on stdio transports stdout carries the protocol.
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel})))
+	rootCmd.SuggestionsMinimumDistance = 2
 	rootCmd.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &exitError{code: 2, err: err}
+		return &exitError{code: 2, err: explainFlagError(cmd, err)}
 	})
+}
+
+// explainFlagError adds the fix to pflag's errors, which cobra lacks for
+// flags: the closest flag to an unknown one, and the unit a duration
+// needs ("--timeout 3" means 3s).
+func explainFlagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		var names []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		if c := suggest.Closest(name, names); c != "" {
+			return fmt.Errorf("%s; did you mean --%s? (see skillport %s --help)", msg, c, cmd.Name())
+		}
+		return fmt.Errorf("%s; see skillport %s --help", msg, cmd.Name())
+	}
+	if strings.Contains(msg, "missing unit in duration") {
+		// pflag: invalid argument "3" for "--timeout" flag: time: missing unit in duration "3"
+		if _, rest, ok := strings.Cut(msg, `invalid argument "`); ok {
+			if val, rest, ok := strings.Cut(rest, `" for "`); ok {
+				flag, _, _ := strings.Cut(rest, `"`)
+				return fmt.Errorf("%s %s: a duration needs a unit: %ss (or %sms, %sm)", flag, val, val, val, val)
+			}
+		}
+	}
+	return err
 }
 
 func main() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/sanitize"
+	"github.com/skillport/skillport/internal/suggest"
 )
 
 func init() {
@@ -62,7 +63,7 @@ Exit status: 0 when every skill was pulled or up to date, 1 when one was not
 	cmd.Flags().StringVar(&to, "to", "", "folder to write skills into (each skill in DIR/NAME)")
 	cmd.Flags().BoolVar(&replace, "replace", false, "replace skill folders that exist with other content")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object listing each skill's outcome")
-	cmd.Flags().StringArrayVar(&f.only, "skill", nil, "pull only the skill at `PATH` (e.g. acme/pdf; repeatable)")
+	cmd.Flags().StringArrayVar(&f.only, "skill", nil, "pull only the skill `NAME`: its path (acme/pdf), the name ls shows, or ORIGIN:NAME (repeatable)")
 	rootCmd.AddCommand(hostCommand(cmd))
 }
 
@@ -133,22 +134,18 @@ func runPull(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 			printError(stderr, esc(r.Skill)+": not pulled: ", r.Error)
 		}
 	}
-	wanted := map[string]bool{} // pull --skill: the paths asked for, and whether each was found
-	for _, p := range f.only {
-		wanted[p] = false
-	}
 	var todo []*host.Entry
 	for _, e := range f.skills(h) {
-		if e.Kind != host.KindMCP {
-			continue
+		if e.Kind == host.KindMCP {
+			todo = append(todo, e)
 		}
-		if len(wanted) > 0 {
-			if _, ok := wanted[e.Path]; !ok {
-				continue
-			}
-			wanted[e.Path] = true
+	}
+	if len(f.only) > 0 {
+		picked, problems := pickSkills(todo, f.only)
+		todo = picked
+		for _, p := range problems {
+			note(pullResult{Skill: p.arg, Status: "failed", Error: p.msg})
 		}
-		todo = append(todo, e)
 	}
 	// A nested skill's files are part of the skill that contains it: it is
 	// written with that skill, not a second time beside it.
@@ -196,11 +193,6 @@ func runPull(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 		default:
 			names[host.FoldName(e.Name)] = pulledTo{e.CLIName(), dir}
 			note(pullResult{Skill: e.CLIName(), Status: "pulled", Dir: dir, Files: len(files), Size: size})
-		}
-	}
-	for _, p := range f.only {
-		if !wanted[p] {
-			note(pullResult{Skill: p, Status: "failed", Error: "--skill " + p + ": no such skill; skillport ls lists the skill paths"})
 		}
 	}
 	progress.done()
@@ -278,4 +270,61 @@ func (p *progress) done() {
 	if p.on {
 		fmt.Fprint(p.w, "\r\x1b[K")
 	}
+}
+
+// skillArgProblem is a pull --skill argument that names no single skill.
+type skillArgProblem struct{ arg, msg string }
+
+// pickSkills resolves pull --skill arguments against the listed skills,
+// in their order: a skill path, the name ls shows (ORIGIN:NAME or NAME),
+// or a skill's own name when one skill alone has it. An argument that
+// names none is answered with the closest name; one that names several
+// lists their paths.
+func pickSkills(entries []*host.Entry, args []string) ([]*host.Entry, []skillArgProblem) {
+	want := map[*host.Entry]bool{}
+	var problems []skillArgProblem
+	for _, a := range args {
+		var hits []*host.Entry
+		for _, e := range entries {
+			if e.Path == a || e.CLIName() == a || strings.TrimPrefix(e.CLIName(), e.Origin+":") == a {
+				hits = append(hits, e)
+			}
+		}
+		if len(hits) == 0 {
+			for _, e := range entries {
+				if e.Name == a {
+					hits = append(hits, e)
+				}
+			}
+		}
+		switch len(hits) {
+		case 0:
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Path, e.Name)
+			}
+			msg := "--skill " + a + ": no such skill"
+			if c := suggest.Closest(a, names); c != "" {
+				msg += "; did you mean " + c + "?"
+			} else {
+				msg += "; skillport ls lists the skills (NAME, or the path in the PATH column)"
+			}
+			problems = append(problems, skillArgProblem{a, msg})
+		case 1:
+			want[hits[0]] = true
+		default:
+			var paths []string
+			for _, e := range hits {
+				paths = append(paths, e.CLIName())
+			}
+			problems = append(problems, skillArgProblem{a, fmt.Sprintf("--skill %s: %d skills have that name; give one of %s", a, len(hits), strings.Join(paths, ", "))})
+		}
+	}
+	var out []*host.Entry
+	for _, e := range entries {
+		if want[e] {
+			out = append(out, e)
+		}
+	}
+	return out, problems
 }

@@ -362,7 +362,7 @@ func registrySummary(rs *registry.Source, where string) {
 	for _, f := range snap.Files() {
 		n += f.Size
 	}
-	fmt.Fprintf(os.Stderr, "serving %d skills (%d files, %.1f MiB) of registry generation %d at %s\n", len(snap.Skills()), len(snap.Files()), float64(n)/(1<<20), rs.Generation(), where)
+	fmt.Fprintf(os.Stderr, "serving %s (%s, %s) of registry generation %d at %s\n", count(len(snap.Skills()), "skill", "skills"), count(len(snap.Files()), "file", "files"), humanSize(n), rs.Generation(), where)
 }
 
 // registryMetrics adds the replica's metrics to those of the endpoint.

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,7 +33,8 @@ resources/directory/read.
 
 By default it speaks newline-delimited JSON-RPC on stdin/stdout, for an MCP
 client's server configuration. With --http it serves Streamable HTTP at
-http://ADDR/mcp, on 127.0.0.1 unless ADDR names another host, and a web
+http://ADDR/mcp, on 127.0.0.1 unless ADDR names another host (--http
+0.0.0.0:8080 listens on every interface; :8080 on this machine only), and a web
 catalog at http://ADDR/ with the discovery document at
 /.well-known/agent-skills/index.json (--no-web turns both off). Logs go to
 stderr only. The directory is watched and re-indexed when it changes
@@ -230,7 +232,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("serve: --http %s: %w", addr, err)}
 	}
-	summarize("http://" + ln.Addr().String() + "/mcp")
+	summarize(listenURL(ln.Addr(), addr))
 	var routes []httpRoute
 	if hook != nil {
 		routes = append(routes, *hook)
@@ -254,6 +256,39 @@ func runServe(cmd *cobra.Command, args []string) error {
 		log.Info("shut down")
 	}
 	return err
+}
+
+// listenURL is what the start line shows for a listener: a URL to open.
+// A wildcard address ([::], 0.0.0.0) is no address to connect to: the
+// machine's host name stands for it, with a note. A loopback address
+// bound because the flag named no host (":8080", "8080") says how to
+// listen on every interface.
+func listenURL(a net.Addr, flag string) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return "http://" + a.String() + "/mcp"
+	}
+	port := strconv.Itoa(ta.Port)
+	switch {
+	case ta.IP.IsUnspecified():
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			h = "127.0.0.1"
+		}
+		return "http://" + net.JoinHostPort(h, port) + "/mcp (listening on all interfaces)"
+	case ta.IP.IsLoopback() && flagHost(flag) == "":
+		return "http://" + net.JoinHostPort(ta.IP.String(), port) + "/mcp (this machine only; --http 0.0.0.0:" + port + " listens on all interfaces)"
+	}
+	return "http://" + net.JoinHostPort(ta.IP.String(), port) + "/mcp"
+}
+
+// flagHost is the host an --http value names, "" for ":8080" or "8080".
+func flagHost(flag string) string {
+	h, _, err := net.SplitHostPort(flag)
+	if err != nil {
+		return ""
+	}
+	return h
 }
 
 // listenAddr binds to loopback unless the address names a host.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -67,6 +68,24 @@ func splitPrefix(arg string) (prefix, src string) {
 	return p, rest
 }
 
+// badPrefix explains an argument that is not a path but looks like
+// PREFIX=SOURCE with an invalid prefix ("Team=git+…"), rather than
+// letting it fail as a file that does not exist.
+func badPrefix(arg string) error {
+	p, rest, ok := strings.Cut(arg, "=")
+	if !ok || p == "" || gitsource.IsSpec(p) {
+		return nil
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return nil
+	}
+	if _, err := os.Stat(rest); err != nil && !gitsource.IsSpec(rest) {
+		return nil
+	}
+	return usageErrorf("serve: %s: the prefix %q must be lowercase letters, digits, '-' and '.', segments joined by '/' (e.g. %s=…); write ./%s for a folder whose name holds '='",
+		esc(arg), esc(p), esc(strings.ToLower(p)), esc(arg))
+}
+
 // openSources opens each SOURCE ([PREFIX=]DIR or [PREFIX=]git+URL[@REF][#SUBDIR]).
 func openSources(ctx context.Context, args []string, o sourceOptions) (*sourceSet, error) {
 	if o.prefix != "" && len(args) > 1 {
@@ -76,6 +95,9 @@ func openSources(ctx context.Context, args []string, o sourceOptions) (*sourceSe
 	for _, arg := range args {
 		prefix, src := splitPrefix(arg)
 		if prefix == "" {
+			if err := badPrefix(arg); err != nil {
+				return nil, err
+			}
 			prefix = o.prefix
 		}
 		copts := &catalog.Options{Prefix: prefix, IncludeDotFiles: o.dotfiles, Strict: o.strict, AllowHardlinks: o.allowHardlinks, Logger: o.log}
@@ -98,6 +120,10 @@ func openSources(ctx context.Context, args []string, o sourceOptions) (*sourceSe
 		dopts := *copts
 		dopts.PackLater = true
 		copts = &dopts
+		// A skill's SKILL.md stands for its folder, as validate takes it.
+		if fi, err := os.Stat(src); err == nil && !fi.IsDir() && filepath.Base(src) == "SKILL.md" {
+			src = filepath.Dir(src)
+		}
 		if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
 			if err == nil {
 				err = errors.New("not a directory")
@@ -222,12 +248,8 @@ func (s *sourceSet) summary(where string) {
 		st.Bytes += c.Bytes
 		st.Invalid += c.Invalid
 	}
-	noun := "skills"
-	if st.Skills == 1 {
-		noun = "skill"
-	}
 	// Tests and scripts parse this line: its shape stays as it is.
-	msg := fmt.Sprintf("serving %d %s (%d files, %.1f MiB) from %s at %s", st.Skills, noun, st.Files, float64(st.Bytes)/(1<<20), esc(s.describe()), where)
+	msg := fmt.Sprintf("serving %s (%s, %s) from %s at %s", count(st.Skills, "skill", "skills"), count(st.Files, "file", "files"), humanSize(st.Bytes), esc(s.describe()), where)
 	if st.Invalid > 0 {
 		msg += fmt.Sprintf("; %d skills skipped (see above)", st.Invalid)
 	}

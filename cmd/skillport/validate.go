@@ -19,7 +19,7 @@ import (
 )
 
 func init() {
-	var asJSON, dotFiles, strict, allowHardlinks bool
+	var asJSON, dotFiles, strict, allowHardlinks, errorsOnly bool
 	cmd := &cobra.Command{
 		Use:   "validate PATH...",
 		Short: "Check skill folders against the Agent Skills specification",
@@ -35,7 +35,8 @@ while hosts load their skills (metadata values that are not strings,
 allowed-tools as a list, a name differing from its folder) are warnings and
 say how the skill is published.
 
-Exit status: 0 when every skill is valid, 1 when any is invalid, 2 on usage errors.
+Exit status: 0 when every skill is valid, 1 when any is invalid or a PATH
+holds no SKILL.md at all, 2 on usage errors. --errors-only leaves warnings out.
 With --json, one JSON object per finding: path, line, column, rule, message, severity.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -59,10 +60,11 @@ With --json, one JSON object per finding: path, line, column, rule, message, sev
 					debug.SetGCPercent(-1)
 				}
 			}
-			return runValidate(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, asJSON, &catalog.Options{IncludeDotFiles: dotFiles, Strict: strict, AllowHardlinks: allowHardlinks})
+			return runValidateOpts(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, asJSON, errorsOnly, &catalog.Options{IncludeDotFiles: dotFiles, Strict: strict, AllowHardlinks: allowHardlinks})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print findings as JSON, one object per line")
+	cmd.Flags().BoolVar(&errorsOnly, "errors-only", false, "print errors only, not warnings (the summary still counts every skill)")
 	cmd.Flags().BoolVar(&dotFiles, "include-dotfiles", false, "treat files whose names start with \".\" as part of skills")
 	cmd.Flags().BoolVar(&strict, "strict", false, "make errors of the rules hosts tolerate (non-string metadata, allowed-tools as a list, name differing from its folder)")
 	cmd.Flags().BoolVar(&allowHardlinks, "allow-hardlinks", false, "accept files with more than one hard link (reported as errors by default, rule hardlink)")
@@ -76,6 +78,12 @@ With --json, one JSON object per finding: path, line, column, rule, message, sev
 const validateMemoryLimit = 256 << 20
 
 func runValidate(stdout, stderr io.Writer, args []string, asJSON bool, copts *catalog.Options) error {
+	return runValidateOpts(stdout, stderr, args, asJSON, false, copts)
+}
+
+// runValidateOpts is runValidate; errorsOnly leaves warnings out of the
+// report (the summary still counts every skill).
+func runValidateOpts(stdout, stderr io.Writer, args []string, asJSON, errorsOnly bool, copts *catalog.Options) error {
 	// Check every argument before reporting on any, so a typo is a usage error.
 	dirs := make([]string, len(args))
 	for i, arg := range args {
@@ -101,7 +109,7 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON bool, copts *ca
 		fmt.Fprintf(stderr, format, a...)
 	}
 	enc := json.NewEncoder(out)
-	valid, invalid, skipped := 0, 0, 0
+	valid, invalid, skipped, empty := 0, 0, 0, 0
 	quiet := slog.New(slog.DiscardHandler)
 	for _, dir := range dirs {
 		o := *copts
@@ -117,13 +125,18 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON bool, copts *ca
 			continue
 		}
 		st := rep.Stats
-		if st.Skills == 0 && st.Invalid == 0 {
-			warnf("skillport: warning: %s holds no skill (a skill is a folder holding SKILL.md)\n", esc(dir))
+		if st.Skills == 0 && st.Invalid == 0 && st.Skipped == 0 {
+			// Nothing was checked: a typo'd or wrong folder must not pass.
+			warnf("skillport: validate: no SKILL.md found under %s (a skill is a folder holding SKILL.md)\n", esc(dir))
+			empty++
 		}
 		valid += st.Skills
 		invalid += st.Invalid
 		skipped += st.Skipped
 		for _, d := range rep.Diagnostics {
+			if errorsOnly && d.Severity == skill.Warning {
+				continue
+			}
 			p := filepath.Join(dir, filepath.FromSlash(d.Path))
 			if asJSON {
 				d.Path = p
@@ -155,7 +168,7 @@ func runValidate(stdout, stderr io.Writer, args []string, asJSON bool, copts *ca
 	if err := out.Flush(); err != nil {
 		return fmt.Errorf("validate: writing the report: %w", err)
 	}
-	if invalid > 0 {
+	if invalid > 0 || empty > 0 {
 		return errFailed
 	}
 	return nil

@@ -134,13 +134,18 @@ func TestValidateOutputOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	var both bytes.Buffer
-	if err := runValidate(&both, &both, []string{skills, empty}, false, &catalog.Options{}); err != nil {
-		t.Fatal(err)
+	if err := runValidate(&both, &both, []string{skills, empty}, false, &catalog.Options{}); exitCode(err) != 1 {
+		t.Fatalf("validate with an empty folder: %v, want exit 1", err)
 	}
 	want := skills + "/a/SKILL.md:4:8: warning: hooks: not a field of the Agent Skills specification; it is passed through as written (unknown-field)\n" +
-		"skillport: warning: " + empty + " holds no skill (a skill is a folder holding SKILL.md)\n" +
+		"skillport: validate: no SKILL.md found under " + empty + " (a skill is a folder holding SKILL.md)\n" +
 		"1 skill valid, 0 invalid\n"
 	if both.String() != want {
 		t.Errorf("output\n%s\nwant\n%s", both.String(), want)
+	}
+	// --errors-only: the warning is left out, the summary stays.
+	both.Reset()
+	if err := runValidateOpts(&both, &both, []string{skills}, false, true, &catalog.Options{}); err != nil || both.String() != "1 skill valid, 0 invalid\n" {
+		t.Errorf("--errors-only: %v\n%s", err, both.String())
 	}
 }

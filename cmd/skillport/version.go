@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 
@@ -22,7 +23,11 @@ func version() string {
 }
 
 func versionOf(bi *debug.BuildInfo) string {
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
+	// Since Go 1.24 a build from a checkout is stamped with a
+	// pseudo-version (v0.0.0-20261127230909-064bc5f1a2b3+dirty): it names
+	// a commit, not a release, so it is shown as one, as the docs say
+	// ("devel+<commit>"); a tagged commit keeps its tag.
+	if v := bi.Main.Version; v != "" && v != "(devel)" && !pseudoVersion.MatchString(v) {
 		return v
 	}
 	var rev, dirty string
@@ -41,6 +46,10 @@ func versionOf(bi *debug.BuildInfo) string {
 	}
 	return "devel+" + rev[:min(12, len(rev))] + dirty
 }
+
+// pseudoVersion matches the tail of a Go pseudo-version: a UTC time and a
+// 12-digit commit prefix, and +dirty for a modified tree.
+var pseudoVersion = regexp.MustCompile(`[.-]\d{14}-[0-9a-f]{12}(\+dirty)?$`)
 
 func init() {
 	rootCmd.Version = version()

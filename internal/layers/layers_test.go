@@ -22,6 +22,8 @@ var rank = map[string]int{
 	"internal/mcphttp":  0,
 	"internal/paging":   0,
 	"internal/budget":   0,
+	"internal/suggest":  0,
+	"internal/filemode": 0,
 	"host/sanitize":     0,
 	"skill":             1,
 	"sandbox":           1,
