@@ -86,15 +86,10 @@ func packOf(count uint32, body []byte) []byte {
 	return append(p, sum[:]...)
 }
 
-// hostileRemote serves one repository whose main branch is a commit id
-// that any fetch answers with pack (or, if endless, with a pack header and
-// then zlib data without end, until the client hangs up or 4 GiB).
-func hostileRemote(t *testing.T, pack []byte, endless bool) string {
-	return hostileRemoteRefs(t, pack, endless, false)
-}
-
-// hostileRemoteRefs is hostileRemote whose ref advertisement, if
-// endlessRefs, never ends (until the client hangs up or 4 GiB).
+// hostileRemoteRefs serves one repository whose main branch is a commit
+// id that any fetch answers with pack (or, if endless, with a pack header
+// and then junk without end); with endlessRefs, the ref advertisement
+// never ends instead. Either stops when the client hangs up, or at 4 GiB.
 func hostileRemoteRefs(t *testing.T, pack []byte, endless, endlessRefs bool) string {
 	t.Helper()
 	const tip = "1111111111111111111111111111111111111111"
