@@ -195,16 +195,17 @@ func (g *Gateway) ReadSkill(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", g.describeErr(host.ToolReadSkill, e, err)
 	}
-	return g.render(l, e), nil
+	return g.render(ctx, l, e), nil
 }
 
 // render renders l as the model receives it, named as e is: with
-// Options.Visible, the name the caller was shown.
-func (g *Gateway) render(l *host.Loaded, e *host.Entry) string {
+// Options.Visible, the name the caller was shown, and without the files of
+// nested skills hidden from the caller.
+func (g *Gateway) render(ctx context.Context, l *host.Loaded, e *host.Entry) string {
 	if g.opts.Visible == nil {
 		return host.RenderSkill(l)
 	}
-	return host.RenderSkillAs(l, e.Qualified)
+	return host.RenderSkillHiding(l, e.Qualified, g.hiddenIn(ctx, e))
 }
 
 // ReadSkillFile is the read_skill_file tool: a file of a loaded skill,
@@ -219,6 +220,9 @@ func (g *Gateway) ReadSkillFile(ctx context.Context, name, path string) (string,
 		return "", fmt.Errorf("%s: %w", host.ToolReadSkillFile, err)
 	}
 	f, err := l.ReadFile(ctx, path)
+	if err == nil && g.hides(ctx, e, f.URI) {
+		err = l.NoSuchFile(path, false)
+	}
 	if err != nil {
 		return "", g.describeErr(host.ToolReadSkillFile, e, err)
 	}
@@ -237,6 +241,19 @@ func (g *Gateway) ListSkillDir(ctx context.Context, name, path string) (string, 
 		return "", fmt.Errorf("%s: %w", host.ToolListSkillDir, err)
 	}
 	ents, err := l.ListDir(ctx, path)
+	if hide := g.hiddenIn(ctx, e); err == nil && hide != nil {
+		shown := ents[:0:0]
+		for _, d := range ents {
+			if !hide(d.URI) {
+				shown = append(shown, d)
+			}
+		}
+		if len(shown) == 0 && len(ents) > 0 {
+			// A directory of a hidden nested skill: as one that is not there.
+			err = l.NoSuchFile(path, true)
+		}
+		ents = shown
+	}
 	if err != nil {
 		return "", g.describeErr(host.ToolListSkillDir, e, err)
 	}

@@ -158,18 +158,32 @@ func (t *Tools) ReadSkill(ctx context.Context, name string) (string, error) {
 }
 
 // RenderSkill renders a loaded skill as the model receives it.
-func RenderSkill(l *Loaded) string { return renderSkill(l, l.Entry) }
+func RenderSkill(l *Loaded) string { return renderSkill(l, l.Entry, nil) }
 
 // RenderSkillAs is [RenderSkill] with the skill shown under name: the
 // name a caller of a host that names skills per caller ([Names]) knows it
 // by.
 func RenderSkillAs(l *Loaded, name string) string {
-	e := *l.Entry
-	e.Qualified = name
-	return renderSkill(l, &e)
+	return RenderSkillHiding(l, name, nil)
 }
 
-func renderSkill(l *Loaded, e *Entry) string {
+// NoSuchFile is the error ReadFile (dir false) or ListDir (dir true) return
+// for a reference the skill does not list: a gateway answers it for a path
+// inside a nested skill the caller may not see, so that it reads as absent.
+func (l *Loaded) NoSuchFile(ref string, dir bool) error {
+	return l.noSuchFile(ref, dir, ReasonUnlisted)
+}
+
+// RenderSkillHiding is [RenderSkillAs] leaving out of the file list every
+// file whose URI hide reports (nil hides nothing): a gateway showing a
+// caller a skill without the nested skills that caller may not see.
+func RenderSkillHiding(l *Loaded, name string, hide func(uri string) bool) string {
+	e := *l.Entry
+	e.Qualified = name
+	return renderSkill(l, &e, hide)
+}
+
+func renderSkill(l *Loaded, e *Entry, hide func(uri string) bool) string {
 	var b strings.Builder
 	if e.Kind == KindFilesystem {
 		fmt.Fprintf(&b, "<skill_content name=\"%s\" source=\"%s\">\n", xmlAttr(e.Qualified), xmlAttr(e.Source()))
@@ -197,7 +211,7 @@ func renderSkill(l *Loaded, e *Entry) string {
 	if files, ok := l.manifest(); ok {
 		var rels []string
 		for _, f := range files {
-			if f.URI == e.URI {
+			if f.URI == e.URI || hide != nil && hide(f.URI) {
 				continue
 			}
 			rel, _ := skilluri.Within(e.Root, f.URI)
