@@ -43,15 +43,10 @@ var nestedTree = map[string]string{
 	"docs/guide/ops/deep/x.txt": "SECRET-DEEP\n",
 }
 
-// nestedStack is `serve --http --auth-rules` composed in the test: MCP,
-// web catalog and /metrics behind one endpoint, all reading src through
-// the rules.
-type nestedStack struct {
-	base string
-	op   *oidctest.OP
-}
-
-func startNested(t *testing.T, withHidden bool) *nestedStack {
+// writeNested writes nestedTree (without the ops skill unless
+// withHidden) to a new directory, every file with the same time, so that
+// two trees list alike to the second.
+func writeNested(t *testing.T, withHidden bool) string {
 	t.Helper()
 	dir := t.TempDir()
 	for p, body := range nestedTree {
@@ -62,9 +57,22 @@ func startNested(t *testing.T, withHidden bool) *nestedStack {
 		if err := os.WriteFile(filepath.Join(dir, p), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		// Both trees alike, to the second their listings show.
 		os.Chtimes(filepath.Join(dir, p), time.Unix(1e9, 0), time.Unix(1e9, 0))
 	}
+	return dir
+}
+
+// nestedStack is `serve --http --auth-rules` composed in the test: MCP,
+// web catalog and /metrics behind one endpoint, all reading src through
+// the rules.
+type nestedStack struct {
+	base string
+	op   *oidctest.OP
+}
+
+func startNested(t *testing.T, withHidden bool) *nestedStack {
+	t.Helper()
+	dir := writeNested(t, withHidden)
 	cat, err := catalog.OpenDir(dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -247,13 +255,7 @@ func TestHiddenNestedSkill(t *testing.T) {
 // the file it subscribed to), never to one that may not, although the
 // visible skill around it contains the file's folder.
 func TestHiddenNestedNotifications(t *testing.T) {
-	dir := t.TempDir()
-	for p, body := range nestedTree {
-		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
-		if err := os.WriteFile(filepath.Join(dir, p), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := writeNested(t, true)
 	cat, err := catalog.OpenDir(dir, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -112,7 +112,7 @@ func (g *Gateway) prompt(ctx context.Context, e *host.Entry, req *mcp.GetPromptR
 		return nil, g.describeErr("prompt", e, err)
 	}
 	text := "Use the following skill for this task. It was loaded by the skillport gateway from " + e.Source() +
-		"; read its files with the read_skill_file tool (skill=\"" + e.Qualified + "\").\n\n" + g.render(l, e)
+		"; read its files with the read_skill_file tool (skill=\"" + e.Qualified + "\").\n\n" + g.render(ctx, l, e)
 	if req.Params != nil {
 		if task := strings.TrimSpace(req.Params.Arguments[promptArg]); task != "" {
 			text += "\nTask: " + task + "\n"

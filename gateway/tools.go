@@ -195,14 +195,19 @@ func (g *Gateway) ReadSkill(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", g.describeErr(host.ToolReadSkill, e, err)
 	}
-	return g.render(l, e), nil
+	return g.render(ctx, l, e), nil
 }
 
 // render renders l as the model receives it, named as e is (the name
-// qualified over what the caller sees), and placed by origin and path:
-// the gateway's client is not on the gateway's machine.
-func (g *Gateway) render(l *host.Loaded, e *host.Entry) string {
-	return host.RenderSkillRemote(l, e.Qualified)
+// qualified over what the caller sees), placed by origin and path (the
+// gateway's client is not on the gateway's machine), and, with
+// Options.Visible, without the files of nested skills hidden from the caller.
+func (g *Gateway) render(ctx context.Context, l *host.Loaded, e *host.Entry) string {
+	var hide func(uri string) bool
+	if g.opts.Visible != nil {
+		hide = g.hiddenIn(ctx, e)
+	}
+	return host.RenderSkillHiding(l, e.Qualified, hide)
 }
 
 // ReadSkillFile is the read_skill_file tool: a file of a loaded skill,
@@ -217,6 +222,9 @@ func (g *Gateway) ReadSkillFile(ctx context.Context, name, path string) (string,
 		return "", fmt.Errorf("%s: %w", host.ToolReadSkillFile, err)
 	}
 	f, err := l.ReadFile(ctx, path)
+	if err == nil && g.hides(ctx, e, f.URI) {
+		err = l.NoSuchFile(path, false)
+	}
 	if err != nil {
 		return "", g.describeErr(host.ToolReadSkillFile, e, err)
 	}
@@ -235,6 +243,19 @@ func (g *Gateway) ListSkillDir(ctx context.Context, name, path string) (string, 
 		return "", fmt.Errorf("%s: %w", host.ToolListSkillDir, err)
 	}
 	ents, err := l.ListDir(ctx, path)
+	if hide := g.hiddenIn(ctx, e); err == nil && hide != nil {
+		shown := ents[:0:0]
+		for _, d := range ents {
+			if !hide(d.URI) {
+				shown = append(shown, d)
+			}
+		}
+		if len(shown) == 0 && len(ents) > 0 {
+			// A directory of a hidden nested skill: as one that is not there.
+			err = l.NoSuchFile(path, true)
+		}
+		ents = shown
+	}
 	if err != nil {
 		return "", g.describeErr(host.ToolListSkillDir, e, err)
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,6 +43,38 @@ func (g *Gateway) sees(ctx context.Context, e *host.Entry) bool {
 		return true
 	}
 	return g.opts.Visible(server.CallerFromContext(ctx), entrySkill(e))
+}
+
+// hiddenIn returns whether a URI inside e belongs to a skill of e's origin
+// nested in e that the caller of ctx may not see, or nil when there is
+// none. As for the catalog a server publishes (access.Filter), a file
+// belongs to the innermost skill containing it, and a hidden skill takes
+// its whole subtree out of every skill around it: the upstream's manifest
+// of e lists those files, the caller is never shown them.
+func (g *Gateway) hiddenIn(ctx context.Context, e *host.Entry) func(uri string) bool {
+	if g.opts.Visible == nil {
+		return nil
+	}
+	c := server.CallerFromContext(ctx)
+	var roots []string
+	for _, o := range g.view.Load().admitted {
+		if o.Origin == e.Origin && strings.HasPrefix(o.Root, e.Root+"/") && !g.opts.Visible(c, entrySkill(o)) {
+			roots = append(roots, o.Root)
+		}
+	}
+	if len(roots) == 0 {
+		return nil
+	}
+	return func(uri string) bool {
+		return slices.ContainsFunc(roots, func(r string) bool { return uri == r || strings.HasPrefix(uri, r+"/") })
+	}
+}
+
+// hides reports whether uri, inside e, is hidden from the caller of ctx
+// (see hiddenIn).
+func (g *Gateway) hides(ctx context.Context, e *host.Entry, uri string) bool {
+	hide := g.hiddenIn(ctx, e)
+	return hide != nil && hide(uri)
 }
 
 // maxCallerViews bounds the per-caller views kept (see callerView); past

@@ -158,7 +158,7 @@ func (t *Tools) ReadSkill(ctx context.Context, name string) (string, error) {
 }
 
 // RenderSkill renders a loaded skill as the model receives it.
-func RenderSkill(l *Loaded) string { return renderSkill(l, l.Entry, false) }
+func RenderSkill(l *Loaded) string { return renderSkill(l, l.Entry, false, nil) }
 
 // RenderSkillAs is [RenderSkill] with the skill shown under name: the
 // name a caller of a host that names skills per caller ([Names]) knows it
@@ -166,7 +166,7 @@ func RenderSkill(l *Loaded) string { return renderSkill(l, l.Entry, false) }
 func RenderSkillAs(l *Loaded, name string) string {
 	e := *l.Entry
 	e.Qualified = name
-	return renderSkill(l, &e, false)
+	return renderSkill(l, &e, false, nil)
 }
 
 // RenderSkillRemote is [RenderSkillAs] for a model on another machine
@@ -174,12 +174,26 @@ func RenderSkillAs(l *Loaded, name string) string {
 // path, never by the host's absolute folder, which would disclose the
 // host's file system and which the model cannot open anyway.
 func RenderSkillRemote(l *Loaded, name string) string {
-	e := *l.Entry
-	e.Qualified = name
-	return renderSkill(l, &e, true)
+	return RenderSkillHiding(l, name, nil)
 }
 
-func renderSkill(l *Loaded, e *Entry, remote bool) string {
+// NoSuchFile is the error ReadFile (dir false) or ListDir (dir true) return
+// for a reference the skill does not list: a gateway answers it for a path
+// inside a nested skill the caller may not see, so that it reads as absent.
+func (l *Loaded) NoSuchFile(ref string, dir bool) error {
+	return l.noSuchFile(ref, dir, ReasonUnlisted)
+}
+
+// RenderSkillHiding is [RenderSkillRemote] leaving out of the file list
+// every file whose URI hide reports (nil hides nothing): a gateway showing a
+// caller a skill without the nested skills that caller may not see.
+func RenderSkillHiding(l *Loaded, name string, hide func(uri string) bool) string {
+	e := *l.Entry
+	e.Qualified = name
+	return renderSkill(l, &e, true, hide)
+}
+
+func renderSkill(l *Loaded, e *Entry, remote bool, hide func(uri string) bool) string {
 	var b strings.Builder
 	switch {
 	case e.Kind == KindFilesystem && remote:
@@ -213,7 +227,7 @@ func renderSkill(l *Loaded, e *Entry, remote bool) string {
 	if files, ok := l.manifest(); ok {
 		var rels []string
 		for _, f := range files {
-			if f.URI == e.URI {
+			if f.URI == e.URI || hide != nil && hide(f.URI) {
 				continue
 			}
 			rel, _ := skilluri.Within(e.Root, f.URI)

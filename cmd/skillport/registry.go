@@ -35,7 +35,10 @@ func registryFlag(f *pflag.FlagSet) {
 	f.String("as", "", "who is publishing or changing, recorded with each change (default $SKILLPORT_PUBLISHER, else user@host)")
 }
 
-func registryConn(cmd *cobra.Command, what string) (*pgx.Conn, error) {
+// registryConn connects to the registry, within connectTimeout: a
+// database host that accepts the connection and then hangs fails the
+// command instead of holding it.
+func registryConn(cmd *cobra.Command, what string, connectTimeout time.Duration) (*pgx.Conn, error) {
 	dsn, _ := cmd.Flags().GetString("registry")
 	if dsn == "" {
 		dsn = os.Getenv(registryEnv)
@@ -46,8 +49,13 @@ func registryConn(cmd *cobra.Command, what string) (*pgx.Conn, error) {
 	if !registry.IsDSN(dsn) {
 		return nil, usageErrorf("%s: --registry %q: a registry is a postgres:// or postgresql:// URL", what, dsn)
 	}
-	conn, err := registry.Connect(cmd.Context(), dsn)
+	ctx, cancel := context.WithTimeout(cmdContext(cmd), connectTimeout)
+	defer cancel()
+	conn, err := registry.Connect(ctx, dsn)
 	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("registry: the database did not answer within %s; check that it is up", connectTimeout)
+		}
 		return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", what, err)}
 	}
 	return conn, nil
@@ -108,6 +116,7 @@ namespace, limits), 2 on usage errors.`,
 		Short: "Manage a PostgreSQL skills registry: migrate, ls, versions, diff, rollback, yank, log",
 	}
 	registryFlag(regCmd.PersistentFlags())
+	regCmd.PersistentFlags().Duration("timeout", time.Minute, "fail when the database has not answered within `D` (a hung database fails the command instead of holding it)")
 	regCmd.AddCommand(
 		&cobra.Command{Use: "migrate", Short: "Create or upgrade the registry schema", Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
@@ -237,15 +246,31 @@ func versionArg(s string) int {
 }
 
 func withRegistry(cmd *cobra.Command, what string, fn func(context.Context, *pgx.Conn) error) error {
-	conn, err := registryConn(cmd, what)
+	timeout, _ := cmd.Flags().GetDuration("timeout")
+	if timeout <= 0 {
+		return usageErrorf("%s: --timeout must be positive", what)
+	}
+	conn, err := registryConn(cmd, what, timeout)
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.WithoutCancel(cmd.Context()))
-	if err := fn(cmd.Context(), conn); err != nil {
+	defer conn.Close(context.WithoutCancel(cmdContext(cmd)))
+	ctx, cancel := context.WithTimeout(cmdContext(cmd), timeout)
+	defer cancel()
+	if err := fn(ctx, conn); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("registry: the database did not answer within %s (--timeout); check that it is up, or allow longer", timeout)
+		}
 		return &exitError{code: 1, err: fmt.Errorf("%s: %w", what, err)}
 	}
 	return nil
+}
+
+func cmdContext(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
 }
 
 func runPublish(cmd *cobra.Command, args []string) error {
@@ -288,7 +313,9 @@ func runPublish(cmd *cobra.Command, args []string) error {
 		}
 		srcs = append(srcs, s)
 	}
-	conn, err := registryConn(cmd, "publish")
+	// Only connecting has a deadline: a publish of a large tree takes as
+	// long as it takes.
+	conn, err := registryConn(cmd, "publish", registry.DefaultQueryTimeout)
 	if err != nil {
 		return err
 	}
