@@ -180,11 +180,13 @@ type httpRecorder struct {
 const protocolHeader = "Mcp-Protocol-Version"
 
 func (t *httpRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodPost && r.Header.Get(protocolHeader) == "" {
+	sent, notification := r.Header.Get(protocolHeader), false
+	if r.Method == http.MethodPost && sent == "" {
+		notification = isNotification(r)
 		t.mu.Lock()
 		v := t.version
 		t.mu.Unlock()
-		if v != "" && isNotification(r) {
+		if notification && v != "" {
 			r = r.Clone(r.Context())
 			r.Header.Set(protocolHeader, v)
 		}
@@ -192,8 +194,11 @@ func (t *httpRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(r)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err == nil && resp.StatusCode < 300 && r.Header.Get(protocolHeader) != "" {
-		t.version = r.Header.Get(protocolHeader)
+	// The revision is that of the last accepted request: an initialize
+	// (no header) after an accepted server/discover means a session
+	// without the header until the SDK sends it again.
+	if err == nil && resp.StatusCode < 300 && r.Method == http.MethodPost && !notification {
+		t.version = sent
 	}
 	switch {
 	case err != nil:

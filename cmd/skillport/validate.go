@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/host/sanitize"
 	"github.com/skillport/skillport/skill"
 )
 
@@ -114,7 +115,17 @@ func runValidateOpts(stdout, stderr io.Writer, args []string, asJSON, errorsOnly
 	for _, dir := range dirs {
 		o := *copts
 		o.Logger = quiet
+		// A large tree takes seconds: on a terminal, say what is being
+		// checked rather than stay silent (cleared before any finding).
+		onTTY := terminalWidth(stderr) > 0
+		if onTTY {
+			out.Flush()
+			fmt.Fprintf(stderr, "\r\x1b[Kchecking %s…", sanitize.Truncate(esc(dir), 60))
+		}
 		rep, err := catalog.CheckDir(dir, &o)
+		if onTTY {
+			fmt.Fprint(stderr, "\r\x1b[K")
+		}
 		if err != nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) {

@@ -149,3 +149,18 @@ func TestValidateOutputOrder(t *testing.T) {
 		t.Errorf("--errors-only: %v\n%s", err, both.String())
 	}
 }
+
+// TestValidateShowsProgressOnATerminalOnly: a line naming the folder being
+// checked, erased before the report; nothing of it when piped.
+func TestValidateShowsProgressOnATerminalOnly(t *testing.T) {
+	dir := "../../examples/skills"
+	var out, errOut bytes.Buffer
+	if err := runValidate(&out, &errOut, []string{dir}, false, &catalog.Options{}); err != nil || errOut.Len() != 0 {
+		t.Fatalf("piped: %v, stderr %q", err, errOut.String())
+	}
+	onTerminal(t, 80)
+	errOut.Reset()
+	if err := runValidate(&out, &errOut, []string{dir}, false, &catalog.Options{}); err != nil || errOut.String() != "\r\x1b[Kchecking "+dir+"…\r\x1b[K" {
+		t.Errorf("on a terminal: %v, stderr %q", err, errOut.String())
+	}
+}
