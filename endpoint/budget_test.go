@@ -29,9 +29,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/endpoint"
 	"github.com/skillport/skillport/server"
 )
@@ -225,15 +222,7 @@ func TestLargeReadsInTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := server.NewCatalogSource(cat)
-	s, _, err := server.New(&mcp.Implementation{Name: "test", Version: "0"}, src, &server.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, src := skillServer(t, dir)
 	h := server.NewHTTPHandler(s, &server.HTTPOptions{Logger: slog.New(slog.DiscardHandler)})
 	defer h.Close()
 	ts := serveHandler(t, h, src, endpoint.Options{ResponseBudget: 1 << 20})

@@ -243,7 +243,7 @@ func New(mcpHandler http.Handler, opts *Options) (*Endpoint, error) {
 	if reg == nil || gat == nil {
 		return nil, errors.New("endpoint: set both Registerer and Gatherer, or neither")
 	}
-	m, err := newMetrics(reg, o.Source, o.Sessions)
+	m, err := newMetrics(reg, o.Source, o.Sessions, e.budget)
 	if err != nil {
 		return nil, fmt.Errorf("endpoint: registering metrics: %w", err)
 	}

@@ -62,6 +62,14 @@ type testServer struct {
 // the test.
 func serve(t testing.TB, dir string, opts endpoint.Options) *testServer {
 	t.Helper()
+	s, src := skillServer(t, dir)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)})
+	return serveHandler(t, h, src, opts)
+}
+
+// skillServer is a real skillport MCP server of the skills in dir.
+func skillServer(t testing.TB, dir string) (*mcp.Server, *server.CatalogSource) {
+	t.Helper()
 	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -71,8 +79,7 @@ func serve(t testing.TB, dir string, opts endpoint.Options) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)})
-	return serveHandler(t, h, src, opts)
+	return s, src
 }
 
 func serveHandler(t testing.TB, h http.Handler, src *server.CatalogSource, opts endpoint.Options) *testServer {

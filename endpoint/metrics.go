@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/skillport/skillport/internal/budget"
 	"github.com/skillport/skillport/server"
 )
 
@@ -65,7 +66,7 @@ func httpMethodLabel(m string) string {
 	return "other"
 }
 
-func newMetrics(reg prometheus.Registerer, src server.Source, sessions func() int) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, src server.Source, sessions func() int, b *budget.Budget) (*metrics, error) {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillport_http_requests_total",
@@ -94,6 +95,12 @@ func newMetrics(reg prometheus.Registerer, src server.Source, sessions func() in
 		}, []string{"event"}),
 	}
 	cs := []prometheus.Collector{m.requests, m.latency, m.inFlight, m.conns, m.refused, m.sessions}
+	if b != nil {
+		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "skillport_response_budget_bytes_in_use",
+			Help: "Bytes of the server's budget for large answers reserved now; the budget is Options.ResponseBudget.",
+		}, func() float64 { return float64(b.InUse()) }))
+	}
 	if sessions != nil {
 		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "skillport_mcp_sessions_active",
@@ -122,7 +129,7 @@ func newMetrics(reg prometheus.Registerer, src server.Source, sessions func() in
 			return nil, err
 		}
 	}
-	for _, r := range []string{"origin", "body_too_large", "body_budget", "batch", "slow_body", "body_read", "session_requests", "connection_limit"} {
+	for _, r := range []string{"origin", "body_too_large", "body_budget", "batch", "slow_body", "body_read", "session_requests", "connection_limit", "idle_yielded", "host"} {
 		m.refused.WithLabelValues(r)
 	}
 	return m, nil

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -39,6 +40,7 @@ type Budget struct {
 	sem  *semaphore.Weighted
 	size int64
 	wait time.Duration
+	used atomic.Int64
 }
 
 // New returns a budget of size bytes (DefaultSize when 0) whose waiters
@@ -90,13 +92,23 @@ func (b *Budget) Acquire(ctx context.Context, n int64) (release func(), err erro
 			return nil, fmt.Errorf("%w (%d MiB), and none finished within %s", ErrBusy, b.size>>20, b.wait)
 		}
 	}
+	b.used.Add(n)
 	var done bool
 	return func() {
 		if !done {
 			done = true
+			b.used.Add(-n)
 			b.sem.Release(n)
 		}
 	}, nil
+}
+
+// InUse returns the bytes reserved now, for metrics.
+func (b *Budget) InUse() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.used.Load()
 }
 
 type ctxKey struct{}

@@ -22,8 +22,8 @@ func TestBudget(t *testing.T) {
 			}
 		}
 		big, err := b.Acquire(ctx, 10<<20) // clamped: served alone
-		if err != nil {
-			t.Fatal(err)
+		if err != nil || b.InUse() != 1<<20 {
+			t.Fatalf("a large answer: %v, %d bytes in use, want the whole budget", err, b.InUse())
 		}
 		start := time.Now()
 		if _, err := b.Acquire(ctx, Small); !errors.Is(err, ErrBusy) || time.Since(start) != 5*time.Second {
@@ -41,6 +41,9 @@ func TestBudget(t *testing.T) {
 			t.Fatalf("after a release: %v after %v, want served after 2s", err, time.Since(start))
 		}
 		rel()
+		if b.InUse() != 0 {
+			t.Fatalf("%d bytes in use after every release", b.InUse())
+		}
 		var none *Budget
 		if r, err := none.Acquire(ctx, 1<<40); err != nil || none.Size() != 0 {
 			t.Fatalf("nil budget: %v", err)
