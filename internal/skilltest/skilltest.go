@@ -92,9 +92,14 @@ func Root() string {
 
 const pkg = "./cmd/skillport"
 
-// lockWait bounds the wait for another process's build; a lock older than
-// that was left by a process that died while building.
-const lockWait = 15 * time.Minute
+// lockWait bounds the wait for another process's build. The builder
+// touches its lock file every lockBeat, so a lock untouched for lockStale
+// was left by a process that died building (a test run interrupted).
+const (
+	lockWait  = 15 * time.Minute
+	lockBeat  = 2 * time.Second
+	lockStale = 30 * time.Second
+)
 
 func build() (string, error) {
 	root := Root()
@@ -130,7 +135,7 @@ func build() (string, error) {
 		if !errors.Is(err, os.ErrExist) {
 			return "", err
 		}
-		if fi, err := os.Stat(lock); err == nil && time.Since(fi.ModTime()) > lockWait {
+		if fi, err := os.Stat(lock); err == nil && time.Since(fi.ModTime()) > lockStale {
 			os.Remove(lock) // left by a process that died building
 			continue
 		}
@@ -142,6 +147,20 @@ func build() (string, error) {
 	if _, err := os.Stat(exe); err == nil { // built while we took the lock
 		return exe, nil
 	}
+	beat := time.NewTicker(lockBeat)
+	defer beat.Stop()
+	building := make(chan struct{})
+	defer close(building)
+	go func() {
+		for {
+			select {
+			case <-building:
+				return
+			case now := <-beat.C:
+				os.Chtimes(lock, now, now)
+			}
+		}
+	}()
 	tmp := fmt.Sprintf("%s.%d.tmp", exe, os.Getpid())
 	cmd := exec.Command("go", "build", "-o", tmp, pkg)
 	cmd.Dir = root
