@@ -15,7 +15,7 @@ import (
 // has it.
 func (srv *Server) fastStdio(t mcp.Transport) mcp.Transport {
 	st, ok := t.(*stdio.Transport)
-	if !ok || st.Answerer != nil || fastFor(srv.mcp) != srv {
+	if !ok || st.Answerer != nil || !srv.thin() {
 		return t
 	}
 	c := *st
@@ -26,10 +26,16 @@ func (srv *Server) fastStdio(t mcp.Transport) mcp.Transport {
 // stdioAnswerer returns the thin read path of a stdio connection whose
 // initialize request had params init: it answers a request line with the
 // response go-sdk would write, or returns nil to hand the line to go-sdk.
-func (srv *Server) stdioAnswerer(init json.RawMessage) func([]byte) []byte {
-	declared, ok := initDeclared(init)
+func (srv *Server) stdioAnswerer(initRaw json.RawMessage) func([]byte) []byte {
+	declared, ok := initDeclared(initRaw)
 	if !ok {
 		return nil
+	}
+	// What [declaredExtension] reads of go-sdk's initialize params: the
+	// thin path decides the entry shape through it as go-sdk's path does.
+	init := &mcp.InitializeParams{Capabilities: &mcp.ClientCapabilities{}}
+	if declared {
+		init.Capabilities.Extensions = map[string]any{wire.ExtensionID: map[string]any{}}
 	}
 	return func(line []byte) []byte {
 		req, ok := parseFast(line)
@@ -41,7 +47,12 @@ func (srv *Server) stdioAnswerer(init json.RawMessage) func([]byte) []byte {
 			// wrapper must see list (profile_notify.go).
 			return nil
 		}
-		res, ok := srv.fastResult(context.Background(), req, fastView{declared: declared})
+		v := fastView{init: init}
+		p, ok := readParams(req, v)
+		if !ok {
+			return nil
+		}
+		res, ok := srv.fastResult(context.Background(), req.method, p, v)
 		if !ok {
 			return nil
 		}

@@ -68,11 +68,11 @@ func startOurs(b *testing.B, dir string, noFast bool) string {
 		b.Fatal(err)
 	}
 	src := server.NewCatalogSource(cat)
-	s, _, err := server.New(nil, src, &server.Options{Logger: discard, NoFastPath: noFast})
+	_, srv, err := server.New(nil, src, &server.Options{Logger: discard, NoFastPath: noFast})
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := server.NewHTTPHandler(s, &server.HTTPOptions{Logger: discard})
+	h := srv.HTTPHandler(&server.HTTPOptions{Logger: discard})
 	b.Cleanup(func() { h.Close() })
 	ep, err := endpoint.New(h, &endpoint.Options{Source: src, Sessions: h.Sessions, Logger: discard})
 	if err != nil {

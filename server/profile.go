@@ -163,10 +163,12 @@ func (srv *Server) registerProfiles() error {
 
 // declaredExtension reports whether the client declared the Skills
 // Extension: in the request's own _meta (2026-07-28 requests carry their
-// client capabilities), else at the session's initialize. A request with
-// neither, such as an older revision's request to a stateless server,
-// declared nothing.
-func declaredExtension(ss *mcp.ServerSession, meta mcp.Meta) bool {
+// client capabilities), else at the session's initialize (init: the
+// session's InitializeParams, which go-sdk synthesizes without
+// capabilities for an older revision's request to a stateless server).
+// A request with neither declared nothing. The thin read path decides
+// through it too (fast.go), so both paths answer one client alike.
+func declaredExtension(init *mcp.InitializeParams, meta mcp.Meta) bool {
 	if raw, ok := meta[mcp.MetaKeyClientCapabilities]; ok {
 		b, err := json.Marshal(raw)
 		var caps struct {
@@ -178,22 +180,29 @@ func declaredExtension(ss *mcp.ServerSession, meta mcp.Meta) bool {
 		_, ok := caps.Extensions[wire.ExtensionID]
 		return ok
 	}
-	if ss == nil {
+	if init == nil || init.Capabilities == nil {
 		return false
 	}
-	p := ss.InitializeParams()
-	if p == nil || p.Capabilities == nil {
-		return false
-	}
-	_, ok := p.Capabilities.Extensions[wire.ExtensionID]
+	_, ok := init.Capabilities.Extensions[wire.ExtensionID]
 	return ok
+}
+
+// sessionInit returns what go-sdk knows of ss's client: its initialize
+// params, nil without a session.
+func sessionInit(ss *mcp.ServerSession) *mcp.InitializeParams {
+	if ss == nil {
+		return nil
+	}
+	return ss.InitializeParams()
 }
 
 // listAny answers skills/list for every profile at once. A client
 // that declared the extension gets pure SEP-2640 entries; any other client
 // gets the superset, whose extra fields SEP-2640 readers ignore.
-func (srv *Server) listAny(ctx context.Context, ss *mcp.ServerSession, p *wire.ListSkillsParams) (*listResponse, error) {
-	return srv.listFor(ctx, func() bool { return declaredExtension(ss, p.Meta) }, p)
+// init is the session's initialize params ([sessionInit]), or what the
+// thin read path knows to be the same.
+func (srv *Server) listAny(ctx context.Context, init *mcp.InitializeParams, p *wire.ListSkillsParams) (*listResponse, error) {
+	return srv.listFor(ctx, func() bool { return declaredExtension(init, p.Meta) }, p)
 }
 
 // listFor is listAny for a client that declared the extension when

@@ -235,16 +235,20 @@ func New(impl *mcp.Implementation, src Source, opts *Options) (*mcp.Server, *Ser
 		return nil, nil, err
 	}
 	if !srv.opts.NoFastPath {
+		// Only New's servers: a receiving middleware an application adds
+		// to a server of its own ([Attach]) would not see the requests the
+		// thin path answers.
 		srv.impl = impl
-		fastSDK.Store(s, srv)
 	}
 	return s, srv, nil
 }
 
+// thin reports whether the thin read path may answer for srv.
+func (srv *Server) thin() bool { return srv.impl != nil }
+
 // Close stops following the source; the MCP server keeps answering from
 // the last snapshot.
 func (srv *Server) Close() error {
-	fastSDK.CompareAndDelete(srv.mcp, srv)
 	if srv.cancel != nil {
 		srv.cancel()
 	}
@@ -265,7 +269,7 @@ func (srv *Server) register() error {
 		if p == nil {
 			p = &wire.ListSkillsParams{}
 		}
-		return srv.listAny(ctx, ss, p)
+		return srv.listAny(ctx, sessionInit(ss), p)
 	}); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}

@@ -232,7 +232,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	}
 	httpOpts.Source = src
 	httpOpts.Auth = authz.endpointAuth()
-	h := server.NewHTTPHandler(s, hopts)
+	h := skills.HTTPHandler(hopts)
 	defer h.Close()
 	httpOpts.Sessions = h.Sessions
 	err = serveHTTPWith(ctx, ln, h, httpOpts, "serve", func(ep *endpoint.Endpoint) error {
