@@ -72,7 +72,14 @@ func readMessage(r *http.Request) *message {
 	if r.Body == nil {
 		return nil
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxPeekBytes+1))
+	var body []byte
+	var err error
+	if b, ok := r.Body.(interface{ Buffered() []byte }); ok {
+		// Package endpoint read the body whole already.
+		body = b.Buffered()
+	} else {
+		body, err = io.ReadAll(io.LimitReader(r.Body, maxPeekBytes+1))
+	}
 	if err != nil || len(body) > maxPeekBytes {
 		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 		return nil
@@ -263,6 +270,15 @@ func isLoopback(addr string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
+}
+
+// labelMethod tells the ResponseWriter of package endpoint the JSON-RPC
+// method of the request, which it labels its metrics with, so that it
+// need not parse the body itself.
+func labelMethod(w http.ResponseWriter, method string) {
+	if l, ok := w.(interface{ SetRPCMethod(string) }); ok {
+		l.SetRPCMethod(method)
+	}
 }
 
 // readCloser reads from one reader and closes another.

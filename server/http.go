@@ -207,6 +207,9 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// work from these bytes.
 		msg = readMessage(r)
 	}
+	if msg != nil && msg.fastOK {
+		labelMethod(w, msg.req.method)
+	}
 	if h.fast != nil && msg != nil && h.serveFast(w, r, msg) {
 		return
 	}
@@ -222,6 +225,9 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// error answer needs the request's id.
 		if msg != nil {
 			head = peekBody(msg.body)
+			if !msg.fastOK && head.parsed {
+				labelMethod(w, head.method)
+			}
 		} else {
 			var ok bool
 			if head, ok = peek(w, r); !ok {
@@ -253,6 +259,7 @@ type peeked struct {
 	id     jsonrpc.ID
 	method string
 	meta   bool // params._meta carries a protocol version
+	parsed bool // the body is one JSON object: method is its method
 }
 
 // modern reports whether the request follows the 2026-07-28 revision:
@@ -295,7 +302,7 @@ func peekBody(body []byte) *peeked {
 	if json.Unmarshal(body, &msg) != nil {
 		return p
 	}
-	p.method = msg.Method
+	p.method, p.parsed = msg.Method, true
 	var id any
 	if len(msg.ID) > 0 && json.Unmarshal(msg.ID, &id) == nil {
 		if jid, err := jsonrpc.MakeID(id); err == nil {
