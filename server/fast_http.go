@@ -197,8 +197,9 @@ func putFrame(b *[]byte) {
 }
 
 // enter returns the session sid when the thin path may serve it (known,
-// open, requested by the user who opened it), counting the request as
-// open so that the session does not expire under it.
+// open, requested by the user who opened it, as go-sdk's lookupSession
+// requires), counting the request as open so that the session does not
+// expire under it.
 func (h *HTTPHandler) enter(sid string, token *auth.TokenInfo) *session {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -229,6 +230,12 @@ func (h *HTTPHandler) leave(sid string, s *session) {
 // fastHeaders reports whether go-sdk's handler would pass the request's
 // headers on: Host (its DNS rebinding protection on loopback),
 // Content-Type, Accept and no Last-Event-ID.
+//
+// go-sdk v1.8.0 exports none of these checks (streamableAccepts and
+// baseMediaType are unexported, IsLoopback is in its internal/util), nor
+// the session ownership check of enter: this file holds the one copy of
+// each, and TestFastPathMatchesSDK's header variants keep them in step
+// with go-sdk's answers.
 func fastHeaders(r *http.Request) bool {
 	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
 		if isLoopback(local.String()) && !isLoopback(r.Host) {
