@@ -415,30 +415,34 @@ func TestFastPathCallerView(t *testing.T) {
 		})
 		urls[i] = mount(t, named).url
 	}
-	for _, user := range []string{"alice", "bob", ""} {
-		for _, c := range []struct{ method, params string }{
-			{"skills/list", `{}`},
-			{"skills/get", `{"uri":"skill://secret/SKILL.md"}`},
-			{"resources/read", `{"uri":"skill://secret/SKILL.md"}`},
-			{"resources/read", `{"uri":"skill://open/SKILL.md"}`},
-		} {
-			uri := ""
-			if i := strings.Index(c.params, `"uri":"`); i >= 0 {
-				uri = strings.SplitN(c.params[i+7:], `"`, 2)[0]
-			}
-			h := headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", c.method, "Mcp-Name", uri, "X-Test-User", user)
-			body := request("1", c.method, withMeta(c.params, true))
-			before := server.FastServed(fastSrv)
-			f, s := rawPost(t, urls[0], h, body), rawPost(t, urls[1], h, body)
-			if f != s {
-				t.Errorf("%s %s as %q: the thin path answers\n%s\ngo-sdk answers\n%s", c.method, c.params, user, f.body, s.body)
-			}
-			secret := strings.Contains(f.body, "Only alice sees it")
-			if secret != (user == "alice" && c.method != "resources/read" || user == "alice" && strings.Contains(uri, "secret")) {
-				t.Errorf("%s %s as %q: the secret skill shown: %v", c.method, c.params, user, secret)
-			}
-			if served := server.FastServed(fastSrv) > before; served != !strings.Contains(f.body, `"error"`) {
-				t.Errorf("%s %s as %q: thin path answered %v for %s", c.method, c.params, user, served, f.body)
+	// ext false: the superset entries of a client without the extension,
+	// whose first page is kept encoded too (fast_list.go).
+	for _, ext := range []bool{true, false} {
+		for _, user := range []string{"alice", "bob", "alice", ""} {
+			for _, c := range []struct{ method, params string }{
+				{"skills/list", `{}`},
+				{"skills/get", `{"uri":"skill://secret/SKILL.md"}`},
+				{"resources/read", `{"uri":"skill://secret/SKILL.md"}`},
+				{"resources/read", `{"uri":"skill://open/SKILL.md"}`},
+			} {
+				uri := ""
+				if i := strings.Index(c.params, `"uri":"`); i >= 0 {
+					uri = strings.SplitN(c.params[i+7:], `"`, 2)[0]
+				}
+				h := headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", c.method, "Mcp-Name", uri, "X-Test-User", user)
+				body := request("1", c.method, withMeta(c.params, ext))
+				before := server.FastServed(fastSrv)
+				f, s := rawPost(t, urls[0], h, body), rawPost(t, urls[1], h, body)
+				if f != s {
+					t.Errorf("%s %s as %q: the thin path answers\n%s\ngo-sdk answers\n%s", c.method, c.params, user, f.body, s.body)
+				}
+				secret := strings.Contains(f.body, "Only alice sees it")
+				if secret != (user == "alice" && c.method != "resources/read" || user == "alice" && strings.Contains(uri, "secret")) {
+					t.Errorf("%s %s as %q: the secret skill shown: %v", c.method, c.params, user, secret)
+				}
+				if served := server.FastServed(fastSrv) > before; served != !strings.Contains(f.body, `"error"`) {
+					t.Errorf("%s %s as %q: thin path answered %v for %s", c.method, c.params, user, served, f.body)
+				}
 			}
 		}
 	}

@@ -222,6 +222,11 @@ func (srv *Server) listFor(ctx context.Context, declared func() bool, p *wire.Li
 		}
 		return &listResponse{page: page}, nil
 	}
+	if p.Cursor == "" {
+		if page := srv.supersetFirst(snap); page != nil {
+			return &listResponse{page: page}, nil
+		}
+	}
 	stable, err := srv.listSkillsIn(snap, p)
 	if err != nil {
 		return nil, err
@@ -250,6 +255,9 @@ func (srv *Server) listFor(ctx context.Context, declared func() bool, p *wire.Li
 			}
 		}
 		res.Skills = append(res.Skills, le)
+	}
+	if p.Cursor == "" {
+		return srv.keepSupersetFirst(snap, &listResponse{res: res})
 	}
 	return &listResponse{res: res}, nil
 }

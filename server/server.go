@@ -117,6 +117,10 @@ type Server struct {
 	key      []byte
 	log      *slog.Logger
 
+	// The first superset skills/list page of the current snapshot
+	// (fast_list.go).
+	supersets atomic.Pointer[pageCache]
+
 	schemes atomic.Pointer[[]string]
 	cancel  func()
 
