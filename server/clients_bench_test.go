@@ -89,6 +89,43 @@ func sdkLoad(url, version string, clients int, call floorCall, d time.Duration) 
 	return closedLoop(clients, d, func(i int) error { return sdkCall(cs[i], call) })
 }
 
+// tsResult is what interop/ts-load-client.mjs reports.
+type tsResult struct {
+	Requests int     `json:"requests"`
+	Errors   int     `json:"errors"`
+	First    string  `json:"firstError"`
+	RPS      float64 `json:"rps"`
+	P50      float64 `json:"p50"`
+	P99      float64 `json:"p99"`
+}
+
+// tsLoad drives url with clients closed-loop clients of the TypeScript
+// SDK (interop/ts-load-client.mjs, run by node) at version making call
+// for d.
+func tsLoad(b *testing.B, url, version string, clients int, call floorCall, d time.Duration) (loadResult, string) {
+	era := "legacy"
+	if version >= server.ModernProtocolVersion {
+		era = "modern"
+	}
+	args := []string{peers.Script(b, "ts-load-client.mjs"), "--url", url, "--era", era, "--method", call.name,
+		"--clients", strconv.Itoa(clients), "--duration-ms", strconv.FormatInt(d.Milliseconds(), 10)}
+	if uri, ok := call.params["uri"].(string); ok {
+		args = append(args, "--uri", uri)
+	}
+	cmd := exec.Command(peers.Node(b), args...)
+	cmd.Env = peers.Env(b)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	var r tsResult
+	if err == nil {
+		err = json.Unmarshal(out, &r)
+	}
+	if err != nil {
+		b.Fatalf("the TypeScript load client against %s: %v: %s", url, err, out)
+	}
+	return loadResult{requests: r.Requests, errors: r.Errors, rps: r.RPS, p50: r.P50, p99: r.P99}, r.First
+}
+
 // BenchmarkRealClients drives our server as `skillport serve --http`
 // composes it (sessions) and as `serve --stateless --http` does (a
 // replica), each in a process of its own (startServerProcess; pinned to
@@ -101,7 +138,9 @@ func sdkLoad(url, version string, clients int, call floorCall, d time.Duration) 
 // net/http + encoding/json server answering the same results) with the
 // raw client of BenchmarkHTTPFloor ("floor") and with go-sdk's client at
 // each revision ("floor-sdk"), and the TypeScript reference server
-// (interop/ts-skills-server.mjs) with go-sdk's client. It prints req/s,
+// (interop/ts-skills-server.mjs) with go-sdk's client; and drives ours
+// with the TypeScript SDK's client too (interop/ts-load-client.mjs, its
+// SkillsClient for skills/get and skills/list). It prints req/s,
 // p99 and the ratios: to the floor (target ≥ 0.5 for read and get), to
 // the floor driven by the same client, and for skills/list to the
 // TypeScript reference (target ≥ 2); p99 target ≤ 25 ms. The clients
@@ -151,6 +190,14 @@ func BenchmarkRealClients(b *testing.B) {
 						b.ReportMetric(r.rps/raw.rps, s.name+"-"+v+"/floor")
 						b.ReportMetric(r.rps/fs.rps, s.name+"-"+v+"/floor-sdk")
 						b.ReportMetric(r.p99, s.name+"-"+v+"-p99-ms")
+						// The TypeScript SDK's client, against the same server.
+						tc, terr := tsLoad(b, s.url, v, clients, c, *httpDuration)
+						if tc.errors > 0 {
+							b.Errorf("%s %s %s, TypeScript client: %d errors, first: %s", c.name, s.name, v, tc.errors, terr)
+						}
+						b.Logf("%-4s %-26s %6.0f req/s  p99 %6.2f ms  %.2fx floor", c.name, s.name+" "+v+" ts-client", tc.rps, tc.p99, tc.rps/raw.rps)
+						b.ReportMetric(tc.rps/raw.rps, s.name+"-"+v+"-ts-client/floor")
+						b.ReportMetric(tc.p99, s.name+"-"+v+"-ts-client-p99-ms")
 					}
 				}
 			}
