@@ -23,7 +23,7 @@ import (
 // encoded once. Going through go-sdk costs
 // far more than that answer: each request is decoded several times (each
 // decode allocates a large buffer) and each result is encoded twice. So
-// the transports of this package (NewHTTPHandler, the stdio transport of
+// the transports of this package ([Server.HTTPHandler], the stdio transport of
 // [Server.Transport]) hand a request of one of these methods to the thin
 // path first; it answers with exactly the bytes go-sdk would send, or
 // declines, and go-sdk answers as always.

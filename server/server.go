@@ -94,7 +94,7 @@ type Options struct {
 	// NoFastPath makes every request of a server created by [New] go
 	// through go-sdk. By default resources/read, skills/get, skills/list
 	// and resources/directory/read are answered by a thin read path of
-	// NewHTTPHandler and of the stdio transport ([Server.Transport]),
+	// [Server.HTTPHandler] and of the stdio transport ([Server.Transport]),
 	// which sends the bytes go-sdk would, several times cheaper; receiving
 	// middleware added to the server does not see them, so set this when
 	// you add any.
