@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -308,10 +309,16 @@ func startServerProcess(b *testing.B, procs int, kind, arg string) string {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The server exits when its stdin closes: when this process ends,
+	// however it ends, no server is left behind.
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		b.Fatalf("starting the %s server: %v", kind, err)
 	}
-	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	b.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, "listening ") {
 		b.Fatalf("the %s server process said %q (%v)", kind, line, err)
@@ -380,6 +387,11 @@ func serveBench(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	go func() {
+		// startServerProcess holds stdin open while it wants the server.
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}()
 	fmt.Printf("listening "+url+"\n", ln.Addr())
 	if err := (&http.Server{Handler: h}).Serve(ln); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -28,6 +28,14 @@ import (
 // path first; it answers with exactly the bytes go-sdk would send, or
 // declines, and go-sdk answers as always.
 //
+// Each request is decided once: the HTTP handler reads a POST body once
+// (or takes the bytes package endpoint read), splits it once, and the thin
+// path, the routing and go-sdk all work from those bytes; the entry shape
+// of skills/list is chosen by the slow path's own [declaredExtension],
+// from what go-sdk's session knows of the client (a stateless request of
+// an older revision: initialized, no capabilities). Its state hangs off
+// the [Server] and [HTTPHandler] it belongs to.
+//
 // The thin path answers only what it is sure of: a single, well-formed
 // request, every member of which it knows, on a connection go-sdk would
 // serve it on, with a result (never an error). Everything else, errors
