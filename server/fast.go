@@ -263,13 +263,6 @@ func readMeta(raw json.RawMessage, version string) (init *mcp.InitializeParams, 
 	return init, mcp.Meta{mcp.MetaKeyClientCapabilities: caps}, true
 }
 
-// clientCapabilities is how go-sdk reads client capabilities off the
-// wire (its clientCapabilitiesV2, unexported): roots as a pointer.
-type clientCapabilities struct {
-	mcp.ClientCapabilities
-	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
-}
-
 // readCapabilities decodes client capabilities as go-sdk does, or reports
 // false where go-sdk might read them otherwise: not an object, a member
 // named twice, or a member named like one of go-sdk's but for case
@@ -290,14 +283,11 @@ func readCapabilities(raw json.RawMessage) (*mcp.ClientCapabilities, bool) {
 			}
 		}
 	}
-	var c clientCapabilities
-	if !strictDecode(raw, &c) {
+	// go-sdk reads roots into a pointer to a struct of the same members
+	// as ClientCapabilities.Roots: what decodes here decodes there.
+	var caps mcp.ClientCapabilities
+	if !strictDecode(raw, &caps) {
 		return nil, false
-	}
-	caps := c.ClientCapabilities
-	caps.RootsV2 = c.Roots
-	if caps.RootsV2 != nil {
-		caps.Roots = *caps.RootsV2
 	}
 	return &caps, true
 }
