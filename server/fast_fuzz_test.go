@@ -89,3 +89,34 @@ func FuzzReadMeta(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadInit: the stdio thin path's reading of initialize params never
+// panics, and what it accepts decodes as go-sdk's InitializeParams, with
+// the same answer to whether the client declared the Skills Extension.
+func FuzzReadInit(f *testing.F) {
+	for _, s := range []string{
+		`{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"c","version":"1"}}`,
+		`{"protocolVersion":"2025-11-25","capabilities":{"extensions":{"io.modelcontextprotocol/skills":{}}}}`,
+		`{"protocolVersion":"2025-06-18","capabilities":null}`,
+		`{"Capabilities":{"extensions":{"io.modelcontextprotocol/skills":{}}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		init, ok := readInit(data)
+		if !ok {
+			return
+		}
+		var p mcp.InitializeParams
+		if err := json.Unmarshal(data, &p); err != nil {
+			t.Fatalf("accepted params go-sdk's types cannot read (%v): %s", err, data)
+		}
+		sdk := false
+		if p.Capabilities != nil {
+			_, sdk = p.Capabilities.Extensions[wire.ExtensionID]
+		}
+		if ours := declaredExtension(init, nil); ours != sdk {
+			t.Fatalf("declared the extension: %v, the decoded params say %v, in %s", ours, sdk, data)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -24,19 +25,14 @@ func (srv *Server) fastStdio(t mcp.Transport) mcp.Transport {
 }
 
 // stdioAnswerer returns the thin read path of a stdio connection whose
-// initialize request had params init: it answers a request line with the
+// initialize request had params initRaw: it answers a request line with the
 // response go-sdk would write, or returns nil to hand the line to go-sdk.
 func (srv *Server) stdioAnswerer(initRaw json.RawMessage) func([]byte) []byte {
-	declared, ok := initDeclared(initRaw)
+	init, ok := readInit(initRaw)
 	if !ok {
 		return nil
 	}
-	// What [declaredExtension] reads of go-sdk's initialize params: the
-	// thin path decides the entry shape through it as go-sdk's path does.
-	init := &mcp.InitializeParams{Capabilities: &mcp.ClientCapabilities{}}
-	if declared {
-		init.Capabilities.Extensions = map[string]any{wire.ExtensionID: map[string]any{}}
-	}
+	declared := declaredExtension(init, nil)
 	return func(line []byte) []byte {
 		req, ok := parseFast(line)
 		if !ok {
@@ -60,38 +56,44 @@ func (srv *Server) stdioAnswerer(initRaw json.RawMessage) func([]byte) []byte {
 	}
 }
 
-// initDeclared reports whether initialize params declare the Skills
-// Extension (capabilities.extensions), as go-sdk reads them; ok is false
-// for params it cannot be sure of.
-func initDeclared(init json.RawMessage) (declared, ok bool) {
-	member := func(obj []byte, key string) ([]byte, bool) {
-		fs, err := jsonobj.Fields(obj)
-		if err != nil {
-			return nil, false
-		}
-		for _, f := range fs {
-			if f.Key == key {
-				return f.Value, true
+// readInit reads initialize params as go-sdk does, for
+// [declaredExtension]: the client's capabilities (nil when absent or
+// null) and protocol version; ok is false for params it cannot be sure
+// go-sdk reads alike.
+func readInit(raw json.RawMessage) (init *mcp.InitializeParams, ok bool) {
+	fs, err := jsonobj.Fields(raw)
+	if err != nil {
+		return nil, false
+	}
+	init = &mcp.InitializeParams{}
+	for _, f := range fs {
+		switch f.Key {
+		case "capabilities":
+			if string(f.Value) == "null" {
+				continue
+			}
+			if init.Capabilities, ok = readCapabilities(f.Value); !ok {
+				return nil, false
+			}
+		case "protocolVersion":
+			if !strictDecode(f.Value, &init.ProtocolVersion) {
+				return nil, false
+			}
+		case "clientInfo":
+			if !strictDecode(f.Value, &init.ClientInfo) {
+				return nil, false
+			}
+		case "_meta":
+			if !strictDecode(f.Value, &init.Meta) {
+				return nil, false
+			}
+		default:
+			for _, k := range []string{"capabilities", "protocolVersion", "clientInfo", "_meta"} {
+				if strings.EqualFold(f.Key, k) {
+					return nil, false // go-sdk's decoder matches names exactly
+				}
 			}
 		}
-		return nil, true
 	}
-	caps, ok := member(init, "capabilities")
-	if !ok || caps == nil || string(caps) == "null" {
-		return false, ok
-	}
-	ext, ok := member(caps, "extensions")
-	if !ok || ext == nil || string(ext) == "null" {
-		return false, ok
-	}
-	fs, err := jsonobj.Fields(ext)
-	if err != nil {
-		return false, false
-	}
-	for _, f := range fs {
-		if f.Key == wire.ExtensionID {
-			return true, true
-		}
-	}
-	return false, true
+	return init, true
 }
