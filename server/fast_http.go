@@ -75,8 +75,11 @@ func readMessage(r *http.Request) *message {
 	var body []byte
 	var err error
 	if b, ok := r.Body.(interface{ Buffered() []byte }); ok {
-		// Package endpoint read the body whole already.
-		body = b.Buffered()
+		// Package endpoint read the body whole already; r.Body is left
+		// unread for go-sdk, which refuses one beyond its bound.
+		if body = b.Buffered(); len(body) > maxPeekBytes {
+			return nil
+		}
 	} else {
 		body, err = io.ReadAll(io.LimitReader(r.Body, maxPeekBytes+1))
 	}

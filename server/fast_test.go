@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/endpoint"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"
 )
@@ -614,5 +615,37 @@ func TestFastPathStatelessMatchesSDK(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFastPathBodyBehindEndpoint: behind package endpoint, which hands
+// the handler the body it read (one read per request), a body within the
+// endpoint's limit but beyond go-sdk's still reaches go-sdk whole and gets
+// its answer, with the thin path on as off; and a read the thin path
+// serves is answered alike.
+func TestFastPathBodyBehindEndpoint(t *testing.T) {
+	var urls [2]string
+	twins(t, server.Options{}, func(noFast bool, s *mcp.Server, srv *server.Server) {
+		h := srv.HTTPHandler(&server.HTTPOptions{Logger: discard})
+		t.Cleanup(func() { h.Close() })
+		ep, err := endpoint.New(h, &endpoint.Options{MaxBodyBytes: 8 << 20, Logger: discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		if noFast {
+			i = 1
+		}
+		urls[i] = mount(t, ep).url
+	})
+	hd := headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "resources/read", "Mcp-Name", "skill://git-workflow/SKILL.md")
+	for _, body := range []string{
+		request("1", "resources/read", `{"uri":"skill://git-workflow/SKILL.md","pad":"`+strings.Repeat("x", 5<<20)+`"}`),
+		request("1", "resources/read", withMeta(`{"uri":"skill://git-workflow/SKILL.md"}`, true)),
+	} {
+		f, s := rawPost(t, urls[0], hd, body), rawPost(t, urls[1], hd, body)
+		if f != s {
+			t.Errorf("%.80s…: thin path %d %.300s, go-sdk %d %.300s", body, f.status, f.body, s.status, s.body)
+		}
 	}
 }
