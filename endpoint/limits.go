@@ -85,15 +85,39 @@ func (e *Endpoint) serveMCP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "JSON-RPC batches are not accepted: send one message per POST (protocol revisions from 2025-06-18 on have no batching)")
 		return
 	}
-	var head struct {
-		Method string `json:"method"`
-	}
-	if json.Unmarshal(body, &head) == nil {
-		rec.rpcMethod = methodLabel(head.Method)
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Body = &bufferedBody{Reader: bytes.NewReader(body), data: body}
 	r.ContentLength = int64(len(body))
 	e.mcp.ServeHTTP(w, r)
+	if !rec.labeled {
+		// The handler did not say which method it served (it is not
+		// package server's, or did not parse the body): read it here.
+		var head struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(body, &head) == nil {
+			rec.rpcMethod = methodLabel(head.Method)
+		}
+	}
+}
+
+// bufferedBody is a request body the endpoint read whole. Package
+// server's handler takes its bytes (Buffered) rather than reading and
+// copying them again: one read of a body per request.
+type bufferedBody struct {
+	*bytes.Reader
+	data []byte
+}
+
+func (b *bufferedBody) Close() error { return nil }
+
+// Buffered returns the whole body.
+func (b *bufferedBody) Buffered() []byte { return b.data }
+
+// SetRPCMethod records the JSON-RPC method of the request, as the MCP
+// handler (package server's) parsed it, sparing the endpoint a parse of
+// the body for its metrics label.
+func (w *recorder) SetRPCMethod(m string) {
+	w.rpcMethod, w.labeled = methodLabel(m), true
 }
 
 // enterSession counts one more POST in flight for session sid, unless
@@ -343,6 +367,7 @@ type recorder struct {
 	bytesOut  int64
 	prefix    []byte // the response's first bytes, to tell JSON-RPC errors
 	rpcMethod string
+	labeled   bool   // the MCP handler set rpcMethod (SetRPCMethod)
 	refused   string // why the endpoint refused the request, if it did
 }
 

@@ -225,6 +225,11 @@ func TestEncodedFollowSnapshot(t *testing.T) {
 		{"skills/list", func(srv *Server) (json.Marshaler, error) {
 			return srv.listFor(context.Background(), func() bool { return true }, &wire.ListSkillsParams{})
 		}},
+		// The superset page a client gets that does not declare the
+		// extension (fast_list.go).
+		{"skills/list superset", func(srv *Server) (json.Marshaler, error) {
+			return srv.listFor(context.Background(), func() bool { return false }, &wire.ListSkillsParams{})
+		}},
 	} {
 		t.Run(c.method, func(t *testing.T) {
 			dir := t.TempDir()

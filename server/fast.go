@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -22,10 +23,18 @@ import (
 // encoded once. Going through go-sdk costs
 // far more than that answer: each request is decoded several times (each
 // decode allocates a large buffer) and each result is encoded twice. So
-// the transports of this package (NewHTTPHandler, the stdio transport of
+// the transports of this package ([Server.HTTPHandler], the stdio transport of
 // [Server.Transport]) hand a request of one of these methods to the thin
 // path first; it answers with exactly the bytes go-sdk would send, or
 // declines, and go-sdk answers as always.
+//
+// Each request is decided once: the HTTP handler reads a POST body once
+// (or takes the bytes package endpoint read), splits it once, and the thin
+// path, the routing and go-sdk all work from those bytes; the entry shape
+// of skills/list is chosen by the slow path's own [declaredExtension],
+// from what go-sdk's session knows of the client (a stateless request of
+// an older revision: initialized, no capabilities). Its state hangs off
+// the [Server] and [HTTPHandler] it belongs to.
 //
 // The thin path answers only what it is sure of: a single, well-formed
 // request, every member of which it knows, on a connection go-sdk would
@@ -34,31 +43,19 @@ import (
 // exactly as before, and nothing the thin path does not understand is
 // ever answered differently.
 
-// fastSDK holds the servers whose reads may take the thin path, by the
-// go-sdk server they are installed on: only [New] registers, because a
-// receiving middleware an application adds to a server of its own would
-// not see the requests the thin path answers.
-var fastSDK sync.Map // *mcp.Server -> *Server
-
-// fastFor returns the skills server whose reads s may answer directly.
-func fastFor(s *mcp.Server) *Server {
-	v, ok := fastSDK.Load(s)
-	if !ok {
-		return nil
-	}
-	return v.(*Server)
-}
-
 // fastView is what a thin-path answer depends on beside the request and
 // the snapshot.
 type fastView struct {
 	// version is the revision the request is served in: a 2026-07-28
 	// request carries it in _meta, which must then name it, and its
-	// result names the server in _meta. Empty means a session's request.
+	// result names the server in _meta. Empty means a request of an
+	// older revision (of a session, or to a stateless server).
 	version string
-	// declared reports whether the session's client declared the Skills
-	// Extension at initialize (a 2026-07-28 request declares it itself).
-	declared bool
+	// init is the client as go-sdk's session knows it: its initialize
+	// params, or the ones go-sdk synthesizes (no capabilities) for an
+	// older revision's request to a stateless server. A 2026-07-28
+	// request brings its own in _meta (fastParams.init).
+	init *mcp.InitializeParams
 	// token is the request's verified bearer token, if any: it names the
 	// caller whose view of the skills answers.
 	token *auth.TokenInfo
@@ -176,8 +173,13 @@ func depth(data []byte) int {
 
 // fastParams are the parameters of a thin-path request.
 type fastParams struct {
-	uri, cursor      string
-	hasURI, declared bool
+	uri, cursor string
+	hasURI      bool
+	// init and meta are the client as a 2026-07-28 request's _meta
+	// describes it: what go-sdk makes of it, and its capabilities as
+	// sent; for an older revision, init is the view's and meta nil.
+	init *mcp.InitializeParams
+	meta mcp.Meta
 }
 
 // readParams reads the parameters of req as go-sdk and the handlers
@@ -185,7 +187,7 @@ type fastParams struct {
 // carry _meta (a progress token, say, asks for more than a result); a
 // 2026-07-28 request must, naming v.version.
 func readParams(req fastRequest, v fastView) (fastParams, bool) {
-	p := fastParams{declared: v.declared}
+	p := fastParams{init: v.init}
 	if req.params == nil {
 		return p, req.method == wire.MethodListSkills && v.version == ""
 	}
@@ -207,7 +209,7 @@ func readParams(req fastRequest, v fastView) (fastParams, bool) {
 			}
 		case f.Key == "_meta" && v.version != "":
 			var ok bool
-			if p.declared, ok = readMeta(f.Value, v.version); !ok {
+			if p.init, p.meta, ok = readMeta(f.Value, v.version); !ok {
 				return p, false
 			}
 			meta = true
@@ -222,72 +224,97 @@ func readParams(req fastRequest, v fastView) (fastParams, bool) {
 }
 
 // readMeta checks the _meta of a 2026-07-28 request as go-sdk does
-// (protocol version, client info, client capabilities), accepting only
-// the shapes go-sdk surely accepts, and reports whether the client
-// declares the Skills Extension.
-func readMeta(raw json.RawMessage, version string) (declared, ok bool) {
+// (protocol version, client info, client capabilities: validateRequestMeta
+// in go-sdk, which exports no such check), accepting only what go-sdk
+// surely accepts, and returns the initialize params go-sdk makes of it
+// and the capabilities as sent, for [declaredExtension]. Any capability
+// set go-sdk's types read is accepted: go-sdk's own client declares roots.
+func readMeta(raw json.RawMessage, version string) (init *mcp.InitializeParams, meta mcp.Meta, ok bool) {
 	fs, err := jsonobj.Fields(raw)
 	if err != nil {
-		return false, false
+		return nil, nil, false
 	}
-	var pv, caps bool
+	init = &mcp.InitializeParams{}
+	var caps json.RawMessage
 	for _, f := range fs {
 		switch f.Key {
 		case mcp.MetaKeyProtocolVersion:
 			s, ok := plainString(f.Value)
-			pv = ok && s == version
-		case mcp.MetaKeyClientInfo:
-			info, err := jsonobj.Fields(f.Value)
-			if err != nil {
-				return false, false
+			if !ok || s != version {
+				return nil, nil, false
 			}
-			for _, m := range info {
-				if _, ok := plainString(m.Value); !ok || (m.Key != "name" && m.Key != "version" && m.Key != "title") {
-					return false, false
-				}
+			init.ProtocolVersion = s
+		case mcp.MetaKeyClientInfo:
+			if !isObject(f.Value) || !strictDecode(f.Value, &init.ClientInfo) {
+				return nil, nil, false
 			}
 		case mcp.MetaKeyClientCapabilities:
-			cs, err := jsonobj.Fields(f.Value)
-			if err != nil {
-				return false, false
+			if init.Capabilities, ok = readCapabilities(f.Value); !ok {
+				return nil, nil, false
 			}
-			for _, c := range cs {
-				// Maps of anything in go-sdk's type; other capabilities
-				// have typed members, which this path does not check.
-				if c.Key != "extensions" && c.Key != "experimental" {
-					return false, false
-				}
-				ms, err := jsonobj.Fields(c.Value)
-				if err != nil {
-					return false, false
-				}
-				if c.Key == "extensions" {
-					declared = slices.ContainsFunc(ms, func(m jsonobj.Field) bool { return m.Key == wire.ExtensionID })
-				}
-			}
-			caps = true
+			caps = f.Value
 		default:
-			return false, false
+			return nil, nil, false
 		}
 	}
-	return declared, pv && caps
+	if init.ProtocolVersion == "" || caps == nil {
+		return nil, nil, false
+	}
+	return init, mcp.Meta{mcp.MetaKeyClientCapabilities: caps}, true
 }
 
-// fastResult returns the encoded result of req, exactly as go-sdk would
-// encode it, in pieces to be sent one after the other, or false when
-// go-sdk must answer: req is not a thin-path request, or its answer is an
-// error.
-func (srv *Server) fastResult(ctx context.Context, req fastRequest, v fastView) ([][]byte, bool) {
-	p, ok := readParams(req, v)
-	if !ok {
+// readCapabilities decodes client capabilities as go-sdk does, or reports
+// false where go-sdk might read them otherwise: not an object, a member
+// named twice, or a member named like one of go-sdk's but for case
+// (go-sdk's decoder matches names exactly, encoding/json does not).
+func readCapabilities(raw json.RawMessage) (*mcp.ClientCapabilities, bool) {
+	fs, err := jsonobj.Fields(raw)
+	if err != nil {
 		return nil, false
 	}
-	ctx = callerContext(ctx, v.token) // as withCaller
+	for _, f := range fs {
+		switch strings.ToLower(f.Key) {
+		case "experimental", "extensions", "roots", "sampling", "elicitation", "tasks":
+			if f.Key != strings.ToLower(f.Key) {
+				return nil, false
+			}
+			if f.Key == "extensions" && !isObject(f.Value) {
+				return nil, false
+			}
+		}
+	}
+	// go-sdk reads roots into a pointer to a struct of the same members
+	// as ClientCapabilities.Roots: what decodes here decodes there.
+	var caps mcp.ClientCapabilities
+	if !strictDecode(raw, &caps) {
+		return nil, false
+	}
+	return &caps, true
+}
+
+// isObject reports whether raw, valid JSON, is an object.
+func isObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
+
+// strictDecode decodes raw into v with encoding/json, whose errors are a
+// superset of go-sdk's decoder's on the values the thin path reads (it
+// also matches member names regardless of case, which callers rule out
+// where it matters).
+func strictDecode(raw json.RawMessage, v any) bool {
+	return json.Unmarshal(raw, v) == nil
+}
+
+// fastResult returns the encoded result of a request of method with
+// params p (from [readParams]), exactly as go-sdk would encode it, in
+// pieces to be sent one after the other, or false when go-sdk must
+// answer: its answer is an error.
+func (srv *Server) fastResult(ctx context.Context, method string, p fastParams, v fastView) ([][]byte, bool) {
+	ctx = callerContext(ctx, v.token) // as withCaller: a caller the transport already named stays
 	var res interface{ SetMeta(map[string]any) }
-	switch req.method {
+	switch method {
 	case wire.MethodListSkills:
-		declared := p.declared
-		r, err := srv.listFor(ctx, func() bool { return declared }, &wire.ListSkillsParams{Cursor: p.cursor})
+		// The entry shape is chosen by the slow path's own function, from
+		// what go-sdk's session would know of the client.
+		r, err := srv.listAny(ctx, p.init, &wire.ListSkillsParams{ParamsBase: mcp.ParamsBase{Meta: p.meta}, Cursor: p.cursor})
 		if err != nil {
 			return nil, false
 		}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,9 +16,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/skillport/skillport/internal/jsonobj"
-	"github.com/skillport/skillport/wire"
 )
 
 // fastSession is what the thin read path knows of a session: go-sdk's
@@ -52,70 +50,118 @@ func (h *HTTPHandler) track(r *http.Request, id string) *fastSession {
 	return nil
 }
 
+// sdkCompat reports whether go-sdk runs with a compatibility setting
+// (MCPGODEBUG, read once at start as go-sdk reads it): some change what
+// its stateless mode answers (allowsessionsinstateless), so the thin path
+// then leaves stateless requests of older revisions to go-sdk.
+var sdkCompat = os.Getenv("MCPGODEBUG") != ""
+
+// message is a POST body, read once (bounded as go-sdk bounds it) and
+// split once; everything after (the thin path, routing, go-sdk) works
+// from these bytes.
+type message struct {
+	body   []byte
+	req    fastRequest
+	fastOK bool // req is a request the thin path may answer
+}
+
+// readMessage reads the body of r once and puts the bytes back for
+// go-sdk, or returns nil, with r.Body yielding the body as it came, when
+// it cannot be read whole within the bound: go-sdk then says why.
+func readMessage(r *http.Request) *message {
+	if r.Body == nil {
+		return nil
+	}
+	var body []byte
+	var err error
+	if b, ok := r.Body.(interface{ Buffered() []byte }); ok {
+		// Package endpoint read the body whole already; r.Body is left
+		// unread for go-sdk, which refuses one beyond its bound.
+		if body = b.Buffered(); len(body) > maxPeekBytes {
+			return nil
+		}
+	} else {
+		body, err = io.ReadAll(io.LimitReader(r.Body, maxPeekBytes+1))
+	}
+	if err != nil || len(body) > maxPeekBytes {
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		return nil
+	}
+	r.Body = readCloser{bytes.NewReader(body), r.Body}
+	m := &message{body: body}
+	m.req, m.fastOK = parseFast(body)
+	return m
+}
+
 // serveFast answers a POST of one request of a thin-path method itself,
 // with the response go-sdk would send, when go-sdk would serve it: a
-// 2026-07-28 request (stateless) whose headers go-sdk accepts, or a
-// request of a live, initialized session. It reports false, with the
-// request as it came, for go-sdk to serve everything else.
-func (h *HTTPHandler) serveFast(w http.ResponseWriter, r *http.Request) bool {
+// 2026-07-28 request (stateless) whose headers go-sdk accepts, an older
+// revision's request to a stateless server (go-sdk serves it as if its
+// client had initialized with no capabilities), or a request of a live,
+// initialized session. It reports false for go-sdk to serve everything
+// else, from the same bytes.
+func (h *HTTPHandler) serveFast(w http.ResponseWriter, r *http.Request, m *message) bool {
+	if !m.fastOK {
+		return false
+	}
+	req := m.req
 	version := r.Header.Get("MCP-Protocol-Version")
 	sid := r.Header.Get("Mcp-Session-Id")
 	supported := mcp.SupportedProtocolVersions()
-	modern := version >= ModernProtocolVersion
+	v := fastView{token: auth.TokenInfoFromContext(r.Context())}
 	switch {
-	case modern:
+	case version >= ModernProtocolVersion:
 		if sid != "" || !slices.Contains(supported, version) {
 			return false
 		}
-	case sid == "" || h.opts.Stateless:
-		return false
+		v.version = version
 	case version != "" && !slices.Contains(supported, version):
+		return false
+	case h.opts.Stateless:
+		// go-sdk ignores a session id here unless a compatibility
+		// setting says otherwise; a client of a stateless server has
+		// none to send.
+		if sid != "" || sdkCompat {
+			return false
+		}
+		pv := version
+		if pv == "" {
+			pv = sdkDefaultVersion
+		}
+		v.init = &mcp.InitializeParams{ProtocolVersion: pv}
+	case sid == "":
 		return false
 	}
 	if !fastHeaders(r, h.opts.HostChecked) {
 		return false
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxPeekBytes+1))
-	// Whatever was read is put back: go-sdk reads the request as it came.
-	r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-	if err != nil || len(body) > maxPeekBytes {
-		return false
+	if v.version != "" && r.Header.Get("Mcp-Method") != req.method {
+		return false // go-sdk's check of the 2026-07-28 method header
 	}
-	req, ok := parseFast(body)
-	if !ok {
-		return false
-	}
-	v := fastView{token: auth.TokenInfoFromContext(r.Context())}
-	if modern {
-		// go-sdk's checks of the standard headers of 2026-07-28.
-		if r.Header.Get("Mcp-Method") != req.method {
-			return false
-		}
-		if req.method == "resources/read" {
-			uri, ok := paramURI(req.params)
-			if name := r.Header.Get("Mcp-Name"); !ok || name == "" || name != uri {
-				return false
-			}
-		}
-		v.version = version
-	} else {
+	if v.version == "" && v.init == nil {
 		s := h.enter(sid, v.token)
 		if s == nil {
 			return false
 		}
 		defer h.leave(sid, s)
-		p := s.fast.ss.InitializeParams()
-		if p == nil {
+		if v.init = s.fast.ss.InitializeParams(); v.init == nil {
 			return false
 		}
-		if p.Capabilities != nil {
-			_, v.declared = p.Capabilities.Extensions[wire.ExtensionID]
+	}
+	p, ok := readParams(req, v)
+	if !ok {
+		return false
+	}
+	if v.version != "" && req.method == "resources/read" {
+		// go-sdk's check of the 2026-07-28 name header.
+		if name := r.Header.Get("Mcp-Name"); name == "" || name != p.uri {
+			return false
 		}
 	}
-	if req.method == "resources/read" && h.serveLargeRead(w, r, req, v) {
+	if req.method == "resources/read" && h.serveLargeRead(w, r, req, p, v) {
 		return true
 	}
-	result, ok := h.fast.fastResult(r.Context(), req, v)
+	result, ok := h.fast.fastResult(r.Context(), req.method, p, v)
 	if !ok {
 		return false
 	}
@@ -135,6 +181,10 @@ func (h *HTTPHandler) serveFast(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// sdkDefaultVersion is the revision go-sdk assumes for a request without
+// an MCP-Protocol-Version header.
+const sdkDefaultVersion = "2025-03-26"
+
 // framePool holds the buffers responses of the thin path are assembled
 // in. A skills/list page is tens of KiB: a fresh buffer per response was
 // most of what the path allocated, and so most of the garbage collector's
@@ -153,8 +203,9 @@ func putFrame(b *[]byte) {
 }
 
 // enter returns the session sid when the thin path may serve it (known,
-// open, requested by the user who opened it), counting the request as
-// open so that the session does not expire under it.
+// open, requested by the user who opened it, as go-sdk's lookupSession
+// requires), counting the request as open so that the session does not
+// expire under it.
 func (h *HTTPHandler) enter(sid string, token *auth.TokenInfo) *session {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -184,7 +235,14 @@ func (h *HTTPHandler) leave(sid string, s *session) {
 
 // fastHeaders reports whether go-sdk's handler would pass the request's
 // headers on: Host (its DNS rebinding protection on loopback, unless
-// hostChecked), Content-Type, Accept and no Last-Event-ID.
+// hostChecked: the endpoint in front applied its own Host policy),
+// Content-Type, Accept and no Last-Event-ID.
+//
+// go-sdk v1.8.0 exports none of these checks (streamableAccepts and
+// baseMediaType are unexported, IsLoopback is in its internal/util), nor
+// the session ownership check of enter: this file holds the one copy of
+// each, and TestFastPathMatchesSDK's header variants keep them in step
+// with go-sdk's answers.
 func fastHeaders(r *http.Request, hostChecked bool) bool {
 	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil && !hostChecked {
 		if isLoopback(local.String()) && !isLoopback(r.Host) {
@@ -228,18 +286,13 @@ func isLoopback(addr string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// paramURI returns params.uri when it is a string without escapes.
-func paramURI(params []byte) (string, bool) {
-	fs, err := jsonobj.Fields(params)
-	if err != nil {
-		return "", false
+// labelMethod tells the ResponseWriter of package endpoint the JSON-RPC
+// method of the request, which it labels its metrics with, so that it
+// need not parse the body itself.
+func labelMethod(w http.ResponseWriter, method string) {
+	if l, ok := w.(interface{ SetRPCMethod(string) }); ok {
+		l.SetRPCMethod(method)
 	}
-	for _, f := range fs {
-		if f.Key == "uri" {
-			return plainString(f.Value)
-		}
-	}
-	return "", false
 }
 
 // readCloser reads from one reader and closes another.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -15,7 +16,7 @@ import (
 // has it.
 func (srv *Server) fastStdio(t mcp.Transport) mcp.Transport {
 	st, ok := t.(*stdio.Transport)
-	if !ok || st.Answerer != nil || fastFor(srv.mcp) != srv {
+	if !ok || st.Answerer != nil || !srv.thin() {
 		return t
 	}
 	c := *st
@@ -24,13 +25,14 @@ func (srv *Server) fastStdio(t mcp.Transport) mcp.Transport {
 }
 
 // stdioAnswerer returns the thin read path of a stdio connection whose
-// initialize request had params init: it answers a request line with the
+// initialize request had params initRaw: it answers a request line with the
 // response go-sdk would write, or returns nil to hand the line to go-sdk.
-func (srv *Server) stdioAnswerer(init json.RawMessage) func([]byte) []byte {
-	declared, ok := initDeclared(init)
+func (srv *Server) stdioAnswerer(initRaw json.RawMessage) func([]byte) []byte {
+	init, ok := readInit(initRaw)
 	if !ok {
 		return nil
 	}
+	declared := declaredExtension(init, nil)
 	return func(line []byte) []byte {
 		req, ok := parseFast(line)
 		if !ok {
@@ -41,7 +43,12 @@ func (srv *Server) stdioAnswerer(init json.RawMessage) func([]byte) []byte {
 			// wrapper must see list (profile_notify.go).
 			return nil
 		}
-		res, ok := srv.fastResult(context.Background(), req, fastView{declared: declared})
+		v := fastView{init: init}
+		p, ok := readParams(req, v)
+		if !ok {
+			return nil
+		}
+		res, ok := srv.fastResult(context.Background(), req.method, p, v)
 		if !ok {
 			return nil
 		}
@@ -49,38 +56,44 @@ func (srv *Server) stdioAnswerer(init json.RawMessage) func([]byte) []byte {
 	}
 }
 
-// initDeclared reports whether initialize params declare the Skills
-// Extension (capabilities.extensions), as go-sdk reads them; ok is false
-// for params it cannot be sure of.
-func initDeclared(init json.RawMessage) (declared, ok bool) {
-	member := func(obj []byte, key string) ([]byte, bool) {
-		fs, err := jsonobj.Fields(obj)
-		if err != nil {
-			return nil, false
-		}
-		for _, f := range fs {
-			if f.Key == key {
-				return f.Value, true
+// readInit reads initialize params as go-sdk does, for
+// [declaredExtension]: the client's capabilities (nil when absent or
+// null) and protocol version; ok is false for params it cannot be sure
+// go-sdk reads alike.
+func readInit(raw json.RawMessage) (init *mcp.InitializeParams, ok bool) {
+	fs, err := jsonobj.Fields(raw)
+	if err != nil {
+		return nil, false
+	}
+	init = &mcp.InitializeParams{}
+	for _, f := range fs {
+		switch f.Key {
+		case "capabilities":
+			if string(f.Value) == "null" {
+				continue
+			}
+			if init.Capabilities, ok = readCapabilities(f.Value); !ok {
+				return nil, false
+			}
+		case "protocolVersion":
+			if !strictDecode(f.Value, &init.ProtocolVersion) {
+				return nil, false
+			}
+		case "clientInfo":
+			if !strictDecode(f.Value, &init.ClientInfo) {
+				return nil, false
+			}
+		case "_meta":
+			if !strictDecode(f.Value, &init.Meta) {
+				return nil, false
+			}
+		default:
+			for _, k := range []string{"capabilities", "protocolVersion", "clientInfo", "_meta"} {
+				if strings.EqualFold(f.Key, k) {
+					return nil, false // go-sdk's decoder matches names exactly
+				}
 			}
 		}
-		return nil, true
 	}
-	caps, ok := member(init, "capabilities")
-	if !ok || caps == nil || string(caps) == "null" {
-		return false, ok
-	}
-	ext, ok := member(caps, "extensions")
-	if !ok || ext == nil || string(ext) == "null" {
-		return false, ok
-	}
-	fs, err := jsonobj.Fields(ext)
-	if err != nil {
-		return false, false
-	}
-	for _, f := range fs {
-		if f.Key == wire.ExtensionID {
-			return true, true
-		}
-	}
-	return false, true
+	return init, true
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/endpoint"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"
 )
@@ -48,11 +49,14 @@ func twins(t *testing.T, opts server.Options, serve func(noFast bool, s *mcp.Ser
 	}
 }
 
-func newTwin(t *testing.T, opts server.Options) *twin {
+func newTwin(t *testing.T, opts server.Options) *twin { return newTwinHTTP(t, opts, false) }
+
+// newTwinHTTP is newTwin with the handlers stateless or not.
+func newTwinHTTP(t *testing.T, opts server.Options, stateless bool) *twin {
 	t.Helper()
 	tw := &twin{}
 	twins(t, opts, func(noFast bool, s *mcp.Server, srv *server.Server) {
-		h := server.NewHTTPHandler(s, &server.HTTPOptions{Logger: discard})
+		h := srv.HTTPHandler(&server.HTTPOptions{Logger: discard, Stateless: stateless})
 		t.Cleanup(func() { h.Close() })
 		p := mount(t, h)
 		if noFast {
@@ -336,11 +340,11 @@ func TestFastReadSeesChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, srv, err := server.New(nil, server.NewCatalogSource(cat), &server.Options{Logger: discard})
+	_, srv, err := server.New(nil, server.NewCatalogSource(cat), &server.Options{Logger: discard})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := server.NewHTTPHandler(s, &server.HTTPOptions{Logger: discard})
+	h := srv.HTTPHandler(&server.HTTPOptions{Logger: discard})
 	t.Cleanup(func() { h.Close() })
 	url := mount(t, h).url
 	hd := headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "resources/read", "Mcp-Name", "skill://a/SKILL.md")
@@ -393,14 +397,14 @@ func TestFastPathCallerView(t *testing.T) {
 	var urls [2]string
 	var fastSrv *server.Server
 	for i, noFast := range []bool{false, true} {
-		s, srv, err := server.New(nil, server.FromSkills(&p), &server.Options{Logger: discard, NoFastPath: noFast, CacheScope: "private"})
+		_, srv, err := server.New(nil, server.FromSkills(&p), &server.Options{Logger: discard, NoFastPath: noFast, CacheScope: "private"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !noFast {
 			fastSrv = srv
 		}
-		h := server.NewHTTPHandler(s, &server.HTTPOptions{Logger: discard})
+		h := srv.HTTPHandler(&server.HTTPOptions{Logger: discard})
 		t.Cleanup(func() { h.Close() })
 		// Stands for package endpoint, which names the caller of a
 		// verified token.
@@ -412,30 +416,34 @@ func TestFastPathCallerView(t *testing.T) {
 		})
 		urls[i] = mount(t, named).url
 	}
-	for _, user := range []string{"alice", "bob", ""} {
-		for _, c := range []struct{ method, params string }{
-			{"skills/list", `{}`},
-			{"skills/get", `{"uri":"skill://secret/SKILL.md"}`},
-			{"resources/read", `{"uri":"skill://secret/SKILL.md"}`},
-			{"resources/read", `{"uri":"skill://open/SKILL.md"}`},
-		} {
-			uri := ""
-			if i := strings.Index(c.params, `"uri":"`); i >= 0 {
-				uri = strings.SplitN(c.params[i+7:], `"`, 2)[0]
-			}
-			h := headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", c.method, "Mcp-Name", uri, "X-Test-User", user)
-			body := request("1", c.method, withMeta(c.params, true))
-			before := server.FastServed(fastSrv)
-			f, s := rawPost(t, urls[0], h, body), rawPost(t, urls[1], h, body)
-			if f != s {
-				t.Errorf("%s %s as %q: the thin path answers\n%s\ngo-sdk answers\n%s", c.method, c.params, user, f.body, s.body)
-			}
-			secret := strings.Contains(f.body, "Only alice sees it")
-			if secret != (user == "alice" && c.method != "resources/read" || user == "alice" && strings.Contains(uri, "secret")) {
-				t.Errorf("%s %s as %q: the secret skill shown: %v", c.method, c.params, user, secret)
-			}
-			if served := server.FastServed(fastSrv) > before; served != !strings.Contains(f.body, `"error"`) {
-				t.Errorf("%s %s as %q: thin path answered %v for %s", c.method, c.params, user, served, f.body)
+	// ext false: the superset entries of a client without the extension,
+	// whose first page is kept encoded too (fast_list.go).
+	for _, ext := range []bool{true, false} {
+		for _, user := range []string{"alice", "bob", "alice", ""} {
+			for _, c := range []struct{ method, params string }{
+				{"skills/list", `{}`},
+				{"skills/get", `{"uri":"skill://secret/SKILL.md"}`},
+				{"resources/read", `{"uri":"skill://secret/SKILL.md"}`},
+				{"resources/read", `{"uri":"skill://open/SKILL.md"}`},
+			} {
+				uri := ""
+				if i := strings.Index(c.params, `"uri":"`); i >= 0 {
+					uri = strings.SplitN(c.params[i+7:], `"`, 2)[0]
+				}
+				h := headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", c.method, "Mcp-Name", uri, "X-Test-User", user)
+				body := request("1", c.method, withMeta(c.params, ext))
+				before := server.FastServed(fastSrv)
+				f, s := rawPost(t, urls[0], h, body), rawPost(t, urls[1], h, body)
+				if f != s {
+					t.Errorf("%s %s as %q: the thin path answers\n%s\ngo-sdk answers\n%s", c.method, c.params, user, f.body, s.body)
+				}
+				secret := strings.Contains(f.body, "Only alice sees it")
+				if secret != (user == "alice" && c.method != "resources/read" || user == "alice" && strings.Contains(uri, "secret")) {
+					t.Errorf("%s %s as %q: the secret skill shown: %v", c.method, c.params, user, secret)
+				}
+				if served := server.FastServed(fastSrv) > before; served != !strings.Contains(f.body, `"error"`) {
+					t.Errorf("%s %s as %q: thin path answered %v for %s", c.method, c.params, user, served, f.body)
+				}
 			}
 		}
 	}
@@ -502,5 +510,142 @@ func TestFastPathConcurrent(t *testing.T) {
 	}
 	if n := server.FastServed(tw.fastSrv) - before; n != clients*each {
 		t.Errorf("the thin path answered %d of %d requests", n, clients*each)
+	}
+}
+
+// TestFastPathStatelessMatchesSDK is TestFastPathMatchesSDK for the
+// clients of a stateless server (`serve --stateless`, replicas behind a
+// load balancer): every golden request, of every protocol revision a
+// client sends, under each set of profiles, gets the same status, headers
+// and bytes from a server with the thin read path as from go-sdk's, and
+// the thin path answers the requests it is meant for. On 2026-07-28, the
+// capability sets real clients declare (go-sdk's default client declares
+// roots) are answered too, and odd ones left to go-sdk or answered alike.
+func TestFastPathStatelessMatchesSDK(t *testing.T) {
+	for _, profiles := range [][]server.Profile{{server.ProfileSEP2640}, nil, {server.ProfileSEP2640, server.ProfileSEP2076}} {
+		tw := newTwinHTTP(t, server.Options{TTL: 5 * time.Minute, PageSize: 2, Profiles: profiles}, true)
+		compare := func(t *testing.T, name string, h http.Header, body string) (exchange, bool) {
+			t.Helper()
+			before := server.FastServed(tw.fastSrv)
+			f := rawPost(t, tw.fast, h, body)
+			served := server.FastServed(tw.fastSrv) > before
+			if s := rawPost(t, tw.slow, h, body); f != s {
+				t.Errorf("%s: the thin path answers\n%d %s\n%s\ngo-sdk answers\n%d %s\n%s", name, f.status, f.header, f.body, s.status, s.header, s.body)
+			}
+			return f, served
+		}
+		t.Run(fmt.Sprintf("profiles=%v/older", profiles), func(t *testing.T) {
+			// "" is a client that sends no MCP-Protocol-Version header.
+			for _, version := range []string{"2025-11-25", "2025-06-18", "2025-03-26", ""} {
+				h := headers("MCP-Protocol-Version", version)
+				for _, c := range goldenCalls {
+					ex, served := compare(t, version+" "+c.name, h, request("9", c.method, c.params))
+					if want := thinPathFor(c.name, c.method, ex); served != want {
+						t.Errorf("%s %q: thin path answered: %v, want %v", c.name, version, served, want)
+					}
+				}
+				for _, list := range []struct{ method, params string }{
+					{wire.MethodListSkills, `{`},
+					{wire.MethodReadDirectory, `{"uri":"skill://pdf-processing",`},
+				} {
+					pageAll(t, list.method, list.params, func(body string) exchange {
+						ex, _ := compare(t, "page", h, request("3", list.method, body))
+						return ex
+					})
+				}
+				read := `{"uri":"skill://git-workflow/SKILL.md"}`
+				for _, v := range []struct {
+					name   string
+					header []string
+					body   string
+				}{
+					{"session id", []string{"Mcp-Session-Id", "abc"}, request("1", "resources/read", read)},
+					{"progress token", nil, request("1", "resources/read", `{"_meta":{"progressToken":1},"uri":"skill://git-workflow/SKILL.md"}`)},
+					{"modern _meta", nil, request("1", "skills/list", withMeta(`{}`, true))},
+					{"unknown version", []string{"MCP-Protocol-Version", "2024-01-01"}, request("1", "resources/read", read)},
+					{"Accept JSON only", []string{"Accept", "application/json"}, request("1", "resources/read", read)},
+					{"Content-Type text", []string{"Content-Type", "text/plain"}, request("1", "resources/read", read)},
+					{"string id", nil, request(`"x"`, "resources/read", read)},
+					{"notification", nil, `{"jsonrpc":"2.0","method":"resources/read","params":` + read + `}`},
+					{"initialize", nil, request("1", "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}`)},
+				} {
+					hv := headers(append([]string{"MCP-Protocol-Version", version}, v.header...)...)
+					compare(t, version+" "+v.name, hv, v.body)
+				}
+			}
+		})
+		t.Run(fmt.Sprintf("profiles=%v/capabilities", profiles), func(t *testing.T) {
+			for _, cs := range []struct {
+				name, caps, info string
+				thin             bool // the thin path must answer
+			}{
+				{"go-sdk default client", `{"roots":{"listChanged":true}}`, `{"name":"c","version":"1"}`, true},
+				{"roots and extension", `{"roots":{"listChanged":true},"extensions":{"` + wire.ExtensionID + `":{}}}`, `{"name":"c","version":"1"}`, true},
+				{"everything", `{"experimental":{"x":{}},"sampling":{"tools":{}},"elicitation":{"form":{},"url":{}},"extensions":{"` + wire.ExtensionID + `":{},"other/x":{"a":1}}}`, `{"name":"c","version":"1","title":"C","websiteUrl":"https://example.com"}`, true},
+				{"none", `{}`, `{"name":"c","version":"1"}`, true},
+				{"no client info", `{"roots":{}}`, ``, true},
+				{"unknown capability", `{"future":{"x":1}}`, `{"name":"c"}`, true},
+				{"null capabilities", `null`, `{"name":"c"}`, false},
+				{"capabilities not an object", `5`, `{"name":"c"}`, false},
+				{"roots mistyped", `{"roots":{"listChanged":"yes"}}`, `{"name":"c"}`, false},
+				{"Extensions by case", `{"Extensions":{"` + wire.ExtensionID + `":{}}}`, `{"name":"c"}`, false},
+				{"extensions not an object", `{"extensions":[1]}`, `{"name":"c"}`, false},
+				{"client info mistyped", `{}`, `{"name":5}`, false},
+				{"client info null", `{}`, `null`, false},
+			} {
+				meta := `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + cs.caps
+				if cs.info != "" {
+					meta += `,"io.modelcontextprotocol/clientInfo":` + cs.info
+				}
+				meta += `}`
+				for _, c := range goldenCalls {
+					uri := ""
+					if i := strings.Index(c.params, `"uri":"`); i >= 0 {
+						uri = strings.SplitN(c.params[i+7:], `"`, 2)[0]
+					}
+					params := `{"_meta":` + meta + `}`
+					if c.params != "" && c.params != "{}" {
+						params = `{"_meta":` + meta + `,` + c.params[1:]
+					}
+					h := headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", c.method, "Mcp-Name", uri)
+					ex, served := compare(t, cs.name+" "+c.name, h, request("7", c.method, params))
+					if want := cs.thin && thinPathFor(c.name, c.method, ex); served != want {
+						t.Errorf("%s, %s: thin path answered: %v, want %v", cs.name, c.name, served, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFastPathBodyBehindEndpoint: behind package endpoint, which hands
+// the handler the body it read (one read per request), a body within the
+// endpoint's limit but beyond go-sdk's still reaches go-sdk whole and gets
+// its answer, with the thin path on as off; and a read the thin path
+// serves is answered alike.
+func TestFastPathBodyBehindEndpoint(t *testing.T) {
+	var urls [2]string
+	twins(t, server.Options{}, func(noFast bool, s *mcp.Server, srv *server.Server) {
+		h := srv.HTTPHandler(&server.HTTPOptions{Logger: discard})
+		t.Cleanup(func() { h.Close() })
+		ep, err := endpoint.New(h, &endpoint.Options{MaxBodyBytes: 8 << 20, Logger: discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		if noFast {
+			i = 1
+		}
+		urls[i] = mount(t, ep).url
+	})
+	hd := headers("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "resources/read", "Mcp-Name", "skill://git-workflow/SKILL.md")
+	for _, body := range []string{
+		request("1", "resources/read", `{"uri":"skill://git-workflow/SKILL.md","pad":"`+strings.Repeat("x", 5<<20)+`"}`),
+		request("1", "resources/read", withMeta(`{"uri":"skill://git-workflow/SKILL.md"}`, true)),
+	} {
+		f, s := rawPost(t, urls[0], hd, body), rawPost(t, urls[1], hd, body)
+		if f != s {
+			t.Errorf("%.80s…: thin path %d %.300s, go-sdk %d %.300s", body, f.status, f.body, s.status, s.body)
+		}
 	}
 }

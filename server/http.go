@@ -102,9 +102,26 @@ type session struct {
 }
 
 // NewHTTPHandler returns the Streamable HTTP handler of s. Mount it at the
-// MCP endpoint (e.g. /mcp); call Close when the server stops.
+// MCP endpoint (e.g. /mcp); call Close when the server stops. For a
+// server made by [New], [Server.HTTPHandler] serves the same, faster.
 func NewHTTPHandler(s *mcp.Server, opts *HTTPOptions) *HTTPHandler {
-	h := &HTTPHandler{srv: s, sessions: map[string]*session{}, fast: fastFor(s)}
+	return newHTTPHandler(s, nil, opts)
+}
+
+// HTTPHandler returns the Streamable HTTP handler of the MCP server srv
+// is installed on, as [NewHTTPHandler] does, which answers the hot reads
+// (resources/read, skills/get, skills/list, resources/directory/read) of
+// a server made by [New] itself, with the bytes go-sdk would send (see
+// [Options.NoFastPath]).
+func (srv *Server) HTTPHandler(opts *HTTPOptions) *HTTPHandler {
+	if !srv.thin() {
+		return newHTTPHandler(srv.mcp, nil, opts)
+	}
+	return newHTTPHandler(srv.mcp, srv, opts)
+}
+
+func newHTTPHandler(s *mcp.Server, fast *Server, opts *HTTPOptions) *HTTPHandler {
+	h := &HTTPHandler{srv: s, sessions: map[string]*session{}, fast: fast}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -195,30 +212,46 @@ func cannotPush(ctx context.Context) bool {
 // path; a session id means that session; anything else outside a session
 // (normally an older revision's initialize) opens one, within the cap.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.fast != nil && r.Method == http.MethodPost && h.serveFast(w, r) {
+	version := r.Header.Get("MCP-Protocol-Version")
+	sid := r.Header.Get("Mcp-Session-Id")
+	known := version == "" || slices.Contains(mcp.SupportedProtocolVersions(), version)
+	var msg *message
+	if r.Method == http.MethodPost && (h.fast != nil || (version < ModernProtocolVersion && (sid == "" || !known))) {
+		// Read once: the thin path, the routing below and go-sdk all
+		// work from these bytes.
+		msg = readMessage(r)
+	}
+	if msg != nil && msg.fastOK {
+		labelMethod(w, msg.req.method)
+	}
+	if h.fast != nil && msg != nil && h.serveFast(w, r, msg) {
 		return
 	}
-	release, ok := h.chargeSDK(w, r)
+	release, ok := h.chargeSDK(w, r, msg)
 	if !ok {
 		return
 	}
 	defer release()
-	version := r.Header.Get("MCP-Protocol-Version")
 	if version >= ModernProtocolVersion {
 		// go-sdk answers an unknown later version with the JSON-RPC error
 		// listing the versions it accepts.
 		h.stateless.ServeHTTP(w, r)
 		return
 	}
-	sid := r.Header.Get("Mcp-Session-Id")
-	known := version == "" || slices.Contains(mcp.SupportedProtocolVersions(), version)
 	var head *peeked
 	if r.Method == http.MethodPost && (sid == "" || !known) {
 		// Only a request outside a session can be of either kind; an
 		// error answer needs the request's id.
-		var ok bool
-		if head, ok = peek(w, r); !ok {
-			return
+		if msg != nil {
+			head = peekBody(msg.body)
+			if !msg.fastOK && head.parsed {
+				labelMethod(w, head.method)
+			}
+		} else {
+			var ok bool
+			if head, ok = peek(w, r); !ok {
+				return
+			}
 		}
 	}
 	if !known {
@@ -245,6 +278,7 @@ type peeked struct {
 	id     jsonrpc.ID
 	method string
 	meta   bool // params._meta carries a protocol version
+	parsed bool // the body is one JSON object: method is its method
 }
 
 // modern reports whether the request follows the 2026-07-28 revision:
@@ -272,6 +306,12 @@ func peek(w http.ResponseWriter, r *http.Request) (*peeked, bool) {
 		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	return peekBody(body), true
+}
+
+// peekBody reads what routing needs of a body, with encoding/json as
+// before the thin path split bodies, so that routing is unchanged.
+func peekBody(body []byte) *peeked {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -279,9 +319,9 @@ func peek(w http.ResponseWriter, r *http.Request) (*peeked, bool) {
 	}
 	p := &peeked{}
 	if json.Unmarshal(body, &msg) != nil {
-		return p, true
+		return p
 	}
-	p.method = msg.Method
+	p.method, p.parsed = msg.Method, true
 	var id any
 	if len(msg.ID) > 0 && json.Unmarshal(msg.ID, &id) == nil {
 		if jid, err := jsonrpc.MakeID(id); err == nil {
@@ -294,7 +334,7 @@ func peek(w http.ResponseWriter, r *http.Request) (*peeked, bool) {
 	if json.Unmarshal(msg.Params, &params) == nil {
 		_, p.meta = params.Meta[mcp.MetaKeyProtocolVersion]
 	}
-	return p, true
+	return p
 }
 
 // writeError writes a JSON-RPC error response.

@@ -203,7 +203,7 @@ type capsResult struct {
 // same endpoint.
 func TestHTTPOneEndpoint(t *testing.T) {
 	f := newFixture(t, baseFiles(), nil)
-	h := server.NewHTTPHandler(f.MCP, &server.HTTPOptions{Logger: discard})
+	h := f.Skills.HTTPHandler(&server.HTTPOptions{Logger: discard})
 	t.Cleanup(func() { h.Close() })
 	p := mount(t, h)
 
@@ -259,7 +259,7 @@ func TestHTTPOneEndpoint(t *testing.T) {
 func TestHTTPAdvertisesWhatIsServed(t *testing.T) {
 	f := newFixture(t, baseFiles(), nil)
 	for _, stateless := range []bool{false, true} {
-		h := server.NewHTTPHandler(f.MCP, &server.HTTPOptions{Stateless: stateless, Logger: discard})
+		h := f.Skills.HTTPHandler(&server.HTTPOptions{Stateless: stateless, Logger: discard})
 		t.Cleanup(func() { h.Close() })
 		p := mount(t, h)
 		disc := result[capsResult](t, p.modern("server/discover", nil, true))
@@ -299,7 +299,7 @@ func TestHTTPEntryShape(t *testing.T) {
 	f := newFixture(t, baseFiles(), nil)
 	type call func(method string, params map[string]any) reply
 	for _, stateless := range []bool{false, true} {
-		h := server.NewHTTPHandler(f.MCP, &server.HTTPOptions{Stateless: stateless, Logger: discard})
+		h := f.Skills.HTTPHandler(&server.HTTPOptions{Stateless: stateless, Logger: discard})
 		t.Cleanup(func() { h.Close() })
 		p := mount(t, h)
 		clients := map[string]call{
@@ -356,7 +356,7 @@ func TestHTTPEntryShape(t *testing.T) {
 // each of which it then serves.
 func TestHTTPUnsupportedVersion(t *testing.T) {
 	f := newFixture(t, baseFiles(), nil)
-	h := server.NewHTTPHandler(f.MCP, &server.HTTPOptions{Logger: discard})
+	h := f.Skills.HTTPHandler(&server.HTTPOptions{Logger: discard})
 	t.Cleanup(func() { h.Close() })
 	p := mount(t, h)
 	for _, method := range []string{"server/discover", "initialize", wire.MethodListSkills} {
@@ -394,7 +394,7 @@ func TestHTTPUnsupportedVersion(t *testing.T) {
 // and a JSON-RPC error naming the limit, and a freed slot is reused.
 func TestHTTPSessionCap(t *testing.T) {
 	f := newFixture(t, baseFiles(), nil)
-	h := server.NewHTTPHandler(f.MCP, &server.HTTPOptions{MaxSessions: 3, Logger: discard})
+	h := f.Skills.HTTPHandler(&server.HTTPOptions{MaxSessions: 3, Logger: discard})
 	t.Cleanup(func() { h.Close() })
 	p := mount(t, h)
 	var ids []string
@@ -450,7 +450,7 @@ func TestHTTPSessionCap(t *testing.T) {
 func TestHTTPSessionIdleExpiry(t *testing.T) {
 	f := newFixture(t, baseFiles(), nil)
 	const timeout = 300 * time.Millisecond
-	h := server.NewHTTPHandler(f.MCP, &server.HTTPOptions{SessionTimeout: timeout, Logger: discard})
+	h := f.Skills.HTTPHandler(&server.HTTPOptions{SessionTimeout: timeout, Logger: discard})
 	t.Cleanup(func() { h.Close() })
 	p := mount(t, h)
 	idle, _ := p.initialize("2025-11-25", true)
@@ -489,7 +489,7 @@ func TestHTTPSessionIdleExpiry(t *testing.T) {
 // session on its GET stream and a 2026-07-28 client on subscriptions/listen.
 func TestHTTPListChangedEveryRevision(t *testing.T) {
 	f := newFixture(t, baseFiles(), nil)
-	h := server.NewHTTPHandler(f.MCP, &server.HTTPOptions{Logger: discard})
+	h := f.Skills.HTTPHandler(&server.HTTPOptions{Logger: discard})
 	t.Cleanup(func() { h.Close() })
 	p := mount(t, h)
 	sid, _ := p.initialize("2025-11-25", true)
@@ -565,7 +565,7 @@ func stream(t *testing.T, req *http.Request) <-chan string {
 // go-sdk's own request limit; a larger one is refused with 413.
 func TestHTTPBodyLimit(t *testing.T) {
 	f := newFixture(t, baseFiles(), nil)
-	h := server.NewHTTPHandler(f.MCP, &server.HTTPOptions{Logger: discard})
+	h := f.Skills.HTTPHandler(&server.HTTPOptions{Logger: discard})
 	t.Cleanup(func() { h.Close() })
 	p := mount(t, h)
 	for _, version := range []string{"", "2024-01-01"} {

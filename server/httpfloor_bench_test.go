@@ -63,31 +63,28 @@ func startHTTP(b *testing.B, h http.Handler) string {
 // -memprofile see it. noFast sends every request through go-sdk
 // (Options.NoFastPath), the baseline of the thin read path.
 func startOurs(b *testing.B, dir string, noFast bool) string {
-	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: discard})
+	label := "ours"
+	if noFast {
+		label = "sdk"
+	}
+	return startOursWith(b, dir, label, server.Options{NoFastPath: noFast}, server.HTTPOptions{})
+}
+
+// startOursWith is startOurs with the server's and the handler's options
+// (loggers are filled in); label names the server's goroutines in
+// profiles.
+func startOursWith(b *testing.B, dir, label string, opts server.Options, hopts server.HTTPOptions) string {
+	ep, h, err := composeOurs(dir, opts, hopts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	src := server.NewCatalogSource(cat)
-	s, _, err := server.New(nil, src, &server.Options{Logger: discard, NoFastPath: noFast})
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := server.NewHTTPHandler(s, &server.HTTPOptions{Logger: discard})
 	b.Cleanup(func() { h.Close() })
-	ep, err := endpoint.New(h, &endpoint.Options{Source: src, Sessions: h.Sessions, Logger: discard})
-	if err != nil {
-		b.Fatal(err)
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	label := "ours"
-	if noFast {
-		label = "sdk"
-	}
 	// The server's goroutines carry the label server=ours (or sdk) in
 	// profiles: -tagfocus picks a server, -tagignore the clients.
 	go pprof.Do(ctx, pprof.Labels("server", label), func(ctx context.Context) { defer close(done); ep.Serve(ctx, ln) })
@@ -95,11 +92,83 @@ func startOurs(b *testing.B, dir string, noFast bool) string {
 	return "http://" + ln.Addr().String() + "/mcp"
 }
 
+// composeOurs builds the endpoint of our server of dir as `skillport
+// serve --http` composes it, with the server's and the handler's options
+// (loggers filled in). Close the handler when done.
+func composeOurs(dir string, opts server.Options, hopts server.HTTPOptions) (*endpoint.Endpoint, *server.HTTPHandler, error) {
+	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: discard})
+	if err != nil {
+		return nil, nil, err
+	}
+	src := server.NewCatalogSource(cat)
+	opts.Logger, hopts.Logger = discard, discard
+	_, srv, err := server.New(nil, src, &opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := srv.HTTPHandler(&hopts)
+	ep, err := endpoint.New(h, &endpoint.Options{Source: src, Sessions: h.Sessions, Logger: discard})
+	if err != nil {
+		h.Close()
+		return nil, nil, err
+	}
+	return ep, h, nil
+}
+
+// floorResults asks our server at url (2026-07-28, stateless) for the
+// result of each call, decoded into the types our server encodes, for
+// the floor to answer with.
+func floorResults(b *testing.B, url string, calls []floorCall) map[string]any {
+	results := map[string]any{}
+	for _, c := range calls {
+		// initialize exists before 2026-07-28 only.
+		mode := "stateless"
+		if c.method == "initialize" {
+			mode = "sessions"
+		}
+		probe := &floorClient{url: url, mode: mode, hc: http.DefaultClient}
+		data, err := probe.call(c.method, c.params)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, err := rpcResult(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		v := floorValue(c.method)
+		if err := json.Unmarshal(raw, v); err != nil {
+			b.Fatal(err)
+		}
+		results[c.method] = v
+	}
+	return results
+}
+
+// floorValue returns what the floor decodes a result of method into: the
+// type our server encodes it from.
+func floorValue(method string) any {
+	switch method {
+	case "resources/read":
+		return &server.ReadResourceResult{}
+	case wire.MethodGetSkill:
+		return &wire.GetSkillResult{}
+	case wire.MethodListSkills:
+		return &wire.ListSkillsResult{}
+	}
+	return &map[string]any{}
+}
+
 // floorHandler answers each call with the result our server gave to it,
 // decoded once into the same Go types and encoded per request with
 // encoding/json: the cost of HTTP and JSON without any MCP machinery.
 func floorHandler(results map[string]any) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			// A client of a stateless server: no stream to open.
+			w.Header().Set("Allow", "POST")
+			http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+			return
+		}
 		var req struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
@@ -107,6 +176,10 @@ func floorHandler(results map[string]any) http.Handler {
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if req.ID == nil {
+			w.WriteHeader(http.StatusAccepted) // a notification
 			return
 		}
 		res, ok := results[req.Method]
@@ -129,7 +202,8 @@ func floorHandler(results map[string]any) http.Handler {
 }
 
 // floorClient is one closed-loop client: its own session (sessions mode),
-// or none (stateless and floor). It shares the CPU with the server it
+// or none (stateless: 2026-07-28; replica: 2025-11-25 to a stateless
+// server, after an initialize; floor). It shares the CPU with the server it
 // measures, so it is cheap and the same for every server: it reads each
 // response into the one buffer it keeps and checks it against the last
 // response it parsed in full (see check).
@@ -146,7 +220,7 @@ type floorClient struct {
 // open initializes the client's session, in sessions mode, as a client
 // that declares the Skills Extension.
 func (c *floorClient) open(b *testing.B) {
-	if c.mode != "sessions" {
+	if c.mode != "sessions" && c.mode != "replica" {
 		return
 	}
 	if _, err := c.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{
@@ -174,6 +248,8 @@ func (c *floorClient) call(method string, params map[string]any) ([]byte, error)
 			hdr["MCP-Protocol-Version"] = "2025-11-25"
 			hdr["Mcp-Session-Id"] = c.session
 		}
+	case "replica":
+		hdr["MCP-Protocol-Version"] = "2025-11-25"
 	}
 	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": p}
 	if !strings.HasPrefix(method, "notifications/") {
@@ -310,11 +386,12 @@ type floorResult struct {
 
 // BenchmarkHTTPFloor drives, with 32 closed-loop clients over loopback,
 // resources/read of an 8 KiB SKILL.md, skills/get of a 12-file skill and
-// the first skills/list page (100 skills) against three servers one after
+// the first skills/list page (100 skills) against the servers one after
 // the other in the same run: the floor (net/http + encoding/json answering
 // the same JSON-RPC result, no MCP stack), our server with sessions
-// (2025-11-25) and stateless (2026-07-28), both behind package endpoint as
-// `skillport serve --http` composes them. It reports each server's req/s,
+// (2025-11-25) and stateless (2026-07-28), and a replica (`serve
+// --stateless`) driven by 2025-11-25 clients, all behind package endpoint
+// as `skillport serve --http` composes them. It reports each server's req/s,
 // p50 and p99 and the req/s ratio of ours to the floor (target ≥ 0.5, p99
 // ≤ 25 ms), and, steadier on a shared machine, the CPU time and bytes
 // allocated per request, the floor's CPU over ours as a throughput ratio
@@ -328,6 +405,9 @@ func BenchmarkHTTPFloor(b *testing.B) {
 	dir, skill := floorTree(b)
 	ours := startOurs(b, dir, false)
 	sdk := startOurs(b, dir, true)
+	// A replica (`serve --stateless --http`) and its clients of 2025-11-25.
+	oursR := startOursWith(b, dir, "ours", server.Options{}, server.HTTPOptions{Stateless: true})
+	sdkR := startOursWith(b, dir, "sdk", server.Options{NoFastPath: true}, server.HTTPOptions{Stateless: true})
 	calls := []floorCall{
 		{"read", "resources/read", map[string]any{"uri": skill}},
 		{"get", wire.MethodGetSkill, map[string]any{"uri": skill}},
@@ -335,31 +415,7 @@ func BenchmarkHTTPFloor(b *testing.B) {
 	}
 	// The floor answers with our stateless results, decoded into the
 	// types our server encodes.
-	results := map[string]any{}
-	probe := &floorClient{url: ours, mode: "stateless", hc: http.DefaultClient}
-	for _, c := range calls {
-		data, err := probe.call(c.method, c.params)
-		if err != nil {
-			b.Fatal(err)
-		}
-		raw, err := rpcResult(data)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var v any
-		switch c.method {
-		case "resources/read":
-			v = &server.ReadResourceResult{}
-		case wire.MethodGetSkill:
-			v = &wire.GetSkillResult{}
-		default:
-			v = &wire.ListSkillsResult{}
-		}
-		if err := json.Unmarshal(raw, v); err != nil {
-			b.Fatal(err)
-		}
-		results[c.method] = v
-	}
+	results := floorResults(b, ours, calls)
 	floor := startHTTP(b, floorHandler(results))
 	for _, c := range calls {
 		b.Run(c.name, func(b *testing.B) {
@@ -369,10 +425,12 @@ func BenchmarkHTTPFloor(b *testing.B) {
 				l := floorLoad(b, ours, "stateless", clients, c, *httpDuration)
 				sg := floorLoad(b, sdk, "sessions", clients, c, *httpDuration)
 				lg := floorLoad(b, sdk, "stateless", clients, c, *httpDuration)
+				rp := floorLoad(b, oursR, "replica", clients, c, *httpDuration)
+				rg := floorLoad(b, sdkR, "replica", clients, c, *httpDuration)
 				for _, r := range []struct {
 					name string
 					r    floorResult
-				}{{"floor", f}, {"sessions", s}, {"stateless", l}, {"sessions-sdk", sg}, {"stateless-sdk", lg}} {
+				}{{"floor", f}, {"sessions", s}, {"stateless", l}, {"replica", rp}, {"sessions-sdk", sg}, {"stateless-sdk", lg}, {"replica-sdk", rg}} {
 					b.Logf("%s %-9s %7d requests %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  %.2fx floor  %6.0f µs CPU/req  %6.1f KiB alloc/req  %d parsed in full, %d-byte bodies, %d GCs",
 						c.name, r.name, r.r.requests, r.r.rps, r.r.p50, r.r.p99, r.r.rps/f.rps, r.r.cpuUs, r.r.allocKB, r.r.parsed, r.r.size, r.r.gcs)
 					b.ReportMetric(r.r.cpuUs, r.name+"-cpu-µs/req")
@@ -389,6 +447,10 @@ func BenchmarkHTTPFloor(b *testing.B) {
 				b.ReportMetric(lg.rps/f.rps, "stateless-sdk/floor")
 				b.ReportMetric(sg.cpuUs/s.cpuUs, "sessions-sdk/thin-cpu")
 				b.ReportMetric(lg.cpuUs/l.cpuUs, "stateless-sdk/thin-cpu")
+				b.ReportMetric(rp.rps/f.rps, "replica/floor")
+				b.ReportMetric(f.cpuUs/rp.cpuUs, "replica/floor-cpu")
+				b.ReportMetric(rg.rps/f.rps, "replica-sdk/floor")
+				b.ReportMetric(rg.cpuUs/rp.cpuUs, "replica-sdk/thin-cpu")
 			}
 		})
 	}

@@ -27,6 +27,10 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	if spec := os.Getenv(benchServerEnv); spec != "" {
+		// This process is a server of the benchmarks (startServerProcess).
+		return serveBench(spec)
+	}
 	dir, err := os.MkdirTemp("", "skillport-server-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

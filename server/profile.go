@@ -166,43 +166,69 @@ func (srv *Server) registerProfiles() error {
 	return nil
 }
 
+// declaredExtension reports whether the client declared the Skills
+// Extension: in the request's own _meta (2026-07-28 requests carry their
+// client capabilities), else at the session's initialize (init: the
+// session's InitializeParams, which go-sdk synthesizes without
+// capabilities for an older revision's request to a stateless server).
+// A request with neither declared nothing. The thin read path decides
+// through it too (fast.go), so both paths answer one client alike.
+func declaredExtension(init *mcp.InitializeParams, meta mcp.Meta) bool {
+	declared, _ := extensionKnown(init, meta)
+	return declared
+}
+
 // lacksExtension reports whether the client is known not to have
 // declared the Skills Extension: its capabilities are known (in the
-// request's own _meta, as 2026-07-28 requests carry them, else from the
-// session's initialize) and do not name it. A request that shows no
-// capabilities at all, such as an older revision's request to a stateless
-// server (go-sdk then makes up initialize params without capabilities),
-// may come from a client that declared the extension at an initialize
-// this server never connected to the request: it is not known to lack it.
-func lacksExtension(ss *mcp.ServerSession, meta mcp.Meta) bool {
+// request's own _meta, else from the session's initialize) and do not name
+// it. A request that shows no capabilities at all, such as an older
+// revision's request to a stateless server (go-sdk then makes up
+// initialize params without capabilities), may come from a client that
+// declared the extension at an initialize this server never connected to
+// the request: it is not known to lack it.
+func lacksExtension(init *mcp.InitializeParams, meta mcp.Meta) bool {
+	declared, known := extensionKnown(init, meta)
+	return known && !declared
+}
+
+// extensionKnown reports whether the client declared the extension, and
+// whether its capabilities are known at all.
+func extensionKnown(init *mcp.InitializeParams, meta mcp.Meta) (declared, known bool) {
 	if raw, ok := meta[mcp.MetaKeyClientCapabilities]; ok {
 		b, err := json.Marshal(raw)
 		var caps struct {
 			Extensions map[string]json.RawMessage `json:"extensions"`
 		}
 		if err != nil || json.Unmarshal(b, &caps) != nil {
-			return false
+			return false, true
 		}
 		_, ok := caps.Extensions[wire.ExtensionID]
-		return !ok
+		return ok, true
 	}
+	if init == nil || init.Capabilities == nil {
+		return false, false
+	}
+	_, ok := init.Capabilities.Extensions[wire.ExtensionID]
+	return ok, true
+}
+
+// sessionInit returns what go-sdk knows of ss's client: its initialize
+// params, nil without a session.
+func sessionInit(ss *mcp.ServerSession) *mcp.InitializeParams {
 	if ss == nil {
-		return false
+		return nil
 	}
-	p := ss.InitializeParams()
-	if p == nil || p.Capabilities == nil {
-		return false
-	}
-	_, ok := p.Capabilities.Extensions[wire.ExtensionID]
-	return !ok
+	return ss.InitializeParams()
 }
 
 // listAny answers skills/list for every profile at once. The SEP-2640
 // entries, identical to skills/get's, are the default; the superset
 // (SEP-2076's name, description and fields, which SEP-2640 readers
-// ignore) goes only to a client known to lack the extension.
-func (srv *Server) listAny(ctx context.Context, ss *mcp.ServerSession, p *wire.ListSkillsParams) (*listResponse, error) {
-	return srv.listFor(ctx, func() bool { return !lacksExtension(ss, p.Meta) }, p)
+// ignore) goes only to a client known to lack the extension. init is the
+// session's initialize params ([sessionInit]), or what the thin read path
+// knows to be the same.
+func (srv *Server) listAny(ctx context.Context, init *mcp.InitializeParams, p *wire.ListSkillsParams) (*listResponse, error) {
+	return srv.listFor(ctx, func() bool { return !lacksExtension(init, p.Meta) }, p)
 }
 
 // listFor is listAny for a client that gets the SEP-2640 entries when
@@ -222,6 +248,11 @@ func (srv *Server) listFor(ctx context.Context, slimOK func() bool, p *wire.List
 			return nil, err
 		}
 		return &listResponse{page: page}, nil
+	}
+	if p.Cursor == "" {
+		if page := srv.supersetFirst(snap); page != nil {
+			return &listResponse{page: page}, nil
+		}
 	}
 	stable, err := srv.listSkillsIn(snap, p)
 	if err != nil {
@@ -251,6 +282,9 @@ func (srv *Server) listFor(ctx context.Context, slimOK func() bool, p *wire.List
 			}
 		}
 		res.Skills = append(res.Skills, le)
+	}
+	if p.Cursor == "" {
+		return srv.keepSupersetFirst(snap, &listResponse{res: res})
 	}
 	return &listResponse{res: res}, nil
 }

@@ -94,7 +94,7 @@ type Options struct {
 	// NoFastPath makes every request of a server created by [New] go
 	// through go-sdk. By default resources/read, skills/get, skills/list
 	// and resources/directory/read are answered by a thin read path of
-	// NewHTTPHandler and of the stdio transport ([Server.Transport]),
+	// [Server.HTTPHandler] and of the stdio transport ([Server.Transport]),
 	// which sends the bytes go-sdk would, several times cheaper; receiving
 	// middleware added to the server does not see them, so set this when
 	// you add any.
@@ -116,6 +116,10 @@ type Server struct {
 	opts     Options
 	key      []byte
 	log      *slog.Logger
+
+	// The first superset skills/list page of the current snapshot
+	// (fast_list.go).
+	supersets atomic.Pointer[pageCache]
 
 	schemes atomic.Pointer[[]string]
 	cancel  func()
@@ -235,16 +239,20 @@ func New(impl *mcp.Implementation, src Source, opts *Options) (*mcp.Server, *Ser
 		return nil, nil, err
 	}
 	if !srv.opts.NoFastPath {
+		// Only New's servers: a receiving middleware an application adds
+		// to a server of its own ([Attach]) would not see the requests the
+		// thin path answers.
 		srv.impl = impl
-		fastSDK.Store(s, srv)
 	}
 	return s, srv, nil
 }
 
+// thin reports whether the thin read path may answer for srv.
+func (srv *Server) thin() bool { return srv.impl != nil }
+
 // Close stops following the source; the MCP server keeps answering from
 // the last snapshot.
 func (srv *Server) Close() error {
-	fastSDK.CompareAndDelete(srv.mcp, srv)
 	if srv.cancel != nil {
 		srv.cancel()
 	}
@@ -265,7 +273,7 @@ func (srv *Server) register() error {
 		if p == nil {
 			p = &wire.ListSkillsParams{}
 		}
-		return srv.listAny(ctx, ss, p)
+		return srv.listAny(ctx, sessionInit(ss), p)
 	}); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}

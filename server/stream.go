@@ -141,12 +141,8 @@ func (srv *Server) largeFile(ctx context.Context, uri string) *catalog.File {
 // charged to the budget, then written as it is encoded. It reports false,
 // having written nothing, for fastResult (a small file) or go-sdk (an
 // error) to answer.
-func (h *HTTPHandler) serveLargeRead(w http.ResponseWriter, r *http.Request, req fastRequest, v fastView) bool {
+func (h *HTTPHandler) serveLargeRead(w http.ResponseWriter, r *http.Request, req fastRequest, p fastParams, v fastView) bool {
 	srv := h.fast
-	p, ok := readParams(req, v)
-	if !ok {
-		return false
-	}
 	ctx := callerContext(r.Context(), v.token)
 	f := srv.largeFile(ctx, p.uri)
 	if f == nil {
@@ -208,30 +204,28 @@ func rawID(raw []byte) jsonrpc.ID {
 // answer to the budget, for as long as the request is served; release
 // gives it back. When the budget stays spent, it answers 503 itself and
 // reports false.
-func (h *HTTPHandler) chargeSDK(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+func (h *HTTPHandler) chargeSDK(w http.ResponseWriter, r *http.Request, m *message) (func(), bool) {
 	nothing := func() {}
-	if h.fast == nil || r.Method != http.MethodPost || r.Body == nil {
+	// m is the body ServeHTTP read once (nil when it could not be read
+	// whole, which go-sdk then refuses).
+	if h.fast == nil || m == nil || !bytes.Contains(m.body, []byte(`"resources/read"`)) {
 		return nothing, true
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxPeekBytes+1))
-	r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-	if err != nil || !bytes.Contains(body, []byte(`"resources/read"`)) {
-		return nothing, true
-	}
-	fs, err := jsonobj.Fields(body)
-	if err != nil {
-		return nothing, true
-	}
-	var method string
-	var id, params []byte
-	for _, fd := range fs {
-		switch fd.Key {
-		case "method":
-			method, _ = plainString(fd.Value)
-		case "id":
-			id = fd.Value
-		case "params":
-			params = fd.Value
+	method, id, params := m.req.method, m.req.id, []byte(m.req.params)
+	if !m.fastOK {
+		fs, err := jsonobj.Fields(m.body)
+		if err != nil {
+			return nothing, true
+		}
+		for _, fd := range fs {
+			switch fd.Key {
+			case "method":
+				method, _ = plainString(fd.Value)
+			case "id":
+				id = fd.Value
+			case "params":
+				params = fd.Value
+			}
 		}
 	}
 	uri, ok := paramURI(params)
@@ -243,12 +237,26 @@ func (h *HTTPHandler) chargeSDK(w http.ResponseWriter, r *http.Request) (release
 	if f == nil {
 		return nothing, true
 	}
-	release, err = h.budgetFor(r).Acquire(ctx, sdkReadCost*f.Size)
+	release, err := h.budgetFor(r).Acquire(ctx, sdkReadCost*f.Size)
 	if err != nil {
 		h.busy(w, r, rawID(id), err)
 		return nil, false
 	}
 	return release, true
+}
+
+// paramURI returns params.uri when it is a string without escapes.
+func paramURI(params []byte) (string, bool) {
+	fs, err := jsonobj.Fields(params)
+	if err != nil {
+		return "", false
+	}
+	for _, f := range fs {
+		if f.Key == "uri" {
+			return plainString(f.Value)
+		}
+	}
+	return "", false
 }
 
 // busy answers a request whose large answer found the budget spent (or

@@ -240,7 +240,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	// /metrics counts what an anonymous caller sees (see docs/visibility.md).
 	httpOpts.Source = served
 	httpOpts.Auth = authz.endpointAuth()
-	h := server.NewHTTPHandler(s, hopts)
+	h := skills.HTTPHandler(hopts)
 	defer h.Close()
 	httpOpts.Sessions = h.Sessions
 	err = serveHTTPWith(ctx, ln, h, httpOpts, "serve", func(ep *endpoint.Endpoint) error {
