@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/host/skilluri"
+	"github.com/skillport/skillport/internal/skilluri"
 )
 
 // TestPublisherAndHostAgreeOnURILength is issue 27's fourth point: the

@@ -13,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/skillport/skillport/gitsource"
+	"github.com/skillport/skillport/internal/gitspec"
 	"github.com/skillport/skillport/internal/jsonc"
 	"github.com/skillport/skillport/skill"
 )
@@ -302,8 +302,8 @@ func (c *Config) origins(base string) ([]Origin, []string, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("skillDirs[%d].path: %w", i, err)
 		}
-		if gitsource.IsSpec(p) {
-			if _, err := gitsource.ParseSpec(p); err != nil {
+		if gitspec.IsSpec(p) {
+			if _, err := gitspec.ParseSpec(p); err != nil {
 				return nil, nil, fmt.Errorf("skillDirs[%d]: %w", i, err)
 			}
 			origins = append(origins, Origin{Label: d.Label, Git: p})

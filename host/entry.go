@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/host/skilluri"
+	"github.com/skillport/skillport/internal/skilluri"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/wire"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillport/skillport/host/skilluri"
+	"github.com/skillport/skillport/internal/skilluri"
 	"github.com/skillport/skillport/wire"
 )
 

@@ -35,7 +35,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillport/skillport/host/approval"
-	"github.com/skillport/skillport/host/cache"
+	"github.com/skillport/skillport/internal/cache"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/wire"

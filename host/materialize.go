@@ -13,7 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/skillport/skillport/host/skilluri"
+	"github.com/skillport/skillport/internal/skilluri"
 )
 
 // Sentinel errors of [Materialize]; test with errors.Is. Every error it

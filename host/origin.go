@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/skillport/skillport/gitsource"
+	"github.com/skillport/skillport/internal/gitspec"
 	"github.com/skillport/skillport/internal/mcphttp"
 	"github.com/skillport/skillport/wire"
 )
@@ -108,7 +108,7 @@ func (o *Origin) Where() string {
 	case o.URL != "":
 		return o.URL
 	case o.Git != "":
-		if sp, err := gitsource.ParseSpec(o.Git); err == nil {
+		if sp, err := gitspec.ParseSpec(o.Git); err == nil {
 			return sp.String()
 		}
 		return "git source"

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/skillport/skillport/host/skilluri"
+	"github.com/skillport/skillport/internal/skilluri"
 	"github.com/skillport/skillport/wire"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillport/skillport/host/approval"
-	"github.com/skillport/skillport/host/cache"
+	"github.com/skillport/skillport/internal/cache"
 )
 
 // rawServer speaks just enough JSON-RPC by hand to reach skills/list, then

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/skillport/skillport/host/sanitize"
+	"github.com/skillport/skillport/internal/sanitize"
 )
 
 // PromptOptions configure [Host.Prompt].

@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/skillport/skillport/host/sanitize"
-	"github.com/skillport/skillport/host/skilluri"
+	"github.com/skillport/skillport/internal/sanitize"
+	"github.com/skillport/skillport/internal/skilluri"
 )
 
 // Tool names.

@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/endpoint"
+	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"
 )

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/endpoint"
+	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/cputime"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"

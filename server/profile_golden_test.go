@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/sandbox"
+	"github.com/skillport/skillport/internal/sandbox"
 	"github.com/skillport/skillport/server"
 )
 

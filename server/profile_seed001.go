@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/sandbox"
+	"github.com/skillport/skillport/internal/sandbox"
 	"github.com/skillport/skillport/wire"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillport/skillport/host/skilluri"
+	"github.com/skillport/skillport/internal/skilluri"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/wire"
 )

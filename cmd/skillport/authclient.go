@@ -16,9 +16,9 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/skillport/skillport/gateway"
+	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/host"
-	"github.com/skillport/skillport/host/oauth"
+	"github.com/skillport/skillport/internal/oauth"
 	"github.com/skillport/skillport/internal/mcphttp"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillport/skillport/host/oauth"
+	"github.com/skillport/skillport/internal/oauth"
 	"github.com/skillport/skillport/internal/oidctest"
 )
 

@@ -13,8 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/skillport/skillport/endpoint"
-	"github.com/skillport/skillport/gateway"
+	"github.com/skillport/skillport/internal/endpoint"
+	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/internal/stdio"
 )
 

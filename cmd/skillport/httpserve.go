@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/skillport/skillport/endpoint"
+	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/server"
-	"github.com/skillport/skillport/web"
+	"github.com/skillport/skillport/internal/web"
 )
 
 // httpFlags adds the flags of the HTTP endpoint (see package endpoint) to

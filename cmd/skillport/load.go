@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/skillport/skillport/gitsource"
+	"github.com/skillport/skillport/internal/gitsource"
 	"github.com/skillport/skillport/host"
 )
 

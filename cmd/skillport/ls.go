@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillport/skillport/host"
-	"github.com/skillport/skillport/host/sanitize"
+	"github.com/skillport/skillport/internal/sanitize"
 )
 
 func init() {

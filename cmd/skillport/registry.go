@@ -19,9 +19,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/endpoint"
-	"github.com/skillport/skillport/gitsource"
-	"github.com/skillport/skillport/registry"
+	"github.com/skillport/skillport/internal/endpoint"
+	"github.com/skillport/skillport/internal/gitsource"
+	"github.com/skillport/skillport/internal/registry"
 )
 
 // registryEnv names the registry when --registry is not given. Its value

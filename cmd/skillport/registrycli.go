@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
-	"github.com/skillport/skillport/registry"
+	"github.com/skillport/skillport/internal/registry"
 )
 
 // The registry subcommands' output beyond the tables of registry.go:

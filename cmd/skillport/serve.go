@@ -16,10 +16,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/skillport/skillport/endpoint"
+	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/stdio"
-	"github.com/skillport/skillport/registry"
-	"github.com/skillport/skillport/sandbox"
+	"github.com/skillport/skillport/internal/registry"
+	"github.com/skillport/skillport/internal/sandbox"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"
 )

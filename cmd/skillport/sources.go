@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/gitsource"
+	"github.com/skillport/skillport/internal/gitsource"
 	"github.com/skillport/skillport/server"
 )
 

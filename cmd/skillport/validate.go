@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/host/sanitize"
+	"github.com/skillport/skillport/internal/sanitize"
 	"github.com/skillport/skillport/skill"
 )
 

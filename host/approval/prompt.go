@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/skillport/skillport/host/sanitize"
+	"github.com/skillport/skillport/internal/sanitize"
 	"github.com/skillport/skillport/internal/termsafe"
 )
 

@@ -2,8 +2,10 @@ package layers
 
 import (
 	"go/build"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -13,39 +15,40 @@ const module = "github.com/skillport/skillport/"
 // rank orders the packages: a package may import only packages of a lower
 // rank, so an arrow pointing back up, or a cycle, fails the test.
 var rank = map[string]int{
-	"internal/jsonobj":  0,
-	"internal/jsonc":    0,
-	"internal/termsafe": 0,
-	"internal/sdklog":   0,
-	"internal/stdio":    0,
-	"internal/cputime":  0,
-	"internal/mcphttp":  0,
-	"internal/paging":   0,
-	"internal/budget":   0,
-	"internal/suggest":  0,
-	"internal/filemode": 0,
-	"host/sanitize":     0,
-	"skill":             1,
-	"sandbox":           1,
-	"host/skilluri":     2,
-	"catalog":           2,
-	"wire":              2,
-	"host/cache":        3,
-	"host/approval":     3,
-	"host/oauth":        3,
-	"server":            3,
-	"gitsource":         3,
-	"skillclient":       3,
-	"skills":            4,
-	"access":            4,
-	"endpoint":          5,
-	"registry":          4,
-	"web":               4,
-	"gitorigin":         4,
-	"host":              4,
-	"gateway":           5,
-	"siteorigin":        5,
-	"cmd/skillport":     6,
+	"internal/jsonobj":    0,
+	"internal/gitspec":    0,
+	"internal/jsonc":      0,
+	"internal/termsafe":   0,
+	"internal/sdklog":     0,
+	"internal/stdio":      0,
+	"internal/cputime":    0,
+	"internal/mcphttp":    0,
+	"internal/paging":     0,
+	"internal/budget":     0,
+	"internal/suggest":    0,
+	"internal/filemode":   0,
+	"internal/sanitize":   0,
+	"skill":               1,
+	"internal/sandbox":    1,
+	"internal/skilluri":   2,
+	"catalog":             2,
+	"wire":                2,
+	"internal/cache":      3,
+	"host/approval":       3,
+	"internal/oauth":      3,
+	"server":              3,
+	"internal/gitsource":  3,
+	"skillclient":         3,
+	"skills":              4,
+	"internal/access":     4,
+	"internal/endpoint":   5,
+	"internal/registry":   4,
+	"internal/web":        4,
+	"internal/gitorigin":  4,
+	"host":                4,
+	"internal/gateway":    5,
+	"internal/siteorigin": 5,
+	"cmd/skillport":       6,
 }
 
 // forbidden are imports the ranks allow but the design does not: the
@@ -84,6 +87,60 @@ func TestImportsFollowTheLayers(t *testing.T) {
 				if dep == f {
 					t.Errorf("%s imports %s: the consuming side must not depend on the publishing side", pkg, dep)
 				}
+			}
+		}
+	}
+}
+
+// public is the whole API a Go user imports: every other package is
+// under internal/ (product components: HTTP composition, web, gateway,
+// access, sandbox, sources other than a directory, the registry) or a
+// command. A new public package is a decision, made here and in the
+// README's "The Go library", not a side effect of a new folder.
+var public = []string{
+	"catalog",       // a tree of skills → an immutable, digested snapshot
+	"host",          // discover, verify, approve and load skills for a model
+	"host/approval", // who says yes to a skill, and what was approved
+	"server",        // the extension's methods on any go-sdk mcp.Server
+	"skill",         // the SKILL.md format: parse and validate
+	"skillclient",   // read and verify skills over one MCP session
+	"skills",        // the shortest way: serve a folder or an fs.FS
+	"wire",          // the extension's messages as Go types
+}
+
+func TestPublicSurface(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{if .GoFiles}}{{.ImportPath}}{{end}}", module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var got []string
+	for _, p := range strings.Fields(string(out)) {
+		rel := strings.TrimPrefix(p, module)
+		if strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/") || strings.HasPrefix(rel, "cmd/") {
+			continue
+		}
+		got = append(got, rel)
+	}
+	if !slices.Equal(got, public) {
+		t.Errorf("public packages are %q, want %q: put product code under internal/, or make the new package public on purpose here and in the README", got, public)
+	}
+	if len(public) > 8 {
+		t.Errorf("%d public packages; a Go user should need at most 8", len(public))
+	}
+}
+
+// TestHostBuildsWithoutGit keeps git out of every host user's build: a
+// host parses a git source (internal/gitspec) and hands it to whatever
+// fetches it, but does not link a git implementation itself.
+func TestHostBuildsWithoutGit(t *testing.T) {
+	for _, pkg := range []string{"host", "skillclient"} {
+		out, err := exec.Command("go", "list", "-deps", module+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.Contains(dep, "go-git") || strings.Contains(dep, "jackc/pgx") {
+				t.Errorf("%s depends on %s: keep git and database code out of the consuming side's build", pkg, dep)
 			}
 		}
 	}
