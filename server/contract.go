@@ -1,7 +1,6 @@
 package server
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -252,55 +251,20 @@ func (a *skillSource) changed() {
 }
 
 // listedSnapshot is a [Snapshot] of what a [SkillSource] listed for one
-// caller.
+// caller: [NewSnapshot]'s, with the directories a [DirectoryReader] lists
+// beside those derived from the skills.
 type listedSnapshot struct {
-	src    SkillSource
-	ctx    context.Context
-	id     func() string // computed on first use: only cursors and changes need it
-	skills []*catalog.Skill
-	byURI  map[string]*catalog.Skill
-	files  []*catalog.File
-	byFile map[string]*catalog.File
-	dirs   func() map[string]*catalog.Dir // computed on first directory lookup
+	*skillSnapshot
+	src SkillSource
+	ctx context.Context
 }
 
 func newListedSnapshot(src SkillSource, ctx context.Context, skills []*catalog.Skill) *listedSnapshot {
-	s := &listedSnapshot{src: src, ctx: context.WithoutCancel(ctx), byURI: map[string]*catalog.Skill{}, byFile: map[string]*catalog.File{}}
-	for _, sk := range skills {
-		if sk == nil || s.byURI[sk.URI] != nil {
-			continue
-		}
-		s.skills = append(s.skills, sk)
-		s.byURI[sk.URI] = sk
-		for _, f := range sk.Files {
-			if f != nil && s.byFile[f.URI] == nil {
-				s.byFile[f.URI] = f
-				s.files = append(s.files, f)
-			}
-		}
-	}
-	slices.SortFunc(s.skills, func(a, b *catalog.Skill) int { return cmp.Compare(a.URI, b.URI) })
-	slices.SortFunc(s.files, func(a, b *catalog.File) int { return cmp.Compare(a.URI, b.URI) })
-	s.dirs = sync.OnceValue(func() map[string]*catalog.Dir { return catalog.DirsOf(s.skills) })
-	s.id = sync.OnceValue(func() string { return catalog.ContentID(s.skills, s.files) })
-	return s
+	return &listedSnapshot{skillSnapshot: newSkillSnapshot(skills, src.ReadFile), src: src, ctx: context.WithoutCancel(ctx)}
 }
-
-func (s *listedSnapshot) ID() string                    { return s.id() }
-func (s *listedSnapshot) Skills() []*catalog.Skill      { return s.skills }
-func (s *listedSnapshot) Files() []*catalog.File        { return s.files }
-func (s *listedSnapshot) File(uri string) *catalog.File { return s.byFile[uri] }
-func (s *listedSnapshot) ReadFile(ctx context.Context, f *catalog.File) ([]byte, error) {
-	if f == nil || s.byFile[f.URI] != f {
-		return nil, fmt.Errorf("server: %w", catalog.ErrNotFound)
-	}
-	return s.src.ReadFile(ctx, f)
-}
-
-func (s *listedSnapshot) Skill(uri string) *catalog.Skill { return s.byURI[uri] }
 
 func (s *listedSnapshot) Dir(uri string) *catalog.Dir {
-	if d := s.dirs()[uri]; d != nil {
+	if d := s.skillSnapshot.Dir(uri); d != nil {
 		return d
 	}
 	r, ok := s.src.(DirectoryReader)

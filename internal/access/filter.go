@@ -1,11 +1,9 @@
 package access
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 
@@ -150,21 +148,19 @@ func (f *filtered) OnChange(fn func(old, new server.Snapshot)) (cancel func()) {
 	})
 }
 
-// view is the part of a snapshot one caller may see.
+// view is the part of a snapshot one caller may see: [server.NewSnapshot]
+// of the visible skills, reading through the base snapshot.
 type view struct {
+	server.Snapshot
 	base   server.Snapshot
 	caller *server.Caller
-	skills []*catalog.Skill
-	byURI  map[string]*catalog.Skill
-	files  []*catalog.File
-	byFile map[string]*catalog.File
-	dirs   func() map[string]*catalog.Dir
-	id     func() string
 }
 
 func newView(base server.Snapshot, c *server.Caller, visible VisibleFunc) *view {
-	v := &view{base: base, caller: c, byURI: map[string]*catalog.Skill{}, byFile: map[string]*catalog.File{}}
+	var skills []*catalog.Skill
+	var read func(context.Context, *catalog.File) ([]byte, error)
 	if base != nil {
+		read = base.ReadFile
 		all := base.Skills()
 		shown := make([]bool, len(all))
 		var hidden map[string]bool // roots of the skills c may not see
@@ -179,29 +175,16 @@ func newView(base server.Snapshot, c *server.Caller, visible VisibleFunc) *view 
 				hidden[sk.Root] = true
 			}
 		}
+		skills = make([]*catalog.Skill, 0, len(all))
 		for i, sk := range all {
-			if !shown[i] {
-				continue
-			}
-			sk = withoutHidden(sk, hidden)
-			v.skills = append(v.skills, sk)
-			v.byURI[sk.URI] = sk
-			for _, fl := range sk.Files {
-				if fl != nil && v.byFile[fl.URI] == nil {
-					v.byFile[fl.URI] = fl
-					v.files = append(v.files, fl)
-				}
+			if shown[i] {
+				skills = append(skills, withoutHidden(sk, hidden))
 			}
 		}
 	}
-	// Skills keep the base snapshot's order (by URI); a nested skill's
-	// files come after its parent's, not in URI order: sort them.
-	slices.SortFunc(v.files, func(a, b *catalog.File) int { return cmp.Compare(a.URI, b.URI) })
-	v.dirs = sync.OnceValue(func() map[string]*catalog.Dir { return catalog.DirsOf(v.skills) })
-	// The id covers only what this caller sees, so cursors and change
-	// detection never carry another caller's catalog.
-	v.id = sync.OnceValue(func() string { return catalog.ContentID(v.skills, v.files) })
-	return v
+	// The snapshot, hence its ID, covers only what this caller sees, so
+	// cursors and change detection never carry another caller's catalog.
+	return &view{Snapshot: server.NewSnapshot(skills, read), base: base, caller: c}
 }
 
 // withoutHidden returns sk without the files of the nested skills whose
@@ -254,17 +237,5 @@ func underHidden(uri, root string, hidden map[string]bool) bool {
 	return false
 }
 
-func (v *view) ID() string                      { return v.id() }
-func (v *view) Caller() *server.Caller          { return v.caller }
-func (v *view) Skills() []*catalog.Skill        { return v.skills }
-func (v *view) Skill(uri string) *catalog.Skill { return v.byURI[uri] }
-func (v *view) Files() []*catalog.File          { return v.files }
-func (v *view) File(uri string) *catalog.File   { return v.byFile[uri] }
-func (v *view) Dir(uri string) *catalog.Dir     { return v.dirs()[uri] }
-
-func (v *view) ReadFile(ctx context.Context, f *catalog.File) ([]byte, error) {
-	if f == nil || v.byFile[f.URI] != f {
-		return nil, fmt.Errorf("access: %w", catalog.ErrNotFound)
-	}
-	return v.base.ReadFile(ctx, f)
-}
+// Caller implements [server.CallerSnapshot].
+func (v *view) Caller() *server.Caller { return v.caller }

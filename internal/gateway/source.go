@@ -77,7 +77,7 @@ func (s *source) update(v *view) {
 // then announces resources/list_changed) if the content differs.
 func (s *source) swap(snap *snapshot) {
 	old := s.cur.Load()
-	if old.id == snap.id {
+	if old.ID() == snap.ID() {
 		return
 	}
 	s.cur.Store(snap)
@@ -91,16 +91,12 @@ type ref struct {
 	upstream string // upstream file URI
 }
 
-// snapshot is one immutable re-publication.
+// snapshot is one immutable re-publication: [server.NewSnapshot] of the
+// re-published skills, and where each file is read from.
 type snapshot struct {
-	src    *source
-	id     string
-	skills []*catalog.Skill
-	byURI  map[string]*catalog.Skill
-	files  []*catalog.File
-	byFile map[string]*catalog.File
-	refs   map[string]ref
-	dirs   map[string]*catalog.Dir
+	server.Snapshot
+	src  *source
+	refs map[string]ref
 }
 
 // Republished returns the URI under which the gateway re-publishes the
@@ -114,8 +110,10 @@ func Republished(label, uri string) string {
 }
 
 func (s *source) build(v *view) *snapshot {
-	snap := &snapshot{src: s, byURI: map[string]*catalog.Skill{}, byFile: map[string]*catalog.File{},
-		refs: map[string]ref{}}
+	snap := &snapshot{src: s, refs: map[string]ref{}}
+	byURI := map[string]bool{}
+	byFile := map[string]*catalog.File{}
+	var skills []*catalog.Skill
 	for _, e := range v.entries {
 		if e.Dynamic || e.Declined != nil {
 			continue
@@ -128,7 +126,7 @@ func (s *source) build(v *view) *snapshot {
 		}
 		root := Republished(e.Origin, e.Root)
 		uri := root + "/" + skilluri.SkillFile
-		if snap.byURI[uri] != nil {
+		if byURI[uri] {
 			s.g.log.Warn("gateway: two skills of one origin map to the same re-published URI; the second is not re-published", "origin", e.Origin, "uri", e.URI, "as", uri)
 			continue
 		}
@@ -144,13 +142,13 @@ func (s *source) build(v *view) *snapshot {
 				rel = r
 			}
 			fu := root + "/" + rel
-			cf := snap.byFile[fu]
+			cf := byFile[fu]
 			if cf == nil {
 				name := decode(path.Base(rel))
 				_, binary := s.binary.Load(fu)
 				cf = &catalog.File{URI: fu, Path: decode(sk.Path + "/" + rel), Name: name, Size: f.Size, Digest: f.Digest,
 					MIMEType: catalog.MIMEType(name, false), Text: (rel == skilluri.SkillFile || catalog.TextType(name)) && !binary}
-				snap.byFile[fu] = cf
+				byFile[fu] = cf
 				snap.refs[fu] = ref{origin: e.Origin, skill: e.URI, upstream: f.URI}
 			}
 			sk.Files = append(sk.Files, cf)
@@ -164,16 +162,10 @@ func (s *source) build(v *view) *snapshot {
 			}
 			return cmp.Compare(a.URI, b.URI)
 		})
-		snap.skills = append(snap.skills, sk)
-		snap.byURI[uri] = sk
+		skills = append(skills, sk)
+		byURI[uri] = true
 	}
-	slices.SortFunc(snap.skills, func(a, b *catalog.Skill) int { return cmp.Compare(a.URI, b.URI) })
-	for _, f := range snap.byFile {
-		snap.files = append(snap.files, f)
-	}
-	slices.SortFunc(snap.files, func(a, b *catalog.File) int { return cmp.Compare(a.URI, b.URI) })
-	snap.dirs = catalog.DirsOf(snap.skills)
-	snap.id = catalog.ContentID(snap.skills, snap.files)
+	snap.Snapshot = server.NewSnapshot(skills, snap.readFile)
 	return snap
 }
 
@@ -184,32 +176,14 @@ func decode(s string) string {
 	return s
 }
 
-// ID implements [server.Snapshot].
-func (snap *snapshot) ID() string { return snap.id }
-
-// Skills implements [server.Snapshot].
-func (snap *snapshot) Skills() []*catalog.Skill { return snap.skills }
-
-// Skill implements [server.Snapshot].
-func (snap *snapshot) Skill(uri string) *catalog.Skill { return snap.byURI[uri] }
-
-// Files implements [server.Snapshot].
-func (snap *snapshot) Files() []*catalog.File { return snap.files }
-
-// File implements [server.Snapshot].
-func (snap *snapshot) File(uri string) *catalog.File { return snap.byFile[uri] }
-
-// Dir implements [server.Snapshot].
-func (snap *snapshot) Dir(uri string) *catalog.Dir { return snap.dirs[uri] }
-
-// ReadFile implements [server.Snapshot]: it loads the skill the file is
+// readFile reads a file of snap for [server.Snapshot.ReadFile]: it loads the skill the file is
 // read through (approval and verification of SKILL.md, once per acting
 // window) and reads the file from its origin, verified against the held
 // entry. Bytes that do not match f (the upstream skill changed since this
 // snapshot) are reported as [catalog.ErrChanged], never returned.
-func (snap *snapshot) ReadFile(ctx context.Context, f *catalog.File) ([]byte, error) {
+func (snap *snapshot) readFile(ctx context.Context, f *catalog.File) ([]byte, error) {
 	r, ok := snap.refs[f.URI]
-	if !ok || snap.byFile[f.URI] != f {
+	if !ok {
 		return nil, fmt.Errorf("gateway: %s: %w", f.URI, catalog.ErrNotFound)
 	}
 	g := snap.src.g
