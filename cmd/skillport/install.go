@@ -30,6 +30,9 @@ type installFlags struct {
 	only    []string
 	force   bool
 	timeout time.Duration
+	// outdated: compare the lock with its sources and report, writing
+	// nothing (skillport outdated).
+	outdated bool
 }
 
 func init() {
@@ -104,6 +107,27 @@ Exit status: 0 when every folder matches, 1 on drift, 2 on usage errors.`,
 	}
 	check.Flags().BoolVar(&c.project, "project", false, "check the current project's skills.lock (default: the user's)")
 	rootCmd.AddCommand(check)
+
+	od := installFlags{outdated: true}
+	outdated := &cobra.Command{
+		Use:   "outdated [--project]",
+		Short: "Show what changed at the sources of skills.lock",
+		Long: `outdated fetches every skill of skills.lock again from its recorded source,
+verified as install verifies, and lists what differs from the lock, per
+skill and per file (changed, added, removed, with both digests; for git, the
+commit now served). Nothing is written. To take the changes, install the
+source again (skillport install SOURCE).
+
+Exit status: 0 when every skill is current, 1 when one is outdated or could
+not be fetched, 2 on usage errors.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runInstall(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &od, nil, nil)
+		},
+	}
+	outdated.Flags().BoolVar(&od.project, "project", false, "the current project's skills.lock (default: the user's)")
+	outdated.Flags().DurationVar(&od.timeout, "timeout", host.DefaultCallTimeout, "timeout of each call to a server")
+	rootCmd.AddCommand(hostCommand(outdated))
 
 	var r installFlags
 	remove := &cobra.Command{
@@ -263,6 +287,9 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 			return usageErrorf("install: no agent's folder found in the %s; name the agents with --agent NAME (%s)", esc(scope), strings.Join(install.AgentNames(), ", "))
 		}
 	}
+	if o.outdated {
+		return runOutdated(ctx, stdout, stderr, o, lockPath)
+	}
 	release, err := install.Acquire(lockPath)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("install: %w", err)}
@@ -298,20 +325,8 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 
 	var sources []*installSource
 	if restore {
-		bySource := map[string]*installSource{}
-		for _, s := range lock.Skills {
-			src := bySource[s.Source]
-			if src == nil {
-				made, err := restoreSource(s, fmt.Sprintf("src-%d", len(sources)+1))
-				if err != nil {
-					return &exitError{code: 1, err: fmt.Errorf("install: %s: %w", esc(s.Source), err)}
-				}
-				src = &made
-				src.want = map[string]bool{}
-				bySource[s.Source] = src
-				sources = append(sources, src)
-			}
-			src.want[s.Path] = true
+		if sources, err = lockSources(lock); err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("install: %w", err)}
 		}
 	} else {
 		for i, a := range args {
@@ -330,80 +345,16 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 		fmt.Fprintf(stdout, "%s lists no skills; nothing to install\n", esc(lockPath))
 		return nil
 	}
-	origins := make([]host.Origin, len(sources))
-	for i, s := range sources {
-		origins[i] = s.origin
-	}
-	hf := &hostFlags{timeout: o.timeout}
-	h, err := hf.newHost(ctx, origins, nil)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	ok := reportOrigins(stderr, h, hf)
-	status := map[string]host.OriginStatus{}
-	for _, st := range h.Origins() {
-		status[st.Label] = st
-	}
-
 	failed := 0
 	fail := func(who, msg string) {
 		failed++
 		printError(stderr, "install: "+esc(who)+": ", msg)
 	}
-	var todo []*fetched
-	for _, src := range sources {
-		st := status[src.origin.Label]
-		src.resolved.Server, src.resolved.ServerVersion = st.ReportedName, st.ReportedVersion
-		var entries []*host.Entry
-		for _, e := range h.Skills() {
-			if e.Origin == src.origin.Label {
-				entries = append(entries, e)
-			}
-		}
-		if len(o.only) > 0 {
-			picked, problems := pickSkills(entries, o.only)
-			entries = picked
-			for _, p := range problems {
-				fail(src.given, p.msg)
-			}
-		}
-		roots := map[string]*host.Entry{}
-		for _, e := range entries {
-			roots[e.Origin+" "+e.Root] = e
-		}
-		found := map[string]bool{}
-		for _, e := range entries {
-			if src.want != nil && !src.want[e.Path] {
-				continue
-			}
-			if containing(roots, e) != nil {
-				continue // written with the skill that contains it, as pull does
-			}
-			found[e.Path] = true
-			who := e.Path + " from " + src.given
-			if err := skill.ValidName(e.Name); err != nil {
-				fail(who, fmt.Sprintf("its folder name: %v", err))
-				continue
-			}
-			files, err := h.FetchAll(ctx, e)
-			if err != nil {
-				fail(who, err.Error())
-				continue
-			}
-			rec := install.Skill{Name: e.Name, Path: e.Path, Source: src.given, Resolved: src.resolved}
-			for _, f := range files {
-				rec.Files = append(rec.Files, install.FileOf(f.Path, f.Data))
-			}
-			rec.Digest = install.TreeDigest(rec.Files)
-			todo = append(todo, &fetched{src: src, entry: e, files: files, rec: rec})
-		}
-		for p := range src.want {
-			if !found[p] {
-				fail(p+" from "+src.given, "the source no longer has this skill, which "+install.LockName+" records")
-			}
-		}
+	todo, ok, closeHost, err := fetchSources(ctx, stderr, o, sources, fail)
+	if err != nil {
+		return err
 	}
+	defer closeHost()
 
 	// Two skills that would write one folder are refused, naming both:
 	// among those fetched, and against the lock's other skills.
@@ -426,26 +377,9 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 
 	// Restoring and --frozen compare with the lock before anything is
 	// written: any difference refuses the whole install.
-	locked := map[string]*install.Skill{}
-	for i := range lock.Skills {
-		s := &lock.Skills[i]
-		locked[s.Source+"\x00"+s.Path] = s
-	}
+	locked := lockIndex(lock)
 	if restore || o.frozen {
-		for _, f := range todo {
-			who := f.rec.Path + " from " + f.src.given
-			old := locked[f.rec.Source+"\x00"+f.rec.Path]
-			if old == nil {
-				fail(who, "not in "+install.LockName+" (--frozen installs only what the lock has)")
-				continue
-			}
-			if f.rec.Resolved.Kind == "git" && old.Resolved.ServerVersion != "" && f.rec.Resolved.ServerVersion != old.Resolved.ServerVersion {
-				fail(who, fmt.Sprintf("the git source now serves commit %s; %s has %s", f.rec.Resolved.ServerVersion, install.LockName, old.Resolved.ServerVersion))
-			}
-			for _, d := range install.Compare(old.Files, f.rec.Files) {
-				fail(who, d.String())
-			}
-		}
+		compareLock(todo, locked, fail)
 	}
 	if failed > 0 || !ok {
 		if restore || o.frozen {
@@ -671,6 +605,181 @@ func runRemove(stdout, stderr io.Writer, o *installFlags, names []string) error 
 		return &exitError{code: 1, err: fmt.Errorf("remove: writing %s: %w", esc(lockPath), err)}
 	}
 	if failed > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+// lockSources rebuilds the sources of the lock's skills, each once, with
+// the skill paths the lock has from it.
+func lockSources(lock *install.Lock) ([]*installSource, error) {
+	var sources []*installSource
+	bySource := map[string]*installSource{}
+	for _, s := range lock.Skills {
+		src := bySource[s.Source]
+		if src == nil {
+			made, err := restoreSource(s, fmt.Sprintf("src-%d", len(sources)+1))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", esc(s.Source), err)
+			}
+			src = &made
+			src.want = map[string]bool{}
+			bySource[s.Source] = src
+			sources = append(sources, src)
+		}
+		src.want[s.Path] = true
+	}
+	return sources, nil
+}
+
+// fetchSources connects to the sources through one host and fetches and
+// verifies their skills (those of --skill, or those the lock has from a
+// source), as pull does. A skill that fails is reported to fail. ok is
+// false when a source failed as a whole. Call closeHost when done.
+func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, sources []*installSource, fail func(who, msg string)) (todo []*fetched, ok bool, closeHost func(), err error) {
+	origins := make([]host.Origin, len(sources))
+	for i, s := range sources {
+		origins[i] = s.origin
+	}
+	hf := &hostFlags{timeout: o.timeout}
+	h, err := hf.newHost(ctx, origins, nil)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	ok = reportOrigins(stderr, h, hf)
+	status := map[string]host.OriginStatus{}
+	for _, st := range h.Origins() {
+		status[st.Label] = st
+	}
+
+	for _, src := range sources {
+		st := status[src.origin.Label]
+		src.resolved.Server, src.resolved.ServerVersion = st.ReportedName, st.ReportedVersion
+		var entries []*host.Entry
+		for _, e := range h.Skills() {
+			if e.Origin == src.origin.Label {
+				entries = append(entries, e)
+			}
+		}
+		if len(o.only) > 0 {
+			picked, problems := pickSkills(entries, o.only)
+			entries = picked
+			for _, p := range problems {
+				fail(src.given, p.msg)
+			}
+		}
+		roots := map[string]*host.Entry{}
+		for _, e := range entries {
+			roots[e.Origin+" "+e.Root] = e
+		}
+		found := map[string]bool{}
+		for _, e := range entries {
+			if src.want != nil && !src.want[e.Path] {
+				continue
+			}
+			if containing(roots, e) != nil {
+				continue // written with the skill that contains it, as pull does
+			}
+			found[e.Path] = true
+			who := e.Path + " from " + src.given
+			if err := skill.ValidName(e.Name); err != nil {
+				fail(who, fmt.Sprintf("its folder name: %v", err))
+				continue
+			}
+			files, err := h.FetchAll(ctx, e)
+			if err != nil {
+				fail(who, err.Error())
+				continue
+			}
+			rec := install.Skill{Name: e.Name, Path: e.Path, Source: src.given, Resolved: src.resolved}
+			for _, f := range files {
+				rec.Files = append(rec.Files, install.FileOf(f.Path, f.Data))
+			}
+			rec.Digest = install.TreeDigest(rec.Files)
+			todo = append(todo, &fetched{src: src, entry: e, files: files, rec: rec})
+		}
+		for p := range src.want {
+			if !found[p] {
+				fail(p+" from "+src.given, "the source no longer has this skill, which "+install.LockName+" records")
+			}
+		}
+	}
+
+	return todo, ok, func() { h.Close() }, nil
+}
+
+// compareLock reports to differ how each fetched skill differs from its
+// record in locked (by source and path): not recorded, a git source now
+// serving another commit, files changed, added or removed.
+func compareLock(todo []*fetched, locked map[string]*install.Skill, differ func(who, msg string)) {
+	for _, f := range todo {
+		who := f.rec.Path + " from " + f.src.given
+		old := locked[f.rec.Source+"\x00"+f.rec.Path]
+		if old == nil {
+			differ(who, "not in "+install.LockName+" (--frozen installs only what the lock has)")
+			continue
+		}
+		if f.rec.Resolved.Kind == "git" && old.Resolved.ServerVersion != "" && f.rec.Resolved.ServerVersion != old.Resolved.ServerVersion {
+			differ(who, fmt.Sprintf("the git source now serves commit %s; %s has %s", f.rec.Resolved.ServerVersion, install.LockName, old.Resolved.ServerVersion))
+		}
+		for _, d := range install.Compare(old.Files, f.rec.Files) {
+			differ(who, d.String())
+		}
+	}
+}
+
+// lockIndex maps each skill of lock by source and path.
+func lockIndex(lock *install.Lock) map[string]*install.Skill {
+	locked := map[string]*install.Skill{}
+	for i := range lock.Skills {
+		s := &lock.Skills[i]
+		locked[s.Source+"\x00"+s.Path] = s
+	}
+	return locked
+}
+
+// runOutdated reports how the lock's sources differ from it, per skill.
+func runOutdated(ctx context.Context, stdout, stderr io.Writer, o *installFlags, lockPath string) error {
+	lock, exists, err := install.Read(lockPath)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("outdated: %w", err)}
+	}
+	if !exists {
+		return usageErrorf("outdated: no %s; install skills first (skillport install SOURCE)", esc(lockPath))
+	}
+	sources, err := lockSources(lock)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("outdated: %w", err)}
+	}
+	if len(sources) == 0 {
+		fmt.Fprintf(stdout, "%s lists no skills\n", esc(lockPath))
+		return nil
+	}
+	failed := 0
+	todo, ok, closeHost, err := fetchSources(ctx, stderr, o, sources, func(who, msg string) {
+		failed++
+		printError(stderr, "outdated: "+esc(who)+": ", msg)
+	})
+	if err != nil {
+		return err
+	}
+	defer closeHost()
+	changes := map[string][]string{}
+	var order []string
+	compareLock(todo, lockIndex(lock), func(who, msg string) {
+		if changes[who] == nil {
+			order = append(order, who)
+		}
+		changes[who] = append(changes[who], msg)
+	})
+	for _, who := range order {
+		fmt.Fprintf(stdout, "%s: %s\n", esc(who), count(len(changes[who]), "change", "changes"))
+		for _, c := range changes[who] {
+			fmt.Fprintf(stdout, "  %s\n", esc(c))
+		}
+	}
+	fmt.Fprintf(stdout, "%d of %s outdated, %d failed\n", len(order), count(len(todo), "skill", "skills"), failed)
+	if len(order) > 0 || failed > 0 || !ok {
 		return errFailed
 	}
 	return nil

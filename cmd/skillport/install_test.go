@@ -65,7 +65,8 @@ func sha(content string) string { return install.FileOf("", []byte(content)).SHA
 // lock written; check finds edits, additions and removals; a restore puts
 // the lock's bytes back; a source tampered with after the lock is refused
 // by --frozen, by CI=true and by a restore, naming the file and both
-// digests, with nothing written; remove takes a skill out.
+// digests, with nothing written; outdated lists the change; remove takes
+// a skill out.
 func TestInstallFromDirectory(t *testing.T) {
 	home := fakeHome(t)
 	src := skilltest.WriteTree(t, installTree())
@@ -170,6 +171,13 @@ func TestInstallFromDirectory(t *testing.T) {
 		}
 	}
 	t.Setenv("CI", "")
+	out, errOut, code = runCLI(t, "outdated")
+	if code != 1 || !strings.Contains(out, "tool from "+src+": 1 change\n  "+strings.TrimPrefix(wantMsg, "tool from "+src+": ")+"\n") || !strings.Contains(out, "1 of 2 skills outdated, 0 failed") {
+		t.Errorf("outdated: exit %d\n%s%s", code, out, errOut)
+	}
+	if after, _ := os.ReadFile(lockPath); string(after) != string(before) {
+		t.Error("outdated rewrote the lock")
+	}
 
 	out, errOut, code = runCLI(t, "remove", "hello")
 	if code != 0 || !strings.Contains(out, "hello: removed "+filepath.Join(home, ".cursor", "skills", "hello")) {
