@@ -466,10 +466,8 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 // pull follows) and placed in one step. It reports a folder that already
 // held exactly these files, which is left alone.
 func placeSkill(dir string, f *fetched) (same bool, err error) {
-	if have, odd, err := install.ReadTree(dir); err == nil && len(odd) == 0 && len(install.Compare(f.rec.Files, have)) == 0 {
+	if diffs, err := drift(&f.rec, dir); err == nil && len(diffs) == 0 {
 		return true, nil
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, install.ErrTooMany) {
-		return false, err
 	}
 	stage, err := install.Stage(filepath.Dir(dir))
 	if err != nil {
@@ -485,6 +483,9 @@ func placeSkill(dir string, f *fetched) (same bool, err error) {
 
 // drift lists how the installed folder dir differs from s.
 func drift(s *install.Skill, dir string) ([]string, error) {
+	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+		return []string{"the folder was replaced by a link or file"}, nil
+	}
 	have, odd, err := install.ReadTree(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return []string{"the folder is gone"}, nil

@@ -136,12 +136,27 @@ func TestInstallFromDirectory(t *testing.T) {
 			t.Errorf("check does not say %q:\n%s", want, errOut)
 		}
 	}
-	// A restore puts the lock's bytes back.
+	// A folder swapped for a link to another is drift too.
+	gem := filepath.Join(home, ".gemini", "skills", "tool")
+	if err := os.Rename(gem, gem+"-real"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(tool, gem); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runCLI(t, "check"); code != 1 || !strings.Contains(errOut, "tool ("+gem+"): drift: the folder was replaced by a link or file") {
+		t.Errorf("check over a linked folder: exit %d\n%s", code, errOut)
+	}
+	// A restore puts the lock's bytes back, and a real folder in place of
+	// the link.
 	if out, errOut, code := runCLI(t, "install"); code != 0 {
 		t.Fatalf("restore: exit %d\n%s%s", code, out, errOut)
 	}
 	if out, errOut, code := runCLI(t, "check"); code != 0 {
 		t.Fatalf("check after restore: exit %d\n%s%s", code, out, errOut)
+	}
+	if fi, err := os.Lstat(gem); err != nil || !fi.IsDir() {
+		t.Errorf("the link was not replaced by a folder: %v %v", fi, err)
 	}
 
 	// The source changes after the lock: curl | sh slipped into run.sh.
