@@ -28,6 +28,7 @@ var rank = map[string]int{
 	"skill":             1,
 	"sandbox":           1,
 	"host/skilluri":     2,
+	"internal/install":  2,
 	"catalog":           2,
 	"wire":              2,
 	"host/cache":        3,
