@@ -503,3 +503,27 @@ func TestInstallFromGitAndCommand(t *testing.T) {
 		t.Errorf("lock record of the command: %+v", rec)
 	}
 }
+
+// TestInstallUsage: mistakes on the command line are exit 2 with the fix.
+func TestInstallUsage(t *testing.T) {
+	fakeHome(t)
+	src := skilltest.WriteTree(t, installTree())
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"install", src, "--agent", "clade"}, "--agent clade: unknown agent; give one of claude-code, cursor, codex, gemini-cli, goose, vscode, opencode, agents"},
+		{[]string{"install", "--agent", "cursor"}, "--agent and --skill apply to a SOURCE"},
+		{[]string{"install"}, "no SOURCE given and no " + filepath.Join(os.Getenv("HOME"), ".config", "skillport", "skills.lock")},
+		{[]string{"install", filepath.Join(src, "missing"), "--agent", "cursor"}, "is not a folder, a server URL"},
+		{[]string{"install", "git+", "--agent", "cursor"}, "install: "},
+		{[]string{"check"}, "no " + filepath.Join(os.Getenv("HOME"), ".config", "skillport", "skills.lock") + "; install skills first"},
+		{[]string{"outdated"}, "install skills first"},
+		{[]string{"remove", "x"}, "nothing is installed in this scope"},
+	} {
+		_, errOut, code := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d\n%s\nwant %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
