@@ -237,6 +237,7 @@ func (o *originState) connect(ctx context.Context, then func()) (_ <-chan struct
 	}
 	if init != nil && init.ServerInfo != nil {
 		o.status.ReportedName = init.ServerInfo.Name
+		o.status.ReportedVersion = init.ServerInfo.Version
 	}
 	var caps *mcp.ServerCapabilities
 	if init != nil {

@@ -141,6 +141,9 @@ type OriginStatus struct {
 	Where string
 	// ReportedName is the server's serverInfo.name: display only, never identity.
 	ReportedName string
+	// ReportedVersion is the server's serverInfo.version (for a git
+	// origin, the served commit): display and lock records only.
+	ReportedVersion string
 	// Connected is set once the server answered initialize.
 	Connected bool
 	// Declared is set when the server declared the Skills extension.

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/cputime"
+	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"
 )

@@ -29,9 +29,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillport/skillport/internal/skilluri"
 	"github.com/skillport/skillport/internal/mcphttp"
 	"github.com/skillport/skillport/internal/paging"
+	"github.com/skillport/skillport/internal/skilluri"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/wire"
 )

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/skillport/skillport/internal/skilluri"
 	"github.com/skillport/skillport/internal/jsonobj"
+	"github.com/skillport/skillport/internal/skilluri"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/wire"
 )

@@ -16,10 +16,10 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/host"
-	"github.com/skillport/skillport/internal/oauth"
+	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/internal/mcphttp"
+	"github.com/skillport/skillport/internal/oauth"
 )
 
 // openBrowser opens the authorization URL; tests replace it with a client

@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/endpoint"
-	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/internal/web"
+	"github.com/skillport/skillport/server"
 )
 
 func authFlags(f *pflag.FlagSet) {

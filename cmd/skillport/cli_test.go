@@ -19,11 +19,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
+	"github.com/skillport/skillport/internal/access"
+	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/internal/jsonc"
 )
 

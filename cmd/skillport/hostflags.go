@@ -17,14 +17,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/skillport/skillport/internal/gateway"
-	"github.com/skillport/skillport/internal/gitorigin"
-	"github.com/skillport/skillport/internal/gitsource"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/internal/cache"
-	"github.com/skillport/skillport/internal/oauth"
+	"github.com/skillport/skillport/internal/gateway"
+	"github.com/skillport/skillport/internal/gitorigin"
+	"github.com/skillport/skillport/internal/gitsource"
 	"github.com/skillport/skillport/internal/mcphttp"
+	"github.com/skillport/skillport/internal/oauth"
 	"github.com/skillport/skillport/internal/siteorigin"
 )
 

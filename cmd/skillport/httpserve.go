@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/skillport/skillport/internal/endpoint"
-	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/internal/web"
+	"github.com/skillport/skillport/server"
 )
 
 // httpFlags adds the flags of the HTTP endpoint (see package endpoint) to

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/skillport/skillport/internal/gitsource"
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/gitsource"
 )
 
 func init() {

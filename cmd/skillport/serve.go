@@ -17,9 +17,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillport/skillport/internal/endpoint"
-	"github.com/skillport/skillport/internal/stdio"
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/internal/sandbox"
+	"github.com/skillport/skillport/internal/stdio"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"
 )

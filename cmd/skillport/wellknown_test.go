@@ -16,10 +16,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/host"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/web"
+	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"
 )
 

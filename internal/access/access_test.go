@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/skill"
 )

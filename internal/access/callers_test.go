@@ -18,8 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"
 )

@@ -18,12 +18,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/oidctest"
-	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/internal/web"
+	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"
 )
 

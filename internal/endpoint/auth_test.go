@@ -14,8 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/oidctest"
 	"github.com/skillport/skillport/server"

@@ -14,8 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/server"
 )
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/server"
 )
 

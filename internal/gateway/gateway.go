@@ -38,12 +38,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/internal/gitorigin"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
+	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/cache"
+	"github.com/skillport/skillport/internal/gitorigin"
 	"github.com/skillport/skillport/internal/sdklog"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"

@@ -12,8 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/gateway"
 )
 
 // TestAgentFlowGoClient drives the gateway the way an agent does, with the

@@ -20,9 +20,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
+	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"
 )

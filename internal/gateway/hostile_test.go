@@ -9,9 +9,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
+	"github.com/skillport/skillport/internal/gateway"
 )
 
 // TestTamperedUpstream: an upstream whose content does not match its

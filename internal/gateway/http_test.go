@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
+	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/server"
 )
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/gateway"
 )
 
 // A client connected before the upstreams answer receives no list_changed

@@ -15,9 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/gateway"
-	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/server"
 )
 

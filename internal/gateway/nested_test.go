@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/gateway"
-	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/server"
 )
 

@@ -13,9 +13,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/gateway"
-	"github.com/skillport/skillport/host"
 )
 
 type bearerRT struct{ tok string }

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/internal/gitsource"
 	"github.com/skillport/skillport/internal/cputime"
+	"github.com/skillport/skillport/internal/gitsource"
 )
 
 // BenchmarkGitSource measures, in one run, against serving the same files

@@ -49,6 +49,7 @@ var rank = map[string]int{
 	"internal/gateway":    5,
 	"internal/siteorigin": 5,
 	"cmd/skillport":       6,
+	"internal/install":    2,
 }
 
 // forbidden are imports the ranks allow but the design does not: the

@@ -16,8 +16,8 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/gateway"
-	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/internal/web"
+	"github.com/skillport/skillport/server"
 )
 
 var words = []string{"pdf", "invoice", "review", "deploy", "chart", "sql", "audit", "release", "translate", "schema",

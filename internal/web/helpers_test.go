@@ -14,9 +14,9 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/endpoint"
+	"github.com/skillport/skillport/internal/web"
 	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/skillclient"
-	"github.com/skillport/skillport/internal/web"
 	"github.com/skillport/skillport/wire"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/internal/web"
+	"github.com/skillport/skillport/server"
 )
 
 // TestLinksEscaped: every link of the catalog and skill pages leads to a

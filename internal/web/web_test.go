@@ -20,8 +20,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/internal/web"
+	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/wire"
 )
 

@@ -1,0 +1,160 @@
+package install
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestTreeDigestFraming: the tree whose file "ab" holds "c" and the tree
+// whose file "a" holds "bc" concatenate to the same bytes, which is how
+// an unframed hash collides; their digests differ.
+func TestTreeDigestFraming(t *testing.T) {
+	one := []File{FileOf("ab", []byte("c"))}
+	two := []File{FileOf("a", []byte("bc"))}
+	if sha256.Sum256([]byte("ab"+"c")) != sha256.Sum256([]byte("a"+"bc")) {
+		t.Fatal("the two trees should concatenate alike")
+	}
+	if TreeDigest(one) == TreeDigest(two) {
+		t.Errorf("ab=c and a=bc share the digest %s", TreeDigest(one))
+	}
+	// Splitting across files must not collide either.
+	three := []File{FileOf("a", []byte("b")), FileOf("c", nil)}
+	four := []File{FileOf("a", nil), FileOf("bc", nil)}
+	if TreeDigest(three) == TreeDigest(four) {
+		t.Error("two trees of two files share a digest")
+	}
+	// Order of the list does not matter; the set does.
+	if TreeDigest([]File{three[1], three[0]}) != TreeDigest(three) {
+		t.Error("the digest depends on the order of the list")
+	}
+	// The set digest frames source, path and name too.
+	a := []Skill{{Source: "s", Path: "ab", Name: "c", Files: one}}
+	b := []Skill{{Source: "sa", Path: "b", Name: "c", Files: one}}
+	if SetDigest(a) == SetDigest(b) {
+		t.Error("source and path are not framed in the set digest")
+	}
+}
+
+func validLock() *Lock {
+	l := &Lock{Skills: []Skill{{
+		Name: "hello", Path: "acme/hello", Source: "./skills",
+		Resolved:  Resolved{Kind: "directory", Dir: "/src/skills"},
+		Files:     []File{FileOf("SKILL.md", []byte("---\nname: hello\n---\n")), FileOf("scripts/run.sh", []byte("#!/bin/sh\n"))},
+		Installed: []Target{{Agent: "claude-code", Dir: "/home/u/.claude/skills/hello"}},
+	}}}
+	l.Normalize()
+	return l
+}
+
+func TestParse(t *testing.T) {
+	good := validLock().Marshal()
+	got, err := Parse("skills.lock", good)
+	if err != nil {
+		t.Fatalf("a lock as written: %v", err)
+	}
+	if !bytes.Equal(got.Marshal(), good) {
+		t.Errorf("round trip changed the lock:\n%s\nwant\n%s", got.Marshal(), good)
+	}
+	edit := func(f func(l *Lock)) []byte {
+		l := validLock()
+		f(l)
+		l.Normalize()
+		return l.Marshal()
+	}
+	stale := func(f func(l *Lock)) []byte { // edited after its digests were set
+		l := validLock()
+		f(l)
+		return mustJSON(l)
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"not JSON", []byte("{"), "unexpected EOF"},
+		{"unknown field", bytes.Replace(good, []byte(`"version"`), []byte(`"extra": 1, "version"`), 1), `unknown field "extra"`},
+		{"two objects", append(bytes.Clone(good), good...), "data after the JSON object"},
+		{"version", bytes.Replace(good, []byte(`"version": 1`), []byte(`"version": 2`), 1), "version 2"},
+		{"dotdot path", edit(func(l *Lock) { l.Skills[0].Files[1].Path = "../x" }), `"../x" is not a clean relative path`},
+		{"absolute path", edit(func(l *Lock) { l.Skills[0].Files[1].Path = "/etc/x" }), "not a clean relative path"},
+		{"backslash path", edit(func(l *Lock) { l.Skills[0].Files[1].Path = `a\..\x` }), "not a clean relative path"},
+		{"unclean path", edit(func(l *Lock) { l.Skills[0].Files[1].Path = "a//x" }), "not a clean relative path"},
+		{"bad sha", edit(func(l *Lock) { l.Skills[0].Files[1].SHA256 = strings.ToUpper(l.Skills[0].Files[1].SHA256) }), "64 lowercase hex"},
+		{"negative size", edit(func(l *Lock) { l.Skills[0].Files[1].Size = -1 }), "negative size"},
+		{"no SKILL.md", edit(func(l *Lock) { l.Skills[0].Files = l.Skills[0].Files[1:] }), "no SKILL.md"},
+		{"twice", edit(func(l *Lock) { l.Skills = append(l.Skills, l.Skills[0]) }), "listed twice"},
+		{"file twice", edit(func(l *Lock) { l.Skills[0].Files = append(l.Skills[0].Files, l.Skills[0].Files[0]) }), "listed twice"},
+		{"bad name", edit(func(l *Lock) { l.Skills[0].Name = "../x" }), "lowercase letters"},
+		{"no source", edit(func(l *Lock) { l.Skills[0].Source = "" }), "no source"},
+		{"kind", edit(func(l *Lock) { l.Skills[0].Resolved.Kind = "ftp" }), `resolved.kind "ftp"`},
+		{"relative target", edit(func(l *Lock) { l.Skills[0].Installed[0].Dir = "hello" }), "absolute, clean folder ending in hello"},
+		{"target elsewhere", edit(func(l *Lock) { l.Skills[0].Installed[0].Dir = "/home/u/.bashrc.d" }), "ending in hello"},
+		{"skill digest", stale(func(l *Lock) { l.Skills[0].Files[1].Size = 99 }), "does not match its files"},
+		{"set digest", stale(func(l *Lock) { l.Digest = "sha256:00" }), "does not match its skills"},
+		{"too big", append(bytes.Clone(good), bytes.Repeat([]byte(" "), MaxLockSize)...), "more than"},
+	} {
+		_, err := Parse("skills.lock", tc.data)
+		if !errors.Is(err, ErrLock) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "skills.lock") {
+			t.Errorf("%s: %v; want ErrLock naming skills.lock and %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	want := []File{FileOf("SKILL.md", []byte("a")), FileOf("run.sh", []byte("b")), FileOf("gone", nil)}
+	got := []File{FileOf("SKILL.md", []byte("a")), FileOf("run.sh", []byte("B")), FileOf("new", nil)}
+	var lines []string
+	for _, d := range Compare(want, got) {
+		lines = append(lines, d.String())
+	}
+	joined := strings.Join(lines, "\n")
+	for _, w := range []string{
+		"gone removed: the lock has it (sha256:" + want[2].SHA256 + ")",
+		"new added (sha256:" + got[2].SHA256 + ")",
+		"run.sh changed: lock has sha256:" + want[1].SHA256 + ", found sha256:" + got[1].SHA256,
+	} {
+		if !strings.Contains(joined, w) {
+			t.Errorf("Compare says\n%s\nwant %q", joined, w)
+		}
+	}
+	if len(lines) != 3 {
+		t.Errorf("%d differences, want 3: %q", len(lines), lines)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(validLock().Marshal())
+	f.Add([]byte(`{"version":1,"digest":"","skills":[]}`))
+	f.Add([]byte(`{"version":1,"skills":[{"name":"a","files":[{"path":"../a"}]}]}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := Parse("fuzz.lock", data)
+		if err != nil {
+			if !errors.Is(err, ErrLock) {
+				t.Fatalf("error does not wrap ErrLock: %v", err)
+			}
+			return
+		}
+		// What Parse accepts, written again, is accepted again, the same.
+		out := l.Marshal()
+		l2, err := Parse("fuzz.lock", out)
+		if err != nil {
+			t.Fatalf("re-reading an accepted lock: %v\n%s", err, out)
+		}
+		if !bytes.Equal(l2.Marshal(), out) {
+			t.Fatalf("not stable:\n%s\n%s", out, l2.Marshal())
+		}
+	})
+}
+
+func mustJSON(l *Lock) []byte {
+	data, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return data
+}

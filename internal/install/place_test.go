@@ -1,0 +1,168 @@
+package install
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/skillport/skillport/internal/skilltest"
+)
+
+// writeVersion makes a complete skill folder inside a fresh staging folder
+// beside target, as install does, and returns it.
+func writeVersion(t *testing.T, target string, files map[string]string) string {
+	t.Helper()
+	stage, err := Stage(filepath.Dir(target))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(stage, filepath.Base(target))
+	skilltest.WriteFiles(t, dir, files)
+	return dir
+}
+
+func digestOf(files map[string]string) string {
+	var fs []File
+	for p, c := range files {
+		fs = append(fs, FileOf(p, []byte(c)))
+	}
+	return TreeDigest(fs)
+}
+
+// TestPlaceIsOneStep: while the skill folder is replaced again and again,
+// its path always names a complete folder: a reader finds the folder
+// every time, and a walk during which the folder was not replaced sees
+// the old skill or the new one, whole, never a mixture or half a folder.
+// (A walk that a replacement overtook may see the old folder being
+// deleted under it; it is counted out, by the folder's identity.)
+func TestPlaceIsOneStep(t *testing.T) {
+	target := filepath.Join(t.TempDir(), "skills", "hello")
+	v1 := map[string]string{"SKILL.md": "one", "a/x.md": "1", "a/y.md": "11"}
+	v2 := map[string]string{"SKILL.md": "two", "b/z.md": "2"}
+	first := writeVersion(t, target, v1)
+	if err := Place(first, target); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Dir(first))
+	ok := map[string]bool{digestOf(v1): true, digestOf(v2): true}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var bad atomic.Value
+	var seen atomic.Int32
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			before, err := os.Stat(target)
+			if err != nil {
+				bad.Store(err.Error())
+				return
+			}
+			files, odd, err := ReadTree(target)
+			after, serr := os.Stat(target)
+			if serr != nil {
+				bad.Store(serr.Error())
+				return
+			}
+			if !os.SameFile(before, after) {
+				continue
+			}
+			if err != nil || len(odd) > 0 || !ok[TreeDigest(files)] {
+				bad.Store(fmt.Sprint(files, odd, err))
+				return
+			}
+			seen.Add(1)
+		}
+	}()
+	for i := range 200 {
+		v := v1
+		if i%2 == 0 {
+			v = v2
+		}
+		stage := writeVersion(t, target, v)
+		if err := Place(stage, target); err != nil {
+			t.Fatal(err)
+		}
+		os.RemoveAll(filepath.Dir(stage))
+	}
+	stop.Store(true)
+	wg.Wait()
+	if b := bad.Load(); b != nil {
+		t.Errorf("a reader saw a folder that is neither version: %v", b)
+	}
+	if seen.Load() == 0 {
+		t.Error("the reader never completed a walk")
+	}
+	ents, _ := os.ReadDir(filepath.Dir(target))
+	if len(ents) != 1 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// TestRecover: an install interrupted between moving the old folder
+// aside and renaming the new one in (the fallback where the system has
+// no atomic exchange) leaves the old folder aside; Recover puts it back
+// and removes every staging folder.
+func TestRecover(t *testing.T) {
+	parent := filepath.Join(t.TempDir(), "skills")
+	half := writeVersion(t, filepath.Join(parent, "hello"), map[string]string{"SKILL.md": "new, half"})
+	aside := filepath.Dir(half) + ".old"
+	skilltest.WriteFiles(t, filepath.Join(aside, "hello"), map[string]string{"SKILL.md": "old"})
+	back, err := Recover(parent)
+	if err != nil || len(back) != 1 || back[0] != filepath.Join(parent, "hello") {
+		t.Fatalf("Recover = %v, %v", back, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(parent, "hello", "SKILL.md")); string(got) != "old" {
+		t.Errorf("put back %q, want the old skill", got)
+	}
+	ents, _ := os.ReadDir(parent)
+	if len(ents) != 1 {
+		t.Errorf("staging folders left: %v", ents)
+	}
+	// With the skill in place, an aside copy is stale and only removed.
+	skilltest.WriteFiles(t, filepath.Join(parent, StagePrefix+"1.old", "hello"), map[string]string{"SKILL.md": "older"})
+	if back, err := Recover(parent); err != nil || len(back) != 0 {
+		t.Errorf("Recover over a present skill = %v, %v", back, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(parent, "hello", "SKILL.md")); string(got) != "old" {
+		t.Errorf("the present skill was replaced by %q", got)
+	}
+}
+
+// TestAcquireExcludes: holders of the install lock never overlap.
+func TestAcquireExcludes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cfg", LockName)
+	var inside, most atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				release, err := Acquire(path)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				n := inside.Add(1)
+				for {
+					m := most.Load()
+					if n <= m || most.CompareAndSwap(m, n) {
+						break
+					}
+				}
+				os.WriteFile(path, []byte(strings.Repeat("x", 100)), 0o644) // work while holding it
+				inside.Add(-1)
+				release()
+			}
+		}()
+	}
+	wg.Wait()
+	if most.Load() != 1 {
+		t.Errorf("%d holders at once", most.Load())
+	}
+}
