@@ -96,6 +96,21 @@ func TestFetchAllAndMaterialize(t *testing.T) {
 	if _, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrUpToDate) {
 		t.Errorf("after replace: %v", err)
 	}
+	// A script without its executable bit (pulled before the rule, or
+	// chmod'ed) differs too: an up-to-date folder follows the rule.
+	script := filepath.Join(out, "scripts", "run.sh")
+	if err := os.Chmod(script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrExists) {
+		t.Errorf("pull over a script that lost its executable bit = %v; want ErrExists", err)
+	}
+	if _, err := Materialize(dir, e, files, &MaterializeOptions{Replace: true}); err != nil {
+		t.Errorf("replace: %v", err)
+	}
+	if st, err := os.Stat(script); err != nil || st.Mode().Perm()&0o100 == 0 {
+		t.Errorf("script after replace: %v, %v; want executable", st.Mode(), err)
+	}
 	// An extra file or a link in the folder is a difference too.
 	os.WriteFile(filepath.Join(out, "extra.md"), nil, 0o644)
 	if _, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrExists) {

@@ -316,8 +316,11 @@ func (o *originState) relist(ctx context.Context) {
 	o.refreshMu.Lock()
 	o.lastList = time.Now()
 	o.refreshMu.Unlock()
+	// The refused entries are those of the listing that follows: their
+	// diagnostics go with the count, or a re-listing reports each twice.
 	o.mu.Lock()
 	o.status.Refused = 0
+	o.diags = slices.DeleteFunc(o.diags, func(d Diagnostic) bool { return d.Refused })
 	o.mu.Unlock()
 	if o.profile != "" {
 		o.relistProfile(ctx, sess)

@@ -169,7 +169,8 @@ func Materialize(dir string, e *Entry, files []*File, opts *MaterializeOptions) 
 }
 
 // sameTree reports whether dir holds exactly the regular files rels (slash
-// paths) with the contents of files, and nothing else: no other file, no
+// paths) with the contents of files and the executable bit
+// internal/filemode gives them, and nothing else: no other file, no
 // link, no extra directory. Reads go through os.Root, so a link in dir is
 // never followed.
 func sameTree(dir string, rels []string, files []*File) bool {
@@ -204,6 +205,11 @@ func sameTree(dir string, rels []string, files []*File) bool {
 			}
 			got, err := root.ReadFile(filepath.FromSlash(p))
 			same = err == nil && bytes.Equal(got, data)
+			// The owner's executable bit follows internal/filemode's rule
+			// too (the umask may only have cleared others' bits).
+			if fi, ierr := d.Info(); same {
+				same = ierr == nil && fi.Mode().Perm()&0o100 == filemode.Mode(data)&0o100
+			}
 			seen++
 		default:
 			same = false

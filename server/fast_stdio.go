@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,13 +28,13 @@ func (srv *Server) fastStdio(t mcp.Transport) mcp.Transport {
 // stdioAnswerer returns the thin read path of a stdio connection whose
 // initialize request had params initRaw: it answers a request line with the
 // response go-sdk would write, or returns nil to hand the line to go-sdk.
-func (srv *Server) stdioAnswerer(initRaw json.RawMessage) func([]byte) []byte {
+func (srv *Server) stdioAnswerer(initRaw json.RawMessage) func([]byte) io.WriterTo {
 	init, ok := readInit(initRaw)
 	if !ok {
 		return nil
 	}
 	declared := declaredExtension(init, nil)
-	return func(line []byte) []byte {
+	return func(line []byte) io.WriterTo {
 		req, ok := parseFast(line)
 		if !ok {
 			return nil
@@ -48,11 +49,20 @@ func (srv *Server) stdioAnswerer(initRaw json.RawMessage) func([]byte) []byte {
 		if !ok {
 			return nil
 		}
-		res, ok := srv.fastResult(context.Background(), req.method, p, v)
+		ctx := context.Background()
+		if req.method == "resources/read" && srv.largeFile(ctx, p.uri) != nil {
+			// Written as it is encoded, as over HTTP: the answer holds the
+			// file once, not the file, its encoding and the message.
+			if m, ok := srv.largeReadMessage(ctx, "", req.id, p.uri, v, "\n"); ok {
+				return m
+			}
+			return nil
+		}
+		res, ok := srv.fastResult(ctx, req.method, p, v)
 		if !ok {
 			return nil
 		}
-		return fastMessage("", req.id, res, "\n")
+		return stdio.Line(fastMessage("", req.id, res, "\n"))
 	}
 }
 

@@ -154,40 +154,81 @@ func (h *HTTPHandler) serveLargeRead(w http.ResponseWriter, r *http.Request, req
 		return true
 	}
 	defer release()
-	_, f, data, err := srv.readFile(ctx, p.uri)
-	if err != nil {
+	m, ok := srv.largeReadMessage(ctx, "event: message\ndata: ", req.id, p.uri, v, "\n\n")
+	if !ok {
 		return false
 	}
-	sr, err := srv.streamRead(p.uri, f, data)
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-cache, no-transform")
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Connection", "keep-alive")
+	w.WriteHeader(http.StatusOK)
+	// A write error means the client is gone or too slow.
+	m.WriteTo(w)
+	return true
+}
+
+// streamedMessage is a response to a resources/read of a large file,
+// its content encoded as it is written.
+type streamedMessage struct {
+	head []byte // the framing's prefix and the message up to the content
+	sr   *streamedRead
+	end  []byte // the message from the content on, and the framing's suffix
+}
+
+// largeReadMessage returns the response to a thin-path resources/read of
+// uri, a large file in the caller's view, framed by prefix and suffix, in
+// the pieces that, with the content encoded between them, make exactly
+// the message fastResult would; ok is false, and the file was not
+// counted as served, for go-sdk to answer (an error).
+func (srv *Server) largeReadMessage(ctx context.Context, prefix string, id []byte, uri string, v fastView, suffix string) (*streamedMessage, bool) {
+	_, f, data, err := srv.readFile(ctx, uri)
 	if err != nil {
-		return false
+		return nil, false
+	}
+	sr, err := srv.streamRead(uri, f, data)
+	if err != nil {
+		return nil, false
 	}
 	head := [][]byte{sr.head}
 	if v.version != "" {
 		// The result with go-sdk's _meta, which encoding/json writes first.
 		meta, err := srv.serverInfoMeta()
 		if err != nil {
-			return false
+			return nil, false
 		}
 		head = [][]byte{meta, sr.head[1:]}
 	}
 	srv.fast.Add(1)
-	hd := w.Header()
-	hd.Set("Cache-Control", "no-cache, no-transform")
-	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Connection", "keep-alive")
-	w.WriteHeader(http.StatusOK)
 	// The message without its closing brace, then the content, then the
-	// rest: a write error means the client is gone or too slow.
-	msg := fastMessage("event: message\ndata: ", req.id, head, "")
-	if _, err := w.Write(msg[:len(msg)-1]); err != nil {
-		return true
+	// rest.
+	msg := fastMessage(prefix, id, head, "")
+	return &streamedMessage{head: msg[:len(msg)-1], sr: sr, end: append(append(sr.tail[:len(sr.tail):len(sr.tail)], '}'), suffix...)}, true
+}
+
+// WriteTo writes the message, a chunk of content per write.
+func (m *streamedMessage) WriteTo(w io.Writer) (int64, error) {
+	cw := &countingWriter{w: w}
+	if _, err := cw.Write(m.head); err != nil {
+		return cw.n, err
 	}
-	if sr.writeContent(w) != nil {
-		return true
+	if err := m.sr.writeContent(cw); err != nil {
+		return cw.n, err
 	}
-	w.Write(append(append([]byte{}, sr.tail...), "}\n\n"...))
-	return true
+	_, err := cw.Write(m.end)
+	return cw.n, err
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // rawID returns the JSON-RPC id of its encoding, or the null id.

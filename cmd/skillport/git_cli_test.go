@@ -68,3 +68,17 @@ func TestVerifyPullLsGitSource(t *testing.T) {
 		t.Errorf("verify of a bad source: %v\n%s", err, out.String())
 	}
 }
+
+// TestServeGitMaxFetch checks that --git-max-fetch bounds what a fetch
+// of a git source may write, and refuses a bound that is not positive.
+func TestServeGitMaxFetch(t *testing.T) {
+	src := examplesRepo(t)
+	_, errOut, code := runCLI(t, "serve", "--git-max-fetch", "1000", src)
+	if code != 1 || !strings.Contains(errOut, "more than 1000 bytes") {
+		t.Errorf("serve --git-max-fetch 1000: exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = runCLI(t, "serve", "--git-max-fetch", "0", src)
+	if code != 2 || !strings.Contains(errOut, "--git-max-fetch") {
+		t.Errorf("serve --git-max-fetch 0: exit %d\n%s", code, errOut)
+	}
+}

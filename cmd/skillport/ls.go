@@ -81,7 +81,10 @@ type lsOrigin struct {
 	Skills        int    `json:"skills"`
 	Partial       bool   `json:"partial,omitempty"`
 	NoSkills      bool   `json:"noSkills,omitempty"`
-	Error         string `json:"error,omitempty"`
+	// Refused counts the entries the origin listed that the host left out
+	// (each named on stderr), as verify counts them.
+	Refused int    `json:"refused"`
+	Error   string `json:"error,omitempty"`
 }
 
 func runLs(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins []host.Origin, asJSON bool) error {
@@ -113,7 +116,10 @@ func runLs(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins 
 		}
 		for _, o := range h.Origins() {
 			lo := lsOrigin{Label: o.Label, Kind: o.Kind.String(), Where: o.Where, ReportedName: o.ReportedName, Declared: o.Declared,
-				DirectoryRead: o.DirectoryRead, Skills: o.Skills, Partial: o.Partial, NoSkills: outcome(o) == originNoSkills}
+				DirectoryRead: o.DirectoryRead, Skills: o.Skills, Partial: o.Partial, NoSkills: outcome(o) == originNoSkills, Refused: o.Refused}
+			if o.Label == f.label {
+				lo.Refused += len(f.refused) // a site's entries refused before the host saw them
+			}
 			if o.Err != nil {
 				lo.Error = o.Err.Error()
 			}

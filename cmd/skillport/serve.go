@@ -127,6 +127,10 @@ func runServe(cmd *cobra.Command, args []string) error {
 	}
 	poll, _ := f.GetDuration("poll")
 	cacheDir, _ := f.GetString("cache-dir")
+	maxFetch, _ := f.GetInt64("git-max-fetch")
+	if maxFetch <= 0 {
+		return usageErrorf("serve: --git-max-fetch must be a positive number of bytes (the default is 1073741824, 1 GiB)")
+	}
 	secretFile, _ := f.GetString("webhook-secret-file")
 
 	log := slog.Default()
@@ -166,7 +170,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	} else {
 		var err error
 		endBuildGC := buildGC(buildHeapCeiling, buildGCPercent) // collect rarely while the first catalogs are built
-		set, err = openSources(octx, args, sourceOptions{prefix: prefix, dotfiles: dotfiles, strict: strict, allowHardlinks: allowHardlinks, cacheDir: cacheDir, log: log})
+		set, err = openSources(octx, args, sourceOptions{prefix: prefix, dotfiles: dotfiles, strict: strict, allowHardlinks: allowHardlinks, cacheDir: cacheDir, maxFetch: maxFetch, log: log})
 		endBuildGC()
 		if err != nil {
 			return err

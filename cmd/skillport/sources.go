@@ -24,6 +24,7 @@ func init() {
 	f := serveCmd.Flags()
 	f.Duration("poll", gitsource.DefaultPoll, "re-resolve git branches every `D` (tags and commits never move)")
 	f.String("cache-dir", "", "keep git mirrors in `DIR` (default: skillport/git under the user cache directory)")
+	f.Int64("git-max-fetch", gitsource.DefaultMaxFetch, "a fetch of a git source fails once it has written `N` bytes to the cache")
 	f.String("webhook-secret-file", "", "with --http, accept push webhooks at "+gitsource.WebhookPath+" signed with the secret in `FILE` (or $"+EnvWebhookSecret+")")
 }
 
@@ -47,6 +48,7 @@ type sourceOptions struct {
 	// AllowHardlinks, for every source.
 	strict, allowHardlinks bool
 	cacheDir               string
+	maxFetch               int64 // gitsource.Options.MaxFetch
 	log                    *slog.Logger
 }
 
@@ -106,7 +108,7 @@ func openSources(ctx context.Context, args []string, o sourceOptions) (*sourceSe
 			if err != nil {
 				return nil, usageErrorf("serve: %v", err)
 			}
-			g, err := gitsource.Open(ctx, spec, &gitsource.Options{CacheDir: o.cacheDir, Catalog: copts, Logger: o.log})
+			g, err := gitsource.Open(ctx, spec, &gitsource.Options{CacheDir: o.cacheDir, MaxFetch: o.maxFetch, Catalog: copts, Logger: o.log})
 			if err != nil {
 				return nil, &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 			}

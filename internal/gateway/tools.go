@@ -10,7 +10,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/budget"
 	"github.com/skillport/skillport/internal/sanitize"
+	"github.com/skillport/skillport/internal/skilluri"
 )
 
 // Search limits.
@@ -221,6 +223,19 @@ func (g *Gateway) ReadSkillFile(ctx context.Context, name, path string) (string,
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", host.ToolReadSkillFile, err)
 	}
+	// Charged before the read when the manifest gives the size, else
+	// once the bytes are in.
+	var declared int64
+	if uri, err := skilluri.Resolve(e.Root, path); err == nil {
+		if r, ok := e.File(uri); ok {
+			declared = r.Size
+		}
+	}
+	release, err := chargeRead(ctx, declared)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", host.ToolReadSkillFile, err)
+	}
+	defer release()
 	f, err := l.ReadFile(ctx, path)
 	if err == nil && g.hides(ctx, e, f.URI) {
 		err = l.NoSuchFile(path, false)
@@ -228,7 +243,32 @@ func (g *Gateway) ReadSkillFile(ctx context.Context, name, path string) (string,
 	if err != nil {
 		return "", g.describeErr(host.ToolReadSkillFile, e, err)
 	}
+	if n := int64(len(f.Data)); n > declared {
+		more, err := chargeRead(ctx, n-declared)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", host.ToolReadSkillFile, err)
+		}
+		defer more()
+	}
 	return host.RenderFile(e, f), nil
+}
+
+// readCost is what a read_skill_file answer holds per byte of its file:
+// the content, its sanitized and wrapped rendering, and go-sdk's
+// encodings of the result and of the message.
+const readCost = 5
+
+// chargeRead charges the answer to a read of n bytes to the byte budget
+// of ctx (over HTTP, the endpoint's, shared with the server's own large
+// answers), waiting while it is spent. The charge is held while the
+// answer is made; go-sdk writes it after the tool returns.
+func chargeRead(ctx context.Context, n int64) (func(), error) {
+	b, _ := budget.FromContext(ctx)
+	release, err := b.Acquire(ctx, readCost*n)
+	if err != nil {
+		return nil, fmt.Errorf("%v; retry shortly", err)
+	}
+	return release, nil
 }
 
 // ListSkillDir is the list_skill_dir tool: the children of a directory of

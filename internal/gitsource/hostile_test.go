@@ -136,13 +136,15 @@ type attackResult struct {
 	CacheBytes int64 // what the fetch left in the cache directory
 }
 
-// runAttack opens spec in a child process and returns what it saw.
-func runAttack(t *testing.T, spec string, timeout time.Duration, maxFetch int64) attackResult {
+// runAttack opens spec in a child process and returns what it saw; env
+// adds variables (an ssh key and known_hosts) to the child's.
+func runAttack(t *testing.T, spec string, timeout time.Duration, maxFetch int64, env ...string) attackResult {
 	t.Helper()
 	cache := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHostileChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "SKILLPORT_HOSTILE_SPEC="+spec, "SKILLPORT_HOSTILE_CACHE="+cache,
 		"SKILLPORT_HOSTILE_TIMEOUT="+timeout.String(), "SKILLPORT_HOSTILE_MAXFETCH="+strconv.FormatInt(maxFetch, 10))
+	cmd.Env = append(cmd.Env, env...)
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -177,7 +179,8 @@ func TestHostileChild(t *testing.T) {
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	start := time.Now()
-	_, err = gitsource.Open(context.Background(), sp, &gitsource.Options{CacheDir: cache, Credentials: &gitsource.Credentials{},
+	creds := &gitsource.Credentials{SSHKey: os.Getenv("SKILLPORT_HOSTILE_SSHKEY"), KnownHosts: os.Getenv("SKILLPORT_HOSTILE_KNOWNHOSTS")}
+	_, err = gitsource.Open(context.Background(), sp, &gitsource.Options{CacheDir: cache, Credentials: creds,
 		Timeout: timeout, MaxFetch: maxFetch, Logger: newLogger(io.Discard)})
 	res := attackResult{Seconds: time.Since(start).Seconds()}
 	runtime.ReadMemStats(&m1)

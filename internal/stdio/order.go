@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"sync"
 	"time"
 
@@ -15,15 +16,15 @@ import (
 // to the session is unanswered. It follows the requests passed to the
 // session and the responses the session writes.
 type order struct {
-	answerer func(json.RawMessage) func([]byte) []byte
+	answerer func(json.RawMessage) func([]byte) io.WriterTo
 
 	mu      sync.Mutex
-	pending map[string]bool     // ids (as written) of requests handed to the session, unanswered
-	initID  string              // id of the initialize request, while unanswered
-	init    json.RawMessage     // its params
-	fast    func([]byte) []byte // the answerer, once initialize succeeded
-	off     bool                // a batch was seen: the ids of its responses are not followed
-	idle    chan struct{}       // closed when pending next becomes empty, while someone waits
+	pending map[string]bool          // ids (as written) of requests handed to the session, unanswered
+	initID  string                   // id of the initialize request, while unanswered
+	init    json.RawMessage          // its params
+	fast    func([]byte) io.WriterTo // the answerer, once initialize succeeded
+	off     bool                     // a batch was seen: the ids of its responses are not followed
+	idle    chan struct{}            // closed when pending next becomes empty, while someone waits
 }
 
 // wait returns once every request handed to the session was answered (or
@@ -58,7 +59,7 @@ func (o *order) settledLocked() {
 
 // answer returns the answerer's response to line, or nil when the line
 // goes to the session.
-func (o *order) answer(line []byte, tooLong bool) []byte {
+func (o *order) answer(line []byte, tooLong bool) io.WriterTo {
 	if o == nil || tooLong {
 		return nil
 	}

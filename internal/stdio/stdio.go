@@ -43,15 +43,16 @@ type Transport struct {
 	// called once, with the params of the connection's initialize request,
 	// after a result to it was sent; the function it returns (nil for
 	// none) is offered each later line, and returns the complete response
-	// to send (its line, with or without the newline), or nil to hand the
-	// line to the session.
+	// to send (its line and newline, written with one WriteTo: a large
+	// answer may write itself in pieces as it encodes them; see [Line]),
+	// or nil to hand the line to the session.
 	//
 	// Ordering: a line is offered only while every request handed to the
 	// session has been answered (or cancelled by the client). go-sdk
 	// answers requests concurrently and in any order, so a client cannot
 	// rely on more than this; but a client that waits for nothing still
 	// sees nothing it sent later overtake a request it sent earlier.
-	Answerer func(initialize json.RawMessage) func(line []byte) []byte
+	Answerer func(initialize json.RawMessage) func(line []byte) io.WriterTo
 	// Drain bounds how long the end of In waits for the answers to the
 	// requests read before it; 0 means DefaultDrain.
 	Drain time.Duration
@@ -93,16 +94,13 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 
 // filter copies message lines from in to pass and answers the others on
 // out. It returns when in ends.
-func filter(in io.Reader, pass io.Writer, out io.Writer, max int, st *order) error {
+func filter(in io.Reader, pass io.Writer, out *lockedWriter, max int, st *order) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for n := 1; ; n++ {
 		line, tooLong, err := readLine(r, max)
 		if len(bytes.TrimSpace(line)) > 0 || tooLong {
 			if answer := st.answer(line, tooLong); answer != nil {
-				if !bytes.HasSuffix(answer, []byte("\n")) {
-					answer = append(answer, '\n')
-				}
-				if _, werr := out.Write(answer); werr != nil {
+				if werr := out.writeAnswer(answer); werr != nil {
 					return werr
 				}
 			} else if code, msg := st.check(line, tooLong, max); code != 0 {
@@ -199,6 +197,29 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 		l.seen(p)
 	}
 	return l.w.Write(p)
+}
+
+// writeAnswer writes an answerer's response, in as many writes as it
+// makes, with no message of the session's between them. The session never
+// waits on such a response, so it is not shown to seen.
+func (l *lockedWriter) writeAnswer(a io.WriterTo) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, err := a.WriteTo(l.w)
+	return err
+}
+
+// Line is a response an [Transport.Answerer] holds whole: its WriteTo
+// writes it in one write, with its newline.
+type Line []byte
+
+// WriteTo writes the line and, unless it ends with one, a newline.
+func (b Line) WriteTo(w io.Writer) (int64, error) {
+	if !bytes.HasSuffix(b, []byte("\n")) {
+		b = append(b[:len(b):len(b)], '\n')
+	}
+	n, err := w.Write(b)
+	return int64(n), err
 }
 
 // Close does not close the underlying writer (stdout outlives a session).

@@ -1,0 +1,102 @@
+package gateway_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/budget"
+	"github.com/skillport/skillport/server"
+)
+
+// TestReadSkillFileChargesBudget: a read_skill_file answer of a large
+// file is charged to the byte budget the endpoint puts in the request's
+// context, the one the server's large reads share: while it is spent the
+// read waits, then fails naming the limit, and small files never wait;
+// once it is free, the read is served and its bytes given back.
+func TestReadSkillFileChargesBudget(t *testing.T) {
+	dir := t.TempDir()
+	writeSkill(t, dir, "big", "Large files.")
+	big := strings.Repeat("a line of a large reference file\n", 1<<20/32)
+	for name, body := range map[string]string{"big.md": big, "small.md": "small\n"} {
+		if err := os.WriteFile(filepath.Join(dir, "big", name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	up, _ := ourUpstream(t, "docs", dir)
+	g := newGateway(t, []host.Origin{up}, nil, nil)
+	<-g.Ready()
+	b := budget.New(4<<20, 200*time.Millisecond)
+	ctx := budget.WithContext(context.Background(), b)
+	if _, err := g.ReadSkill(ctx, "big"); err != nil {
+		t.Fatal(err)
+	}
+	spent, err := b.Acquire(ctx, 4<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.ReadSkillFile(ctx, "big", "big.md"); err == nil || !strings.Contains(err.Error(), "limit of bytes") || !strings.Contains(err.Error(), "read_skill_file") {
+		t.Errorf("a large read with the budget spent: %v, want a refusal naming the limit", err)
+	}
+	if out, err := g.ReadSkillFile(ctx, "big", "small.md"); err != nil || !strings.Contains(out, "small") {
+		t.Errorf("a small read with the budget spent: %v", err)
+	}
+	spent()
+	if out, err := g.ReadSkillFile(ctx, "big", "big.md"); err != nil || !strings.Contains(out, "a line of a large") {
+		t.Errorf("a large read with the budget free: %v", err)
+	}
+	if n := b.InUse(); n != 0 {
+		t.Errorf("%d bytes still charged after the read", n)
+	}
+}
+
+// TestReadSkillFileChargesBudgetOverHTTP: over the gateway's HTTP
+// endpoint, in a session (go-sdk runs a session's tool calls in the
+// context of the request that opened it), the tool sees the budget the
+// endpoint put in the request's context.
+func TestReadSkillFileChargesBudgetOverHTTP(t *testing.T) {
+	dir := t.TempDir()
+	writeSkill(t, dir, "big", "Large files.")
+	if err := os.WriteFile(filepath.Join(dir, "big", "big.md"), []byte(strings.Repeat("x", 1<<20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	up, _ := ourUpstream(t, "docs", dir)
+	g := newGateway(t, []host.Origin{up}, nil, nil)
+	<-g.Ready()
+	b := budget.New(4<<20, 200*time.Millisecond)
+	h := g.Handler(&server.HTTPOptions{Logger: discard})
+	t.Cleanup(func() { h.Close() })
+	// As internal/endpoint does for every route.
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(budget.WithContext(r.Context(), b)))
+	}))
+	t.Cleanup(ts.Close)
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if _, isErr := call(t, cs, "read_skill", map[string]any{"name": "big"}); isErr {
+		t.Fatal("read_skill failed")
+	}
+	spent, err := b.Acquire(context.Background(), 4<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, isErr := call(t, cs, "read_skill_file", map[string]any{"skill": "big", "path": "big.md"}); !isErr || !strings.Contains(text, "limit of bytes") {
+		t.Errorf("a large read over HTTP with the budget spent: %v %.200s, want a refusal naming the limit", isErr, text)
+	}
+	spent()
+	if text, isErr := call(t, cs, "read_skill_file", map[string]any{"skill": "big", "path": "big.md"}); isErr || !strings.Contains(text, "xxxx") {
+		t.Errorf("a large read over HTTP with the budget free: %.200s", text)
+	}
+}
