@@ -36,20 +36,20 @@ lint:
 
 # Every target builds, and on each OS every package and its tests
 # type-check (go vet compiles them), so a Unix-only call cannot slip into a
-# package Windows or macOS users build. go vet runs once per OS, on amd64:
-# linux/amd64 is make lint's (built here with lint's flags, so its compiles
-# are reused); the arm64 targets build every package, which reaches the only
-# architecture-specific files (sandbox/seccomp_*.go). The other targets use
-# internal/release's flags (-trimpath, CGO_ENABLED=0), so its test's
-# cross-builds (linux/arm64, windows/amd64) reuse these compiles.
+# package Windows or macOS users build. go vet runs once per OS, on amd64
+# (linux/amd64's is make lint's); the arm64 targets build every package,
+# which reaches the only architecture-specific files (sandbox/seccomp_*.go).
+# The targets but linux/amd64 use internal/release's flags (-trimpath,
+# CGO_ENABLED=0), so its test's cross-builds (linux/arm64, windows/amd64)
+# reuse these compiles. One command a line: set -e ignores a failure left of &&.
 cross:
 	@set -e; for t in $(TARGETS); do \
 		echo "cross: $$t" >&2; \
 		export GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0; \
 		case $$t in \
 		linux/amd64) $(GO) build -o /dev/null ./cmd/skillport ;; \
-		*/amd64) $(GO) vet -trimpath ./... && $(GO) build -trimpath -o /dev/null ./cmd/skillport ;; \
-		*) $(GO) build -trimpath ./... && $(GO) build -trimpath -o /dev/null ./cmd/skillport ;; \
+		*/amd64) $(GO) vet -trimpath ./...; $(GO) build -trimpath -o /dev/null ./cmd/skillport ;; \
+		*) $(GO) build -trimpath ./...; $(GO) build -trimpath -o /dev/null ./cmd/skillport ;; \
 		esac; \
 	done
 
