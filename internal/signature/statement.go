@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/skillport/skillport/internal/sigfile"
 )
 
 // MetaKey is the _meta key under which a server carries a skill's bundle
@@ -28,24 +30,8 @@ const PayloadType = "application/vnd.in-toto+json"
 // statementType is the in-toto v1 Statement type.
 const statementType = "https://in-toto.io/Statement/v1"
 
-// MaxBundleBytes bounds a bundle read from a source folder or a server's
-// entry: a key-based bundle is about 2 KiB, one with a certificate chain
-// and log entries under 16 KiB.
-const MaxBundleBytes = 64 << 10
-
-// Dir is where a source keeps its bundles, relative to the source root:
-// a dot-folder, which the catalog never publishes.
-const Dir = ".skillport/signatures"
-
-// BundlePath returns the slash-separated path, relative to the source
-// root, of the bundle of the skill at skillPath ("" or "." for a skill at
-// the root).
-func BundlePath(skillPath string) string {
-	if skillPath == "" || skillPath == "." {
-		skillPath = "_root"
-	}
-	return Dir + "/" + skillPath + ".sigstore.json"
-}
+// MaxBundleBytes bounds a bundle read from a source folder or a server's entry.
+const MaxBundleBytes = sigfile.MaxBytes
 
 // Resource is one file of a skill as its entry lists it.
 type Resource struct {
