@@ -185,3 +185,49 @@ func TestSignUsage(t *testing.T) {
 		t.Errorf("bad trusted key: %v", err)
 	}
 }
+
+// TestPullTrustedKey: pull writes a skill signed by a trusted key, and
+// writes nothing of one signed by another key or unsigned.
+func TestPullTrustedKey(t *testing.T) {
+	keys := t.TempDir()
+	priv, pub := keyFiles(t, keys, "cosign")
+	_, otherPub := keyFiles(t, keys, "other")
+	t.Setenv("SKILLPORT_KEY_PASSWORD", "pw")
+	dir := writeTree(t, map[string]string{
+		"acme/pdf/SKILL.md": "---\nname: pdf\ndescription: Read PDFs\n---\nBody.\n",
+	})
+	if err := runSign(&bytes.Buffer{}, priv, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		pub    string
+		unsign bool
+		want   string
+	}{
+		{otherPub, false, "not a trusted key"},
+		{pub, false, ""},
+		{pub, true, "--trusted-key requires one"},
+	} {
+		if tc.unsign {
+			os.RemoveAll(filepath.Join(dir, ".skillport"))
+		}
+		to := t.TempDir()
+		f := flags()
+		f.trust.files = []string{tc.pub}
+		if err := f.trust.load("pull"); err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut bytes.Buffer
+		err := runPull(context.Background(), &out, &errOut, f, []host.Origin{dirOrigin(t, dir, "docs")}, to, false, false)
+		_, statErr := os.Stat(filepath.Join(to, "pdf", "SKILL.md"))
+		if tc.want == "" {
+			if err != nil || statErr != nil {
+				t.Errorf("trusted key: %v %v\n%s%s", err, statErr, out.String(), errOut.String())
+			}
+			continue
+		}
+		if err == nil || statErr == nil || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("want refusal %q: err %v, written %v\n%s%s", tc.want, err, statErr == nil, out.String(), errOut.String())
+		}
+	}
+}
