@@ -135,6 +135,7 @@ func (t *trustFlag) register(cmd *cobra.Command) {
 
 // load reads the trusted keys, once the flags are parsed.
 func (t *trustFlag) load(name string) error {
+	t.verifier = nil // a command run again in-process starts from its flags
 	if len(t.files) == 0 {
 		return nil
 	}

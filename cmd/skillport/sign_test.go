@@ -231,3 +231,26 @@ func TestPullTrustedKey(t *testing.T) {
 		}
 	}
 }
+
+// TestSignCLI runs sign, verify and pull as the command line does.
+func TestSignCLI(t *testing.T) {
+	keys := t.TempDir()
+	priv, _ := keyFiles(t, keys, "cosign")
+	dir := writeTree(t, map[string]string{"a/SKILL.md": "---\nname: a\ndescription: d\n---\nbody\n"})
+	t.Setenv("SKILLPORT_KEY_PASSWORD", "pw")
+	if _, errOut, code := runCLI(t, "sign", dir); code != 2 || !strings.Contains(errOut, "--key FILE is required") {
+		t.Errorf("sign without --key: exit %d: %s", code, errOut)
+	}
+	if out, errOut, code := runCLI(t, "sign", "--key", priv, dir); code != 0 || !strings.Contains(out, "signed 1 skill") {
+		t.Errorf("sign: exit %d: %s%s", code, out, errOut)
+	}
+	missing := filepath.Join(keys, "missing.pub")
+	for _, cmd := range [][]string{
+		{"verify", "--trusted-key", missing, "http://127.0.0.1:9"},
+		{"pull", "--to", t.TempDir(), "--trusted-key", missing, "http://127.0.0.1:9"},
+	} {
+		if _, errOut, code := runCLI(t, cmd...); code != 2 || !strings.Contains(errOut, "--trusted-key") || !strings.Contains(errOut, "missing.pub") {
+			t.Errorf("%s with a missing key: exit %d: %s", cmd[0], code, errOut)
+		}
+	}
+}
