@@ -207,6 +207,9 @@ func build(src *source, o *Options, prev *Catalog) (*Catalog, error) {
 
 // finish stamps a built catalog and logs its diagnostics.
 func (b *builder) finish(c *Catalog, start time.Time) *Catalog {
+	if !b.src.check {
+		attachSignatures(c, b.src.fsys)
+	}
 	c.stats.Duration = time.Since(start)
 	c.built = time.Now()
 	for _, d := range c.diags {
@@ -1004,6 +1007,10 @@ func catalogID(c *Catalog) string {
 			buf = append(buf, 0)
 			buf = strconv.AppendInt(buf, f.Size, 10)
 			buf = append(buf, '\n')
+		}
+		if len(s.Signature) > 0 { // a new bundle is a new snapshot
+			buf = append(buf, "\tsignature\x00"...)
+			buf = append(buf, s.Signature...)
 		}
 		h.Write(buf)
 	}

@@ -156,6 +156,10 @@ type Skill struct {
 	Size int64
 	// Findings are the warnings found in SKILL.md (a published skill has no errors).
 	Findings []skill.Finding
+	// Signature is the skill's Sigstore bundle, read from the source's
+	// .skillport/signatures folder (docs/signing.md); nil when unsigned.
+	// The catalog does not verify it: hosts do.
+	Signature []byte
 }
 
 // File is one published file.

@@ -44,6 +44,7 @@ func (c *Catalog) ReloadChanged(fsys fs.FS, changed []string) (*Catalog, error) 
 		return c.ReloadFS(fsys)
 	}
 	if m := sp.merge(fsys); m != nil {
+		attachSignatures(m, fsys) // the regions' build saw only its sparse view
 		return m, nil
 	}
 	return c.ReloadFS(fsys)

@@ -94,7 +94,10 @@ type Entry struct {
 	// ProfileLegacy). Such entries are "dynamic": never persistently approved.
 	Profile string
 	// Unverified says what the host could not verify about the skill.
-	Unverified  string
+	Unverified string
+	// Signature is the Sigstore bundle the server attached under
+	// wire.MetaSignature, verbatim; nil when the entry carried none.
+	Signature   []byte
 	indexDigest string
 
 	expires time.Time
@@ -213,6 +216,7 @@ func newEntry(origin string, s *wire.Skill, sk *skilluri.Skill) *Entry {
 		Name:        sk.Name,
 		Frontmatter: s.Frontmatter,
 		Dynamic:     s.Resources.Dynamic,
+		Signature:   metaSignature(s.Meta),
 	}
 	if err := skill.ValidName(sk.Name); err != nil {
 		e.Warnings = append(e.Warnings, "name breaks the Agent Skills naming rules: "+err.Error())

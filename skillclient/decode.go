@@ -52,6 +52,9 @@ func DecodeEntry(raw []byte) (*wire.Skill, *skilluri.Skill, error) {
 		return nil, nil, bad(uri, "resources: %v", err)
 	}
 	s := &wire.Skill{URI: uri, Frontmatter: fm, Resources: res}
+	if meta, ok := member(fields, "_meta"); ok {
+		s.Meta = meta
+	}
 	sk, err := ParseEntry(s)
 	if err != nil {
 		return nil, nil, err

@@ -118,7 +118,14 @@ type Skill struct {
 	// Resources is nil when the field was absent or null: such an entry is
 	// invalid and a host must not load it.
 	Resources *Resources `json:"resources"`
+	// Meta is the entry's _meta object, absent unless the server attaches
+	// something, such as a signature bundle under [MetaSignature].
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
+
+// MetaSignature is the _meta key of an entry's Sigstore bundle, a JSON
+// object signing the skill's complete resource set (docs/signing.md).
+const MetaSignature = "io.skillport/signature"
 
 // ListSkillsParams are the parameters of skills/list.
 type ListSkillsParams struct {

@@ -38,6 +38,7 @@ type hostFlags struct {
 	skillDirs    []string
 	noLocal      bool
 	allowDynamic bool
+	trust        trustFlag // --trusted-key, for the commands that register it
 
 	// Set before register: the command takes no server on its command line
 	// (no --label or --header), and its default --timeout.

@@ -52,6 +52,9 @@ Exit status: 0 when every skill was pulled or up to date, 1 when one was not
 			if f.config != "" && (len(args) > 0 || cmd.ArgsLenAtDash() >= 0) {
 				return usageErrorf("pull: give one server (a URL, or a command after --) or --config FILE, not both")
 			}
+			if err := f.trust.load("pull"); err != nil {
+				return err
+			}
 			origins, err := f.origins(cmd, args, cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -60,6 +63,7 @@ Exit status: 0 when every skill was pulled or up to date, 1 when one was not
 		},
 	}
 	f.register(cmd, false)
+	f.trust.register(cmd)
 	cmd.Flags().StringVar(&to, "to", "", "folder to write skills into (each skill in DIR/NAME)")
 	cmd.Flags().BoolVar(&replace, "replace", false, "replace skill folders that exist with other content")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object listing each skill's outcome")
@@ -171,6 +175,10 @@ func runPull(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 		files, err := h.FetchAll(ctx, e)
 		if err != nil {
 			note(pullResult{Skill: e.CLIName(), Status: "failed", Error: err.Error()})
+			continue
+		}
+		if msg, refused := f.trust.check(e); refused { // nothing is written
+			note(pullResult{Skill: e.CLIName(), Status: "failed", Error: msg})
 			continue
 		}
 		var size int64

@@ -35,6 +35,9 @@ the server's answers (printed on stderr); --json has the same in "ok",
 Exit status: 0 when everything verified and nothing is counted as a
 problem, 1 otherwise, 2 on usage errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.trust.load("verify"); err != nil {
+				return err
+			}
 			origins, err := f.origins(cmd, args, cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -43,6 +46,7 @@ problem, 1 otherwise, 2 on usage errors.`,
 		},
 	}
 	f.register(cmd, false)
+	f.trust.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object listing each skill's outcome")
 	rootCmd.AddCommand(hostCommand(cmd))
 }
@@ -54,6 +58,8 @@ type verifyResult struct {
 	Files  int    `json:"files,omitempty"`
 	Size   int64  `json:"size,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Signature is the outcome of the signature check (docs/signing.md).
+	Signature string `json:"signature,omitempty"`
 }
 
 func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins []host.Origin, asJSON bool) error {
@@ -86,9 +92,12 @@ func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, orig
 		} else if files, err := h.FetchAll(ctx, e); err != nil {
 			bad++
 			r.Status, r.Error = "failed", err.Error()
+		} else if note, refused := f.trust.check(e); refused {
+			bad++
+			r.Status, r.Error, r.Signature = "failed", note, note
 		} else {
 			good++
-			r.Status, r.Files = "ok", len(files)
+			r.Status, r.Files, r.Signature = "ok", len(files), note
 			for _, fl := range files {
 				r.Size += int64(len(fl.Data))
 			}
@@ -99,7 +108,11 @@ func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, orig
 		}
 		switch r.Status {
 		case "ok":
-			fmt.Fprintf(stdout, "ok   %s: %s, %s verified\n", esc(r.Skill), count(r.Files, "file", "files"), humanSize(r.Size))
+			line := fmt.Sprintf("ok   %s: %s, %s verified", esc(r.Skill), count(r.Files, "file", "files"), humanSize(r.Size))
+			if r.Signature != "" {
+				line += "; " + r.Signature
+			}
+			fmt.Fprintln(stdout, line)
 		case "skipped":
 			fmt.Fprintf(stdout, "SKIP %s: %s\n", esc(r.Skill), r.Error)
 		default:

@@ -28,6 +28,8 @@ var rank = map[string]int{
 	"internal/suggest":    0,
 	"internal/filemode":   0,
 	"internal/sanitize":   0,
+	"internal/sigfile":    0,
+	"internal/signature":  1,
 	"skill":               1,
 	"internal/sandbox":    1,
 	"internal/skilluri":   2,

@@ -1,0 +1,63 @@
+package signature
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// BenchmarkVerify1000 compares verifying the signatures of 1,000 skills
+// with verifying their files' digests alone (3 files of 4 KiB each per
+// skill, the digest check a host does on every fetch), and reports the
+// ratio. Issue #30 asks for at most 1.5x.
+func BenchmarkVerify1000(b *testing.B) {
+	const skills, files, size = 1000, 3, 4 << 10
+	priv, pub := newKeys(b, false)
+	s, _ := LoadSigner(priv, nil)
+	v, _ := LoadVerifier(pub)
+	sets := make([]*Set, skills)
+	bundles := make([][]byte, skills)
+	data := make([][][]byte, skills)
+	for i := range sets {
+		uri := fmt.Sprintf("skill://acme/s%d/SKILL.md", i)
+		set := &Set{URI: uri, Frontmatter: []byte(fmt.Sprintf(`{"name":"s%d","description":"d"}`, i))}
+		for j := range files {
+			content := make([]byte, size)
+			content[0], content[1] = byte(i), byte(j)
+			d := sha256.Sum256(content)
+			data[i] = append(data[i], content)
+			set.Resources = append(set.Resources, Resource{URI: fmt.Sprintf("skill://acme/s%d/f%d", i, j), Digest: "sha256:" + hex.EncodeToString(d[:]), Size: size})
+		}
+		sets[i] = set
+		var err error
+		if bundles[i], err = s.Sign(set); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var digests, sigs time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		for i, set := range sets {
+			for j, r := range set.Resources {
+				d := sha256.Sum256(data[i][j])
+				if "sha256:"+hex.EncodeToString(d[:]) != r.Digest {
+					b.Fatal("digest")
+				}
+			}
+		}
+		t1 := time.Now()
+		for i, set := range sets {
+			if err := v.Verify(set, bundles[i]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		digests += t1.Sub(t0)
+		sigs += time.Since(t1)
+	}
+	b.ReportMetric(float64(digests.Microseconds())/float64(b.N), "digests-µs/op")
+	b.ReportMetric(float64(sigs.Microseconds())/float64(b.N), "signatures-µs/op")
+	b.ReportMetric(float64(sigs)/float64(digests), "sig/digest-ratio")
+	b.Logf("1,000 skills: digests %v, signatures %v, ratio %.2f", digests/time.Duration(b.N), sigs/time.Duration(b.N), float64(sigs)/float64(digests))
+}

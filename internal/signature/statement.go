@@ -1,0 +1,220 @@
+// Package signature signs and verifies a skill's complete resource set
+// with Sigstore bundles (key-based). What is signed, and how it is
+// encoded, is described in docs/signing.md.
+package signature
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/skillport/skillport/internal/sigfile"
+)
+
+// MetaKey is the _meta key under which a server carries a skill's bundle
+// in its skills/list and skills/get entries.
+const MetaKey = "io.skillport/signature"
+
+// PredicateType names what the in-toto statement asserts: the subject's
+// digest is that of the canonical resource set below.
+const PredicateType = "https://skillport.dev/attestations/skill-resources/v1"
+
+// PayloadType is the DSSE payload type of an in-toto statement.
+const PayloadType = "application/vnd.in-toto+json"
+
+// statementType is the in-toto v1 Statement type.
+const statementType = "https://in-toto.io/Statement/v1"
+
+// MaxBundleBytes bounds a bundle read from a source folder or a server's entry.
+const MaxBundleBytes = sigfile.MaxBytes
+
+// Resource is one file of a skill as its entry lists it.
+type Resource struct {
+	URI    string `json:"uri"`
+	Digest string `json:"digest"`
+	Size   int64  `json:"size"`
+}
+
+// Set is a skill's complete resource set: what a signature covers.
+type Set struct {
+	// URI is the skill's SKILL.md URI; it binds the signature to the skill path.
+	URI string
+	// Frontmatter is the SKILL.md frontmatter as JSON.
+	Frontmatter json.RawMessage
+	// Resources is every file of the skill, in any order.
+	Resources []Resource
+}
+
+// canonicalSet is the encoded form: fields in byte order of their names,
+// as the canonical JSON requires of every object.
+type canonicalSet struct {
+	Frontmatter json.RawMessage `json:"frontmatter"`
+	Resources   []Resource      `json:"resources"`
+	URI         string          `json:"uri"`
+}
+
+// Canonical returns the set's canonical JSON: object keys sorted by
+// byte, no insignificant white space, no HTML escaping, numbers as
+// written, resources sorted by URI. Two sets are equal exactly when their
+// canonical encodings are.
+func (s *Set) Canonical() ([]byte, error) {
+	if s.URI == "" {
+		return nil, errors.New("signature: the skill URI is empty")
+	}
+	fm, err := canonicalJSON(s.Frontmatter)
+	if err != nil {
+		return nil, fmt.Errorf("signature: %s: frontmatter: %w", s.URI, err)
+	}
+	rs := slices.Clone(s.Resources)
+	slices.SortFunc(rs, func(a, b Resource) int { return strings.Compare(a.URI, b.URI) })
+	for i := 1; i < len(rs); i++ {
+		if rs[i].URI == rs[i-1].URI {
+			return nil, fmt.Errorf("signature: %s: resource %s is listed twice", s.URI, rs[i].URI)
+		}
+	}
+	if rs == nil {
+		rs = []Resource{}
+	}
+	return encode(canonicalSet{Frontmatter: fm, Resources: rs, URI: s.URI})
+}
+
+// Digest returns the SHA-256 of the canonical encoding.
+func (s *Set) Digest() ([]byte, error) {
+	c, err := s.Canonical()
+	if err != nil {
+		return nil, err
+	}
+	d := sha256.Sum256(c)
+	return d[:], nil
+}
+
+// Statement is the in-toto v1 Statement a bundle's DSSE envelope carries.
+type Statement struct {
+	Type          string    `json:"_type"`
+	Subject       []Subject `json:"subject"`
+	PredicateType string    `json:"predicateType"`
+	Predicate     Predicate `json:"predicate"`
+}
+
+// Subject names the skill and the digest of its canonical resource set.
+type Subject struct {
+	Name   string            `json:"name"`
+	Digest map[string]string `json:"digest"`
+}
+
+// Predicate repeats the canonical encoding's parts, so that a verifier
+// can say which one differs.
+type Predicate struct {
+	Frontmatter json.RawMessage `json:"frontmatter"`
+	Resources   []Resource      `json:"resources"`
+}
+
+// Statement returns the JSON of the in-toto statement over s.
+func (s *Set) Statement() ([]byte, error) {
+	c, err := s.Canonical()
+	if err != nil {
+		return nil, err
+	}
+	var cs canonicalSet
+	if err := json.Unmarshal(c, &cs); err != nil {
+		return nil, err
+	}
+	d := sha256.Sum256(c)
+	return encode(Statement{
+		Type:          statementType,
+		Subject:       []Subject{{Name: s.URI, Digest: map[string]string{"sha256": hex.EncodeToString(d[:])}}},
+		PredicateType: PredicateType,
+		Predicate:     Predicate{Frontmatter: cs.Frontmatter, Resources: cs.Resources},
+	})
+}
+
+// ParseStatement decodes a statement payload and checks its shape: the
+// in-toto type, our predicate type, and one subject with a sha256 digest.
+func ParseStatement(payload []byte) (*Statement, error) {
+	if len(payload) > MaxBundleBytes {
+		return nil, fmt.Errorf("statement is %d bytes, over the %d-byte limit", len(payload), MaxBundleBytes)
+	}
+	var st Statement
+	if err := json.Unmarshal(payload, &st); err != nil {
+		return nil, fmt.Errorf("statement is not valid JSON: %w", err)
+	}
+	switch {
+	case st.Type != statementType:
+		return nil, fmt.Errorf("statement _type is %q, want %q", st.Type, statementType)
+	case st.PredicateType != PredicateType:
+		return nil, fmt.Errorf("statement predicateType is %q, want %q", st.PredicateType, PredicateType)
+	case len(st.Subject) != 1:
+		return nil, fmt.Errorf("statement has %d subjects, want 1 (the skill)", len(st.Subject))
+	}
+	d, err := hex.DecodeString(st.Subject[0].Digest["sha256"])
+	if err != nil || len(d) != sha256.Size {
+		return nil, errors.New("statement subject has no valid sha256 digest")
+	}
+	return &st, nil
+}
+
+// diff says which part of got differs from want, for an error message.
+func (st *Statement) diff(want *Set) string {
+	if st.Subject[0].Name != want.URI {
+		return fmt.Sprintf("it was made for %s, not %s (a signature moved to another skill)", st.Subject[0].Name, want.URI)
+	}
+	signed := map[string]Resource{}
+	for _, r := range st.Predicate.Resources {
+		signed[r.URI] = r
+	}
+	for _, r := range want.Resources {
+		s, ok := signed[r.URI]
+		if !ok {
+			return fmt.Sprintf("file %s was added after signing", r.URI)
+		}
+		if s != r {
+			return fmt.Sprintf("file %s changed after signing", r.URI)
+		}
+		delete(signed, r.URI)
+	}
+	for u := range signed {
+		return fmt.Sprintf("file %s was removed after signing", u)
+	}
+	if a, _ := canonicalJSON(st.Predicate.Frontmatter); !bytes.Equal(a, mustCanonical(want.Frontmatter)) {
+		return "the frontmatter changed after signing"
+	}
+	return "the signed resource set differs"
+}
+
+func mustCanonical(raw json.RawMessage) []byte {
+	b, _ := canonicalJSON(raw)
+	return b
+}
+
+// canonicalJSON re-encodes raw: Go sorts map keys by byte and keeps
+// json.Number literals as written.
+func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return json.RawMessage("null"), nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data after the JSON value")
+	}
+	return encode(v)
+}
+
+func encode(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
