@@ -1,0 +1,281 @@
+package ocisource_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	specs "github.com/opencontainers/image-spec/specs-go"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/registry/remote"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/ocisource"
+	"github.com/skillport/skillport/internal/ocitest"
+	"github.com/skillport/skillport/skill"
+)
+
+const examples = "../../examples/skills"
+
+func ref(t *testing.T, s string) ocisource.Ref {
+	t.Helper()
+	r, err := ocisource.ParseRef(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func openDir(t testing.TB, dir string) *catalog.Catalog {
+	t.Helper()
+	cat, err := catalog.OpenDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	return cat
+}
+
+// fileSet is every published file of a catalog: URI to digest and size.
+func fileSet(cat *catalog.Catalog) map[string]string {
+	m := map[string]string{}
+	for _, s := range cat.Skills() {
+		for _, f := range s.Files {
+			m[f.URI] = f.Digest + " " + f.MIMEType
+		}
+		m[s.URI+"#skill"] = s.Path + " " + s.Frontmatter.Description()
+	}
+	return m
+}
+
+// TestPushThenOpenIsTheSameCatalog pushes the example tree and reads it
+// back by tag and by digest: the same skills, URIs and digests, the same
+// bytes; a second push of the unchanged tree uploads no blob.
+func TestPushThenOpenIsTheSameCatalog(t *testing.T) {
+	reg := ocitest.Start(t)
+	ctx := context.Background()
+	dir := openDir(t, examples)
+	r := ref(t, "oci://"+reg.Host+"/team/skills:v1")
+	res, err := ocisource.Push(ctx, dir, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Skills != len(dir.Skills()) || res.Uploaded == 0 || res.Present != 0 {
+		t.Fatalf("first push: %+v", res)
+	}
+	for _, name := range []string{"oci://" + reg.Host + "/team/skills:v1", "oci://" + reg.Host + "/team/skills@" + res.Digest} {
+		src, err := ocisource.Open(ctx, ref(t, name), nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if src.Digest() != res.Digest {
+			t.Errorf("%s resolved to %s, pushed %s", name, src.Digest(), res.Digest)
+		}
+		want, got := fileSet(dir), fileSet(src.Catalog())
+		if len(want) == 0 || !equal(want, got) {
+			t.Errorf("%s: catalog differs from the directory's:\nwant %v\ngot  %v", name, want, got)
+		}
+		for _, s := range src.Catalog().Skills() {
+			for _, f := range s.Files {
+				b, err := src.Catalog().ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				disk, err := os.ReadFile(filepath.Join(examples, dirFile(dir, f.URI)))
+				if err != nil || !bytes.Equal(b, disk) {
+					t.Errorf("%s: served bytes differ from the source (%v)", f.URI, err)
+				}
+			}
+		}
+	}
+
+	before, _ := reg.Requests("PUT")
+	res2, err := ocisource.Push(ctx, dir, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := reg.Requests("PUT")
+	if res2.Uploaded != 0 || res2.Present != res.Uploaded || res2.Digest != res.Digest {
+		t.Errorf("second push of an unchanged tree: %+v, first %+v", res2, res)
+	}
+	// Only the index is put again (the tag is rewritten); no blob upload.
+	var blobPuts []string
+	for _, l := range after[len(before):] {
+		if strings.Contains(l, "/blobs/") {
+			blobPuts = append(blobPuts, l)
+		}
+	}
+	posts, _ := reg.Requests("POST")
+	if len(blobPuts) != 0 || len(posts) != res.Uploaded {
+		t.Errorf("second push uploaded blobs: %d PUTs %q, %d POSTs (first push %d)", len(blobPuts), blobPuts, len(posts), res.Uploaded)
+	}
+}
+
+// dirFile maps a file URI of the directory catalog to its source path.
+func dirFile(cat *catalog.Catalog, uri string) string {
+	return cat.File(uri).Path
+}
+
+func equal(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestOneSkillIsOneArtifact pushes a single skill's folder: the tag names
+// its manifest, whose layer digests are the files' digests.
+func TestOneSkillIsOneArtifact(t *testing.T) {
+	reg := ocitest.Start(t)
+	ctx := context.Background()
+	dir := openDir(t, filepath.Join(examples, "code-review"))
+	r := ref(t, "oci://"+reg.Host+"/one:1")
+	res, err := ocisource.Push(ctx, dir, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, _ := remote.NewRepository(reg.Host + "/one")
+	repo.PlainHTTP = true
+	desc, b, err := oras_fetch(ctx, repo, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if desc.Digest.String() != res.Digest || desc.MediaType != ocispec.MediaTypeImageManifest {
+		t.Fatalf("tag names %s %s", desc.MediaType, desc.Digest)
+	}
+	var m ocispec.Manifest
+	json.Unmarshal(b, &m)
+	if m.ArtifactType != ocisource.ArtifactType || len(m.Layers) != len(dir.Skills()[0].Files) {
+		t.Fatalf("manifest %s", b)
+	}
+	for i, f := range dir.Skills()[0].Files {
+		if m.Layers[i].Digest.String() != f.Digest || m.Layers[i].Annotations[ocispec.AnnotationTitle] != f.Path {
+			t.Errorf("layer %d: %v, file %s %s", i, m.Layers[i], f.Path, f.Digest)
+		}
+	}
+	src, err := ocisource.Open(ctx, r, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equal(fileSet(dir), fileSet(src.Catalog())) {
+		t.Errorf("one skill: %v, want %v", fileSet(src.Catalog()), fileSet(dir))
+	}
+}
+
+func oras_fetch(ctx context.Context, repo *remote.Repository, ref string) (ocispec.Descriptor, []byte, error) {
+	desc, err := repo.Resolve(ctx, ref)
+	if err != nil {
+		return desc, nil, err
+	}
+	b, err := content.FetchAll(ctx, repo, desc)
+	return desc, b, err
+}
+
+// TestTamperedBlobIsRefused overwrites a file's blob in the registry's
+// storage, same length and then another length: Open refuses naming it.
+func TestTamperedBlobIsRefused(t *testing.T) {
+	reg := ocitest.Start(t)
+	ctx := context.Background()
+	dir := openDir(t, examples)
+	r := ref(t, "oci://"+reg.Host+"/team/skills:v1")
+	if _, err := ocisource.Push(ctx, dir, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	f := dir.Skills()[0].Files[0]
+	orig, err := os.ReadFile(reg.BlobPath(f.Digest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, forged := range [][]byte{append(bytes.ToUpper(orig[:len(orig)-1]), 'X'), append(orig, " more"...)} {
+		if err := os.WriteFile(reg.BlobPath(f.Digest), forged, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ocisource.Open(ctx, r, nil, nil)
+		if err == nil || !strings.Contains(err.Error(), f.Digest) || !strings.Contains(err.Error(), dir.Skills()[0].Path+"/SKILL.md") {
+			t.Errorf("a forged blob of %d bytes: %v", len(forged), err)
+		}
+	}
+}
+
+// TestDeclaredSizesAreCheckedBeforeFetching pushes manifests declaring a
+// layer over the skill limit, too many files, a bad title, and a size the
+// blob does not have. The registry holds every blob (it refuses manifests
+// naming missing ones): the limits are refused without fetching any layer,
+// the lie when the blob arrives, naming it.
+func TestDeclaredSizesAreCheckedBeforeFetching(t *testing.T) {
+	reg := ocitest.Start(t)
+	ctx := context.Background()
+	repo, _ := remote.NewRepository(reg.Host + "/hostile")
+	repo.PlainHTTP = true
+	push := func(mediaType string, b []byte, title string) ocispec.Descriptor {
+		d := content.NewDescriptorFromBytes(mediaType, b)
+		if err := repo.Push(ctx, d, bytes.NewReader(b)); err != nil {
+			t.Fatal(err)
+		}
+		if title != "" {
+			d.Annotations = map[string]string{ocispec.AnnotationTitle: title}
+		}
+		return d
+	}
+	cfgDesc := push(ocisource.ConfigMediaType, []byte(`{"path":"big"}`), "")
+	skillMD := push(ocisource.FileMediaType, []byte("---\nname: big\ndescription: d\n---\n"), "SKILL.md")
+	big := push(ocisource.FileMediaType, make([]byte, skill.MaxBytes+1), "big.bin")
+	half := push(ocisource.FileMediaType, make([]byte, skill.MaxBytes/2), "a.bin")
+	half2 := half
+	half2.Annotations = map[string]string{ocispec.AnnotationTitle: "b.bin"}
+	many := []ocispec.Descriptor{skillMD}
+	for i := range skill.MaxFiles {
+		many = append(many, push(ocisource.FileMediaType, []byte(fmt.Sprint(i)), fmt.Sprintf("f/%d.txt", i)))
+	}
+	evil := push(ocisource.FileMediaType, []byte("../"), "../etc/passwd")
+	lying := push(ocisource.FileMediaType, []byte("twenty bytes exactly"), "lie.txt")
+	lying.Size = 5
+	for _, c := range []struct {
+		name    string
+		layers  []ocispec.Descriptor
+		want    string
+		fetches bool
+	}{
+		{"over16MiB", []ocispec.Descriptor{skillMD, big}, big.Digest.String() + " (big.bin) declares 16777217 bytes: the skill's files would exceed the limit of 16777216 bytes; refused before fetching", false},
+		{"total", []ocispec.Descriptor{skillMD, half, half2}, "(b.bin) declares 8388608 bytes", false},
+		{"files", many, "513 files exceed the skill limit of 512", false},
+		{"title", []ocispec.Descriptor{skillMD, evil}, `title "../etc/passwd" is not a relative`, false},
+		{"duplicate", []ocispec.Descriptor{skillMD, skillMD}, `file "SKILL.md" appears twice`, false},
+		{"lyingSize", []ocispec.Descriptor{skillMD, lying}, "blob " + lying.Digest.String() + " (big/lie.txt)", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest, ArtifactType: ocisource.ArtifactType, Config: cfgDesc, Layers: c.layers}
+			b, _ := json.Marshal(m)
+			d := content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, b)
+			if err := repo.PushReference(ctx, d, bytes.NewReader(b), c.name); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := reg.Requests("GET")
+			_, err := ocisource.Open(ctx, ref(t, "oci://"+reg.Host+"/hostile:"+c.name), nil, nil)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want %q", err, c.want)
+			}
+			after, _ := reg.Requests("GET")
+			fetched := 0
+			for _, l := range after[len(before):] {
+				if strings.Contains(l, "/blobs/") && !strings.Contains(l, cfgDesc.Digest.String()) {
+					fetched++
+				}
+			}
+			if !c.fetches && fetched > 0 {
+				t.Errorf("%d blobs were fetched before the sizes were checked", fetched)
+			}
+		})
+	}
+}

@@ -1,0 +1,205 @@
+package ocisource
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+	"testing/fstest"
+	"time"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/registry/remote"
+
+	"github.com/skillport/skillport/catalog"
+)
+
+// Source is the catalog of one OCI reference.
+type Source struct {
+	ref    Ref
+	digest string
+	cat    *catalog.Catalog
+}
+
+// Catalog returns the catalog built from the reference.
+func (s *Source) Catalog() *catalog.Catalog { return s.cat }
+
+// Digest returns the digest the reference resolved to.
+func (s *Source) Digest() string { return s.digest }
+
+// Ref returns the reference.
+func (s *Source) Ref() Ref { return s.ref }
+
+// skillArtifact is one skill manifest, checked, with its config.
+type skillArtifact struct {
+	where string // reference and skill path, for errors
+	path  string
+	m     ocispec.Manifest
+}
+
+// Open resolves ref, fetches its index or manifest and every manifest the
+// index lists, checks every declared size against the skill limits, and
+// only then fetches the files, verifying each blob's size and sha256. The
+// catalog is built from the verified bytes with copts.
+func Open(ctx context.Context, ref Ref, o *Options, copts *catalog.Options) (*Source, error) {
+	if o == nil {
+		o = &Options{}
+	}
+	maxTotal := o.MaxTotal
+	if maxTotal <= 0 {
+		maxTotal = DefaultMaxTotal
+	}
+	repo, err := repository(ref, o)
+	if err != nil {
+		return nil, err
+	}
+	top, err := repo.Resolve(ctx, ref.Reference.Reference)
+	if err != nil {
+		return nil, fmt.Errorf("%s: resolving: %w", ref, err)
+	}
+	if d, err := ref.Digest(); err == nil && d != top.Digest {
+		return nil, fmt.Errorf("%s: the registry resolved the digest to %s; refused", ref, top.Digest)
+	}
+	var arts []skillArtifact
+	switch top.MediaType {
+	case ocispec.MediaTypeImageIndex:
+		b, err := content.FetchAll(ctx, repo, top)
+		if err != nil {
+			return nil, fmt.Errorf("%s: fetching the index %s: %w", ref, top.Digest, err)
+		}
+		var idx ocispec.Index
+		if err := json.Unmarshal(b, &idx); err != nil {
+			return nil, fmt.Errorf("%s: index %s: %v", ref, top.Digest, err)
+		}
+		if idx.ArtifactType != CatalogArtifactType {
+			return nil, fmt.Errorf("%s: index %s has artifactType %q, not a skill catalog (%s)", ref, top.Digest, idx.ArtifactType, CatalogArtifactType)
+		}
+		if len(idx.Manifests) > MaxSkills {
+			return nil, fmt.Errorf("%s: index lists %d manifests, more than %d", ref, len(idx.Manifests), MaxSkills)
+		}
+		for _, d := range idx.Manifests {
+			a, err := fetchSkill(ctx, repo, ref, d)
+			if err != nil {
+				return nil, err
+			}
+			arts = append(arts, a)
+		}
+	case ocispec.MediaTypeImageManifest:
+		a, err := fetchSkill(ctx, repo, ref, top)
+		if err != nil {
+			return nil, err
+		}
+		arts = append(arts, a)
+	default:
+		return nil, fmt.Errorf("%s: %s has media type %q, neither an OCI index nor an OCI manifest", ref, top.Digest, top.MediaType)
+	}
+
+	// Every size is declared and checked: now the total, then the bytes.
+	type want struct {
+		desc ocispec.Descriptor
+		name string
+	}
+	blobs := map[digest.Digest]want{}
+	var total int64
+	for _, a := range arts {
+		for _, l := range a.m.Layers {
+			if _, ok := blobs[l.Digest]; ok {
+				continue
+			}
+			if total += l.Size; total > maxTotal {
+				return nil, fmt.Errorf("%s: the files total more than %d bytes; refused before fetching", ref, maxTotal)
+			}
+			blobs[l.Digest] = want{desc: ocispec.Descriptor{MediaType: l.MediaType, Digest: l.Digest, Size: l.Size}, name: path.Join(a.path, l.Annotations[AnnotationTitle])}
+		}
+	}
+	var mu sync.Mutex
+	data := make(map[digest.Digest][]byte, len(blobs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for d, w := range blobs {
+		g.Go(func() error {
+			b, err := content.FetchAll(gctx, repo, w.desc)
+			if err != nil {
+				return fmt.Errorf("%s: blob %s (%s): %w; the registry's copy is damaged or forged, refused", ref, d, w.name, err)
+			}
+			mu.Lock()
+			data[d] = b
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+
+	// The tree the catalog reads: each skill's files under its path. A
+	// nested skill's files appear in both artifacts, with the same bytes.
+	tree := fstest.MapFS{}
+	when := time.Unix(0, 0)
+	for _, a := range arts {
+		for _, l := range a.m.Layers {
+			name := path.Join(a.path, l.Annotations[AnnotationTitle])
+			if prev, ok := tree[name]; ok {
+				if string(prev.Data) != string(data[l.Digest]) {
+					return nil, fmt.Errorf("%s: %s is given different contents by two skills; refused", ref, name)
+				}
+				continue
+			}
+			tree[name] = &fstest.MapFile{Data: data[l.Digest], Mode: 0o444, ModTime: when, Sys: blobID(l.Digest)}
+		}
+	}
+	cat, err := catalog.Open(tree, copts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	return &Source{ref: ref, digest: top.Digest.String(), cat: cat}, nil
+}
+
+// blobID lets a later catalog of the same files reuse their digests
+// (catalog.ContentIdentifier).
+type blobID string
+
+// ContentID is the blob digest.
+func (b blobID) ContentID() string { return string(b) }
+
+// fetchSkill fetches and checks one skill manifest and its config.
+func fetchSkill(ctx context.Context, repo *remote.Repository, ref Ref, d ocispec.Descriptor) (skillArtifact, error) {
+	where := fmt.Sprintf("%s: manifest %s", ref, d.Digest)
+	if d.MediaType != ocispec.MediaTypeImageManifest {
+		return skillArtifact{}, fmt.Errorf("%s: media type %q is not an OCI manifest", where, d.MediaType)
+	}
+	b, err := content.FetchAll(ctx, repo, d)
+	if err != nil {
+		return skillArtifact{}, fmt.Errorf("%s: %w", where, err)
+	}
+	var a skillArtifact
+	if err := json.Unmarshal(b, &a.m); err != nil {
+		return skillArtifact{}, fmt.Errorf("%s: %v", where, err)
+	}
+	if p := a.m.Annotations[AnnotationPath]; p != "" {
+		where += " (" + p + ")"
+	}
+	if err := checkManifest(&a.m, where); err != nil {
+		return skillArtifact{}, err
+	}
+	cb, err := content.FetchAll(ctx, repo, a.m.Config)
+	if err != nil {
+		return skillArtifact{}, fmt.Errorf("%s: config %s: %w", where, a.m.Config.Digest, err)
+	}
+	var cfg Config
+	if err := json.Unmarshal(cb, &cfg); err != nil {
+		return skillArtifact{}, fmt.Errorf("%s: config %s: %v", where, a.m.Config.Digest, err)
+	}
+	if !fs.ValidPath(cfg.Path) || cfg.Path == "." || strings.HasPrefix(cfg.Path, ".") {
+		return skillArtifact{}, fmt.Errorf("%s: config %s: skill path %q is not a relative slash-separated path", where, a.m.Config.Digest, cfg.Path)
+	}
+	a.path, a.where = cfg.Path, where
+	return a, nil
+}
+
