@@ -235,8 +235,12 @@ func TestDeclaredSizesAreCheckedBeforeFetching(t *testing.T) {
 	half2 := half
 	half2.Annotations = map[string]string{ocispec.AnnotationTitle: "b.bin"}
 	many := []ocispec.Descriptor{skillMD}
+	// One blob under 512 names: the count is refused before sizes matter.
+	one := push(ocisource.FileMediaType, []byte("x"), "")
 	for i := range skill.MaxFiles {
-		many = append(many, push(ocisource.FileMediaType, []byte(fmt.Sprint(i)), fmt.Sprintf("f/%d.txt", i)))
+		l := one
+		l.Annotations = map[string]string{ocispec.AnnotationTitle: fmt.Sprintf("f/%d.txt", i)}
+		many = append(many, l)
 	}
 	evil := push(ocisource.FileMediaType, []byte("../"), "../etc/passwd")
 	lying := push(ocisource.FileMediaType, []byte("twenty bytes exactly"), "lie.txt")
