@@ -42,7 +42,9 @@ stderr only. The directory is watched and re-indexed when it changes
 
 A SOURCE is a directory or a git source git+URL[@REF][#SUBDIR] (https, http,
 ssh, git or file URL; REF a branch, tag or full commit, default the remote's
-default branch; SUBDIR the folder holding the skills). Several sources are
+default branch; SUBDIR the folder holding the skills), or an OCI source
+oci://REGISTRY/REPOSITORY[:TAG|@DIGEST] written by skillport push (a tag is
+resolved once, at start; see docs/oci.md). Several sources are
 served as one catalog; PREFIX=SOURCE puts a source's skills under PREFIX, and
 a skill path published by two sources is an error. Git branches are
 re-resolved every --poll and on a signed push webhook (see the README).`,
@@ -127,6 +129,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	}
 	poll, _ := f.GetDuration("poll")
 	cacheDir, _ := f.GetString("cache-dir")
+	plainHTTP, _ := f.GetBool("plain-http")
 	secretFile, _ := f.GetString("webhook-secret-file")
 
 	log := slog.Default()
@@ -166,7 +169,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	} else {
 		var err error
 		endBuildGC := buildGC(buildHeapCeiling, buildGCPercent) // collect rarely while the first catalogs are built
-		set, err = openSources(octx, args, sourceOptions{prefix: prefix, dotfiles: dotfiles, strict: strict, allowHardlinks: allowHardlinks, cacheDir: cacheDir, log: log})
+		set, err = openSources(octx, args, sourceOptions{prefix: prefix, dotfiles: dotfiles, strict: strict, allowHardlinks: allowHardlinks, cacheDir: cacheDir, plainHTTP: plainHTTP, log: log})
 		endBuildGC()
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/gitsource"
+	"github.com/skillport/skillport/internal/ocisource"
 	"github.com/skillport/skillport/server"
 )
 
@@ -47,6 +48,7 @@ type sourceOptions struct {
 	// AllowHardlinks, for every source.
 	strict, allowHardlinks bool
 	cacheDir               string
+	plainHTTP              bool // --plain-http, for oci:// sources
 	log                    *slog.Logger
 }
 
@@ -86,7 +88,8 @@ func badPrefix(arg string) error {
 		esc(arg), esc(p), esc(strings.ToLower(p)), esc(arg))
 }
 
-// openSources opens each SOURCE ([PREFIX=]DIR or [PREFIX=]git+URL[@REF][#SUBDIR]).
+// openSources opens each SOURCE ([PREFIX=]DIR, [PREFIX=]git+URL[@REF][#SUBDIR] or
+// [PREFIX=]oci://REGISTRY/REPOSITORY[:TAG|@DIGEST]).
 func openSources(ctx context.Context, args []string, o sourceOptions) (*sourceSet, error) {
 	if o.prefix != "" && len(args) > 1 {
 		return nil, usageErrorf("serve: --prefix applies to one source; give each source its own with PREFIX=SOURCE")
@@ -101,6 +104,14 @@ func openSources(ctx context.Context, args []string, o sourceOptions) (*sourceSe
 			prefix = o.prefix
 		}
 		copts := &catalog.Options{Prefix: prefix, IncludeDotFiles: o.dotfiles, Strict: o.strict, AllowHardlinks: o.allowHardlinks, Logger: o.log}
+		if ocisource.IsSpec(src) {
+			p, err := openOCI(ctx, src, copts, o)
+			if err != nil {
+				return nil, err
+			}
+			set.parts = append(set.parts, p)
+			continue
+		}
 		if gitsource.IsSpec(src) {
 			spec, err := gitsource.ParseSpec(src)
 			if err != nil {

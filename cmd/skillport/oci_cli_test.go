@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillport/skillport/internal/ocitest"
+	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillclient"
+)
+
+// listServed opens args as serve does and returns skills/list's entries
+// as JSON lines, and every file's bytes by URI.
+func listServed(t testing.TB, args ...string) ([]string, map[string][]byte) {
+	t.Helper()
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	set, err := openSources(ctx, args, sourceOptions{log: quiet})
+	if err != nil {
+		t.Fatalf("serve %v: %v", args, err)
+	}
+	s, _, err := server.New(nil, set.source, &server.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go s.Run(ctx, st)
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	if err := skillclient.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	var out []string
+	files := map[string][]byte{}
+	for e, err := range skillclient.New(sess, nil).List(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(e)
+		out = append(out, string(b))
+	}
+	for _, p := range set.parts {
+		cat := p.src.Catalog()
+		for _, sk := range cat.Skills() {
+			for _, f := range sk.Files {
+				b, err := cat.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				files[f.URI] = b
+			}
+		}
+	}
+	return out, files
+}
+
+// TestPushThenServeOCI pushes the example tree with the push command and
+// serves it from the registry: skills/list answers the same entries (same
+// digests) as serving the folder, and every file is the same bytes.
+func TestPushThenServeOCI(t *testing.T) {
+	reg := ocitest.Start(t)
+	dest := "oci://" + reg.Host + "/acme/skills:v1"
+	var out bytes.Buffer
+	if err := runPush(context.Background(), &out, examplesDir, dest, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "pushed 5 skills to "+dest+" (sha256:") || !strings.Contains(out.String(), ", 0 already in the registry") {
+		t.Errorf("push printed %q", out.String())
+	}
+	want, wantFiles := listServed(t, examplesDir)
+	got, gotFiles := listServed(t, dest)
+	if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("skills/list from oci:\n%s\nfrom the folder:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(gotFiles) != len(wantFiles) {
+		t.Errorf("%d files from oci, %d from the folder", len(gotFiles), len(wantFiles))
+	}
+	for uri, b := range wantFiles {
+		if !bytes.Equal(gotFiles[uri], b) {
+			t.Errorf("%s differs", uri)
+		}
+	}
+	out.Reset()
+	if err := runPush(context.Background(), &out, examplesDir, dest, nil); err != nil || !strings.Contains(out.String(), ": 0 blobs uploaded,") {
+		t.Errorf("second push: %v %q", err, out.String())
+	}
+	for _, c := range []struct{ src, dest, want string }{
+		{examplesDir, "oci://" + reg.Host + "/acme/skills@sha256:" + strings.Repeat("a", 64), "push to a tag"},
+		{examplesDir, "ghcr.io/acme/skills", "starts with oci://"},
+		{"/nonexistent", dest, "/nonexistent"},
+	} {
+		err := runPush(context.Background(), io.Discard, c.src, c.dest, nil)
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("push %s %s: exit %d %v, want %q", c.src, c.dest, exitCode(err), err, c.want)
+		}
+	}
+}
+
+const examplesDir = "../../examples/skills"
