@@ -148,4 +148,3 @@ func checkManifest(m *ocispec.Manifest, where string) error {
 	}
 	return nil
 }
-

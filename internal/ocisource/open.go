@@ -202,4 +202,3 @@ func fetchSkill(ctx context.Context, repo *remote.Repository, ref Ref, d ocispec
 	a.path, a.where = cfg.Path, where
 	return a, nil
 }
-

@@ -26,7 +26,7 @@ type Registry struct {
 	// docker/registry/v2/blobs/sha256/XX/DIGEST/data.
 	Storage string
 
-	log      string
+	log string
 }
 
 // Start runs a registry until the test ends. A registry that cannot run
@@ -136,4 +136,3 @@ func (r *Registry) Requests(method string) ([]string, error) {
 	}
 	return out, nil
 }
-
