@@ -20,6 +20,9 @@ import (
 	"github.com/skillport/skillport/catalog"
 )
 
+// fetchers is how many requests one Open has in flight.
+const fetchers = 8
+
 // Source is the catalog of one OCI reference.
 type Source struct {
 	ref    Ref
@@ -83,12 +86,19 @@ func Open(ctx context.Context, ref Ref, o *Options, copts *catalog.Options) (*So
 		if len(idx.Manifests) > MaxSkills {
 			return nil, fmt.Errorf("%s: index lists %d manifests, more than %d", ref, len(idx.Manifests), MaxSkills)
 		}
-		for _, d := range idx.Manifests {
-			a, err := fetchSkill(ctx, repo, ref, d)
-			if err != nil {
-				return nil, err
-			}
-			arts = append(arts, a)
+		// Manifests and configs are small and many: fetched in parallel,
+		// each round trip otherwise adds up over a large catalog.
+		arts = make([]skillArtifact, len(idx.Manifests))
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(fetchers)
+		for i, d := range idx.Manifests {
+			g.Go(func() (err error) {
+				arts[i], err = fetchSkill(gctx, repo, ref, d)
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
 		}
 	case ocispec.MediaTypeImageManifest:
 		a, err := fetchSkill(ctx, repo, ref, top)
@@ -121,7 +131,7 @@ func Open(ctx context.Context, ref Ref, o *Options, copts *catalog.Options) (*So
 	var mu sync.Mutex
 	data := make(map[digest.Digest][]byte, len(blobs))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
+	g.SetLimit(fetchers)
 	for d, w := range blobs {
 		g.Go(func() error {
 			b, err := content.FetchAll(gctx, repo, w.desc)
