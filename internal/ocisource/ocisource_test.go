@@ -283,3 +283,35 @@ func TestDeclaredSizesAreCheckedBeforeFetching(t *testing.T) {
 		})
 	}
 }
+
+// TestBasicAuth pushes to and serves from a registry that requires basic
+// authentication, with the credentials in the environment; without them
+// the registry's refusal is reported.
+func TestBasicAuth(t *testing.T) {
+	reg := ocitest.StartBasicAuth(t, "robot", "s3cret")
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	ctx := context.Background()
+	dir := openDir(t, examples)
+	r := ref(t, "oci://"+reg.Host+"/private/skills:v1")
+	t.Setenv(ocisource.EnvUsername, "robot")
+	t.Setenv(ocisource.EnvPassword, "wrong")
+	if _, err := ocisource.Push(ctx, dir, r, nil); err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), ocisource.EnvPassword) {
+		t.Fatalf("push with a wrong password: %v", err)
+	}
+	t.Setenv(ocisource.EnvPassword, "s3cret")
+	if _, err := ocisource.Push(ctx, dir, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	src, err := ocisource.Open(ctx, r, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equal(fileSet(dir), fileSet(src.Catalog())) {
+		t.Error("the catalog served through basic auth differs from the folder's")
+	}
+	t.Setenv(ocisource.EnvUsername, "")
+	t.Setenv(ocisource.EnvPassword, "")
+	if _, err := ocisource.Open(ctx, r, nil, nil); err == nil || !strings.Contains(err.Error(), "log in with docker login "+reg.Host) {
+		t.Errorf("open without credentials: %v", err)
+	}
+}

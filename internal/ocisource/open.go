@@ -64,7 +64,7 @@ func Open(ctx context.Context, ref Ref, o *Options, copts *catalog.Options) (*So
 	}
 	top, err := repo.Resolve(ctx, ref.Reference.Reference)
 	if err != nil {
-		return nil, fmt.Errorf("%s: resolving: %w", ref, err)
+		return nil, fmt.Errorf("%s: resolving: %w", ref, authHint(ref, err))
 	}
 	if d, err := ref.Digest(); err == nil && d != top.Digest {
 		return nil, fmt.Errorf("%s: the registry resolved the digest to %s; refused", ref, top.Digest)

@@ -155,7 +155,7 @@ func (p *pusher) blob(ctx context.Context, d ocispec.Descriptor, read func() ([]
 	}
 	ok, err := p.repo.Exists(ctx, d)
 	if err != nil {
-		return fmt.Errorf("%s: blob %s (%s): %w", p.ref, d.Digest, name, err)
+		return fmt.Errorf("%s: blob %s (%s): %w", p.ref, d.Digest, name, authHint(p.ref, err))
 	}
 	if ok {
 		p.res.Present++
@@ -165,7 +165,7 @@ func (p *pusher) blob(ctx context.Context, d ocispec.Descriptor, read func() ([]
 			return fmt.Errorf("push: %s: %w", name, err)
 		}
 		if err := p.repo.Push(ctx, ocispec.Descriptor{MediaType: d.MediaType, Digest: d.Digest, Size: d.Size}, bytes.NewReader(data)); err != nil {
-			return fmt.Errorf("%s: uploading blob %s (%s): %w", p.ref, d.Digest, name, err)
+			return fmt.Errorf("%s: uploading blob %s (%s): %w", p.ref, d.Digest, name, authHint(p.ref, err))
 		}
 		p.res.Uploaded++
 	}

@@ -1,12 +1,15 @@
 package ocisource
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 	"oras.land/oras-go/v2/registry/remote/retry"
 )
 
@@ -51,4 +54,15 @@ func repository(ref Ref, o *Options) (*remote.Repository, error) {
 	}
 	repo.Client = client
 	return repo, nil
+}
+
+// authHint returns err with what to do when the registry wants
+// credentials that were not given or were refused.
+func authHint(ref Ref, err error) error {
+	var resp *errcode.ErrorResponse
+	if errors.Is(err, auth.ErrBasicCredentialNotFound) ||
+		errors.As(err, &resp) && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		return fmt.Errorf("%w; log in with docker login %s, or set %s and %s", err, ref.Registry, EnvUsername, EnvPassword)
+	}
+	return err
 }

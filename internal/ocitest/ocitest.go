@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 )
 
 // Binary is where Debian installs distribution's registry.
@@ -33,6 +35,18 @@ type Registry struct {
 // fails the test saying why.
 func Start(t testing.TB) *Registry {
 	t.Helper()
+	return start(t, "", "")
+}
+
+// StartBasicAuth runs a registry that admits only user with password,
+// through HTTP basic authentication (an htpasswd file with a bcrypt hash).
+func StartBasicAuth(t testing.TB, user, password string) *Registry {
+	t.Helper()
+	return start(t, user, password)
+}
+
+func start(t testing.TB, user, password string) *Registry {
+	t.Helper()
 	bin := Binary
 	if b := os.Getenv("SKILLPORT_REGISTRY_BIN"); b != "" {
 		bin = b
@@ -47,6 +61,18 @@ func Start(t testing.TB) *Registry {
 	}
 	r := &Registry{Host: fmt.Sprintf("127.0.0.1:%d", port), Storage: filepath.Join(dir, "storage"), log: filepath.Join(dir, "registry.log")}
 	cfg := filepath.Join(dir, "config.yml")
+	authConf := ""
+	if user != "" {
+		hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		htpasswd := filepath.Join(dir, "htpasswd")
+		if err := os.WriteFile(htpasswd, []byte(user+":"+string(hash)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		authConf = fmt.Sprintf("auth:\n  htpasswd:\n    realm: ocitest\n    path: %s\n", htpasswd)
+	}
 	// The access log is on so that tests can count what a client asked.
 	conf := fmt.Sprintf(`version: 0.1
 log:
@@ -60,7 +86,7 @@ storage:
     enabled: true
 http:
   addr: %s
-`, r.Storage, r.Host)
+%s`, r.Storage, r.Host, authConf)
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
