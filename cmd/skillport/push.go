@@ -87,17 +87,17 @@ func runPush(ctx context.Context, out io.Writer, src, dest string, o *ocisource.
 	return nil
 }
 
-// openOCI opens an oci:// SOURCE of serve. A tag is resolved once: it is
-// served at the digest it named at start (tag polling is not done yet).
+// openOCI opens an oci:// SOURCE of serve; follow re-resolves a tag every
+// --poll.
 func openOCI(ctx context.Context, src string, copts *catalog.Options, o sourceOptions) (servedSource, error) {
 	ref, err := ocisource.ParseRef(src)
 	if err != nil {
 		return servedSource{}, usageErrorf("serve: %v", err)
 	}
-	s, err := ocisource.Open(ctx, ref, &ocisource.Options{PlainHTTP: o.plainHTTP}, copts)
+	s, err := ocisource.Open(ctx, ref, &ocisource.Options{PlainHTTP: o.plainHTTP, Logger: o.log}, copts)
 	if err != nil {
 		return servedSource{}, &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 	}
 	o.log.Info("oci source", "source", ref.String(), "digest", s.Digest(), "pinned", ref.Pinned())
-	return servedSource{name: ref.String(), src: server.NewCatalogSource(s.Catalog())}, nil
+	return servedSource{name: ref.String(), src: server.NewCatalogSource(s.Catalog()), oci: s}, nil
 }

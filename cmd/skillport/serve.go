@@ -43,11 +43,12 @@ stderr only. The directory is watched and re-indexed when it changes
 A SOURCE is a directory or a git source git+URL[@REF][#SUBDIR] (https, http,
 ssh, git or file URL; REF a branch, tag or full commit, default the remote's
 default branch; SUBDIR the folder holding the skills), or an OCI source
-oci://REGISTRY/REPOSITORY[:TAG|@DIGEST] written by skillport push (a tag is
-resolved once, at start; see docs/oci.md). Several sources are
+oci://REGISTRY/REPOSITORY[:TAG|@DIGEST] written by skillport push (see
+docs/oci.md). Several sources are
 served as one catalog; PREFIX=SOURCE puts a source's skills under PREFIX, and
-a skill path published by two sources is an error. Git branches are
-re-resolved every --poll and on a signed push webhook (see the README).`,
+a skill path published by two sources is an error. Git branches and OCI tags
+are re-resolved every --poll, git branches also on a signed push webhook (see
+the README).`,
 	Args: cobra.ArbitraryArgs,
 	RunE: runServe,
 }

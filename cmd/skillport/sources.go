@@ -23,7 +23,7 @@ const EnvWebhookSecret = "SKILLPORT_WEBHOOK_SECRET"
 
 func init() {
 	f := serveCmd.Flags()
-	f.Duration("poll", gitsource.DefaultPoll, "re-resolve git branches every `D` (tags and commits never move)")
+	f.Duration("poll", gitsource.DefaultPoll, "re-resolve git branches and oci:// tags every `D` (git tags, commits and oci:// digests never move)")
 	f.String("cache-dir", "", "keep git mirrors in `DIR` (default: skillport/git under the user cache directory)")
 	f.String("webhook-secret-file", "", "with --http, accept push webhooks at "+gitsource.WebhookPath+" signed with the secret in `FILE` (or $"+EnvWebhookSecret+")")
 }
@@ -33,6 +33,7 @@ type servedSource struct {
 	name string // the argument, without credentials
 	src  *server.CatalogSource
 	git  *gitsource.Source // nil for a directory
+	oci  *ocisource.Source // nil unless oci://
 }
 
 // sourceSet is what serve publishes: one or several sources.
@@ -169,7 +170,7 @@ func (s *sourceSet) follow(ctx context.Context, watch bool, poll time.Duration, 
 	if watch {
 		dirs := 0
 		for _, p := range s.parts {
-			if p.git == nil {
+			if p.git == nil && p.oci == nil {
 				dirs++
 			}
 		}
@@ -179,6 +180,8 @@ func (s *sourceSet) follow(ctx context.Context, watch bool, poll time.Duration, 
 		switch {
 		case p.git != nil:
 			go p.git.Watch(ctx, poll, p.src.Swap)
+		case p.oci != nil:
+			go p.oci.Watch(ctx, poll, p.src.Swap)
 		case watch:
 			go func() {
 				p.src.Pack() // before the watch, whose reloads then share the packed files

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -313,5 +314,100 @@ func TestBasicAuth(t *testing.T) {
 	t.Setenv(ocisource.EnvPassword, "")
 	if _, err := ocisource.Open(ctx, r, nil, nil); err == nil || !strings.Contains(err.Error(), "log in with docker login "+reg.Host) {
 		t.Errorf("open without credentials: %v", err)
+	}
+}
+
+// TestMovedTagIsServedAfterUpdate pushes a tree, opens its tag and a pin
+// of its digest, changes one file and pushes again: Update serves the new
+// digest fetching only the changed blob, the pin does not move, and an
+// Update with the tag unchanged fetches nothing.
+func TestMovedTagIsServedAfterUpdate(t *testing.T) {
+	reg := ocitest.Start(t)
+	ctx := context.Background()
+	tree := t.TempDir()
+	if err := os.CopyFS(tree, os.DirFS(examples)); err != nil {
+		t.Fatal(err)
+	}
+	dir := openDir(t, tree)
+	r := ref(t, "oci://"+reg.Host+"/team/skills:main")
+	first, err := ocisource.Push(ctx, dir, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, err := ocisource.Open(ctx, r, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin, err := ocisource.Open(ctx, ref(t, "oci://"+reg.Host+"/team/skills@"+first.Digest), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, changed, err := tag.Update(ctx); changed || err != nil {
+		t.Fatalf("update of an unchanged tag: %v %v", changed, err)
+	}
+	md := filepath.Join(tree, "code-review", "SKILL.md")
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(md, append(b, "\nOne more line.\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir2 := openDir(t, tree)
+	second, err := ocisource.Push(ctx, dir2, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Uploaded != 1 { // the new SKILL.md; the frontmatter, so the config, did not change
+		t.Errorf("second push uploaded %d blobs, want 1", second.Uploaded)
+	}
+	before, _ := reg.Requests("GET")
+	c, changed, err := tag.Update(ctx)
+	if err != nil || !changed || tag.Digest() != second.Digest {
+		t.Fatalf("update after the tag moved: changed %v, digest %s want %s, %v", changed, tag.Digest(), second.Digest, err)
+	}
+	after, _ := reg.Requests("GET")
+	var fileGets []string
+	for _, l := range after[len(before):] {
+		if strings.Contains(l, "/blobs/") {
+			fileGets = append(fileGets, l)
+		}
+	}
+	// Configs are fetched with every manifest; of the files, only the new SKILL.md.
+	newMD := dir2.File("skill://code-review/SKILL.md").Digest
+	files := 0
+	for _, l := range fileGets {
+		if strings.Contains(l, newMD) {
+			files++
+		}
+	}
+	if files != 1 || len(fileGets) != len(dir2.Skills())+1 {
+		t.Errorf("update fetched %d blobs (want the %d configs and the changed SKILL.md):\n%s", len(fileGets), len(dir2.Skills()), strings.Join(fileGets, "\n"))
+	}
+	if !equal(fileSet(c), fileSet(dir2)) || !equal(fileSet(tag.Catalog()), fileSet(dir2)) {
+		t.Error("the updated catalog differs from the pushed tree")
+	}
+	// Watch does the same every poll: the tag moves back to the first
+	// push, and fn receives its catalog.
+	if err := os.WriteFile(md, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ocisource.Push(ctx, openDir(t, tree), r, nil); err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	got := make(chan *catalog.Catalog, 1)
+	go tag.Watch(wctx, 20*time.Millisecond, func(c *catalog.Catalog) { got <- c })
+	select {
+	case c := <-got:
+		if !equal(fileSet(c), fileSet(dir)) || tag.Digest() != first.Digest {
+			t.Error("Watch delivered another catalog than the first push's")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Watch did not deliver the moved tag's catalog within 30s")
+	}
+	if _, changed, _ := pin.Update(ctx); changed || pin.Digest() != first.Digest || !equal(fileSet(pin.Catalog()), fileSet(dir)) {
+		t.Error("a digest reference moved")
 	}
 }

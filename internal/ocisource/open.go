@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path"
 	"strings"
 	"sync"
@@ -25,16 +26,31 @@ const fetchers = 8
 
 // Source is the catalog of one OCI reference.
 type Source struct {
-	ref    Ref
+	ref      Ref
+	repo     *remote.Repository
+	maxTotal int64
+	log      *slog.Logger
+
+	update sync.Mutex // one Update at a time
+	mu     sync.Mutex
 	digest string
 	cat    *catalog.Catalog
+	blobs  map[digest.Digest][]byte // the current snapshot's verified files
 }
 
 // Catalog returns the catalog built from the reference.
-func (s *Source) Catalog() *catalog.Catalog { return s.cat }
+func (s *Source) Catalog() *catalog.Catalog {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cat
+}
 
 // Digest returns the digest the reference resolved to.
-func (s *Source) Digest() string { return s.digest }
+func (s *Source) Digest() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.digest
+}
 
 // Ref returns the reference.
 func (s *Source) Ref() Ref { return s.ref }
@@ -54,37 +70,70 @@ func Open(ctx context.Context, ref Ref, o *Options, copts *catalog.Options) (*So
 	if o == nil {
 		o = &Options{}
 	}
-	maxTotal := o.MaxTotal
-	if maxTotal <= 0 {
-		maxTotal = DefaultMaxTotal
+	src := &Source{ref: ref, maxTotal: o.MaxTotal, log: o.Logger}
+	if src.maxTotal <= 0 {
+		src.maxTotal = DefaultMaxTotal
 	}
-	repo, err := repository(ref, o)
+	if src.log == nil {
+		src.log = slog.New(slog.DiscardHandler)
+	}
+	var err error
+	if src.repo, err = repository(ref, o); err != nil {
+		return nil, err
+	}
+	top, err := src.resolve(ctx)
 	if err != nil {
 		return nil, err
 	}
+	tree, blobs, err := src.fetch(ctx, top)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := catalog.Open(tree, copts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	src.digest, src.cat, src.blobs = top.Digest.String(), cat, blobs
+	return src, nil
+}
+
+// resolve returns the descriptor the reference names now.
+func (s *Source) resolve(ctx context.Context) (ocispec.Descriptor, error) {
+	ref, repo := s.ref, s.repo
 	top, err := repo.Resolve(ctx, ref.Reference.Reference)
 	if err != nil {
-		return nil, fmt.Errorf("%s: resolving: %w", ref, authHint(ref, err))
+		return top, fmt.Errorf("%s: resolving: %w", ref, authHint(ref, err))
 	}
 	if d, err := ref.Digest(); err == nil && d != top.Digest {
-		return nil, fmt.Errorf("%s: the registry resolved the digest to %s; refused", ref, top.Digest)
+		return top, fmt.Errorf("%s: the registry resolved the digest to %s; refused", ref, top.Digest)
 	}
+	return top, nil
+}
+
+// fetch reads the artifact top names: its manifests, checked, then the
+// files the current snapshot does not hold, verified. It returns the tree
+// to build a catalog from and the files by digest.
+func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapFS, map[digest.Digest][]byte, error) {
+	ref, repo, maxTotal := s.ref, s.repo, s.maxTotal
+	s.mu.Lock()
+	held := s.blobs
+	s.mu.Unlock()
 	var arts []skillArtifact
 	switch top.MediaType {
 	case ocispec.MediaTypeImageIndex:
 		b, err := content.FetchAll(ctx, repo, top)
 		if err != nil {
-			return nil, fmt.Errorf("%s: fetching the index %s: %w", ref, top.Digest, err)
+			return nil, nil, fmt.Errorf("%s: fetching the index %s: %w", ref, top.Digest, err)
 		}
 		var idx ocispec.Index
 		if err := json.Unmarshal(b, &idx); err != nil {
-			return nil, fmt.Errorf("%s: index %s: %v", ref, top.Digest, err)
+			return nil, nil, fmt.Errorf("%s: index %s: %v", ref, top.Digest, err)
 		}
 		if idx.ArtifactType != CatalogArtifactType {
-			return nil, fmt.Errorf("%s: index %s has artifactType %q, not a skill catalog (%s)", ref, top.Digest, idx.ArtifactType, CatalogArtifactType)
+			return nil, nil, fmt.Errorf("%s: index %s has artifactType %q, not a skill catalog (%s)", ref, top.Digest, idx.ArtifactType, CatalogArtifactType)
 		}
 		if len(idx.Manifests) > MaxSkills {
-			return nil, fmt.Errorf("%s: index lists %d manifests, more than %d", ref, len(idx.Manifests), MaxSkills)
+			return nil, nil, fmt.Errorf("%s: index lists %d manifests, more than %d", ref, len(idx.Manifests), MaxSkills)
 		}
 		// Manifests and configs are small and many: fetched in parallel,
 		// each round trip otherwise adds up over a large catalog.
@@ -98,16 +147,16 @@ func Open(ctx context.Context, ref Ref, o *Options, copts *catalog.Options) (*So
 			})
 		}
 		if err := g.Wait(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	case ocispec.MediaTypeImageManifest:
 		a, err := fetchSkill(ctx, repo, ref, top)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		arts = append(arts, a)
 	default:
-		return nil, fmt.Errorf("%s: %s has media type %q, neither an OCI index nor an OCI manifest", ref, top.Digest, top.MediaType)
+		return nil, nil, fmt.Errorf("%s: %s has media type %q, neither an OCI index nor an OCI manifest", ref, top.Digest, top.MediaType)
 	}
 
 	// Every size is declared and checked: now the total, then the bytes.
@@ -123,13 +172,19 @@ func Open(ctx context.Context, ref Ref, o *Options, copts *catalog.Options) (*So
 				continue
 			}
 			if total += l.Size; total > maxTotal {
-				return nil, fmt.Errorf("%s: the files total more than %d bytes; refused before fetching", ref, maxTotal)
+				return nil, nil, fmt.Errorf("%s: the files total more than %d bytes; refused before fetching", ref, maxTotal)
 			}
 			blobs[l.Digest] = want{desc: ocispec.Descriptor{MediaType: l.MediaType, Digest: l.Digest, Size: l.Size}, name: path.Join(a.path, l.Annotations[AnnotationTitle])}
 		}
 	}
 	var mu sync.Mutex
 	data := make(map[digest.Digest][]byte, len(blobs))
+	for d := range blobs {
+		if b, ok := held[d]; ok {
+			data[d] = b
+			delete(blobs, d)
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fetchers)
 	for d, w := range blobs {
@@ -145,7 +200,7 @@ func Open(ctx context.Context, ref Ref, o *Options, copts *catalog.Options) (*So
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	// The tree the catalog reads: each skill's files under its path. A
@@ -157,18 +212,14 @@ func Open(ctx context.Context, ref Ref, o *Options, copts *catalog.Options) (*So
 			name := path.Join(a.path, l.Annotations[AnnotationTitle])
 			if prev, ok := tree[name]; ok {
 				if string(prev.Data) != string(data[l.Digest]) {
-					return nil, fmt.Errorf("%s: %s is given different contents by two skills; refused", ref, name)
+					return nil, nil, fmt.Errorf("%s: %s is given different contents by two skills; refused", ref, name)
 				}
 				continue
 			}
 			tree[name] = &fstest.MapFile{Data: data[l.Digest], Mode: 0o444, ModTime: when, Sys: blobID(l.Digest)}
 		}
 	}
-	cat, err := catalog.Open(tree, copts)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ref, err)
-	}
-	return &Source{ref: ref, digest: top.Digest.String(), cat: cat}, nil
+	return tree, data, nil
 }
 
 // blobID lets a later catalog of the same files reuse their digests

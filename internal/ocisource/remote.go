@@ -3,6 +3,7 @@ package ocisource
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 
@@ -28,6 +29,8 @@ type Options struct {
 	// MaxTotal bounds the bytes of files fetched for one reference;
 	// 0 means DefaultMaxTotal.
 	MaxTotal int64
+	// Logger receives the failures of Watch; nil discards them.
+	Logger *slog.Logger
 }
 
 // repository returns the remote repository of ref, with credentials from
