@@ -44,6 +44,9 @@ const (
 	// DefaultMaxTotal is the most bytes of files fetched for one
 	// reference, unless Options.MaxTotal says otherwise.
 	DefaultMaxTotal = 1 << 30
+	// DefaultMaxMetadata is the most bytes of manifests and configs read
+	// for one reference, unless Options.MaxMetadata says otherwise.
+	DefaultMaxMetadata = 256 << 20
 )
 
 // Config is the config blob of a skill manifest. SKILL.md (a layer) is

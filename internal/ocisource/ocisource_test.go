@@ -411,3 +411,62 @@ func TestMovedTagIsServedAfterUpdate(t *testing.T) {
 		t.Error("a digest reference moved")
 	}
 }
+
+// TestIndexBounds: the bytes an index's manifests and configs declare,
+// and the bytes of all its files, are bounded before they are fetched;
+// an index naming one skill path twice is refused.
+func TestIndexBounds(t *testing.T) {
+	reg := ocitest.Start(t)
+	ctx := context.Background()
+	dir := openDir(t, examples)
+	r := ref(t, "oci://"+reg.Host+"/team/skills:v1")
+	res, err := ocisource.Push(ctx, dir, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		o    *ocisource.Options
+		want string
+	}{
+		{"metadata", &ocisource.Options{MaxMetadata: 500}, "declare more than 500 bytes; refused before fetching"},
+		{"files", &ocisource.Options{MaxTotal: 100}, "the files total more than 100 bytes; refused before fetching"},
+	} {
+		before, _ := reg.Requests("GET")
+		_, err := ocisource.Open(ctx, r, c.o, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+		after, _ := reg.Requests("GET")
+		for _, l := range after[len(before):] {
+			for _, s := range dir.Skills() {
+				for _, f := range s.Files {
+					if strings.Contains(l, f.Digest) {
+						t.Errorf("%s: a file was fetched: %s", c.name, l)
+					}
+				}
+			}
+		}
+	}
+
+	repo, _ := remote.NewRepository(reg.Host + "/team/skills")
+	repo.PlainHTTP = true
+	_, b, err := oras_fetch(ctx, repo, res.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx ocispec.Index
+	if err := json.Unmarshal(b, &idx); err != nil {
+		t.Fatal(err)
+	}
+	idx.Manifests = append(idx.Manifests, idx.Manifests[0])
+	b, _ = json.Marshal(idx)
+	d := content.NewDescriptorFromBytes(ocispec.MediaTypeImageIndex, b)
+	if err := repo.PushReference(ctx, d, bytes.NewReader(b), "twice"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ocisource.Open(ctx, ref(t, "oci://"+reg.Host+"/team/skills:twice"), nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "both hold the skill "+dir.Skills()[0].Path) {
+		t.Errorf("an index naming a skill twice: %v", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing/fstest"
 	"time"
 
@@ -29,7 +30,9 @@ type Source struct {
 	ref      Ref
 	repo     *remote.Repository
 	maxTotal int64
-	log      *slog.Logger
+	// maxMetadata bounds the manifests and configs of one reference.
+	maxMetadata int64
+	log         *slog.Logger
 
 	update sync.Mutex // one Update at a time
 	mu     sync.Mutex
@@ -70,9 +73,12 @@ func Open(ctx context.Context, ref Ref, o *Options, copts *catalog.Options) (*So
 	if o == nil {
 		o = &Options{}
 	}
-	src := &Source{ref: ref, maxTotal: o.MaxTotal, log: o.Logger}
+	src := &Source{ref: ref, maxTotal: o.MaxTotal, maxMetadata: o.MaxMetadata, log: o.Logger}
 	if src.maxTotal <= 0 {
 		src.maxTotal = DefaultMaxTotal
+	}
+	if src.maxMetadata <= 0 {
+		src.maxMetadata = DefaultMaxMetadata
 	}
 	if src.log == nil {
 		src.log = slog.New(slog.DiscardHandler)
@@ -135,22 +141,40 @@ func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapF
 		if len(idx.Manifests) > MaxSkills {
 			return nil, nil, fmt.Errorf("%s: index lists %d manifests, more than %d", ref, len(idx.Manifests), MaxSkills)
 		}
-		// Manifests and configs are small and many: fetched in parallel,
-		// each round trip otherwise adds up over a large catalog.
+		// What the manifests and configs declare is bounded before any is
+		// fetched: each is small, but an index may list many.
+		var meta atomic.Int64
+		for _, d := range idx.Manifests {
+			if d.Size < 0 || meta.Add(d.Size) > s.maxMetadata {
+				return nil, nil, fmt.Errorf("%s: the index's manifests declare more than %d bytes; refused before fetching", ref, s.maxMetadata)
+			}
+		}
+		// Manifests and configs are fetched in parallel: each round trip
+		// otherwise adds up over a large catalog.
 		arts = make([]skillArtifact, len(idx.Manifests))
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(fetchers)
 		for i, d := range idx.Manifests {
 			g.Go(func() (err error) {
-				arts[i], err = fetchSkill(gctx, repo, ref, d)
+				arts[i], err = fetchSkill(gctx, repo, ref, d, &meta, s.maxMetadata)
 				return err
 			})
 		}
 		if err := g.Wait(); err != nil {
 			return nil, nil, err
 		}
+		// Two artifacts of one skill path would be served as one skill
+		// holding the files of both.
+		paths := make(map[string]string, len(arts))
+		for _, a := range arts {
+			if prev, ok := paths[a.path]; ok {
+				return nil, nil, fmt.Errorf("%s: %s and %s both hold the skill %s; refused", ref, prev, a.where, a.path)
+			}
+			paths[a.path] = a.where
+		}
 	case ocispec.MediaTypeImageManifest:
-		a, err := fetchSkill(ctx, repo, ref, top)
+		var meta atomic.Int64
+		a, err := fetchSkill(ctx, repo, ref, top, &meta, s.maxMetadata)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -230,7 +254,8 @@ type blobID string
 func (b blobID) ContentID() string { return string(b) }
 
 // fetchSkill fetches and checks one skill manifest and its config.
-func fetchSkill(ctx context.Context, repo *remote.Repository, ref Ref, d ocispec.Descriptor) (skillArtifact, error) {
+// meta counts the metadata bytes declared so far against maxMeta.
+func fetchSkill(ctx context.Context, repo *remote.Repository, ref Ref, d ocispec.Descriptor, meta *atomic.Int64, maxMeta int64) (skillArtifact, error) {
 	where := fmt.Sprintf("%s: manifest %s", ref, d.Digest)
 	if d.MediaType != ocispec.MediaTypeImageManifest {
 		return skillArtifact{}, fmt.Errorf("%s: media type %q is not an OCI manifest", where, d.MediaType)
@@ -248,6 +273,9 @@ func fetchSkill(ctx context.Context, repo *remote.Repository, ref Ref, d ocispec
 	}
 	if err := checkManifest(&a.m, where); err != nil {
 		return skillArtifact{}, err
+	}
+	if meta.Add(a.m.Config.Size) > maxMeta {
+		return skillArtifact{}, fmt.Errorf("%s: the manifests and configs declare more than %d bytes; refused before fetching", where, maxMeta)
 	}
 	cb, err := content.FetchAll(ctx, repo, a.m.Config)
 	if err != nil {

@@ -29,6 +29,9 @@ type Options struct {
 	// MaxTotal bounds the bytes of files fetched for one reference;
 	// 0 means DefaultMaxTotal.
 	MaxTotal int64
+	// MaxMetadata bounds the bytes the manifests and configs of one
+	// reference declare; 0 means DefaultMaxMetadata.
+	MaxMetadata int64
 	// Logger receives the failures of Watch; nil discards them.
 	Logger *slog.Logger
 }
