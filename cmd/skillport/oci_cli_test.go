@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -110,3 +113,55 @@ func TestPushThenServeOCI(t *testing.T) {
 }
 
 const examplesDir = "../../examples/skills"
+
+// TestServeOCIFollowsTag: serve re-resolves an oci:// tag every --poll and
+// swaps the moved tag's catalog in through the reload path.
+func TestServeOCIFollowsTag(t *testing.T) {
+	reg := ocitest.Start(t)
+	tree := t.TempDir()
+	if err := os.CopyFS(tree, os.DirFS(examplesDir)); err != nil {
+		t.Fatal(err)
+	}
+	dest := "oci://" + reg.Host + "/acme/skills:main"
+	if err := runPush(context.Background(), io.Discard, tree, dest, nil); err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	set, err := openSources(ctx, []string{dest}, sourceOptions{log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan struct{}, 1)
+	set.parts[0].src.OnChange(func(_, _ server.Snapshot) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	set.follow(ctx, false, 20*time.Millisecond, quiet)
+	md := filepath.Join(tree, "code-review", "SKILL.md")
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, "\nA line pushed later.\n"...)
+	if err := os.WriteFile(md, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := runPush(context.Background(), io.Discard, tree, dest, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not pick up the moved tag within 30s")
+	}
+	cat := set.parts[0].src.Catalog()
+	f := cat.File("skill://code-review/SKILL.md")
+	got, err := cat.ReadFile(f)
+	if err != nil || !bytes.Equal(got, b) {
+		t.Errorf("served SKILL.md after the tag moved: %q %v", got, err)
+	}
+}
