@@ -165,3 +165,28 @@ func TestServeOCIFollowsTag(t *testing.T) {
 		t.Errorf("served SKILL.md after the tag moved: %q %v", got, err)
 	}
 }
+
+// TestPushCommandLine runs push as a user types it.
+func TestPushCommandLine(t *testing.T) {
+	reg := ocitest.Start(t)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	out, errOut, code := runCLI(t, "push", examplesDir, "oci://"+reg.Host+"/cli/skills:v1", "--plain-http")
+	if code != 0 || !strings.HasPrefix(out, "pushed 5 skills to oci://"+reg.Host+"/cli/skills:v1 (sha256:") {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	_, errOut, code = runCLI(t, "push", examplesDir)
+	if code != 2 || !strings.Contains(errOut, "push: give a skill folder and a destination") {
+		t.Errorf("push with one argument: exit %d, %s", code, errOut)
+	}
+	bad := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(bad, "broken"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "broken", "SKILL.md"), []byte("---\nname: other\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = runCLI(t, "push", bad, "oci://"+reg.Host+"/cli/bad:v1")
+	if code != 1 || !strings.Contains(errOut, "1 skill is invalid; run skillport validate") {
+		t.Errorf("push of an invalid skill: exit %d, %s", code, errOut)
+	}
+}

@@ -39,7 +39,7 @@ Serve what was pushed with: skillport serve oci://REGISTRY/REPOSITORY:TAG`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPush(cmd.Context(), os.Stdout, args[0], args[1], &ocisource.Options{PlainHTTP: plainHTTP})
+			return runPush(cmd.Context(), cmd.OutOrStdout(), args[0], args[1], &ocisource.Options{PlainHTTP: plainHTTP})
 		},
 	}
 	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "talk HTTP, not HTTPS, to a registry that is not on loopback")
