@@ -38,7 +38,8 @@ type Source struct {
 	mu     sync.Mutex
 	digest string
 	cat    *catalog.Catalog
-	blobs  map[digest.Digest][]byte // the current snapshot's verified files
+	blobs  map[digest.Digest][]byte        // the current snapshot's verified files
+	arts   map[digest.Digest]skillArtifact // and its checked manifests
 }
 
 // Catalog returns the catalog built from the reference.
@@ -60,9 +61,10 @@ func (s *Source) Ref() Ref { return s.ref }
 
 // skillArtifact is one skill manifest, checked, with its config.
 type skillArtifact struct {
-	where string // reference and skill path, for errors
-	path  string
-	m     ocispec.Manifest
+	where  string // reference and skill path, for errors
+	path   string
+	digest digest.Digest // of the manifest
+	m      ocispec.Manifest
 }
 
 // Open resolves ref, fetches its index or manifest and every manifest the
@@ -91,7 +93,7 @@ func Open(ctx context.Context, ref Ref, o *Options, copts *catalog.Options) (*So
 	if err != nil {
 		return nil, err
 	}
-	tree, blobs, err := src.fetch(ctx, top)
+	tree, blobs, arts, err := src.fetch(ctx, top)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +101,7 @@ func Open(ctx context.Context, ref Ref, o *Options, copts *catalog.Options) (*So
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
-	src.digest, src.cat, src.blobs = top.Digest.String(), cat, blobs
+	src.digest, src.cat, src.blobs, src.arts = top.Digest.String(), cat, blobs, arts
 	return src, nil
 }
 
@@ -119,34 +121,34 @@ func (s *Source) resolve(ctx context.Context) (ocispec.Descriptor, error) {
 // fetch reads the artifact top names: its manifests, checked, then the
 // files the current snapshot does not hold, verified. It returns the tree
 // to build a catalog from and the files by digest.
-func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapFS, map[digest.Digest][]byte, error) {
+func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapFS, map[digest.Digest][]byte, map[digest.Digest]skillArtifact, error) {
 	ref, repo, maxTotal := s.ref, s.repo, s.maxTotal
 	s.mu.Lock()
-	held := s.blobs
+	held, heldArts := s.blobs, s.arts
 	s.mu.Unlock()
 	var arts []skillArtifact
 	switch top.MediaType {
 	case ocispec.MediaTypeImageIndex:
 		b, err := content.FetchAll(ctx, repo, top)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: fetching the index %s: %w", ref, top.Digest, err)
+			return nil, nil, nil, fmt.Errorf("%s: fetching the index %s: %w", ref, top.Digest, err)
 		}
 		var idx ocispec.Index
 		if err := json.Unmarshal(b, &idx); err != nil {
-			return nil, nil, fmt.Errorf("%s: index %s: %v", ref, top.Digest, err)
+			return nil, nil, nil, fmt.Errorf("%s: index %s: %v", ref, top.Digest, err)
 		}
 		if idx.ArtifactType != CatalogArtifactType {
-			return nil, nil, fmt.Errorf("%s: index %s has artifactType %q, not a skill catalog (%s)", ref, top.Digest, idx.ArtifactType, CatalogArtifactType)
+			return nil, nil, nil, fmt.Errorf("%s: index %s has artifactType %q, not a skill catalog (%s)", ref, top.Digest, idx.ArtifactType, CatalogArtifactType)
 		}
 		if len(idx.Manifests) > MaxSkills {
-			return nil, nil, fmt.Errorf("%s: index lists %d manifests, more than %d", ref, len(idx.Manifests), MaxSkills)
+			return nil, nil, nil, fmt.Errorf("%s: index lists %d manifests, more than %d", ref, len(idx.Manifests), MaxSkills)
 		}
 		// What the manifests and configs declare is bounded before any is
 		// fetched: each is small, but an index may list many.
 		var meta atomic.Int64
 		for _, d := range idx.Manifests {
 			if d.Size < 0 || meta.Add(d.Size) > s.maxMetadata {
-				return nil, nil, fmt.Errorf("%s: the index's manifests declare more than %d bytes; refused before fetching", ref, s.maxMetadata)
+				return nil, nil, nil, fmt.Errorf("%s: the index's manifests declare more than %d bytes; refused before fetching", ref, s.maxMetadata)
 			}
 		}
 		// Manifests and configs are fetched in parallel: each round trip
@@ -156,19 +158,28 @@ func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapF
 		g.SetLimit(fetchers)
 		for i, d := range idx.Manifests {
 			g.Go(func() (err error) {
+				// A manifest is named by its digest: one the served
+				// snapshot already checked is the same artifact.
+				if a, ok := heldArts[d.Digest]; ok && a.m.Config.Size >= 0 {
+					if meta.Add(a.m.Config.Size) > s.maxMetadata {
+						return fmt.Errorf("%s: the manifests and configs declare more than %d bytes; refused", a.where, s.maxMetadata)
+					}
+					arts[i] = a
+					return nil
+				}
 				arts[i], err = fetchSkill(gctx, repo, ref, d, &meta, s.maxMetadata)
 				return err
 			})
 		}
 		if err := g.Wait(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		// Two artifacts of one skill path would be served as one skill
 		// holding the files of both.
 		paths := make(map[string]string, len(arts))
 		for _, a := range arts {
 			if prev, ok := paths[a.path]; ok {
-				return nil, nil, fmt.Errorf("%s: %s and %s both hold the skill %s; refused", ref, prev, a.where, a.path)
+				return nil, nil, nil, fmt.Errorf("%s: %s and %s both hold the skill %s; refused", ref, prev, a.where, a.path)
 			}
 			paths[a.path] = a.where
 		}
@@ -176,11 +187,11 @@ func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapF
 		var meta atomic.Int64
 		a, err := fetchSkill(ctx, repo, ref, top, &meta, s.maxMetadata)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		arts = append(arts, a)
 	default:
-		return nil, nil, fmt.Errorf("%s: %s has media type %q, neither an OCI index nor an OCI manifest", ref, top.Digest, top.MediaType)
+		return nil, nil, nil, fmt.Errorf("%s: %s has media type %q, neither an OCI index nor an OCI manifest", ref, top.Digest, top.MediaType)
 	}
 
 	// Every size is declared and checked: now the total, then the bytes.
@@ -196,7 +207,7 @@ func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapF
 				continue
 			}
 			if total += l.Size; total > maxTotal {
-				return nil, nil, fmt.Errorf("%s: the files total more than %d bytes; refused before fetching", ref, maxTotal)
+				return nil, nil, nil, fmt.Errorf("%s: the files total more than %d bytes; refused before fetching", ref, maxTotal)
 			}
 			blobs[l.Digest] = want{desc: ocispec.Descriptor{MediaType: l.MediaType, Digest: l.Digest, Size: l.Size}, name: path.Join(a.path, l.Annotations[AnnotationTitle])}
 		}
@@ -224,7 +235,7 @@ func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapF
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 
 	// The tree the catalog reads: each skill's files under its path. A
@@ -236,14 +247,18 @@ func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapF
 			name := path.Join(a.path, l.Annotations[AnnotationTitle])
 			if prev, ok := tree[name]; ok {
 				if string(prev.Data) != string(data[l.Digest]) {
-					return nil, nil, fmt.Errorf("%s: %s is given different contents by two skills; refused", ref, name)
+					return nil, nil, nil, fmt.Errorf("%s: %s is given different contents by two skills; refused", ref, name)
 				}
 				continue
 			}
 			tree[name] = &fstest.MapFile{Data: data[l.Digest], Mode: 0o444, ModTime: when, Sys: blobID(l.Digest)}
 		}
 	}
-	return tree, data, nil
+	byDigest := make(map[digest.Digest]skillArtifact, len(arts))
+	for _, a := range arts {
+		byDigest[a.digest] = a
+	}
+	return tree, data, byDigest, nil
 }
 
 // blobID lets a later catalog of the same files reuse their digests
@@ -288,6 +303,6 @@ func fetchSkill(ctx context.Context, repo *remote.Repository, ref Ref, d ocispec
 	if !fs.ValidPath(cfg.Path) || cfg.Path == "." || strings.HasPrefix(cfg.Path, ".") {
 		return skillArtifact{}, fmt.Errorf("%s: config %s: skill path %q is not a relative slash-separated path", where, a.m.Config.Digest, cfg.Path)
 	}
-	a.path, a.where = cfg.Path, where
+	a.path, a.where, a.digest = cfg.Path, where, d.Digest
 	return a, nil
 }

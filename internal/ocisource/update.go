@@ -12,8 +12,8 @@ import (
 const DefaultPoll = time.Minute
 
 // Update re-resolves a tag once and, if it names another digest, fetches
-// the new artifact (only the files the current snapshot lacks, with the
-// same checks as Open) and returns its catalog with changed set. A digest
+// the new artifact (only the manifests and files the current snapshot
+// lacks, with the same checks as Open) and returns its catalog with changed set. A digest
 // reference never moves and is not resolved again. On failure the current
 // catalog stays.
 func (s *Source) Update(ctx context.Context) (c *catalog.Catalog, changed bool, err error) {
@@ -30,7 +30,7 @@ func (s *Source) Update(ctx context.Context) (c *catalog.Catalog, changed bool, 
 	if top.Digest.String() == s.Digest() {
 		return cur, false, nil
 	}
-	tree, blobs, err := s.fetch(ctx, top)
+	tree, blobs, arts, err := s.fetch(ctx, top)
 	if err != nil {
 		return cur, false, err
 	}
@@ -41,7 +41,7 @@ func (s *Source) Update(ctx context.Context) (c *catalog.Catalog, changed bool, 
 		return cur, false, fmt.Errorf("%s: %w", s.ref, err)
 	}
 	s.mu.Lock()
-	s.digest, s.cat, s.blobs = top.Digest.String(), next, blobs
+	s.digest, s.cat, s.blobs, s.arts = top.Digest.String(), next, blobs, arts
 	s.mu.Unlock()
 	return next, true, nil
 }
