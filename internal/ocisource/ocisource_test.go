@@ -209,6 +209,12 @@ func TestTamperedBlobIsRefused(t *testing.T) {
 	}
 }
 
+// titled returns d named title.
+func titled(d ocispec.Descriptor, title string) ocispec.Descriptor {
+	d.Annotations = map[string]string{ocispec.AnnotationTitle: title}
+	return d
+}
+
 // TestDeclaredSizesAreCheckedBeforeFetching pushes manifests declaring a
 // layer over the skill limit, too many files, a bad title, and a size the
 // blob does not have. The registry holds every blob (it refuses manifests
@@ -257,6 +263,7 @@ func TestDeclaredSizesAreCheckedBeforeFetching(t *testing.T) {
 		{"files", many, "513 files exceed the skill limit of 512", false},
 		{"title", []ocispec.Descriptor{skillMD, evil}, `title "../etc/passwd" is not a relative`, false},
 		{"duplicate", []ocispec.Descriptor{skillMD, skillMD}, `file "SKILL.md" appears twice`, false},
+		{"fileAndFolder", []ocispec.Descriptor{skillMD, titled(one, "x"), titled(one, "x/y")}, "big/x is a file and also the folder of big/x/y; refused", true},
 		{"lyingSize", []ocispec.Descriptor{skillMD, lying}, "blob " + lying.Digest.String() + " (big/lie.txt)", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {

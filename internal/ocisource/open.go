@@ -254,6 +254,15 @@ func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapF
 			tree[name] = &fstest.MapFile{Data: data[l.Digest], Mode: 0o444, ModTime: when, Sys: blobID(l.Digest)}
 		}
 	}
+	// A name that is both a file and a folder ("x" and "x/y") has no
+	// tree to stand for.
+	for name := range tree {
+		for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+			if _, ok := tree[dir]; ok {
+				return nil, nil, nil, fmt.Errorf("%s: %s is a file and also the folder of %s; refused", ref, dir, name)
+			}
+		}
+	}
 	byDigest := make(map[digest.Digest]skillArtifact, len(arts))
 	for _, a := range arts {
 		byDigest[a.digest] = a
