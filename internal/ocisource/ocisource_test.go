@@ -55,18 +55,26 @@ func fileSet(cat *catalog.Catalog) map[string]string {
 	return m
 }
 
+// pushExamples starts a registry and pushes examples/skills to
+// team/skills:v1 in it.
+func pushExamples(t *testing.T) (*ocitest.Registry, *catalog.Catalog, ocisource.Ref, *ocisource.PushResult) {
+	t.Helper()
+	reg := ocitest.Start(t)
+	dir := openDir(t, examples)
+	r := ref(t, "oci://"+reg.Host+"/team/skills:v1")
+	res, err := ocisource.Push(context.Background(), dir, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, dir, r, res
+}
+
 // TestPushThenOpenIsTheSameCatalog pushes the example tree and reads it
 // back by tag and by digest: the same skills, URIs and digests, the same
 // bytes; a second push of the unchanged tree uploads no blob.
 func TestPushThenOpenIsTheSameCatalog(t *testing.T) {
-	reg := ocitest.Start(t)
+	reg, dir, r, res := pushExamples(t)
 	ctx := context.Background()
-	dir := openDir(t, examples)
-	r := ref(t, "oci://"+reg.Host+"/team/skills:v1")
-	res, err := ocisource.Push(ctx, dir, r, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if res.Skills != len(dir.Skills()) || res.Uploaded == 0 || res.Present != 0 {
 		t.Fatalf("first push: %+v", res)
 	}
@@ -186,13 +194,8 @@ func oras_fetch(ctx context.Context, repo *remote.Repository, ref string) (ocisp
 // TestTamperedBlobIsRefused overwrites a file's blob in the registry's
 // storage, same length and then another length: Open refuses naming it.
 func TestTamperedBlobIsRefused(t *testing.T) {
-	reg := ocitest.Start(t)
+	reg, dir, r, _ := pushExamples(t)
 	ctx := context.Background()
-	dir := openDir(t, examples)
-	r := ref(t, "oci://"+reg.Host+"/team/skills:v1")
-	if _, err := ocisource.Push(ctx, dir, r, nil); err != nil {
-		t.Fatal(err)
-	}
 	f := dir.Skills()[0].Files[0]
 	orig, err := os.ReadFile(reg.BlobPath(f.Digest))
 	if err != nil {
@@ -430,14 +433,8 @@ func TestMovedTagIsServedAfterUpdate(t *testing.T) {
 // and the bytes of all its files, are bounded before they are fetched;
 // an index naming one skill path twice is refused.
 func TestIndexBounds(t *testing.T) {
-	reg := ocitest.Start(t)
+	reg, dir, r, res := pushExamples(t)
 	ctx := context.Background()
-	dir := openDir(t, examples)
-	r := ref(t, "oci://"+reg.Host+"/team/skills:v1")
-	res, err := ocisource.Push(ctx, dir, r, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		name string
 		o    *ocisource.Options
