@@ -116,7 +116,6 @@ func (p *pusher) skill(ctx context.Context, cat *catalog.Catalog, s *catalog.Ski
 		if err := p.blob(ctx, d, func() ([]byte, error) { return cat.ReadFile(f) }, f.Path); err != nil {
 			return ocispec.Descriptor{}, err
 		}
-		d.Annotations = map[string]string{AnnotationTitle: rel}
 		layers = append(layers, d)
 	}
 	// Built by hand rather than with oras.PackManifest, which stamps the
