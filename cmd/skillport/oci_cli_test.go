@@ -83,6 +83,11 @@ func TestPushThenServeOCI(t *testing.T) {
 	if !strings.HasPrefix(out.String(), "pushed 5 skills to "+dest+" (sha256:") || !strings.Contains(out.String(), ", 0 already in the registry") {
 		t.Errorf("push printed %q", out.String())
 	}
+	digest := strings.SplitN(out.String(), "(", 2)[1][:len("sha256:")+12]
+	set, err := openSources(context.Background(), []string{dest}, sourceOptions{log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil || set.describe() != dest+" ("+digest+")" {
+		t.Errorf("serve describes the source as %q, want %q (%v)", set.describe(), dest+" ("+digest+")", err)
+	}
 	want, wantFiles := listServed(t, examplesDir)
 	got, gotFiles := listServed(t, dest)
 	if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -241,6 +241,9 @@ func (s *sourceSet) describe() string {
 		if p.git != nil {
 			names[i] += " (" + p.git.Status().Commit[:12] + ")"
 		}
+		if p.oci != nil {
+			names[i] += " (" + p.oci.Digest()[:len("sha256:")+12] + ")"
+		}
 	}
 	return strings.Join(names, ", ")
 }
