@@ -42,10 +42,13 @@ stderr only. The directory is watched and re-indexed when it changes
 
 A SOURCE is a directory or a git source git+URL[@REF][#SUBDIR] (https, http,
 ssh, git or file URL; REF a branch, tag or full commit, default the remote's
-default branch; SUBDIR the folder holding the skills). Several sources are
+default branch; SUBDIR the folder holding the skills), or an OCI source
+oci://REGISTRY/REPOSITORY[:TAG|@DIGEST] written by skillport push (see
+docs/oci.md). Several sources are
 served as one catalog; PREFIX=SOURCE puts a source's skills under PREFIX, and
-a skill path published by two sources is an error. Git branches are
-re-resolved every --poll and on a signed push webhook (see the README).`,
+a skill path published by two sources is an error. Git branches and OCI tags
+are re-resolved every --poll, git branches also on a signed push webhook (see
+the README).`,
 	Args: cobra.ArbitraryArgs,
 	RunE: runServe,
 }
@@ -131,6 +134,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	if maxFetch <= 0 {
 		return usageErrorf("serve: --git-max-fetch must be a positive number of bytes (the default is 1073741824, 1 GiB)")
 	}
+	plainHTTP, _ := f.GetBool("plain-http")
 	secretFile, _ := f.GetString("webhook-secret-file")
 
 	log := slog.Default()
@@ -170,7 +174,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	} else {
 		var err error
 		endBuildGC := buildGC(buildHeapCeiling, buildGCPercent) // collect rarely while the first catalogs are built
-		set, err = openSources(octx, args, sourceOptions{prefix: prefix, dotfiles: dotfiles, strict: strict, allowHardlinks: allowHardlinks, cacheDir: cacheDir, maxFetch: maxFetch, log: log})
+		set, err = openSources(octx, args, sourceOptions{prefix: prefix, dotfiles: dotfiles, strict: strict, allowHardlinks: allowHardlinks, cacheDir: cacheDir, maxFetch: maxFetch, plainHTTP: plainHTTP, log: log})
 		endBuildGC()
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/gitsource"
+	"github.com/skillport/skillport/internal/ocisource"
 	"github.com/skillport/skillport/server"
 )
 
@@ -22,7 +23,7 @@ const EnvWebhookSecret = "SKILLPORT_WEBHOOK_SECRET"
 
 func init() {
 	f := serveCmd.Flags()
-	f.Duration("poll", gitsource.DefaultPoll, "re-resolve git branches every `D` (tags and commits never move)")
+	f.Duration("poll", gitsource.DefaultPoll, "re-resolve git branches and oci:// tags every `D` (git tags, commits and oci:// digests never move)")
 	f.String("cache-dir", "", "keep git mirrors in `DIR` (default: skillport/git under the user cache directory)")
 	f.Int64("git-max-fetch", gitsource.DefaultMaxFetch, "a fetch of a git source fails once it has written `N` bytes to the cache")
 	f.String("webhook-secret-file", "", "with --http, accept push webhooks at "+gitsource.WebhookPath+" signed with the secret in `FILE` (or $"+EnvWebhookSecret+")")
@@ -33,6 +34,7 @@ type servedSource struct {
 	name string // the argument, without credentials
 	src  *server.CatalogSource
 	git  *gitsource.Source // nil for a directory
+	oci  *ocisource.Source // nil unless oci://
 }
 
 // sourceSet is what serve publishes: one or several sources.
@@ -49,6 +51,7 @@ type sourceOptions struct {
 	strict, allowHardlinks bool
 	cacheDir               string
 	maxFetch               int64 // gitsource.Options.MaxFetch
+	plainHTTP              bool  // --plain-http, for oci:// sources
 	log                    *slog.Logger
 }
 
@@ -88,7 +91,8 @@ func badPrefix(arg string) error {
 		esc(arg), esc(p), esc(strings.ToLower(p)), esc(arg))
 }
 
-// openSources opens each SOURCE ([PREFIX=]DIR or [PREFIX=]git+URL[@REF][#SUBDIR]).
+// openSources opens each SOURCE ([PREFIX=]DIR, [PREFIX=]git+URL[@REF][#SUBDIR] or
+// [PREFIX=]oci://REGISTRY/REPOSITORY[:TAG|@DIGEST]).
 func openSources(ctx context.Context, args []string, o sourceOptions) (*sourceSet, error) {
 	if o.prefix != "" && len(args) > 1 {
 		return nil, usageErrorf("serve: --prefix applies to one source; give each source its own with PREFIX=SOURCE")
@@ -103,6 +107,14 @@ func openSources(ctx context.Context, args []string, o sourceOptions) (*sourceSe
 			prefix = o.prefix
 		}
 		copts := &catalog.Options{Prefix: prefix, IncludeDotFiles: o.dotfiles, Strict: o.strict, AllowHardlinks: o.allowHardlinks, Logger: o.log}
+		if ocisource.IsSpec(src) {
+			p, err := openOCI(ctx, src, copts, o)
+			if err != nil {
+				return nil, err
+			}
+			set.parts = append(set.parts, p)
+			continue
+		}
 		if gitsource.IsSpec(src) {
 			spec, err := gitsource.ParseSpec(src)
 			if err != nil {
@@ -160,7 +172,7 @@ func (s *sourceSet) follow(ctx context.Context, watch bool, poll time.Duration, 
 	if watch {
 		dirs := 0
 		for _, p := range s.parts {
-			if p.git == nil {
+			if p.git == nil && p.oci == nil {
 				dirs++
 			}
 		}
@@ -170,6 +182,8 @@ func (s *sourceSet) follow(ctx context.Context, watch bool, poll time.Duration, 
 		switch {
 		case p.git != nil:
 			go p.git.Watch(ctx, poll, p.src.Swap)
+		case p.oci != nil:
+			go p.oci.Watch(ctx, poll, p.src.Swap)
 		case watch:
 			go func() {
 				p.src.Pack() // before the watch, whose reloads then share the packed files
@@ -228,6 +242,9 @@ func (s *sourceSet) describe() string {
 		names[i] = p.name
 		if p.git != nil {
 			names[i] += " (" + p.git.Status().Commit[:12] + ")"
+		}
+		if p.oci != nil {
+			names[i] += " (" + p.oci.Digest()[:len("sha256:")+12] + ")"
 		}
 	}
 	return strings.Join(names, ", ")

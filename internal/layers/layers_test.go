@@ -40,6 +40,7 @@ var rank = map[string]int{
 	"internal/oauth":      3,
 	"server":              3,
 	"internal/gitsource":  3,
+	"internal/ocisource":  3,
 	"skillclient":         3,
 	"skills":              4,
 	"internal/access":     4,

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/ocisource"
+	"github.com/skillport/skillport/server"
+)
+
+func init() {
+	var plainHTTP bool
+	cmd := &cobra.Command{
+		Use:   "push SOURCE oci://REGISTRY/REPOSITORY[:TAG]",
+		Short: "Publish a skill folder to an OCI registry",
+		Long: `push writes every skill under SOURCE (a folder, as serve and validate take it)
+to an OCI registry: one artifact per skill, each file one layer whose digest
+is the file's sha256, and an index over them under TAG (default latest). A
+folder that is itself one skill is pushed as that artifact alone. Blobs the
+registry already holds are not uploaded again. The layout is in docs/oci.md.
+
+Credentials come from $` + ocisource.EnvUsername + ` and $` + ocisource.EnvPassword + `, or else from
+the Docker configuration file and its credential helpers (docker login).
+The registry is reached over HTTPS; plain HTTP only on a loopback address
+or with --plain-http.
+
+Serve what was pushed with: skillport serve oci://REGISTRY/REPOSITORY:TAG`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usageErrorf("push: give a skill folder and a destination, e.g. skillport push ./skills oci://ghcr.io/acme/skills:v1")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPush(cmd.Context(), cmd.OutOrStdout(), args[0], args[1], &ocisource.Options{PlainHTTP: plainHTTP})
+		},
+	}
+	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "talk HTTP, not HTTPS, to a registry that is not on loopback")
+	rootCmd.AddCommand(cmd)
+	serveCmd.Flags().Bool("plain-http", false, "talk HTTP, not HTTPS, to oci:// registries that are not on loopback")
+}
+
+// runPush pushes the catalog of the folder src to dest.
+func runPush(ctx context.Context, out io.Writer, src, dest string, o *ocisource.Options) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ref, err := ocisource.ParseRef(dest)
+	if err != nil {
+		return usageErrorf("push: %v", err)
+	}
+	if ref.Pinned() {
+		return usageErrorf("push: %s: push to a tag (oci://REGISTRY/REPOSITORY:TAG), not a digest", esc(dest))
+	}
+	if fi, err := os.Stat(src); err == nil && !fi.IsDir() && filepath.Base(src) == catalog.FileNameSKILL {
+		src = filepath.Dir(src)
+	}
+	if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = errors.New("not a directory")
+		}
+		return usageErrorf("push: %s: %v", esc(src), err)
+	}
+	cat, err := catalog.OpenDir(src, nil)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("push: %w", err)}
+	}
+	defer cat.Close()
+	// A skill the catalog refuses would silently be missing from the
+	// registry: push nothing until the folder validates.
+	if n := cat.Stats().Invalid; n > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("push: %s: %s invalid; run skillport validate %s and fix them, nothing was pushed", esc(src), count(n, "skill is", "skills are"), esc(src))}
+	}
+	res, err := ocisource.Push(ctx, cat, ref, o)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("push: %w", err)}
+	}
+	fmt.Fprintf(out, "pushed %s to %s (%s): %s uploaded, %d already in the registry\n",
+		count(res.Skills, "skill", "skills"), esc(ref.String()), res.Digest, count(res.Uploaded, "blob", "blobs"), res.Present)
+	return nil
+}
+
+// openOCI opens an oci:// SOURCE of serve; follow re-resolves a tag every
+// --poll.
+func openOCI(ctx context.Context, src string, copts *catalog.Options, o sourceOptions) (servedSource, error) {
+	ref, err := ocisource.ParseRef(src)
+	if err != nil {
+		return servedSource{}, usageErrorf("serve: %v", err)
+	}
+	s, err := ocisource.Open(ctx, ref, &ocisource.Options{PlainHTTP: o.plainHTTP, Logger: o.log}, copts)
+	if err != nil {
+		return servedSource{}, &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+	}
+	o.log.Info("oci source", "source", ref.String(), "digest", s.Digest(), "pinned", ref.Pinned())
+	return servedSource{name: ref.String(), src: server.NewCatalogSource(s.Catalog()), oci: s}, nil
+}
