@@ -1,3 +1,8 @@
+//go:build unix
+
+// The attacks shrink a socket's receive buffer with setsockopt, a Unix call;
+// the endpoint is the same code on every OS.
+
 package endpoint_test
 
 // Two attacks of issue 25 on `skillport serve --http`, bounded in count

@@ -29,3 +29,9 @@ func (s *Server) Log() string { return "" }
 
 // NewDatabase fails: see [errUnix].
 func (s *Server) NewDatabase(string) (string, error) { return "", errUnix }
+
+// Pause fails: see [errUnix].
+func (s *Server) Pause() error { return errUnix }
+
+// Resume fails: see [errUnix].
+func (s *Server) Resume() error { return errUnix }
