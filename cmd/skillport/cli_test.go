@@ -50,7 +50,11 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 // resetFlags gives c's flags and its subcommands' their defaults again:
 // flags keep their values between in-process runs.
 func resetFlags(c *cobra.Command) {
-	c.Flags().VisitAll(func(f *pflag.Flag) {
+	// Init forgets where an earlier run's "--" was (ArgsLenAtDash), which
+	// parsing alone never resets; it keeps the flags themselves.
+	fs := c.Flags()
+	fs.Init(fs.Name(), pflag.ContinueOnError)
+	fs.VisitAll(func(f *pflag.Flag) {
 		if sv, ok := f.Value.(pflag.SliceValue); ok {
 			sv.Replace(nil)
 		} else {
