@@ -11,9 +11,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/skills"
+	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -68,7 +68,7 @@ func tree(n int) fstest.MapFS {
 }
 
 func TestListWalksEveryPage(t *testing.T) {
-	cs, _ := connect(t, tree(7), &skills.Options{Server: server.Options{PageSize: 2}}, true)
+	cs, _ := connect(t, tree(7), &skills.Options{Server: skillserver.Options{PageSize: 2}}, true)
 	c := skillclient.New(cs, nil)
 	if !c.Supported() {
 		t.Fatal("Supported is false for a server serving the extension")
@@ -90,7 +90,7 @@ func TestListWalksEveryPage(t *testing.T) {
 }
 
 func TestListStopsAtMaxPages(t *testing.T) {
-	cs, _ := connect(t, tree(7), &skills.Options{Server: server.Options{PageSize: 1}}, true)
+	cs, _ := connect(t, tree(7), &skills.Options{Server: skillserver.Options{PageSize: 1}}, true)
 	n := 0
 	var last error
 	for _, err := range skillclient.New(cs, &skillclient.Options{MaxPages: 3}).List(context.Background()) {

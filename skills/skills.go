@@ -4,8 +4,8 @@
 //
 // It is built only from the public layers below it, which stay available
 // for anything it does not cover: [catalog.OpenDir] or [catalog.Open] turn
-// a tree into a digested snapshot, [server.NewCatalogSource] hands it to
-// the extension server, [server.Attach] or [server.New] install the
+// a tree into a digested snapshot, [skillserver.NewCatalogSource] hands it to
+// the extension server, [skillserver.Attach] or [skillserver.New] install the
 // Skills Extension (io.modelcontextprotocol/skills) methods on an
 // [mcp.Server], and [catalog.Watch] keeps it current with the folder.
 //
@@ -26,7 +26,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/stdio"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // Options configure [AddDirectory], [AddFS] and [Serve]. The zero value
@@ -38,7 +38,7 @@ type Options struct {
 	Catalog catalog.Options
 	// Server says how the skills are served: page size, cache lifetime,
 	// compatibility profiles, instructions.
-	Server server.Options
+	Server skillserver.Options
 	// Watch keeps the served skills current with the folder: after files
 	// change, the catalog is rebuilt and clients are notified. Only a
 	// folder can be watched; AddFS with Watch set fails with
@@ -56,8 +56,8 @@ type Options struct {
 // an MCP server. Keep it to look at what is served and to release the
 // folder once the MCP server has stopped.
 type Served struct {
-	srv *server.Server
-	src *server.CatalogSource
+	srv *skillserver.Server
+	src *skillserver.CatalogSource
 	log *slog.Logger
 
 	stop     context.CancelFunc
@@ -112,15 +112,15 @@ func AddFS(s *mcp.Server, fsys fs.FS, opts *Options) (*Served, error) {
 // An [*mcp.StdioTransport] is served by skillport's own stdio transport,
 // as `skillport serve` serves it: a stray line is answered with a JSON-RPC
 // error instead of ending the session, and reads take the server's thin
-// read path (see server.Options.NoFastPath).
+// read path (see skillserver.Options.NoFastPath).
 func Serve(ctx context.Context, dir string, t mcp.Transport, opts *Options) error {
 	o := options(opts)
 	cat, err := catalog.OpenDir(dir, &o.Catalog)
 	if err != nil {
 		return fmt.Errorf("skills: serving %s: %w", dir, err)
 	}
-	src := server.NewCatalogSource(cat)
-	s, srv, err := server.New(o.Implementation, src, &o.Server)
+	src := skillserver.NewCatalogSource(cat)
+	s, srv, err := skillserver.New(o.Implementation, src, &o.Server)
 	if err != nil {
 		cat.Close()
 		return fmt.Errorf("skills: %w", err)
@@ -149,8 +149,8 @@ func options(opts *Options) *Options {
 }
 
 func add(s *mcp.Server, cat *catalog.Catalog, o *Options) (*Served, error) {
-	src := server.NewCatalogSource(cat)
-	srv, err := server.Attach(s, src, &o.Server)
+	src := skillserver.NewCatalogSource(cat)
+	srv, err := skillserver.Attach(s, src, &o.Server)
 	if err != nil {
 		cat.Close()
 		return nil, fmt.Errorf("skills: %w", err)
@@ -159,7 +159,7 @@ func add(s *mcp.Server, cat *catalog.Catalog, o *Options) (*Served, error) {
 }
 
 // start begins watching when asked to.
-func start(srv *server.Server, src *server.CatalogSource, o *Options) *Served {
+func start(srv *skillserver.Server, src *skillserver.CatalogSource, o *Options) *Served {
 	sv := &Served{srv: srv, src: src, log: o.Server.Logger}
 	if sv.log == nil {
 		sv.log = slog.Default()
@@ -188,11 +188,11 @@ func start(srv *server.Server, src *server.CatalogSource, o *Options) *Served {
 func (sv *Served) Catalog() *catalog.Catalog { return sv.src.Catalog() }
 
 // Source returns the source the skills are served from, to swap in a
-// catalog of your own ([server.CatalogSource.Swap]) or follow changes.
-func (sv *Served) Source() *server.CatalogSource { return sv.src }
+// catalog of your own ([skillserver.CatalogSource.Swap]) or follow changes.
+func (sv *Served) Source() *skillserver.CatalogSource { return sv.src }
 
 // Server returns the extension server installed on the MCP server.
-func (sv *Served) Server() *server.Server { return sv.srv }
+func (sv *Served) Server() *skillserver.Server { return sv.srv }
 
 // Close stops watching the folder and releases it. Call it once the MCP
 // server has stopped: reads of skill files fail afterwards. It returns

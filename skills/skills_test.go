@@ -14,8 +14,8 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/skilltest"
-	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/skills"
+	"github.com/skillport/skillport/skillserver"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -26,13 +26,13 @@ func TestAddDirectoryWatchFollowsTheFolder(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "t"}, nil)
 	sv, err := skills.AddDirectory(s, dir, &skills.Options{Watch: true,
 		WatchOptions: catalog.WatchOptions{Debounce: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond},
-		Server:       server.Options{Logger: quiet}})
+		Server:       skillserver.Options{Logger: quiet}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sv.Close()
 	changed := make(chan struct{}, 1)
-	cancel := sv.Source().OnChange(func(_, _ server.Snapshot) {
+	cancel := sv.Source().OnChange(func(_, _ skillserver.Snapshot) {
 		select {
 		case changed <- struct{}{}:
 		default:
@@ -53,7 +53,7 @@ func TestAddDirectoryWatchFollowsTheFolder(t *testing.T) {
 func TestAddDirectoryWithoutWatchStaysPut(t *testing.T) {
 	dir := t.TempDir()
 	skilltest.WriteFile(t, filepath.Join(dir, "a", "SKILL.md"), "---\nname: a\ndescription: A.\n---\n")
-	sv, err := skills.AddDirectory(mcp.NewServer(&mcp.Implementation{Name: "t"}, nil), dir, &skills.Options{Server: server.Options{Logger: quiet}})
+	sv, err := skills.AddDirectory(mcp.NewServer(&mcp.Implementation{Name: "t"}, nil), dir, &skills.Options{Server: skillserver.Options{Logger: quiet}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestAddDirectoryErrors(t *testing.T) {
 	if _, err := skills.AddDirectory(nil, "testdata/skills", nil); err == nil {
 		t.Fatal("AddDirectory on a nil server succeeded")
 	}
-	if _, err := skills.AddDirectory(mcp.NewServer(&mcp.Implementation{Name: "t"}, nil), "testdata/skills", &skills.Options{Server: server.Options{CacheScope: "everyone"}}); err == nil {
+	if _, err := skills.AddDirectory(mcp.NewServer(&mcp.Implementation{Name: "t"}, nil), "testdata/skills", &skills.Options{Server: skillserver.Options{CacheScope: "everyone"}}); err == nil {
 		t.Fatal("AddDirectory with an invalid CacheScope succeeded")
 	}
 	if err := skills.Serve(context.Background(), missing, nil, nil); err == nil {
@@ -91,7 +91,7 @@ func TestAddDirectoryErrors(t *testing.T) {
 // Close releases the folder: reads through the catalog fail afterwards,
 // and a second Close is harmless.
 func TestServedCloseReleasesTheFolder(t *testing.T) {
-	sv, err := skills.AddDirectory(mcp.NewServer(&mcp.Implementation{Name: "t"}, nil), "testdata/skills", &skills.Options{Watch: true, Server: server.Options{Logger: quiet}})
+	sv, err := skills.AddDirectory(mcp.NewServer(&mcp.Implementation{Name: "t"}, nil), "testdata/skills", &skills.Options{Watch: true, Server: skillserver.Options{Logger: quiet}})
 	if err != nil {
 		t.Fatal(err)
 	}

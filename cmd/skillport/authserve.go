@@ -15,7 +15,7 @@ import (
 	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/web"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 func authFlags(f *pflag.FlagSet) {
@@ -107,7 +107,7 @@ func authOptions(ctx context.Context, f *pflag.FlagSet, who string, isHTTP bool)
 // visible is the one decision for MCP and web alike: an anonymous caller
 // sees nothing on an authorized server; an authorized one what the rules
 // grant (everything without rules).
-func (sa *serveAuth) visible(c *server.Caller, sk *catalog.Skill) bool {
+func (sa *serveAuth) visible(c *skillserver.Caller, sk *catalog.Skill) bool {
 	if sa.rules == nil {
 		return c != nil
 	}
@@ -115,7 +115,7 @@ func (sa *serveAuth) visible(c *server.Caller, sk *catalog.Skill) bool {
 }
 
 // source is what the MCP server answers from: src seen through the rules.
-func (sa *serveAuth) source(src server.Source) server.Source {
+func (sa *serveAuth) source(src skillserver.Source) skillserver.Source {
 	if sa == nil || sa.rules == nil {
 		return src
 	}
@@ -131,14 +131,14 @@ func (sa *serveAuth) endpointAuth() *endpoint.Auth {
 
 // mountWebVisible is mountWeb, showing each caller of an authorized server
 // only the skills the rules grant it.
-func mountWebVisible(ep *endpoint.Endpoint, src server.Source, log *slog.Logger, sa *serveAuth) error {
+func mountWebVisible(ep *endpoint.Endpoint, src skillserver.Source, log *slog.Logger, sa *serveAuth) error {
 	if sa == nil {
 		return mountWeb(ep, src, log)
 	}
 	// The web answers from the same per-caller views as MCP (sa.source),
 	// so a hidden skill nested in a visible one is absent there too.
 	h, err := web.New(sa.source(src), &web.Options{MCPPath: ep.Options().Path, Logger: log, Visible: func(r *http.Request, sk *catalog.Skill) bool {
-		return sa.visible(server.CallerFromContext(r.Context()), sk)
+		return sa.visible(skillserver.CallerFromContext(r.Context()), sk)
 	}})
 	if err != nil {
 		return err

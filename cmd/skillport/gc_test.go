@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // TestHostGC checks that host commands, and only they, raise the GC
@@ -82,7 +82,7 @@ func TestMemoryReleaser(t *testing.T) {
 		}
 		cats[i] = c
 	}
-	src := server.NewCatalogSource(cats[0])
+	src := skillserver.NewCatalogSource(cats[0])
 	var n atomic.Int32
 	r := &memoryReleaser{delay: 50 * time.Millisecond, every: 600 * time.Millisecond, release: func() { n.Add(1) }}
 	ctx, cancel := context.WithCancel(context.Background())

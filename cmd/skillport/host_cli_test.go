@@ -17,7 +17,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // examplesOrigin serves examples/skills in-process under the label "docs".
@@ -32,7 +32,7 @@ func dirOrigin(t *testing.T, dir, label string) host.Origin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := server.New(nil, server.NewCatalogSource(cat), &server.Options{Logger: quiet})
+	s, _, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

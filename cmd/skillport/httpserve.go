@@ -11,7 +11,7 @@ import (
 
 	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/web"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // httpFlags adds the flags of the HTTP endpoint (see package endpoint) to
@@ -75,7 +75,7 @@ func serveHTTPWith(ctx context.Context, ln net.Listener, h http.Handler, opts *e
 
 // mountWeb adds the web catalog and the discovery document of src (package
 // web) to ep.
-func mountWeb(ep *endpoint.Endpoint, src server.Source, log *slog.Logger) error {
+func mountWeb(ep *endpoint.Endpoint, src skillserver.Source, log *slog.Logger) error {
 	h, err := web.New(src, &web.Options{MCPPath: ep.Options().Path, Logger: log})
 	if err != nil {
 		return err

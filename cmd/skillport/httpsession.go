@@ -5,18 +5,18 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // httpSessionFlags adds the session limits of the Streamable HTTP endpoint.
 func httpSessionFlags(c *cobra.Command) {
 	f := c.Flags()
-	f.Duration("session-timeout", server.DefaultSessionTimeout, "with --http, close a session of a client older than protocol 2026-07-28 after this long without a request or open stream (0 = never)")
-	f.Int("max-sessions", server.DefaultMaxSessions, "with --http, the most sessions held at once; beyond it initialize gets HTTP 503 (0 = no cap)")
+	f.Duration("session-timeout", skillserver.DefaultSessionTimeout, "with --http, close a session of a client older than protocol 2026-07-28 after this long without a request or open stream (0 = never)")
+	f.Int("max-sessions", skillserver.DefaultMaxSessions, "with --http, the most sessions held at once; beyond it initialize gets HTTP 503 (0 = no cap)")
 }
 
 // sessionOptions reads the session flags into the handler options.
-func sessionOptions(c *cobra.Command, cmd, addr string, stateless bool, log *slog.Logger) (*server.HTTPOptions, error) {
+func sessionOptions(c *cobra.Command, cmd, addr string, stateless bool, log *slog.Logger) (*skillserver.HTTPOptions, error) {
 	f := c.Flags()
 	timeout, _ := f.GetDuration("session-timeout")
 	maxSessions, _ := f.GetInt("max-sessions")
@@ -30,7 +30,7 @@ func sessionOptions(c *cobra.Command, cmd, addr string, stateless bool, log *slo
 	}
 	// The endpoint in front applies the Host policy (--allow-host) to every
 	// route, /mcp included.
-	o := &server.HTTPOptions{Stateless: stateless, SessionTimeout: timeout, MaxSessions: maxSessions, Logger: log, HostChecked: true}
+	o := &skillserver.HTTPOptions{Stateless: stateless, SessionTimeout: timeout, MaxSessions: maxSessions, Logger: log, HostChecked: true}
 	if timeout == 0 {
 		o.SessionTimeout = -1
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/internal/ocitest"
-	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/skillclient"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // listServed opens args as serve does and returns skills/list's entries
@@ -29,7 +29,7 @@ func listServed(t testing.TB, args ...string) ([]string, map[string][]byte) {
 	if err != nil {
 		t.Fatalf("serve %v: %v", args, err)
 	}
-	s, _, err := server.New(nil, set.source, &server.Options{Logger: quiet})
+	s, _, err := skillserver.New(nil, set.source, &skillserver.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestServeOCIFollowsTag(t *testing.T) {
 		t.Fatal(err)
 	}
 	changed := make(chan struct{}, 1)
-	set.parts[0].src.OnChange(func(_, _ server.Snapshot) {
+	set.parts[0].src.OnChange(func(_, _ skillserver.Snapshot) {
 		select {
 		case changed <- struct{}{}:
 		default:

@@ -12,7 +12,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/ocisource"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 func init() {
@@ -99,5 +99,5 @@ func openOCI(ctx context.Context, src string, copts *catalog.Options, o sourceOp
 		return servedSource{}, &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 	}
 	o.log.Info("oci source", "source", ref.String(), "digest", s.Digest(), "pinned", ref.Pinned())
-	return servedSource{name: ref.String(), src: server.NewCatalogSource(s.Catalog()), oci: s}, nil
+	return servedSource{name: ref.String(), src: skillserver.NewCatalogSource(s.Catalog()), oci: s}, nil
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/internal/sandbox"
 	"github.com/skillport/skillport/internal/stdio"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -118,14 +118,14 @@ func runServe(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	var profiles []server.Profile
+	var profiles []skillserver.Profile
 	if profileList != "" {
 		var err error
-		if profiles, err = server.ParseProfiles(profileList); err != nil {
+		if profiles, err = skillserver.ParseProfiles(profileList); err != nil {
 			return usageErrorf("serve: --profiles: %v", err)
 		}
 	}
-	if allowScripts && profiles != nil && !slices.Contains(profiles, server.ProfileSeed001) {
+	if allowScripts && profiles != nil && !slices.Contains(profiles, skillserver.ProfileSeed001) {
 		return usageErrorf("serve: --allow-scripts needs the seed001 profile, which defines skills/execute; add it to --profiles")
 	}
 	poll, _ := f.GetDuration("poll")
@@ -144,7 +144,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	}
 	var (
 		set       *sourceSet // directories and git sources
-		src       server.Source
+		src       skillserver.Source
 		summarize func(where string)
 		hook      *httpRoute
 	)
@@ -192,7 +192,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		serveMemoryLimit() // after the build's garbage was given back
 	}
 	served := authz.source(src) // what each caller may see, when --auth-rules is set
-	opts := &server.Options{PageSize: pageSize, Logger: log, Profiles: profiles, LegacyErrorCodes: legacyCodes}
+	opts := &skillserver.Options{PageSize: pageSize, Logger: log, Profiles: profiles, LegacyErrorCodes: legacyCodes}
 	opts.NoFastPath, _ = f.GetBool("no-fast-path")
 	if authz != nil {
 		// Answers depend on who asks: no shared cache may keep them.
@@ -210,7 +210,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	if key := os.Getenv("SKILLPORT_CURSOR_KEY"); key != "" {
 		opts.CursorKey = []byte(key)
 	}
-	s, skills, err := server.New(&mcp.Implementation{Name: "skillport", Version: version()}, served, opts)
+	s, skills, err := skillserver.New(&mcp.Implementation{Name: "skillport", Version: version()}, served, opts)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 	}

@@ -19,8 +19,8 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/cputime"
-	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/skill"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // inProcess starts n servers over examples and returns one origin per server.
@@ -28,7 +28,7 @@ func inProcess(b *testing.B, cat *catalog.Catalog, n int) ([]host.Origin, func()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out []host.Origin
 	for i := range n {
-		s, _, err := server.New(nil, server.NewCatalogSource(cat), &server.Options{Logger: quiet})
+		s, _, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: quiet})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func BenchmarkVerifiedLoad6(b *testing.B) {
 		benchLoad(b, origins[0], raw[0].Transport)
 	})
 	b.Run("http-loopback", func(b *testing.B) {
-		s, _, err := server.New(nil, server.NewCatalogSource(cat), &server.Options{Logger: quiet})
+		s, _, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: quiet})
 		if err != nil {
 			b.Fatal(err)
 		}

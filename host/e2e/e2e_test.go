@@ -21,7 +21,7 @@ import (
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/internal/peers"
 	"github.com/skillport/skillport/internal/skilltest"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 const examples = "../../examples/skills"
@@ -89,7 +89,7 @@ func TestOwnServerInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := server.New(nil, server.NewCatalogSource(cat), &server.Options{Logger: quiet, PageSize: 2})
+	s, _, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: quiet, PageSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,12 +19,12 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // serveProfiles runs our server over the examples with only the given
 // profiles and returns an origin connected to it in process.
-func serveProfiles(t *testing.T, dir string, profiles ...server.Profile) host.Origin {
+func serveProfiles(t *testing.T, dir string, profiles ...skillserver.Profile) host.Origin {
 	t.Helper()
 	o, _ := serveCounted(t, dir, profiles...)
 	return o
@@ -45,14 +45,14 @@ func TestProfilesRoundTrip(t *testing.T) {
 	want := exampleCount(t)
 	cases := []struct {
 		name       string
-		profiles   []server.Profile
+		profiles   []skillserver.Profile
 		profile    string
 		unverified string
 	}{
 		{"sep2640 preferred", nil, "", ""},
-		{"index", []server.Profile{server.ProfileIndex}, host.ProfileIndex, "SKILL.md only"},
-		{"sep2076", []server.Profile{server.ProfileSEP2076}, host.ProfileLegacy, "no digests"},
-		{"seed001", []server.Profile{server.ProfileSeed001}, host.ProfileLegacy, "no digests"},
+		{"index", []skillserver.Profile{skillserver.ProfileIndex}, host.ProfileIndex, "SKILL.md only"},
+		{"sep2076", []skillserver.Profile{skillserver.ProfileSEP2076}, host.ProfileLegacy, "no digests"},
+		{"seed001", []skillserver.Profile{skillserver.ProfileSeed001}, host.ProfileLegacy, "no digests"},
 	}
 	ref := map[string]*host.Entry{}
 	for _, tc := range cases {
@@ -117,7 +117,7 @@ func TestProfilesRoundTrip(t *testing.T) {
 	}
 
 	t.Run("index without AllowDynamic", func(t *testing.T) {
-		h, err := host.New([]host.Origin{serveProfiles(t, examples, server.ProfileIndex)}, &host.Options{Approver: allow(), Logger: quiet})
+		h, err := host.New([]host.Origin{serveProfiles(t, examples, skillserver.ProfileIndex)}, &host.Options{Approver: allow(), Logger: quiet})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +133,7 @@ func TestProfilesRoundTrip(t *testing.T) {
 	t.Run("index digest mismatch", func(t *testing.T) {
 		dir := t.TempDir()
 		os.CopyFS(dir, os.DirFS(examples))
-		origin := serveProfiles(t, dir, server.ProfileIndex)
+		origin := serveProfiles(t, dir, skillserver.ProfileIndex)
 		h, err := host.New([]host.Origin{origin}, &host.Options{Approver: allow(), Logger: quiet, AllowDynamic: true})
 		if err != nil {
 			t.Fatal(err)
@@ -203,13 +203,13 @@ func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 // serveCounted is serveProfiles with every request the server receives
 // recorded.
-func serveCounted(t *testing.T, dir string, profiles ...server.Profile) (host.Origin, *callLog) {
+func serveCounted(t *testing.T, dir string, profiles ...skillserver.Profile) (host.Origin, *callLog) {
 	t.Helper()
 	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := server.New(nil, server.NewCatalogSource(cat), &server.Options{Logger: quiet, Profiles: profiles})
+	s, _, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: quiet, Profiles: profiles})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,11 +229,11 @@ func serveCounted(t *testing.T, dir string, profiles ...server.Profile) (host.Or
 // reaches the server.
 func TestLegacySupportingFiles(t *testing.T) {
 	cases := []struct {
-		profile server.Profile
+		profile skillserver.Profile
 		method  string // how a supporting file is read
 	}{
-		{server.ProfileSEP2076, "resources/read"},
-		{server.ProfileSeed001, "skills/read_reference"},
+		{skillserver.ProfileSEP2076, "resources/read"},
+		{skillserver.ProfileSeed001, "skills/read_reference"},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.profile), func(t *testing.T) {
@@ -335,7 +335,7 @@ func TestLegacySupportingFiles(t *testing.T) {
 			mark := len(calls.snapshot())
 			f, err := nested.ReadFile(ctx, "examples/email.md")
 			switch tc.profile {
-			case server.ProfileSEP2076:
+			case skillserver.ProfileSEP2076:
 				want, _ := os.ReadFile(filepath.Join(examples, "acme/billing/refunds/examples/email.md"))
 				if err != nil || !bytes.Equal(f.Data, want) || f.URI != "skill://acme/billing/refunds/examples/email.md" {
 					t.Errorf("refunds examples/email.md: %+v, %v", f, err)

@@ -36,7 +36,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/jsonc"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // MaxRules bounds a rules file, so that the decision made for every skill
@@ -109,7 +109,7 @@ func Parse(file string, data []byte) (*Rules, error) {
 
 // Visible is the one decision: whether caller c (nil for anonymous) may
 // see sk. Everything else in this package, and the web catalog, ask it.
-func (r *Rules) Visible(c *server.Caller, sk *catalog.Skill) bool {
+func (r *Rules) Visible(c *skillserver.Caller, sk *catalog.Skill) bool {
 	if r == nil || sk == nil {
 		return false
 	}
@@ -121,7 +121,7 @@ func (r *Rules) Visible(c *server.Caller, sk *catalog.Skill) bool {
 	return false
 }
 
-func (ru *Rule) matchesCaller(c *server.Caller) bool {
+func (ru *Rule) matchesCaller(c *skillserver.Caller) bool {
 	if ru.Anyone {
 		return true
 	}

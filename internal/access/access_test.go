@@ -9,8 +9,8 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/access"
-	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/skill"
+	"github.com/skillport/skillport/skillserver"
 )
 
 func sk(t *testing.T, path, metadata string) *catalog.Skill {
@@ -41,14 +41,14 @@ func TestVisible(t *testing.T) {
 	all := []*catalog.Skill{pub, pubLike, internal, ops, both, opsOther}
 	for _, tc := range []struct {
 		name string
-		c    *server.Caller
+		c    *skillserver.Caller
 		want []*catalog.Skill
 	}{
 		{"anonymous", nil, []*catalog.Skill{pub}},
-		{"scope", &server.Caller{Subject: "u", Scopes: []string{"s:internal"}}, []*catalog.Skill{pub, internal}},
-		{"group", &server.Caller{Subject: "u", Groups: []string{"ops"}}, []*catalog.Skill{pub, ops}},
-		{"group and scope, both needed", &server.Caller{Groups: []string{"ops"}, Scopes: []string{"s:x"}}, []*catalog.Skill{pub, ops, both}},
-		{"subject", &server.Caller{Subject: "root"}, all},
+		{"scope", &skillserver.Caller{Subject: "u", Scopes: []string{"s:internal"}}, []*catalog.Skill{pub, internal}},
+		{"group", &skillserver.Caller{Subject: "u", Groups: []string{"ops"}}, []*catalog.Skill{pub, ops}},
+		{"group and scope, both needed", &skillserver.Caller{Groups: []string{"ops"}, Scopes: []string{"s:x"}}, []*catalog.Skill{pub, ops, both}},
+		{"subject", &skillserver.Caller{Subject: "root"}, all},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, s := range all {
@@ -63,7 +63,7 @@ func TestVisible(t *testing.T) {
 		})
 	}
 	var none access.Rules
-	if none.Visible(&server.Caller{Subject: "root"}, pub) {
+	if none.Visible(&skillserver.Caller{Subject: "root"}, pub) {
 		t.Error("no rules must show nothing")
 	}
 }
@@ -112,6 +112,6 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%d rules accepted", len(r.Rules))
 		}
 		r.Visible(nil, &catalog.Skill{Path: "a/b"})
-		r.Visible(&server.Caller{Subject: "s", Scopes: []string{"s"}, Groups: []string{"g"}}, &catalog.Skill{Path: "a"})
+		r.Visible(&skillserver.Caller{Subject: "s", Scopes: []string{"s"}, Groups: []string{"g"}}, &catalog.Skill{Path: "a"})
 	})
 }

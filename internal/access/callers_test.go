@@ -20,7 +20,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/access"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -40,20 +40,20 @@ const testRules = `{"rules": [
 
 type authFixture struct {
 	dir string
-	src *server.CatalogSource
+	src *skillserver.CatalogSource
 }
 
 // newAuthFixture serves public/hello and internal/pay through the rules,
 // over streamable HTTP behind bearer tokens; servers > 1 starts replicas
 // sharing a cursor key.
-func newAuthFixture(t testing.TB, servers int, opts server.Options) (*authFixture, []string) {
+func newAuthFixture(t testing.TB, servers int, opts skillserver.Options) (*authFixture, []string) {
 	t.Helper()
 	dir := testTree(t)
 	cat, err := catalog.OpenDir(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := server.NewCatalogSource(cat)
+	src := skillserver.NewCatalogSource(cat)
 	return &authFixture{dir: dir, src: src}, serveAuthorized(t, src, servers, opts)
 }
 
@@ -77,7 +77,7 @@ func testTree(t testing.TB) string {
 
 // serveAuthorized serves src through the test rules on servers replicas
 // (sharing opts.CursorKey), over streamable HTTP behind bearer tokens.
-func serveAuthorized(t testing.TB, src server.Source, servers int, opts server.Options) []string {
+func serveAuthorized(t testing.TB, src skillserver.Source, servers int, opts skillserver.Options) []string {
 	t.Helper()
 	rules, err := access.Parse("rules.jsonc", []byte(testRules))
 	if err != nil {
@@ -89,7 +89,7 @@ func serveAuthorized(t testing.TB, src server.Source, servers int, opts server.O
 	opts.ListChangedDelay = 10 * time.Millisecond
 	var urls []string
 	for range servers {
-		s, _, err := server.New(nil, filtered, &opts)
+		s, _, err := skillserver.New(nil, filtered, &opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func rpcErr(t *testing.T, err error, uri string) (int64, string) {
 // caller can see, subscribing to a hidden URI is refused exactly as an
 // absent one, and skill://index.json lists the caller's view.
 func TestNotificationsPerCaller(t *testing.T) {
-	f, urls := newAuthFixture(t, 1, server.Options{})
+	f, urls := newAuthFixture(t, 1, skillserver.Options{})
 	ctx := context.Background()
 	alice, an := connect(t, urls[0], "tok-alice")
 	bob, bn := connect(t, urls[0], "tok-bob")
@@ -269,7 +269,7 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 // another, even one who sees the same skills, with the -32602 a stale
 // cursor gets; replicas sharing the cursor key accept it from its caller.
 func TestCursorBoundToCaller(t *testing.T) {
-	_, urls := newAuthFixture(t, 2, server.Options{PageSize: 1, CursorKey: cursorKey})
+	_, urls := newAuthFixture(t, 2, skillserver.Options{PageSize: 1, CursorKey: cursorKey})
 	cursorBound(t, urls)
 }
 
@@ -313,7 +313,7 @@ func cursorBound(t *testing.T, urls []string) {
 // decision: a caller finds by name what it may see, and a hidden skill's
 // name is answered exactly as a name nothing has.
 func TestProfilesPerCaller(t *testing.T) {
-	_, urls := newAuthFixture(t, 1, server.Options{})
+	_, urls := newAuthFixture(t, 1, skillserver.Options{})
 	ctx := context.Background()
 	alice, _ := connect(t, urls[0], "tok-alice")
 	bob, _ := connect(t, urls[0], "tok-bob")

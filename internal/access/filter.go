@@ -8,12 +8,12 @@ import (
 	"sync"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // VisibleFunc is the decision [Filter] applies: whether caller c (nil for
 // anonymous) may see sk. [Rules.Visible] is one.
-type VisibleFunc func(c *server.Caller, sk *catalog.Skill) bool
+type VisibleFunc func(c *skillserver.Caller, sk *catalog.Skill) bool
 
 // Filter wraps src so that each request is answered from the part of its
 // snapshot the request's caller may see. skills/list, skills/get,
@@ -21,13 +21,13 @@ type VisibleFunc func(c *server.Caller, sk *catalog.Skill) bool
 // from that view, so a hidden skill, its files and its directories are
 // absent: probing them gets the not-found answer an absent skill gets.
 // Snapshot() (instructions) is the anonymous view. The result is a
-// [server.ViewSource], so a session is told only about changes to what its
-// own caller sees, and a [server.CallerSnapshot] per request, so list
+// [skillserver.ViewSource], so a session is told only about changes to what its
+// own caller sees, and a [skillserver.CallerSnapshot] per request, so list
 // cursors are bound to the caller they were issued to.
 //
 // Views are cached per snapshot and caller (at most [MaxCachedViews] at a
 // time), so a request costs a map lookup, not a pass over the catalog.
-func Filter(src server.Source, visible VisibleFunc) server.ViewSource {
+func Filter(src skillserver.Source, visible VisibleFunc) skillserver.ViewSource {
 	return &filtered{src: src, visible: visible}
 }
 
@@ -38,16 +38,16 @@ func Filter(src server.Source, visible VisibleFunc) server.ViewSource {
 const MaxCachedViews = 1024
 
 type filtered struct {
-	src     server.Source
+	src     skillserver.Source
 	visible VisibleFunc
 
 	mu    sync.Mutex
-	of    server.Snapshot  // the snapshot the cached views are of
-	views map[string]*view // by server.Caller.Key
+	of    skillserver.Snapshot // the snapshot the cached views are of
+	views map[string]*view     // by skillserver.Caller.Key
 }
 
 // viewOf returns c's view of base, from the cache when it has it.
-func (f *filtered) viewOf(base server.Snapshot, c *server.Caller) *view {
+func (f *filtered) viewOf(base skillserver.Snapshot, c *skillserver.Caller) *view {
 	if v, ok := base.(*view); ok {
 		base = v.base
 	}
@@ -84,20 +84,20 @@ func (f *filtered) viewOf(base server.Snapshot, c *server.Caller) *view {
 	return v
 }
 
-// View implements [server.ViewSource].
-func (f *filtered) View(snap server.Snapshot, c *server.Caller) server.Snapshot {
+// View implements [skillserver.ViewSource].
+func (f *filtered) View(snap skillserver.Snapshot, c *skillserver.Caller) skillserver.Snapshot {
 	return f.viewOf(snap, c)
 }
 
-func (f *filtered) base(ctx context.Context) (server.Snapshot, error) {
-	if cs, ok := f.src.(server.ContextSource); ok {
+func (f *filtered) base(ctx context.Context) (skillserver.Snapshot, error) {
+	if cs, ok := f.src.(skillserver.ContextSource); ok {
 		return cs.SnapshotContext(ctx)
 	}
 	return f.src.Snapshot(), nil
 }
 
-// SnapshotContext implements [server.ContextSource].
-func (f *filtered) SnapshotContext(ctx context.Context) (server.Snapshot, error) {
+// SnapshotContext implements [skillserver.ContextSource].
+func (f *filtered) SnapshotContext(ctx context.Context) (skillserver.Snapshot, error) {
 	snap, err := f.base(ctx)
 	if err != nil {
 		return nil, err
@@ -105,11 +105,11 @@ func (f *filtered) SnapshotContext(ctx context.Context) (server.Snapshot, error)
 	if snap == nil {
 		return nil, fmt.Errorf("access: the source has no snapshot")
 	}
-	return f.viewOf(snap, server.CallerFromContext(ctx)), nil
+	return f.viewOf(snap, skillserver.CallerFromContext(ctx)), nil
 }
 
-// Snapshot implements [server.Source]: the anonymous caller's view.
-func (f *filtered) Snapshot() server.Snapshot {
+// Snapshot implements [skillserver.Source]: the anonymous caller's view.
+func (f *filtered) Snapshot() skillserver.Snapshot {
 	snap := f.src.Snapshot()
 	if snap == nil {
 		return nil
@@ -117,8 +117,8 @@ func (f *filtered) Snapshot() server.Snapshot {
 	return f.viewOf(snap, nil)
 }
 
-// Refresh implements [server.Source].
-func (f *filtered) Refresh(ctx context.Context, stale server.Snapshot) (server.Snapshot, error) {
+// Refresh implements [skillserver.Source].
+func (f *filtered) Refresh(ctx context.Context, stale skillserver.Snapshot) (skillserver.Snapshot, error) {
 	if v, ok := stale.(*view); ok {
 		stale = v.base
 	}
@@ -126,7 +126,7 @@ func (f *filtered) Refresh(ctx context.Context, stale server.Snapshot) (server.S
 	if err != nil {
 		return nil, err
 	}
-	return f.viewOf(snap, server.CallerFromContext(ctx)), nil
+	return f.viewOf(snap, skillserver.CallerFromContext(ctx)), nil
 }
 
 // Ready reports whether the filtered source can serve, when it can say
@@ -138,25 +138,25 @@ func (f *filtered) Ready(ctx context.Context) error {
 	return nil
 }
 
-// OnChange implements [server.Source]. Callbacks get anonymous views, on
+// OnChange implements [skillserver.Source]. Callbacks get anonymous views, on
 // every change of the source, also one no anonymous caller can see; a
 // callback that tells callers about it asks [filtered.View] what each one
 // sees of the two.
-func (f *filtered) OnChange(fn func(old, new server.Snapshot)) (cancel func()) {
-	return f.src.OnChange(func(old, new server.Snapshot) {
+func (f *filtered) OnChange(fn func(old, new skillserver.Snapshot)) (cancel func()) {
+	return f.src.OnChange(func(old, new skillserver.Snapshot) {
 		fn(newView(old, nil, f.visible), f.viewOf(new, nil))
 	})
 }
 
-// view is the part of a snapshot one caller may see: [server.NewSnapshot]
+// view is the part of a snapshot one caller may see: [skillserver.NewSnapshot]
 // of the visible skills, reading through the base snapshot.
 type view struct {
-	server.Snapshot
-	base   server.Snapshot
-	caller *server.Caller
+	skillserver.Snapshot
+	base   skillserver.Snapshot
+	caller *skillserver.Caller
 }
 
-func newView(base server.Snapshot, c *server.Caller, visible VisibleFunc) *view {
+func newView(base skillserver.Snapshot, c *skillserver.Caller, visible VisibleFunc) *view {
 	var skills []*catalog.Skill
 	var read func(context.Context, *catalog.File) ([]byte, error)
 	if base != nil {
@@ -184,7 +184,7 @@ func newView(base server.Snapshot, c *server.Caller, visible VisibleFunc) *view 
 	}
 	// The snapshot, hence its ID, covers only what this caller sees, so
 	// cursors and change detection never carry another caller's catalog.
-	return &view{Snapshot: server.NewSnapshot(skills, read), base: base, caller: c}
+	return &view{Snapshot: skillserver.NewSnapshot(skills, read), base: base, caller: c}
 }
 
 // withoutHidden returns sk without the files of the nested skills whose
@@ -237,5 +237,5 @@ func underHidden(uri, root string, hidden map[string]bool) bool {
 	return false
 }
 
-// Caller implements [server.CallerSnapshot].
-func (v *view) Caller() *server.Caller { return v.caller }
+// Caller implements [skillserver.CallerSnapshot].
+func (v *view) Caller() *skillserver.Caller { return v.caller }

@@ -23,7 +23,7 @@ import (
 	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/oidctest"
 	"github.com/skillport/skillport/internal/web"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -81,9 +81,9 @@ func startNested(t *testing.T, withHidden bool) *nestedStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	filtered := access.Filter(server.NewCatalogSource(cat), rules.Visible)
+	filtered := access.Filter(skillserver.NewCatalogSource(cat), rules.Visible)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s, _, err := server.New(nil, filtered, &server.Options{Logger: log, CacheScope: wire.CacheScopePrivate})
+	s, _, err := skillserver.New(nil, filtered, &skillserver.Options{Logger: log, CacheScope: wire.CacheScopePrivate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,14 +98,14 @@ func startNested(t *testing.T, withHidden bool) *nestedStack {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	h := server.NewHTTPHandler(s, nil)
+	h := skillserver.NewHTTPHandler(s, nil)
 	t.Cleanup(func() { h.Close() })
 	ep, err := endpoint.New(h, &endpoint.Options{Source: filtered, Auth: a, Logger: log, Registerer: reg, Gatherer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wh, err := web.New(filtered, &web.Options{Logger: log, Visible: func(r *http.Request, sk *catalog.Skill) bool {
-		return rules.Visible(server.CallerFromContext(r.Context()), sk)
+		return rules.Visible(skillserver.CallerFromContext(r.Context()), sk)
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -260,12 +260,12 @@ func TestHiddenNestedNotifications(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := server.NewCatalogSource(cat)
+	src := skillserver.NewCatalogSource(cat)
 	rules, err := access.Parse("rules.jsonc", []byte(nestedRules))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := server.New(nil, access.Filter(src, rules.Visible), &server.Options{
+	s, _, err := skillserver.New(nil, access.Filter(src, rules.Visible), &skillserver.Options{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), CacheScope: wire.CacheScopePrivate, ListChangedDelay: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

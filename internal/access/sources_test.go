@@ -10,14 +10,14 @@ import (
 	"github.com/skillport/skillport/internal/gittest"
 	"github.com/skillport/skillport/internal/pgtest"
 	"github.com/skillport/skillport/internal/registry"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // TestCursorBoundToCallerSources: cursors are bound to the caller with the
 // git and registry sources too, across replicas sharing the cursor key
 // (as --stateless replicas sharing SKILLPORT_CURSOR_KEY are).
 func TestCursorBoundToCallerSources(t *testing.T) {
-	opts := server.Options{PageSize: 1, CursorKey: cursorKey}
+	opts := skillserver.Options{PageSize: 1, CursorKey: cursorKey}
 	discard := slog.New(slog.DiscardHandler)
 	t.Run("git", func(t *testing.T) {
 		spec, err := gitsource.ParseSpec("git+file://" + gittest.BareRepoOf(t, testTree(t)) + "@main")
@@ -28,7 +28,7 @@ func TestCursorBoundToCallerSources(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cursorBound(t, serveAuthorized(t, server.NewCatalogSource(gs.Catalog()), 2, opts))
+		cursorBound(t, serveAuthorized(t, skillserver.NewCatalogSource(gs.Catalog()), 2, opts))
 	})
 	t.Run("registry", func(t *testing.T) {
 		pg, err := pgtest.Start(t.TempDir())

@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // BenchmarkHiddenVsAbsent probes, as a caller who may not see it, a hidden
@@ -20,7 +20,7 @@ import (
 // prober cannot tell a hidden skill from an absent one by timing.
 func BenchmarkHiddenVsAbsent(b *testing.B) {
 	const probes = 500
-	_, urls := newAuthFixture(b, 1, server.Options{})
+	_, urls := newAuthFixture(b, 1, skillserver.Options{})
 	bob, _ := connect(b, urls[0], "tok-bob")
 	ctx := context.Background()
 	var hidden, absent []time.Duration

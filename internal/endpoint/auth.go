@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // AuthOptions configures an [Auth]: this server as an OAuth 2.1 resource
@@ -188,7 +188,7 @@ func (a *Auth) check(ctx context.Context, token string) (verified, error) {
 	if err != nil {
 		return verified{}, err
 	}
-	v := verified{ti: ti, caller: server.CallerFromToken(ti)}
+	v := verified{ti: ti, caller: skillserver.CallerFromToken(ti)}
 	a.cache.put(token, v, now)
 	return v, nil
 }
@@ -235,7 +235,7 @@ var errCrit = errors.New("its header lists critical extensions (crit) this serve
 // Caller returns the caller r's bearer token identifies, nil when r has
 // none, it does not verify or it lacks a required scope: for pages (the web catalog) that serve
 // anonymous callers too.
-func (a *Auth) Caller(r *http.Request) *server.Caller {
+func (a *Auth) Caller(r *http.Request) *skillserver.Caller {
 	tok, ok := bearerToken(r.Header.Get("Authorization"))
 	if !ok {
 		return nil
@@ -285,7 +285,7 @@ const maxTokenBytes = 16 << 10
 // require is the middleware in front of the MCP handler: no or a bad
 // token gets 401 with the metadata URL, a token missing a required scope
 // 403 insufficient_scope naming the scopes, and a good one reaches next
-// with its [server.Caller] in the request context.
+// with its [skillserver.Caller] in the request context.
 func (a *Auth) require(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := r.Header.Get("Authorization")
@@ -322,7 +322,7 @@ func (a *Auth) require(next http.Handler) http.Handler {
 				return
 			}
 		}
-		ctx := server.ContextWithCaller(r.Context(), v.caller)
+		ctx := skillserver.ContextWithCaller(r.Context(), v.caller)
 		// go-sdk's middleware, handed the token already verified, records
 		// it where the MCP transport looks: a session is then bound to the
 		// subject that opened it, and another token cannot use it.
@@ -374,7 +374,7 @@ func (a *Auth) Identify(next http.Handler) http.Handler {
 		w.Header().Add("Vary", "Authorization")
 		w.Header().Set("Cache-Control", "private")
 		if c := a.Caller(r); c != nil {
-			r = r.WithContext(server.ContextWithCaller(r.Context(), c))
+			r = r.WithContext(skillserver.ContextWithCaller(r.Context(), c))
 		}
 		next.ServeHTTP(w, r)
 	})

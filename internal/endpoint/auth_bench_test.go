@@ -17,7 +17,7 @@ import (
 	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/oidctest"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // benchEndpoint serves authTree: open, behind auth, or behind auth and the
@@ -29,8 +29,8 @@ func benchEndpoint(b *testing.B, o *oidctest.OP, auth, rules bool) *testServer {
 	if err != nil {
 		b.Fatal(err)
 	}
-	src := server.NewCatalogSource(cat)
-	var s server.Source = src
+	src := skillserver.NewCatalogSource(cat)
+	var s skillserver.Source = src
 	if rules {
 		r, err := access.Parse("rules.jsonc", []byte(authRules))
 		if err != nil {
@@ -38,7 +38,7 @@ func benchEndpoint(b *testing.B, o *oidctest.OP, auth, rules bool) *testServer {
 		}
 		s = access.Filter(src, r.Visible)
 	}
-	ms, _, err := server.New(&mcp.Implementation{Name: "bench", Version: "0"}, s, &server.Options{Logger: discard})
+	ms, _, err := skillserver.New(&mcp.Implementation{Name: "bench", Version: "0"}, s, &skillserver.Options{Logger: discard})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/oidctest"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 const testAudience = "https://skills.test/mcp"
@@ -69,8 +69,8 @@ func serveAuthWith(t *testing.T, o *oidctest.OP, opt func(*endpoint.AuthOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := server.NewCatalogSource(cat)
-	s, _, err := server.New(&mcp.Implementation{Name: "test", Version: "0"}, access.Filter(src, rules.Visible), &server.Options{Logger: slog.New(slog.DiscardHandler)})
+	src := skillserver.NewCatalogSource(cat)
+	s, _, err := skillserver.New(&mcp.Implementation{Name: "test", Version: "0"}, access.Filter(src, rules.Visible), &skillserver.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/internal/endpoint"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // stalledClients is how many clients stall at once in TestStalledReaders;
@@ -228,7 +228,7 @@ func TestLargeReadsInTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, src := skillServer(t, dir)
-	h := server.NewHTTPHandler(s, &server.HTTPOptions{Logger: slog.New(slog.DiscardHandler)})
+	h := skillserver.NewHTTPHandler(s, &skillserver.HTTPOptions{Logger: slog.New(slog.DiscardHandler)})
 	defer h.Close()
 	ts := serveHandler(t, h, src, endpoint.Options{ResponseBudget: 1 << 20})
 	var wg sync.WaitGroup

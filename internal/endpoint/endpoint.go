@@ -53,7 +53,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/skillport/skillport/internal/budget"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // Defaults for the zero values of [Options].
@@ -130,7 +130,7 @@ type Options struct {
 	// loopback host (localhost, 127.0.0.1, [::1]) or a listed one; on any
 	// other address, when the list is set, a listed name or an IP address.
 	// An MCP handler behind the endpoint should then leave the Host check
-	// to it (for package server, [server.HTTPOptions].HostChecked).
+	// to it (for package server, [skillserver.HTTPOptions].HostChecked).
 	AllowHosts []string
 
 	// Source, when set, makes /readyz report whether it has a snapshot
@@ -138,12 +138,12 @@ type Options struct {
 	// reached), and /metrics report the snapshot's size and age. The
 	// gauges count what Source.Snapshot returns: give the anonymous view
 	// of a source filtered by caller, so that they reveal no hidden skill.
-	Source server.Source
+	Source skillserver.Source
 	// Ready, when set, is one more readiness check for /readyz, e.g. a
 	// gateway that is still discovering its upstream servers.
 	Ready func(context.Context) error
 	// Sessions, when set, reports the MCP sessions held right now (for
-	// example [server.HTTPHandler.Sessions]); /metrics exposes it as
+	// example [skillserver.HTTPHandler.Sessions]); /metrics exposes it as
 	// skillport_mcp_sessions_active.
 	Sessions func() int
 
@@ -160,12 +160,12 @@ type Options struct {
 	// Auth, when set, makes the MCP path an OAuth resource (and /metrics
 	// needs a valid token too): each request
 	// needs a valid bearer token (checked before its body is read), its
-	// [server.Caller] travels in the request context, and the Protected
+	// [skillserver.Caller] travels in the request context, and the Protected
 	// Resource Metadata is served at /.well-known/oauth-protected-resource.
 	Auth *Auth
 }
 
-// Readier is implemented by a [server.Source] that can say whether it is
+// Readier is implemented by a [skillserver.Source] that can say whether it is
 // fit to serve: its backend reachable, or its last good snapshot still
 // being served. /readyz reports the error it returns.
 type Readier interface {

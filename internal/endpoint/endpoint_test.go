@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/skillport/skillport/internal/endpoint"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // TestBatchRefused sends the batch that amplified one POST into a
@@ -501,7 +501,7 @@ func TestIdleConnectionsYield(t *testing.T) {
 
 // readySource is a CatalogSource whose backend can be down.
 type readySource struct {
-	*server.CatalogSource
+	*skillserver.CatalogSource
 	err error
 }
 

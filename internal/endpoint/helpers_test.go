@@ -21,7 +21,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/endpoint"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // skillTree writes n skills under a new directory, the first with a file
@@ -53,7 +53,7 @@ type testServer struct {
 	URL  string // base, e.g. http://127.0.0.1:1234
 	Addr string
 	EP   *endpoint.Endpoint
-	Src  *server.CatalogSource
+	Src  *skillserver.CatalogSource
 	Log  *syncBuffer
 }
 
@@ -68,21 +68,21 @@ func serve(t testing.TB, dir string, opts endpoint.Options) *testServer {
 }
 
 // skillServer is a real skillport MCP server of the skills in dir.
-func skillServer(t testing.TB, dir string) (*mcp.Server, *server.CatalogSource) {
+func skillServer(t testing.TB, dir string) (*mcp.Server, *skillserver.CatalogSource) {
 	t.Helper()
 	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := server.NewCatalogSource(cat)
-	s, _, err := server.New(&mcp.Implementation{Name: "test", Version: "0"}, src, &server.Options{Logger: slog.New(slog.DiscardHandler)})
+	src := skillserver.NewCatalogSource(cat)
+	s, _, err := skillserver.New(&mcp.Implementation{Name: "test", Version: "0"}, src, &skillserver.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s, src
 }
 
-func serveHandler(t testing.TB, h http.Handler, src *server.CatalogSource, opts endpoint.Options) *testServer {
+func serveHandler(t testing.TB, h http.Handler, src *skillserver.CatalogSource, opts endpoint.Options) *testServer {
 	t.Helper()
 	logs := &syncBuffer{}
 	if opts.Source == nil && src != nil {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/endpoint"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // TestMethodLabels checks that every request is labelled with its
@@ -26,14 +26,14 @@ func TestMethodLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := server.NewCatalogSource(cat)
-	s, srv, err := server.New(&mcp.Implementation{Name: "test", Version: "0"}, src, &server.Options{Logger: slog.New(slog.DiscardHandler)})
+	src := skillserver.NewCatalogSource(cat)
+	s, srv, err := skillserver.New(&mcp.Implementation{Name: "test", Version: "0"}, src, &skillserver.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, h := range map[string]http.Handler{
 		"go-sdk": mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)}),
-		"server": srv.HTTPHandler(&server.HTTPOptions{Logger: slog.New(slog.DiscardHandler)}),
+		"server": srv.HTTPHandler(&skillserver.HTTPOptions{Logger: slog.New(slog.DiscardHandler)}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			ts := serveHandler(t, h, src, endpoint.Options{})

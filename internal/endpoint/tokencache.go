@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // MaxCachedTokens bounds the verified tokens an [Auth] remembers. Past it,
@@ -28,7 +28,7 @@ type tokenCache struct {
 // (shared by every request with the token: neither is ever modified).
 type verified struct {
 	ti     *auth.TokenInfo
-	caller *server.Caller
+	caller *skillserver.Caller
 }
 
 func (c *tokenCache) get(tok string, now time.Time) (verified, bool) {

@@ -16,7 +16,7 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/gateway"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // vocabulary for synthetic skills: realistic enough that queries hit a few
@@ -179,7 +179,7 @@ func BenchmarkStartToFirstToolsList10(b *testing.B) {
 		var origins []host.Origin
 		var cancels []context.CancelFunc
 		for i := range 10 {
-			s, _, err := server.New(&mcp.Implementation{Name: "up"}, server.NewCatalogSource(cat), &server.Options{Logger: discard})
+			s, _, err := skillserver.New(&mcp.Implementation{Name: "up"}, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: discard})
 			if err != nil {
 				b.Fatal(err)
 			}

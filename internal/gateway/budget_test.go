@@ -14,7 +14,7 @@ import (
 
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/budget"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // TestReadSkillFileChargesBudget: a read_skill_file answer of a large
@@ -72,7 +72,7 @@ func TestReadSkillFileChargesBudgetOverHTTP(t *testing.T) {
 	g := newGateway(t, []host.Origin{up}, nil, nil)
 	<-g.Ready()
 	b := budget.New(4<<20, 200*time.Millisecond)
-	h := g.Handler(&server.HTTPOptions{Logger: discard})
+	h := g.Handler(&skillserver.HTTPOptions{Logger: discard})
 	t.Cleanup(func() { h.Close() })
 	// As internal/endpoint does for every route.
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // TestCallerViewsBounded: however many distinct callers ask, at most
@@ -16,7 +16,7 @@ import (
 // the same view again.
 func TestCallerViewsBounded(t *testing.T) {
 	g, err := New(nil, &host.Options{Logger: slog.New(slog.DiscardHandler)}, &Options{Logger: slog.New(slog.DiscardHandler),
-		Visible: func(c *server.Caller, _ *catalog.Skill) bool { return c != nil && c.Subject == "even" },
+		Visible: func(c *skillserver.Caller, _ *catalog.Skill) bool { return c != nil && c.Subject == "even" },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -25,16 +25,16 @@ func TestCallerViewsBounded(t *testing.T) {
 	e := &host.Entry{Origin: "docs", URI: "skill://pdf/SKILL.md", Name: "pdf", Path: "pdf"}
 	v := &view{gen: 7, admitted: []*host.Entry{e}, byKey: map[key]*host.Entry{keyOf(e): e}, entries: []*host.Entry{e}}
 	for i := range 10 * maxCallerViews {
-		g.viewOf(v, &server.Caller{Subject: fmt.Sprint(i)})
+		g.viewOf(v, &skillserver.Caller{Subject: fmt.Sprint(i)})
 		if n := len(g.views); n > maxCallerViews {
 			t.Fatalf("after %d callers, %d views are kept; the bound is %d", i+1, n, maxCallerViews)
 		}
 	}
 	for range 2 {
-		if cv := g.viewOf(v, &server.Caller{Subject: "even"}); len(cv.entries) != 1 || cv.entries[0].Qualified != "pdf" {
+		if cv := g.viewOf(v, &skillserver.Caller{Subject: "even"}); len(cv.entries) != 1 || cv.entries[0].Qualified != "pdf" {
 			t.Fatalf("the caller's view after the cache started over: %+v", cv.entries)
 		}
-		if cv := g.viewOf(v, &server.Caller{Subject: "odd"}); len(cv.entries) != 0 {
+		if cv := g.viewOf(v, &skillserver.Caller{Subject: "odd"}); len(cv.entries) != 0 {
 			t.Fatalf("a caller that sees nothing is shown %d skills", len(cv.entries))
 		}
 	}
@@ -45,7 +45,7 @@ func TestCallerViewsBounded(t *testing.T) {
 // later request gets, for 2000 skills of which half share a name.
 func BenchmarkCallerView(b *testing.B) {
 	g, err := New(nil, &host.Options{Logger: slog.New(slog.DiscardHandler)}, &Options{Logger: slog.New(slog.DiscardHandler),
-		Visible: func(c *server.Caller, sk *catalog.Skill) bool { return len(sk.Name)%2 == 0 || c.Subject == "all" },
+		Visible: func(c *skillserver.Caller, sk *catalog.Skill) bool { return len(sk.Name)%2 == 0 || c.Subject == "all" },
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -67,11 +67,11 @@ func BenchmarkCallerView(b *testing.B) {
 				g.views = nil
 				sub = fmt.Sprint(i)
 			}
-			g.viewOf(v, &server.Caller{Subject: sub})
+			g.viewOf(v, &skillserver.Caller{Subject: sub})
 		}
 		return float64(time.Since(start).Nanoseconds()) / float64(b.N)
 	}
-	g.viewOf(v, &server.Caller{Subject: "all"})
+	g.viewOf(v, &skillserver.Caller{Subject: "all"})
 	cached := run(false)
 	first := run(true)
 	b.ReportMetric(first/1e3, "µs/first")

@@ -8,7 +8,7 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/gateway"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // TestFilteredSkillsTakeNoName: a skill an origin's filter leaves out
@@ -83,7 +83,7 @@ func TestReadSkillHidesLocalPaths(t *testing.T) {
 }
 
 // everyone is a visibility rule that shows every skill to every caller.
-func everyone(*server.Caller, *catalog.Skill) bool { return true }
+func everyone(*skillserver.Caller, *catalog.Skill) bool { return true }
 
 // TestPerCallerListsArePrivate: with visibility rules, what a caller is
 // shown by prompts/list, server/discover (the instructions' catalog) and

@@ -45,7 +45,7 @@ import (
 	"github.com/skillport/skillport/internal/cache"
 	"github.com/skillport/skillport/internal/gitorigin"
 	"github.com/skillport/skillport/internal/sdklog"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -97,7 +97,7 @@ type Options struct {
 	// A hidden skill is answered as an absent one. The read_skill
 	// description then carries no catalog (it is the same for every
 	// caller); the instructions carry the caller's.
-	Visible func(c *server.Caller, sk *catalog.Skill) bool
+	Visible func(c *skillserver.Caller, sk *catalog.Skill) bool
 }
 
 // Gateway is a host re-exposed as an MCP server. It is safe for concurrent use.
@@ -106,12 +106,12 @@ type Gateway struct {
 	opts Options
 	log  *slog.Logger
 	srv  *mcp.Server
-	ext  *server.Server
+	ext  *skillserver.Server
 	src  *source
-	pub  server.ViewSource // src seen through Options.Visible; nil without
+	pub  skillserver.ViewSource // src seen through Options.Visible; nil without
 	// callers tracks sessions' callers with Options.Visible, so that
 	// prompts/list_changed reaches only those whose prompts changed.
-	callers *server.SessionCallers
+	callers *skillserver.SessionCallers
 
 	startOnce sync.Once
 	started   atomic.Int64 // unix nanoseconds when Start was called
@@ -247,16 +247,16 @@ func New(origins []host.Origin, hostOpts *host.Options, opts *Options) (*Gateway
 	g.srv.AddSendingMiddleware(holdUntilInitialized)
 	// Only the standard extension: the gateway re-publishes what it has
 	// verified, in the one design whose integrity rules it applies.
-	var pub server.Source = g.src
+	var pub skillserver.Source = g.src
 	if o.Visible != nil {
 		g.pub = access.Filter(g.src, o.Visible)
 		pub = g.pub
 		g.srv.AddReceivingMiddleware(g.promptsMiddleware)
-		g.callers = server.NewSessionCallers(g.srv)
+		g.callers = skillserver.NewSessionCallers(g.srv)
 		g.srv.AddSendingMiddleware(g.callers.Hold(promptsListChanged))
 	}
-	g.ext, err = server.Attach(g.srv, pub, &server.Options{OmitInstructions: true, Logger: g.log, CacheScope: "private", TTL: -1,
-		Profiles: []server.Profile{server.ProfileSEP2640}})
+	g.ext, err = skillserver.Attach(g.srv, pub, &skillserver.Options{OmitInstructions: true, Logger: g.log, CacheScope: "private", TTL: -1,
+		Profiles: []skillserver.Profile{skillserver.ProfileSEP2640}})
 	if err != nil {
 		h.Close()
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -424,11 +424,11 @@ func (g *Gateway) Run(ctx context.Context, t mcp.Transport) error {
 }
 
 // Handler returns the Streamable HTTP handler of the gateway, which serves
-// every protocol revision on one endpoint as [server.NewHTTPHandler] does
+// every protocol revision on one endpoint as [skillserver.NewHTTPHandler] does
 // for a skills server: the gateway is an MCP server like any other. Call
 // [Gateway.Start] first, and Close the handler when the gateway stops.
-func (g *Gateway) Handler(opts *server.HTTPOptions) *server.HTTPHandler {
-	return server.NewHTTPHandler(g.srv, opts)
+func (g *Gateway) Handler(opts *skillserver.HTTPOptions) *skillserver.HTTPHandler {
+	return skillserver.NewHTTPHandler(g.srv, opts)
 }
 
 // Close disconnects from the origins.
@@ -482,7 +482,7 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ctx = withCaller(ctx, req)
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && g.callers != nil {
-			g.callers.See(ss, server.CallerFromContext(ctx))
+			g.callers.See(ss, skillserver.CallerFromContext(ctx))
 		}
 		switch {
 		case strings.HasPrefix(method, "notifications/") || method == "ping":
@@ -547,7 +547,7 @@ func (g *Gateway) update() {
 	g.built.Store(true)
 	g.syncTools(v)
 	if g.callers != nil {
-		g.callers.Owe(func(c *server.Caller) []string {
+		g.callers.Owe(func(c *skillserver.Caller) []string {
 			if g.promptsSig(old, c) != g.promptsSig(v, c) {
 				return []string{promptsListChanged}
 			}

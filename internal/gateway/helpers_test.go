@@ -23,7 +23,7 @@ import (
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/internal/gateway"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -40,14 +40,14 @@ var examples = filepath.Join(repoRoot(), "examples", "skills")
 
 // ourUpstream serves dir with our own server, in process, and returns the
 // origin that reaches it and the catalog source (to change what it serves).
-func ourUpstream(t testing.TB, label, dir string) (host.Origin, *server.CatalogSource) {
+func ourUpstream(t testing.TB, label, dir string) (host.Origin, *skillserver.CatalogSource) {
 	t.Helper()
 	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: discard})
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := server.NewCatalogSource(cat)
-	s, _, err := server.New(&mcp.Implementation{Name: "upstream-" + label}, src, &server.Options{Logger: discard})
+	src := skillserver.NewCatalogSource(cat)
+	s, _, err := skillserver.New(&mcp.Implementation{Name: "upstream-" + label}, src, &skillserver.Options{Logger: discard})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/internal/gateway"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // sseMessages posts one JSON-RPC message to url and returns a channel of
@@ -62,7 +62,7 @@ func sseMessages(t *testing.T, ctx context.Context, url string, headers map[stri
 func serveGateway(t *testing.T, g *gateway.Gateway) string {
 	t.Helper()
 	<-g.Ready()
-	h := g.Handler(&server.HTTPOptions{Logger: discard})
+	h := g.Handler(&skillserver.HTTPOptions{Logger: discard})
 	t.Cleanup(func() { h.Close() })
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)

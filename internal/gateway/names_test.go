@@ -18,7 +18,7 @@ import (
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/gateway"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // writeSkillAt writes a skill named after the last segment of path, in
@@ -40,7 +40,7 @@ func writeSkillAt(t testing.TB, dir, path, desc string) {
 func perCallerSessions(t *testing.T, g *gateway.Gateway, opts map[string]*mcp.ClientOptions) (alice, bob *mcp.ClientSession) {
 	t.Helper()
 	<-g.Ready()
-	h := g.Handler(&server.HTTPOptions{Logger: discard})
+	h := g.Handler(&skillserver.HTTPOptions{Logger: discard})
 	t.Cleanup(func() { h.Close() })
 	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
 		ti := map[string]*auth.TokenInfo{"tok-alice": {UserID: "alice", Scopes: []string{"internal"}}, "tok-bob": {UserID: "bob"}}[tok]

@@ -10,7 +10,7 @@ import (
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/gateway"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // TestGatewayHiddenNested: a skill hidden from the caller whose folder
@@ -40,8 +40,8 @@ func TestGatewayHiddenNested(t *testing.T) {
 	}
 	g := newGateway(t, []host.Origin{docs}, nil, &gateway.Options{Visible: rules.Visible})
 	<-g.Ready()
-	bob := server.ContextWithCaller(context.Background(), &server.Caller{Subject: "bob"})
-	olga := server.ContextWithCaller(context.Background(), &server.Caller{Subject: "olga", Groups: []string{"ops"}})
+	bob := skillserver.ContextWithCaller(context.Background(), &skillserver.Caller{Subject: "bob"})
+	olga := skillserver.ContextWithCaller(context.Background(), &skillserver.Caller{Subject: "olga", Groups: []string{"ops"}})
 
 	body, err := g.ReadSkill(bob, "guide")
 	if err != nil {

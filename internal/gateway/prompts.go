@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/host"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // promptArg is the optional argument of every skill prompt.
@@ -61,7 +61,7 @@ func promptSig(e *host.Entry) string {
 const promptsListChanged = "notifications/prompts/list_changed"
 
 // promptsSig identifies the prompts caller c is shown of view v.
-func (g *Gateway) promptsSig(v *view, c *server.Caller) string {
+func (g *Gateway) promptsSig(v *view, c *skillserver.Caller) string {
 	var b strings.Builder
 	for _, e := range g.viewOf(v, c).entries {
 		b.WriteString(e.Qualified + "\x00" + promptSig(e) + "\n")

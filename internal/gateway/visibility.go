@@ -14,17 +14,17 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/skilluri"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // withCaller puts the caller of req's bearer token in ctx, unless the
 // transport put one there already.
 func withCaller(ctx context.Context, req mcp.Request) context.Context {
-	if server.CallerFromContext(ctx) != nil || req == nil {
+	if skillserver.CallerFromContext(ctx) != nil || req == nil {
 		return ctx
 	}
 	if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
-		return server.ContextWithCaller(ctx, server.CallerFromToken(ex.TokenInfo))
+		return skillserver.ContextWithCaller(ctx, skillserver.CallerFromToken(ex.TokenInfo))
 	}
 	return ctx
 }
@@ -42,7 +42,7 @@ func (g *Gateway) sees(ctx context.Context, e *host.Entry) bool {
 	if g.opts.Visible == nil {
 		return true
 	}
-	return g.opts.Visible(server.CallerFromContext(ctx), entrySkill(e))
+	return g.opts.Visible(skillserver.CallerFromContext(ctx), entrySkill(e))
 }
 
 // hiddenIn returns whether a URI inside e belongs to a skill of e's origin
@@ -55,7 +55,7 @@ func (g *Gateway) hiddenIn(ctx context.Context, e *host.Entry) func(uri string) 
 	if g.opts.Visible == nil {
 		return nil
 	}
-	c := server.CallerFromContext(ctx)
+	c := skillserver.CallerFromContext(ctx)
 	var roots []string
 	for _, o := range g.view.Load().admitted {
 		if o.Origin == e.Origin && strings.HasPrefix(o.Root, e.Root+"/") && !g.opts.Visible(c, entrySkill(o)) {
@@ -91,7 +91,7 @@ func (g *Gateway) callerView(ctx context.Context, v *view) *view {
 	if g.opts.Visible == nil {
 		return v
 	}
-	return g.viewOf(v, server.CallerFromContext(ctx))
+	return g.viewOf(v, skillserver.CallerFromContext(ctx))
 }
 
 // viewOf is the part of v caller c sees, named as if the skills hidden
@@ -99,7 +99,7 @@ func (g *Gateway) callerView(ctx context.Context, v *view) *view {
 // "billing/refunds"), computed over every skill, would tell c that a
 // skill it may not see shares a name with one it may. The entries are
 // copies carrying c's names, sorted by them as v is by the registry's.
-func (g *Gateway) viewOf(v *view, c *server.Caller) *view {
+func (g *Gateway) viewOf(v *view, c *skillserver.Caller) *view {
 	k := callerViewKey{v.gen, c.Key()}
 	g.viewsMu.Lock()
 	cv := g.views[k]
@@ -154,7 +154,7 @@ func (g *Gateway) visibleTo(ctx context.Context, name string) (*host.Entry, erro
 }
 
 // published is the re-publication the caller of req sees.
-func (g *Gateway) published(ctx context.Context, req mcp.Request) server.Snapshot {
+func (g *Gateway) published(ctx context.Context, req mcp.Request) skillserver.Snapshot {
 	if g.pub == nil {
 		return g.src.Snapshot()
 	}

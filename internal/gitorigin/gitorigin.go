@@ -17,8 +17,8 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/gitsource"
-	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/skill"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // Options configures [Opener].
@@ -63,8 +63,8 @@ func Opener(opts *Options) func(ctx context.Context, spec string) (mcp.Transport
 				warnings = append(warnings, fmt.Sprintf("%s: skipped %s: %s", spec, d.Path, d.Message))
 			}
 		}
-		s, _, err := server.New(&mcp.Implementation{Name: "skillport-git", Version: src.Status().Commit[:12]},
-			server.NewCatalogSource(cat), &server.Options{Logger: quiet})
+		s, _, err := skillserver.New(&mcp.Implementation{Name: "skillport-git", Version: src.Status().Commit[:12]},
+			skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: quiet})
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %v", spec, err)
 		}

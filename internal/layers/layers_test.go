@@ -38,7 +38,7 @@ var rank = map[string]int{
 	"internal/cache":      3,
 	"host/approval":       3,
 	"internal/oauth":      3,
-	"server":              3,
+	"skillserver":         3,
 	"internal/gitsource":  3,
 	"internal/ocisource":  3,
 	"skillclient":         3,
@@ -58,9 +58,9 @@ var rank = map[string]int{
 // forbidden are imports the ranks allow but the design does not: the
 // consuming side never depends on the publishing side.
 var forbidden = map[string][]string{
-	"skillclient": {"catalog", "server", "skills"},
+	"skillclient": {"catalog", "skillserver", "skills"},
 	"wire":        {"catalog"},
-	"host":        {"server", "skills"},
+	"host":        {"skillserver", "skills"},
 }
 
 func TestImportsFollowTheLayers(t *testing.T) {
@@ -105,10 +105,10 @@ var public = []string{
 	"catalog",       // a tree of skills → an immutable, digested snapshot
 	"host",          // discover, verify, approve and load skills for a model
 	"host/approval", // who says yes to a skill, and what was approved
-	"server",        // the extension's methods on any go-sdk mcp.Server
 	"skill",         // the SKILL.md format: parse and validate
 	"skillclient",   // read and verify skills over one MCP session
 	"skills",        // the shortest way: serve a folder or an fs.FS
+	"skillserver",   // the extension's methods on any go-sdk mcp.Server
 	"wire",          // the extension's messages as Go types
 }
 

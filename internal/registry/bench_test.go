@@ -21,7 +21,7 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/cputime"
 	"github.com/skillport/skillport/internal/registry"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 var benchSkills = flag.Int("registrybench.skills", 10_000, "skills in the tree of the registry benchmarks")
@@ -178,10 +178,10 @@ func BenchmarkPropagation(b *testing.B) {
 	for _, r := range []*registry.Source{r1, r2} {
 		// A server on each replica, as in skillport serve: its own
 		// reaction to the change (list_changed, indexes) runs first.
-		if _, _, err := server.New(nil, r, &server.Options{Logger: discard}); err != nil {
+		if _, _, err := skillserver.New(nil, r, &skillserver.Options{Logger: discard}); err != nil {
 			b.Fatal(err)
 		}
-		r.OnChange(func(_, _ server.Snapshot) { swaps <- swap{r.Generation(), time.Now()} })
+		r.OnChange(func(_, _ skillserver.Snapshot) { swaps <- swap{r.Generation(), time.Now()} })
 	}
 	ctx := context.Background()
 	var lat []time.Duration
@@ -229,7 +229,7 @@ func BenchmarkReads(b *testing.B) {
 	cat := openCat(b, tree, "big")
 	src := openReplica(b, dsn)
 	var uris []string
-	for i, f := range server.NewCatalogSource(cat).Snapshot().Files() {
+	for i, f := range skillserver.NewCatalogSource(cat).Snapshot().Files() {
 		if i%20 == 0 {
 			uris = append(uris, f.URI)
 		}
@@ -237,8 +237,8 @@ func BenchmarkReads(b *testing.B) {
 			break
 		}
 	}
-	session := func(s server.Source) *mcp.ClientSession {
-		srv, _, err := server.New(nil, s, &server.Options{TTL: -1, Logger: discard})
+	session := func(s skillserver.Source) *mcp.ClientSession {
+		srv, _, err := skillserver.New(nil, s, &skillserver.Options{TTL: -1, Logger: discard})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -254,7 +254,7 @@ func BenchmarkReads(b *testing.B) {
 		b.Cleanup(func() { cs.Close(); ss.Close() })
 		return cs
 	}
-	dirCS, regCS := session(server.NewCatalogSource(cat)), session(src)
+	dirCS, regCS := session(skillserver.NewCatalogSource(cat)), session(src)
 	ctx := context.Background()
 	readAll := func(cs *mcp.ClientSession) time.Duration {
 		t0 := time.Now()

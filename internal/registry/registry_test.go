@@ -18,7 +18,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/registry"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -74,9 +74,9 @@ func openReplica(t testing.TB, dsn string) *registry.Source {
 
 // sameContent checks that a replica's snapshot publishes exactly what the
 // directory catalog does: skills, frontmatter, files, directories, bytes.
-func sameContent(t *testing.T, want *catalog.Catalog, got server.Snapshot) {
+func sameContent(t *testing.T, want *catalog.Catalog, got skillserver.Snapshot) {
 	t.Helper()
-	dirSnap := server.NewCatalogSource(want).Snapshot()
+	dirSnap := skillserver.NewCatalogSource(want).Snapshot()
 	if len(got.Skills()) != len(want.Skills()) {
 		t.Fatalf("replica serves %d skills, the directory %d", len(got.Skills()), len(want.Skills()))
 	}
@@ -216,7 +216,7 @@ func TestNamespaces(t *testing.T) {
 	// Content shared by both namespaces was stored once.
 	var blobs, files int
 	conn.QueryRow(ctx, `SELECT count(*) FROM blobs`).Scan(&blobs)
-	files = len(server.NewCatalogSource(openCat(t, examples, "")).Snapshot().Files())
+	files = len(skillserver.NewCatalogSource(openCat(t, examples, "")).Snapshot().Files())
 	if blobs > files {
 		t.Errorf("%d blobs stored for %d distinct files published twice", blobs, files)
 	}
@@ -350,7 +350,7 @@ func TestConcurrentSharedContent(t *testing.T) {
 	}
 	var blobs int
 	watch.QueryRow(ctx, `SELECT count(*) FROM blobs`).Scan(&blobs)
-	if want := len(server.NewCatalogSource(openCat(t, examples, "")).Snapshot().Files()); blobs != want {
+	if want := len(skillserver.NewCatalogSource(openCat(t, examples, "")).Snapshot().Files()); blobs != want {
 		t.Errorf("%d blobs stored, want %d", blobs, want)
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/registry"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // replica is a registry Source served by an MCP server, with a connected
@@ -30,7 +30,7 @@ type replica struct {
 func startReplica(t *testing.T, dsn string) *replica {
 	t.Helper()
 	r := &replica{src: openReplica(t, dsn), changed: make(chan struct{}, 100)}
-	s, _, err := server.New(&mcp.Implementation{Name: "replica", Version: "0"}, r.src, &server.Options{Logger: discard})
+	s, _, err := skillserver.New(&mcp.Implementation{Name: "replica", Version: "0"}, r.src, &skillserver.Options{Logger: discard})
 	if err != nil {
 		t.Fatal(err)
 	}

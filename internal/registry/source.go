@@ -18,7 +18,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // DefaultCacheBytes bounds the content a replica holds in memory.
@@ -50,7 +50,7 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Source is a replica: a [server.Source] serving the registry's current
+// Source is a replica: a [skillserver.Source] serving the registry's current
 // versions. It keeps metadata in memory and swaps its snapshot atomically
 // on every change announced through LISTEN/NOTIFY; when the database is
 // gone it keeps serving its last snapshot, reports not ready, and reloads
@@ -66,7 +66,7 @@ type Source struct {
 	cur    atomic.Pointer[snapshot]
 	reload sync.Mutex
 
-	feed server.ChangeFeed
+	feed skillserver.ChangeFeed
 
 	mu      sync.Mutex
 	downErr error     // why the database is unreachable; nil when listening
@@ -152,16 +152,16 @@ func (s *Source) Collectors() []prometheus.Collector {
 	}
 }
 
-// Snapshot implements [server.Source].
-func (s *Source) Snapshot() server.Snapshot { return s.cur.Load() }
+// Snapshot implements [skillserver.Source].
+func (s *Source) Snapshot() skillserver.Snapshot { return s.cur.Load() }
 
 // Generation returns the registry generation being served.
 func (s *Source) Generation() int64 { return s.cur.Load().gen }
 
-// Refresh implements [server.Source]: it reloads from the database unless
+// Refresh implements [skillserver.Source]: it reloads from the database unless
 // the snapshot was already replaced.
-func (s *Source) Refresh(ctx context.Context, stale server.Snapshot) (server.Snapshot, error) {
-	if cur := s.cur.Load(); server.Snapshot(cur) != stale {
+func (s *Source) Refresh(ctx context.Context, stale skillserver.Snapshot) (skillserver.Snapshot, error) {
+	if cur := s.cur.Load(); skillserver.Snapshot(cur) != stale {
 		return cur, nil
 	}
 	if err := s.Reload(ctx); err != nil {
@@ -170,8 +170,8 @@ func (s *Source) Refresh(ctx context.Context, stale server.Snapshot) (server.Sna
 	return s.cur.Load(), nil
 }
 
-// OnChange implements [server.Source].
-func (s *Source) OnChange(fn func(old, new server.Snapshot)) (cancel func()) {
+// OnChange implements [skillserver.Source].
+func (s *Source) OnChange(fn func(old, new skillserver.Snapshot)) (cancel func()) {
 	return s.feed.OnChange(fn)
 }
 

@@ -19,8 +19,8 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
-	"github.com/skillport/skillport/server"
 	"github.com/skillport/skillport/skill"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // Options configures [Open].
@@ -63,8 +63,8 @@ func Open(ctx context.Context, site *host.Site, opts *Options) (mcp.Transport, [
 	if len(site.Doc.Skills) > 0 && len(cat.Skills()) == 0 {
 		return nil, warnings, fmt.Errorf("%w: %s: none of its %d skills could be read (the warnings say why)", host.ErrDiscovery, site.URL, len(site.Doc.Skills))
 	}
-	s, _, err := server.New(&mcp.Implementation{Name: "skillport-site", Version: "0.2.0"},
-		server.NewCatalogSource(cat), &server.Options{Logger: quiet})
+	s, _, err := skillserver.New(&mcp.Implementation{Name: "skillport-site", Version: "0.2.0"},
+		skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: quiet})
 	if err != nil {
 		return nil, warnings, fmt.Errorf("%s: %v", site.URL, err)
 	}

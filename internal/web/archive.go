@@ -16,7 +16,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/filemode"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // indexTypeArchive is the discovery entry type of a skill with files
@@ -34,7 +34,7 @@ const archiveSuffix = ".tar.gz"
 // mode by internal/filemode's rule, as pull writes it: a snapshot keeps
 // none), so the digest the discovery document publishes
 // holds for every download of the same snapshot.
-func skillArchive(ctx context.Context, snap server.Snapshot, sk *catalog.Skill) ([]byte, error) {
+func skillArchive(ctx context.Context, snap skillserver.Snapshot, sk *catalog.Skill) ([]byte, error) {
 	var buf bytes.Buffer
 	gz := gzipPool.Get().(*gzip.Writer)
 	defer gzipPool.Put(gz)

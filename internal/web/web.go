@@ -1,5 +1,5 @@
 // Package web serves a catalog people can browse: a page listing the skills
-// of a [server.Source], a page per skill with its SKILL.md rendered as
+// of a [skillserver.Source], a page per skill with its SKILL.md rendered as
 // sanitized HTML, its frontmatter and its files, each file viewable as text
 // or downloadable byte for byte, and the Agent Skills discovery document at
 // /.well-known/agent-skills/index.json.
@@ -28,7 +28,7 @@ import (
 	"strings"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/server"
+	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -82,7 +82,7 @@ type Options struct {
 
 // Handler serves the web catalog. Create it with [New].
 type Handler struct {
-	src  server.Source
+	src  skillserver.Source
 	opts Options
 	tmpl *template.Template
 	mux  *http.ServeMux
@@ -92,7 +92,7 @@ type Handler struct {
 }
 
 // New returns the web catalog of src.
-func New(src server.Source, opts *Options) (*Handler, error) {
+func New(src skillserver.Source, opts *Options) (*Handler, error) {
 	if src == nil {
 		return nil, errors.New("web: nil source")
 	}
@@ -171,22 +171,22 @@ func assetHandler(assets fs.FS) http.Handler {
 }
 
 // snapshot is what the caller of r may see. When the source hands out one
-// view per caller ([server.ViewSource], as access.Filter does), every page,
+// view per caller ([skillserver.ViewSource], as access.Filter does), every page,
 // download, archive, search and discovery entry answers from that view,
 // the one MCP answers from too, so a skill hidden from the caller is absent
 // here with every byte of it, also when its folder sits inside a skill the
 // caller sees. Options.Visible is then asked on top of it.
-func (h *Handler) snapshot(r *http.Request) server.Snapshot {
+func (h *Handler) snapshot(r *http.Request) skillserver.Snapshot {
 	snap := h.src.Snapshot()
-	if vs, ok := h.src.(server.ViewSource); ok && snap != nil {
-		return vs.View(snap, server.CallerFromContext(r.Context()))
+	if vs, ok := h.src.(skillserver.ViewSource); ok && snap != nil {
+		return vs.View(snap, skillserver.CallerFromContext(r.Context()))
 	}
 	return snap
 }
 
 // visibleSkill returns the skill of snap whose root path is p, if the caller
 // may see it.
-func (h *Handler) visibleSkill(r *http.Request, snap server.Snapshot, p string) *catalog.Skill {
+func (h *Handler) visibleSkill(r *http.Request, snap skillserver.Snapshot, p string) *catalog.Skill {
 	// The route's path is unescaped; catalog URIs escape each segment.
 	sk := snap.Skill(h.opts.Scheme + "://" + escapePath(p) + "/SKILL.md")
 	if sk == nil || !h.opts.Visible(r, sk) {
@@ -197,7 +197,7 @@ func (h *Handler) visibleSkill(r *http.Request, snap server.Snapshot, p string) 
 
 // visibleFile returns the file of snap at path p (skill path, "/", path in
 // the skill) and its skill, if the caller may see that skill.
-func (h *Handler) visibleFile(r *http.Request, snap server.Snapshot, p string) (*catalog.File, *catalog.Skill) {
+func (h *Handler) visibleFile(r *http.Request, snap skillserver.Snapshot, p string) (*catalog.File, *catalog.Skill) {
 	p = escapePath(p) // catalog URIs escape each segment
 	uri := h.opts.Scheme + "://" + p
 	f := snap.File(uri)

@@ -1,0 +1,230 @@
+package skillserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Key identifies what a caller may see: its subject, scopes and groups,
+// the latter two in sorted order. Two requests with the same key are
+// answered from the same view; nil (anonymous) has the key "".
+func (c *Caller) Key() string {
+	if c == nil {
+		return ""
+	}
+	scopes, groups := slices.Clone(c.Scopes), slices.Clone(c.Groups)
+	slices.Sort(scopes)
+	slices.Sort(groups)
+	return "s:" + c.Subject + "\x00" + strings.Join(scopes, " ") + "\x00" + strings.Join(groups, " ")
+}
+
+// CallerSnapshot is a [Snapshot] that is one caller's view of a catalog,
+// as a [ContextSource] that filters by caller hands out. List cursors
+// issued from it are bound to that caller: another caller presenting one
+// gets the same -32602 "stale cursor" answer as after a change of the
+// catalog, so a cursor never carries one caller's listing to another.
+type CallerSnapshot interface {
+	Snapshot
+	// Caller is whose view this is (nil for the anonymous one).
+	Caller() *Caller
+}
+
+// ViewSource is a [ContextSource] that can say what one caller sees of a
+// snapshot it handed to its OnChange callbacks. The server then tells each
+// session only about changes its caller can see:
+// notifications/resources/list_changed only when the caller's view changed,
+// notifications/resources/updated only for a URI whose content changed in
+// the caller's view. A session is never told that something it cannot see
+// exists or changed. (Under a ViewSource, list_changed notifications of
+// resources the application adds itself are filtered the same way.)
+type ViewSource interface {
+	ContextSource
+	// View returns the part of snap (a snapshot passed to an OnChange
+	// callback, or returned by Snapshot) that caller c may see.
+	View(snap Snapshot, c *Caller) Snapshot
+}
+
+// cursorOwner is the fingerprint a cursor issued from snap carries: empty
+// unless snap is a caller's view. It is a hash, so a cursor (which clients
+// can decode) never names the caller.
+func cursorOwner(snap Snapshot) string {
+	cs, ok := snap.(CallerSnapshot)
+	if !ok {
+		return ""
+	}
+	k := cs.Caller().Key()
+	if k == "" {
+		return ""
+	}
+	h := sha256.Sum256([]byte(k))
+	return base64.RawURLEncoding.EncodeToString(h[:12])
+}
+
+// SessionCallers remembers who each live session of an MCP server is
+// (its [Caller], as of its latest request) and which change notifications
+// it is owed, so that a notification reaches only the sessions whose
+// caller can see the change: [SessionCallers.Owe] marks them,
+// [SessionCallers.Hold] drops the notification for the others. The server
+// uses one for resources under a [ViewSource]; a gateway re-publishing
+// skills as prompts uses one for prompts. It is safe for concurrent use.
+type SessionCallers struct {
+	mcp     *mcp.Server
+	mu      sync.Mutex
+	m       map[*mcp.ServerSession]*sessionCaller
+	pruneAt int
+}
+
+type sessionCaller struct {
+	caller *Caller
+	owed   map[string]bool // notification keys (see noteKey)
+}
+
+// NewSessionCallers returns an empty SessionCallers for the sessions of s.
+func NewSessionCallers(s *mcp.Server) *SessionCallers {
+	return &SessionCallers{mcp: s, m: map[*mcp.ServerSession]*sessionCaller{}}
+}
+
+// minPrune is the number of tracked sessions at which the map is first
+// checked against the live sessions; it doubles with the live count, so
+// tracking stays proportional to the sessions the MCP server has.
+const minPrune = 64
+
+// See records ss's caller, as of its latest request (call it from a
+// receiving middleware). A session never seen is owed nothing.
+func (sc *SessionCallers) See(ss *mcp.ServerSession, c *Caller) {
+	sc.mu.Lock()
+	if e := sc.m[ss]; e != nil {
+		e.caller = c
+		sc.mu.Unlock()
+		return
+	}
+	sc.m[ss] = &sessionCaller{caller: c}
+	prune := len(sc.m) > max(sc.pruneAt, minPrune)
+	sc.mu.Unlock()
+	if prune {
+		sc.prune()
+	}
+}
+
+// prune forgets sessions the MCP server no longer has (stateless HTTP
+// requests each have one).
+func (sc *SessionCallers) prune() {
+	live := map[*mcp.ServerSession]bool{}
+	for ss := range sc.mcp.Sessions() {
+		live[ss] = true
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for ss := range sc.m {
+		if !live[ss] {
+			delete(sc.m, ss)
+		}
+	}
+	sc.pruneAt = 2 * len(sc.m)
+}
+
+// Owe asks changed, once per distinct caller of the tracked sessions, which
+// notifications a change earns that caller, and marks its sessions owed
+// them. A notification is named by its method, or for
+// notifications/resources/updated by the method, a space and the URI.
+func (sc *SessionCallers) Owe(changed func(c *Caller) []string) {
+	byKey := map[string][]string{}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, e := range sc.m {
+		k := e.caller.Key()
+		notes, ok := byKey[k]
+		if !ok {
+			notes = changed(e.caller)
+			byKey[k] = notes
+		}
+		for _, n := range notes {
+			if e.owed == nil {
+				e.owed = map[string]bool{}
+			}
+			e.owed[n] = true
+		}
+	}
+}
+
+// noteKey names a notification as [SessionCallers.Owe] does.
+func noteKey(method string, params mcp.Params) string {
+	if p, ok := params.(*mcp.ResourceUpdatedNotificationParams); ok && method == notifyUpdated {
+		return method + " " + p.URI
+	}
+	return method
+}
+
+const (
+	notifyListChanged = "notifications/resources/list_changed"
+	notifyUpdated     = "notifications/resources/updated"
+)
+
+// take reports whether ss is owed the notification, and marks it paid.
+func (sc *SessionCallers) take(ss *mcp.ServerSession, key string) bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	e := sc.m[ss]
+	if e == nil || !e.owed[key] {
+		return false
+	}
+	delete(e.owed, key)
+	return true
+}
+
+// Hold is a sending middleware that delivers the notifications named by
+// methods only to sessions owed them; other messages pass.
+func (sc *SessionCallers) Hold(methods ...string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if slices.Contains(methods, method) {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !sc.take(ss, noteKey(method, req.GetParams())) {
+					return nil, nil
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// owe marks, for every tracked session, what of the change from old to
+// snap its caller can see, and returns the subscribed URIs (among subs)
+// that changed for at least one caller.
+func (srv *Server) owe(vs ViewSource, old, snap Snapshot, subs []string) []string {
+	changed := map[string]bool{}
+	srv.views.Owe(func(c *Caller) []string {
+		ov, nv := vs.View(old, c), vs.View(snap, c)
+		var notes []string
+		if ov.ID() != nv.ID() {
+			notes = append(notes, notifyListChanged)
+		}
+		for _, u := range subs {
+			if fileChanged(ov, nv, u) {
+				notes = append(notes, notifyUpdated+" "+u)
+				changed[u] = true
+			}
+		}
+		return notes
+	})
+	out := make([]string, 0, len(changed))
+	for u := range changed {
+		out = append(out, u)
+	}
+	return out
+}
+
+// fileChanged reports whether uri's content differs between two snapshots
+// (appeared, vanished or changed).
+func fileChanged(old, snap Snapshot, uri string) bool {
+	of, nf := old.File(uri), snap.File(uri)
+	if of == nil && nf == nil {
+		return false
+	}
+	return of == nil || nf == nil || of.Digest != nf.Digest || of.Size != nf.Size
+}

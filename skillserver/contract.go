@@ -1,0 +1,279 @@
+package skillserver
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillport/skillport/catalog"
+)
+
+// Caller is who a request comes from, for sources whose answer depends on
+// it (per-user catalogs, authorization). The server puts one in the
+// context of every request it hands a source; a nil *Caller means an
+// anonymous caller.
+type Caller struct {
+	// Subject identifies the user or workload, e.g. an OAuth "sub".
+	Subject string
+	// Scopes are the scopes the caller's credential grants.
+	Scopes []string
+	// Groups are the groups the caller belongs to.
+	Groups []string
+}
+
+type callerKey struct{}
+
+// ContextWithCaller returns a context carrying c, for tests and for
+// transports that identify callers themselves.
+func ContextWithCaller(ctx context.Context, c *Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFromContext returns the caller a request came from, or nil for an
+// anonymous one.
+func CallerFromContext(ctx context.Context) *Caller {
+	c, _ := ctx.Value(callerKey{}).(*Caller)
+	return c
+}
+
+// CallerFromToken is the caller go-sdk's bearer-token verification
+// established: the token's user and scopes, and its "groups" claim when it
+// is a list of strings. It returns nil for no token.
+func CallerFromToken(ti *auth.TokenInfo) *Caller {
+	if ti == nil {
+		return nil
+	}
+	c := &Caller{Subject: ti.UserID, Scopes: slices.Clone(ti.Scopes)}
+	switch g := ti.Extra["groups"].(type) {
+	case []string:
+		c.Groups = slices.Clone(g)
+	case []any:
+		for _, v := range g {
+			if s, ok := v.(string); ok {
+				c.Groups = append(c.Groups, s)
+			}
+		}
+	}
+	return c
+}
+
+// withCaller adds the request's caller to ctx unless one is there already.
+func withCaller(ctx context.Context, req mcp.Request) context.Context {
+	if CallerFromContext(ctx) != nil || req == nil {
+		return ctx
+	}
+	if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
+		return ContextWithCaller(ctx, CallerFromToken(ex.TokenInfo))
+	}
+	return ctx
+}
+
+// ContextSource is a [Source] whose snapshot depends on the request: the
+// server asks it, with the request's context (carrying the [Caller]), for
+// the snapshot that answers skills/list, skills/get,
+// resources/directory/read, resources/list and resources/read. Snapshot()
+// remains the anonymous view, used for instructions, templates and change
+// notifications.
+type ContextSource interface {
+	Source
+	// SnapshotContext returns the snapshot that answers a request whose
+	// context is ctx. An error is reported to the client as an internal
+	// error, without its text (which may name the source's internals).
+	SnapshotContext(ctx context.Context) (Snapshot, error)
+}
+
+// snapshot returns the snapshot that answers a request.
+func (srv *Server) snapshot(ctx context.Context) (Snapshot, error) {
+	cs, ok := srv.src.(ContextSource)
+	if !ok {
+		return srv.src.Snapshot(), nil
+	}
+	snap, err := cs.SnapshotContext(ctx)
+	if err != nil {
+		srv.log.Error("the skill source failed", "err", err)
+		return nil, internalError("", "the server cannot list its skills right now; try again later")
+	}
+	return snap, nil
+}
+
+// SkillSource is the least a publisher of skills implements: list them,
+// and read a file of one. Build skills with [catalog.NewSkill] (or by hand,
+// with digests); [FromSkills] turns a SkillSource into a [Source] and
+// derives everything else. The context carries the [Caller], so a source
+// may answer each user differently.
+//
+// skills/get is answered from the list. Optional interfaces add what not
+// every source has: [DirectoryReader] (directories of "dynamic" skills),
+// [ChangeNotifier] (pushing changes to clients, and caching the list until
+// then) and [Refresher].
+type SkillSource interface {
+	// ListSkills returns the skills published to the caller in ctx.
+	ListSkills(ctx context.Context) ([]*catalog.Skill, error)
+	// ReadFile returns the content of f, a file of a listed skill. The
+	// bytes must match f.Size and f.Digest; when the content has changed,
+	// return an error wrapping [catalog.ErrChanged] and the server lists
+	// again.
+	ReadFile(ctx context.Context, f *catalog.File) ([]byte, error)
+}
+
+// DirectoryReader is implemented by a [SkillSource] that lists
+// directories itself, typically those of "dynamic" skills (skills without
+// Files), which [FromSkills] cannot derive. It returns nil, nil for a URI
+// that is not one of its directories.
+type DirectoryReader interface {
+	ReadDirectory(ctx context.Context, uri string) (*catalog.Dir, error)
+}
+
+// ChangeNotifier is implemented by a [SkillSource] that knows when its
+// skills change. fn must be called after each change; the returned
+// function unregisters it. A source that implements it is listed once per
+// caller and change rather than once per request.
+type ChangeNotifier interface {
+	OnChange(fn func()) (cancel func())
+}
+
+// Refresher is implemented by a [SkillSource] that must be told to
+// reload after ReadFile reported [catalog.ErrChanged].
+type Refresher interface {
+	Refresh(ctx context.Context) error
+}
+
+// FromSkills adapts a [SkillSource] to the [Source] the server answers
+// from. Files and directory resources are derived from the listed skills
+// ([catalog.DirsOf]); each request is answered from a snapshot of what
+// the source lists for its caller.
+func FromSkills(s SkillSource) ContextSource {
+	a := &skillSource{src: s, cache: map[string]*listedSnapshot{}}
+	if n, ok := s.(ChangeNotifier); ok {
+		a.notifies = true
+		n.OnChange(a.changed)
+	}
+	return a
+}
+
+type skillSource struct {
+	src      SkillSource
+	notifies bool
+
+	feed ChangeFeed
+
+	mu    sync.Mutex
+	cache map[string]*listedSnapshot // by caller key; only when notifies
+	anon  *listedSnapshot            // last anonymous snapshot handed out
+	gen   int                        // counts changes, so a list taken before one is not cached after it
+}
+
+func callerKeyOf(c *Caller) string {
+	if c == nil {
+		return ""
+	}
+	return c.Subject + "\x00" + strings.Join(c.Scopes, " ") + "\x00" + strings.Join(c.Groups, " ")
+}
+
+func (a *skillSource) SnapshotContext(ctx context.Context) (Snapshot, error) {
+	key := callerKeyOf(CallerFromContext(ctx))
+	a.mu.Lock()
+	gen := a.gen
+	snap := a.cache[key]
+	a.mu.Unlock()
+	if snap != nil {
+		return snap, nil
+	}
+	skills, err := a.src.ListSkills(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("server: listing skills: %w", err)
+	}
+	snap = newListedSnapshot(a.src, ctx, skills)
+	a.mu.Lock()
+	if a.notifies && gen == a.gen {
+		a.cache[key] = snap
+	}
+	if key == "" {
+		a.anon = snap
+	}
+	a.mu.Unlock()
+	return snap, nil
+}
+
+// Snapshot implements [Source]: the anonymous caller's view.
+func (a *skillSource) Snapshot() Snapshot {
+	snap, err := a.SnapshotContext(context.Background())
+	if err != nil {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.anon != nil {
+			return a.anon
+		}
+		return newListedSnapshot(a.src, context.Background(), nil)
+	}
+	return snap
+}
+
+// Refresh implements [Source].
+func (a *skillSource) Refresh(ctx context.Context, stale Snapshot) (Snapshot, error) {
+	if r, ok := a.src.(Refresher); ok {
+		if err := r.Refresh(ctx); err != nil {
+			return nil, err
+		}
+	}
+	a.mu.Lock()
+	clear(a.cache)
+	a.gen++
+	a.mu.Unlock()
+	return a.SnapshotContext(ctx)
+}
+
+// OnChange implements [Source]. Callbacks run only for a source that
+// implements [ChangeNotifier].
+func (a *skillSource) OnChange(fn func(old, new Snapshot)) (cancel func()) {
+	return a.feed.OnChange(fn)
+}
+
+func (a *skillSource) changed() {
+	a.mu.Lock()
+	old := a.anon
+	clear(a.cache)
+	a.gen++
+	a.mu.Unlock()
+	snap := a.Snapshot()
+	if old != nil && old.ID() == snap.ID() {
+		return
+	}
+	if old == nil {
+		old = newListedSnapshot(a.src, context.Background(), nil)
+	}
+	a.feed.Notify(old, snap)
+}
+
+// listedSnapshot is a [Snapshot] of what a [SkillSource] listed for one
+// caller: [NewSnapshot]'s, with the directories a [DirectoryReader] lists
+// beside those derived from the skills.
+type listedSnapshot struct {
+	*skillSnapshot
+	src SkillSource
+	ctx context.Context
+}
+
+func newListedSnapshot(src SkillSource, ctx context.Context, skills []*catalog.Skill) *listedSnapshot {
+	return &listedSnapshot{skillSnapshot: newSkillSnapshot(skills, src.ReadFile), src: src, ctx: context.WithoutCancel(ctx)}
+}
+
+func (s *listedSnapshot) Dir(uri string) *catalog.Dir {
+	if d := s.skillSnapshot.Dir(uri); d != nil {
+		return d
+	}
+	r, ok := s.src.(DirectoryReader)
+	if !ok {
+		return nil
+	}
+	d, err := r.ReadDirectory(s.ctx, uri)
+	if err != nil || d == nil || d.URI != uri {
+		return nil
+	}
+	return d
+}

@@ -1,0 +1,22 @@
+package skillserver
+
+import (
+	"encoding/json"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/wire"
+)
+
+// signatureMeta is the _meta of a skill's entry: its signature bundle
+// under wire.MetaSignature, or nil (no _meta at all) when it has none, so
+// unsigned entries are encoded as before.
+func signatureMeta(sk *catalog.Skill) json.RawMessage {
+	if len(sk.Signature) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(map[string]json.RawMessage{wire.MetaSignature: sk.Signature})
+	if err != nil {
+		return nil // not JSON: the catalog only keeps valid bundles
+	}
+	return b
+}
