@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/skillport/skillport/internal/filemode"
 	"github.com/skillport/skillport/skill"
 )
 
@@ -101,6 +102,8 @@ type walkFile struct {
 	// viaLink marks a file reached through a symbolic link: it is opened
 	// from the root, where os.Root resolves the link.
 	viaLink bool
+	// mode is the permission bits the last stat saw (fs.FileMode.Perm).
+	mode fs.FileMode
 	// filled by hashing
 	done   bool // digest, text and err are set
 	digest string
@@ -641,6 +644,16 @@ func collect(n *node, c *candidate) {
 	}
 }
 
+// modeOf is what the catalog records of f's mode ([File.Mode]). Windows
+// reports no execute bit for any file, so a directory there records none
+// and the "#!" rule decides, as it does for sources without modes.
+func (b *builder) modeOf(f *walkFile) fs.FileMode {
+	if runtime.GOOS == "windows" && b.src.dir != "" {
+		return 0
+	}
+	return filemode.FromPerm(f.mode)
+}
+
 // assemble turns hashed candidates into the immutable catalog.
 func (b *builder) assemble(cands []*candidate) *Catalog {
 	nfiles := 0
@@ -670,6 +683,7 @@ func (b *builder) assemble(cands []*candidate) *Catalog {
 			Digest:   wf.digest,
 			MIMEType: mimeType(wf.name, wf.text),
 			Text:     wf.text,
+			Mode:     b.modeOf(wf),
 			ModTime:  wf.mtime,
 			ident:    wf.ident,
 			content:  wf.content,
@@ -1006,6 +1020,12 @@ func catalogID(c *Catalog) string {
 			buf = append(buf, f.Digest...)
 			buf = append(buf, 0)
 			buf = strconv.AppendInt(buf, f.Size, 10)
+			if f.Mode&0o111 != 0 {
+				// chmod +x alone changes what an archive holds. Only the
+				// executable mark is hashed, so a tree without one (and
+				// every source that records no mode) keeps its ID.
+				buf = append(buf, "\x00x"...)
+			}
 			buf = append(buf, '\n')
 		}
 		if len(s.Signature) > 0 { // a new bundle is a new snapshot

@@ -179,6 +179,15 @@ type File struct {
 	// Text reports that the content is valid UTF-8 without NUL bytes, so it
 	// can travel as JSON text without changing a byte.
 	Text bool
+	// Mode is what the source recorded of the file's permission bits:
+	// 0755 for an executable file (any execute bit set on disk, mode
+	// 100755 in a git tree), 0644 for another, 0 where the source records
+	// none (a tree whose FileInfo reports no permission bits, a directory
+	// on Windows, a registry, a skill read over MCP). It is not part of
+	// the published entry (MCP carries no mode): the web catalog's
+	// archives write it, and fall back to the "#!" rule of pull where it
+	// is 0 (docs/cli.md, "Executable bits").
+	Mode fs.FileMode
 	// ModTime is the modification time seen when the file was hashed.
 	ModTime time.Time
 
@@ -281,7 +290,8 @@ func (c *Catalog) Diagnostics() []Diagnostic { return c.diags }
 func (c *Catalog) Stats() Stats { return c.stats }
 
 // ID identifies the snapshot's content: two catalogs with the same ID
-// publish the same URIs, frontmatter and digests.
+// publish the same URIs, frontmatter and digests, and have the same
+// executable files ([File.Mode]).
 func (c *Catalog) ID() string { return c.id }
 
 // Options returns the options the catalog was built with.

@@ -80,7 +80,10 @@ func (b *builder) reuse(f *walkFile) bool {
 			return true
 		}
 	}
-	if prev == nil || b.dirty[f.path] || prev.Size != f.size {
+	if prev == nil || b.dirty[f.path] || prev.Size != f.size || prev.Mode != b.modeOf(f) {
+		// A new mode needs a new File (a git commit can flip 100644 to
+		// 100755 and keep the blob id); the digest is read again, which
+		// costs one file in the rare commit that does it.
 		return false
 	}
 	if f.content != "" || prev.content != "" {
@@ -261,7 +264,7 @@ func digestString(h hash.Hash) string {
 
 // setInfo records what a stat of f returned.
 func (f *walkFile) setInfo(fi fs.FileInfo) {
-	f.size, f.mtime, f.ident = fi.Size(), fi.ModTime(), identOf(fi)
+	f.size, f.mtime, f.ident, f.mode = fi.Size(), fi.ModTime(), identOf(fi), fi.Mode().Perm()
 	if ci, ok := fi.Sys().(ContentIdentifier); ok {
 		f.content = ci.ContentID()
 	}

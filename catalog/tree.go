@@ -156,7 +156,9 @@ func DirsOf(skills []*Skill) map[string]*Dir {
 
 // ContentID identifies what a publisher serves: two sets of skills and
 // files with the same URIs, frontmatter, digests, sizes and text flags
-// have the same ID, so a change of ID is a change clients must hear about.
+// have the same ID, so a change of ID is a change clients must hear about;
+// an executable [File.Mode] counts too (the web catalog's archives carry it),
+// while a file without one hashes as it did before modes were recorded.
 // skills and files must be sorted by URI.
 func ContentID(skills []*Skill, files []*File) string {
 	h := sha256.New()
@@ -166,7 +168,11 @@ func ContentID(skills []*Skill, files []*File) string {
 		h.Write([]byte{'\n'})
 	}
 	for _, f := range files {
-		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%t\n", f.URI, f.Digest, f.Size, f.Text)
+		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%t", f.URI, f.Digest, f.Size, f.Text)
+		if f.Mode&0o111 != 0 { // as in a catalog's ID: an archive holds the mode
+			h.Write([]byte("\x00x"))
+		}
+		h.Write([]byte{'\n'})
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

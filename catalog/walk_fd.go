@@ -289,6 +289,7 @@ func (f *walkFile) setStat(st *unix.Stat_t) {
 	f.size = st.Size
 	f.mtime = time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))
 	f.ident = fileIdent{dev: uint64(st.Dev), ino: uint64(st.Ino), ctimeNanos: timespecNanos(st.Ctim), nlink: uint64(st.Nlink), known: true}
+	f.mode = fs.FileMode(st.Mode & 0o777)
 }
 
 // digestAt digests the regular file f of the open directory dirfd, unless
@@ -556,7 +557,7 @@ func (b *builder) checkDir(t *checkTask, failed *atomic.Bool) ([]*checkTask, int
 				return subs, 0, false
 			}
 			wf.setStat(&st)
-			if !pf.ident.same(wf.ident) || pf.Size != wf.size || !pf.ModTime.Equal(wf.mtime) {
+			if !pf.ident.same(wf.ident) || pf.Size != wf.size || !pf.ModTime.Equal(wf.mtime) || pf.Mode != b.modeOf(&wf) {
 				return subs, 0, false
 			}
 			n++

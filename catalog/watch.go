@@ -106,6 +106,7 @@ func Watch(ctx context.Context, c *Catalog, opts *WatchOptions, fn func(*Catalog
 	}
 
 	cur := c
+	var execs execIndex
 	var (
 		quiet    *time.Timer // fires Debounce after the last event
 		deadline *time.Timer // fires MaxDelay after the first pending event
@@ -145,8 +146,8 @@ func Watch(ctx context.Context, c *Catalog, opts *WatchOptions, fn func(*Catalog
 					}
 				}
 			}
-			if ev.Has(fsnotify.Chmod) && !ev.Has(fsnotify.Write) {
-				continue // metadata only (atime, permissions)
+			if ev.Has(fsnotify.Chmod) && !ev.Has(fsnotify.Write) && !execs.flipped(cur, dir, ev.Name) {
+				continue // metadata only (times, owner, other permission bits)
 			}
 			if !pending {
 				pending = true
@@ -189,6 +190,40 @@ func Watch(ctx context.Context, c *Catalog, opts *WatchOptions, fn func(*Catalog
 			fn(next)
 		}
 	}
+}
+
+// execIndex is what one snapshot recorded of its files' execute bits, by
+// tree path, built on the first permission change seen while it is
+// served. Indexers and backup tools change attributes in storms (fsnotify
+// advises ignoring Chmod), so such an event rebuilds the catalog only
+// when it flips the execute bit of a published file ([File.Mode]), which
+// changes the web catalog's archives.
+type execIndex struct {
+	of   *Catalog
+	exec map[string]bool
+}
+
+// flipped reports whether the file at name (an event's path under dir) is
+// published by cur with the other execute bit than it has now.
+func (x *execIndex) flipped(cur *Catalog, dir, name string) bool {
+	fi, err := os.Lstat(name)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	rel, err := filepath.Rel(dir, name)
+	if err != nil || !filepath.IsLocal(rel) {
+		return false
+	}
+	if x.of != cur {
+		x.of, x.exec = cur, make(map[string]bool, len(cur.files))
+		for _, f := range cur.files {
+			if f.Mode != 0 {
+				x.exec[f.Path] = f.Mode&0o111 != 0
+			}
+		}
+	}
+	was, ok := x.exec[filepath.ToSlash(rel)]
+	return ok && was != (fi.Mode().Perm()&0o111 != 0)
 }
 
 // changeSlack widens the window in which a change counts as possibly

@@ -75,26 +75,33 @@ func TestReloadByTreeID(t *testing.T) {
 		files   map[string]string
 		onlyDir string // when set, every blob read is one of this folder's
 		reads   int    // and this many are read
+		chmod   string // a path to mark executable in the index first
 	}{
-		{"one skill's SKILL.md", map[string]string{"alpha/SKILL.md": skillMD("alpha", "first, edited")}, "alpha", 1},
-		{"one skill's reference", map[string]string{"alpha/references/ref.md": "# ref, edited\n"}, "alpha", 1},
-		{"a nested skill", map[string]string{"outer/inner/SKILL.md": skillMD("inner", "nested, edited")}, "outer", 1},
-		{"a deep skill", map[string]string{"deep/a/b/c/leaf/README.md": "leaf, edited\n"}, "deep/a/b/c/leaf", 1},
-		{"a skill added to a level", map[string]string{"team/four/SKILL.md": skillMD("four", "new")}, "team/four", 1},
-		{"a skill deleted from a level", map[string]string{"team/one/SKILL.md": ""}, "team", 0},
-		{"an invalid skill", map[string]string{"beta/SKILL.md": "---\nname: beta\n---\nno description\n"}, "beta", 1},
-		{"the skill fixed", map[string]string{"beta/SKILL.md": skillMD("beta", "fixed")}, "beta", 2},
-		{"a skill renamed by its SKILL.md", map[string]string{"alpha/SKILL.md": skillMD("alpha-renamed", "published under its name")}, "alpha", 1},
-		{"a file outside skills", map[string]string{"README.md": "# skills, edited\n"}, ".", 0},
-		{"a skill named like its neighbour", map[string]string{"gamma/SKILL.md": skillMD("alpha", "collides")}, "", 0},
-		{"the collision removed", map[string]string{"gamma/SKILL.md": ""}, "", 0},
-		{"a folder mapped to the same segment", map[string]string{"team2/five/SKILL.md": skillMD("five", "collides with Team2")}, "", 0},
-		{"that folder removed", map[string]string{"team2/five/SKILL.md": ""}, "", 0},
-		{"a level emptied", map[string]string{"team/two/SKILL.md": "", "team/two/notes.md": "", "team/four/SKILL.md": ""}, "team", 0},
-		{"a wrongly cased entry above skills", map[string]string{"deep/a/skill.md": "---\nname: a\n---\n"}, "", 0},
-		{"a skill at the root", map[string]string{"SKILL.md": skillMD("root", "the root")}, "", 0},
+		{"one skill's SKILL.md", map[string]string{"alpha/SKILL.md": skillMD("alpha", "first, edited")}, "alpha", 1, ""},
+		{"one skill's reference", map[string]string{"alpha/references/ref.md": "# ref, edited\n"}, "alpha", 1, ""},
+		// The blob id stays: only the tree entry's mode says 100755, and
+		// the snapshot must not keep the File it had (#27 point 7).
+		{"a script made executable", nil, "alpha", 1, "alpha/scripts/run.sh"},
+		{"a nested skill", map[string]string{"outer/inner/SKILL.md": skillMD("inner", "nested, edited")}, "outer", 1, ""},
+		{"a deep skill", map[string]string{"deep/a/b/c/leaf/README.md": "leaf, edited\n"}, "deep/a/b/c/leaf", 1, ""},
+		{"a skill added to a level", map[string]string{"team/four/SKILL.md": skillMD("four", "new")}, "team/four", 1, ""},
+		{"a skill deleted from a level", map[string]string{"team/one/SKILL.md": ""}, "team", 0, ""},
+		{"an invalid skill", map[string]string{"beta/SKILL.md": "---\nname: beta\n---\nno description\n"}, "beta", 1, ""},
+		{"the skill fixed", map[string]string{"beta/SKILL.md": skillMD("beta", "fixed")}, "beta", 2, ""},
+		{"a skill renamed by its SKILL.md", map[string]string{"alpha/SKILL.md": skillMD("alpha-renamed", "published under its name")}, "alpha", 1, ""},
+		{"a file outside skills", map[string]string{"README.md": "# skills, edited\n"}, ".", 0, ""},
+		{"a skill named like its neighbour", map[string]string{"gamma/SKILL.md": skillMD("alpha", "collides")}, "", 0, ""},
+		{"the collision removed", map[string]string{"gamma/SKILL.md": ""}, "", 0, ""},
+		{"a folder mapped to the same segment", map[string]string{"team2/five/SKILL.md": skillMD("five", "collides with Team2")}, "", 0, ""},
+		{"that folder removed", map[string]string{"team2/five/SKILL.md": ""}, "", 0, ""},
+		{"a level emptied", map[string]string{"team/two/SKILL.md": "", "team/two/notes.md": "", "team/four/SKILL.md": ""}, "team", 0, ""},
+		{"a wrongly cased entry above skills", map[string]string{"deep/a/skill.md": "---\nname: a\n---\n"}, "", 0, ""},
+		{"a skill at the root", map[string]string{"SKILL.md": skillMD("root", "the root")}, "", 0, ""},
 	}
 	for _, st := range steps {
+		if st.chmod != "" {
+			git(t, r.work, "update-index", "--chmod=+x", "--", st.chmod)
+		}
 		commit := r.commit(st.name, st.files)
 		r.push("main")
 		mu.Lock()
@@ -117,6 +124,11 @@ func TestReloadByTreeID(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameCatalog(t, st.name, next, cold)
+		if st.chmod != "" {
+			if f := next.File("skill://alpha/scripts/run.sh"); f == nil || f.Mode != 0o755 {
+				t.Errorf("%s: %+v, want mode 0755", st.name, f)
+			}
+		}
 		if st.onlyDir == "" {
 			continue
 		}

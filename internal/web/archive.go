@@ -31,9 +31,9 @@ const archiveSuffix = ".tar.gz"
 // skillArchive packs the files of sk (nested skills' included, as over
 // MCP) as a .tar.gz with the files at its root. The bytes depend on the
 // files alone (sorted as the catalog lists them, no times or owners; the
-// mode by internal/filemode's rule, as pull writes it: a snapshot keeps
-// none), so the digest the discovery document publishes
-// holds for every download of the same snapshot.
+// mode is the one the source recorded, 0755 or 0644, or pull's "#!" rule
+// where it recorded none: internal/filemode), so the digest the discovery
+// document publishes holds for every download of the same snapshot.
 func skillArchive(ctx context.Context, snap skillserver.Snapshot, sk *catalog.Skill) ([]byte, error) {
 	var buf bytes.Buffer
 	gz := gzipPool.Get().(*gzip.Writer)
@@ -45,7 +45,7 @@ func skillArchive(ctx context.Context, snap skillserver.Snapshot, sk *catalog.Sk
 		if err != nil {
 			return nil, err
 		}
-		hdr := &tar.Header{Name: relPath(sk, f), Mode: int64(filemode.Mode(data)), Size: int64(len(data)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+		hdr := &tar.Header{Name: relPath(sk, f), Mode: int64(filemode.Of(f.Mode, data)), Size: int64(len(data)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return nil, err
 		}

@@ -326,31 +326,42 @@ func TestFileViewLimit(t *testing.T) {
 	}
 }
 
-// untar returns the files of a .tar.gz by name.
+// untar returns the files of a .tar.gz by name, checking that each has
+// the mode of pull's "#!" rule (the samples are fstest.MapFS trees, which
+// record no mode).
 func untar(t *testing.T, b []byte) map[string][]byte {
+	t.Helper()
+	out, modes := untarModes(t, b)
+	for name, data := range out {
+		want := int64(0o644)
+		if bytes.HasPrefix(data, []byte("#!")) {
+			want = 0o755
+		}
+		if modes[name] != want {
+			t.Errorf("archive: %s has mode %o, want %o", name, modes[name], want)
+		}
+	}
+	return out
+}
+
+// untarModes returns the files of a .tar.gz and their modes, by name.
+func untarModes(t *testing.T, b []byte) (map[string][]byte, map[string]int64) {
 	t.Helper()
 	gz, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := tar.NewReader(gz)
-	out := map[string][]byte{}
+	out, modes := map[string][]byte{}, map[string]int64{}
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			return out
+			return out, modes
 		}
 		if err != nil || h.Typeflag != tar.TypeReg {
 			t.Fatalf("archive: %v, %+v", err, h)
 		}
 		out[h.Name], _ = io.ReadAll(tr)
-		// A script keeps its executable bit (pull's rule, internal/filemode).
-		want := int64(0o644)
-		if bytes.HasPrefix(out[h.Name], []byte("#!")) {
-			want = 0o755
-		}
-		if h.Mode != want {
-			t.Errorf("archive: %s has mode %o, want %o", h.Name, h.Mode, want)
-		}
+		modes[h.Name] = h.Mode
 	}
 }
