@@ -18,7 +18,7 @@ serve:
 
 # go test runs every fuzz target on its seeds and testdata/fuzz corpus; the
 # mutation pass is make fuzz (on a loaded 2-core machine it took 80 s a
-# target, 51 targets: longer than the rest of make test).
+# target, 59 targets: longer than the rest of make test).
 test: packages interop lint cross
 	$(GO) test -count=1 -timeout 45m ./...
 
