@@ -139,6 +139,10 @@ type Gateway struct {
 	// names qualified over what it sees (at most maxCallerViews).
 	viewsMu sync.Mutex
 	views   map[callerViewKey]*view
+
+	// holds tie read_skill_file charges to the HTTP requests that carry
+	// the calls (hold.go).
+	holds holds
 }
 
 type key struct{ origin, uri string }
@@ -427,8 +431,8 @@ func (g *Gateway) Run(ctx context.Context, t mcp.Transport) error {
 // every protocol revision on one endpoint as [skillserver.NewHTTPHandler] does
 // for a skills server: the gateway is an MCP server like any other. Call
 // [Gateway.Start] first, and Close the handler when the gateway stops.
-func (g *Gateway) Handler(opts *skillserver.HTTPOptions) *skillserver.HTTPHandler {
-	return skillserver.NewHTTPHandler(g.srv, opts)
+func (g *Gateway) Handler(opts *skillserver.HTTPOptions) *HTTPHandler {
+	return &HTTPHandler{HTTPHandler: skillserver.NewHTTPHandler(g.srv, opts), holds: &g.holds}
 }
 
 // Close disconnects from the origins.

@@ -128,6 +128,7 @@ func (g *Gateway) toolHandler(name string) mcp.ToolHandler {
 			}
 			ctx, slot = withApprovalSlot(ctx, req.Params.InputResponses, req.Params.RequestState)
 		}
+		ctx = g.holds.withHold(ctx, req)
 		var (
 			text string
 			err  error
@@ -260,15 +261,15 @@ const readCost = 5
 
 // chargeRead charges the answer to a read of n bytes to the byte budget
 // of ctx (over HTTP, the endpoint's, shared with the server's own large
-// answers), waiting while it is spent. The charge is held while the
-// answer is made; go-sdk writes it after the tool returns.
-func chargeRead(ctx context.Context, n int64) (func(), error) {
+// answers), waiting while it is spent. The tool defers done; over HTTP
+// the charge is held past it, until go-sdk has written the answer (hold.go).
+func chargeRead(ctx context.Context, n int64) (done func(), err error) {
 	b, _ := budget.FromContext(ctx)
 	release, err := b.Acquire(ctx, readCost*n)
 	if err != nil {
 		return nil, fmt.Errorf("%v; retry shortly", err)
 	}
-	return release, nil
+	return keep(ctx, release), nil
 }
 
 // ListSkillDir is the list_skill_dir tool: the children of a directory of
