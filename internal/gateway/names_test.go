@@ -182,7 +182,7 @@ func TestGatewayNamesPerCallerNotifications(t *testing.T) {
 	docsDir, toolsDir := t.TempDir(), t.TempDir()
 	writeSkillAt(t, docsDir, "pdf", "Fill PDF forms and extract their text.")
 	writeSkillAt(t, toolsDir, "lint", "Lint source code before a review.")
-	docs, _ := ourUpstream(t, "docs", docsDir)
+	docs, docsUp := ourUpstream(t, "docs", docsDir)
 	tools, upstream := ourUpstream(t, "tools", toolsDir)
 	g := newGateway(t, []host.Origin{docs, tools}, &host.Options{Approver: &allow{}, RefreshInterval: 10 * time.Millisecond},
 		&gateway.Options{Visible: rules.Visible})
@@ -216,11 +216,20 @@ func TestGatewayNamesPerCallerNotifications(t *testing.T) {
 	if a := prompts(alice); a != "docs__pdf lint tools__pdf" {
 		t.Errorf("alice's prompts after: %q", a)
 	}
-	time.Sleep(300 * time.Millisecond)
-	if n := heardBob.Load(); n != 0 {
-		t.Errorf("bob was told %d times of a change of prompts made by a skill he cannot see", n)
-	}
 	if b := prompts(bob); b != "lint pdf" {
 		t.Errorf("bob's prompts after: %q, want them unchanged", b)
+	}
+	// Whether bob was told is judged after a change both see, not after a
+	// sleep: one broadcast tells both, and a session's notifications
+	// arrive in order, so anything bob was told of the hidden skill is in
+	// before alice hears of the public one.
+	writeSkillAt(t, docsDir, "review", "Review a change before it is merged.")
+	if cat, err = docsUp.Catalog().Reload(); err != nil {
+		t.Fatal(err)
+	}
+	docsUp.Swap(cat)
+	waitFor(t, "both told of the new review", 10*time.Second, func() bool { return heardAlice.Load() >= 2 && heardBob.Load() >= 1 })
+	if n := heardBob.Load(); n != 1 {
+		t.Errorf("bob was told %d times of a change of prompts, want once (the public one): a skill he cannot see changed his", n)
 	}
 }
