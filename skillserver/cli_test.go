@@ -154,11 +154,22 @@ func TestServeSessionFlags(t *testing.T) {
 	if e := rpcErr(t, r); r.status != 503 || !strings.Contains(e.Message, "maximum of 2 sessions") || !strings.Contains(e.Message, "--max-sessions") {
 		t.Errorf("third session with --max-sessions 2: HTTP %d %s", r.status, r.body)
 	}
-	time.Sleep(time.Second)
-	if r := p.legacy(first, "2025-11-25", "ping", nil); r.status != 404 {
-		t.Errorf("session idle for 1s with --session-timeout 400ms: HTTP %d, want 404", r.status)
+	// A refused initialize touches no session, so asking until one is
+	// accepted waits for the idle ones to expire without keeping them
+	// alive (a ping would), and without a fixed wait.
+	start := time.Now()
+	for {
+		r := p.post(nil, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+			"clientInfo": map[string]any{"name": "x", "version": "0"}})
+		if r.status == 200 {
+			break
+		}
+		if r.status != 503 || time.Since(start) > 10*time.Second {
+			t.Fatalf("no new session after the idle ones expired (--session-timeout 400ms, %v): HTTP %d %s", time.Since(start), r.status, r.body)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	if sid, _ := p.initialize("2025-11-25", true); sid == "" {
-		t.Error("no new session after the idle ones expired")
+	if r := p.legacy(first, "2025-11-25", "ping", nil); r.status != 404 {
+		t.Errorf("session idle past --session-timeout 400ms: HTTP %d, want 404", r.status)
 	}
 }

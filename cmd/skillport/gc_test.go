@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/fstest"
+	"testing/synctest"
 	"time"
 
 	"github.com/skillport/skillport/catalog"
@@ -73,6 +74,13 @@ func TestServeMemoryLimit(t *testing.T) {
 // of memory, delay later; a burst of swaps costs one release, and the next
 // comes no sooner than every after the last.
 func TestMemoryReleaser(t *testing.T) {
+	// In a synctest bubble: time moves when every goroutine waits, so each
+	// expectation sees exactly the releases due by then, however loaded
+	// the machine is.
+	synctest.Test(t, testMemoryReleaser)
+}
+
+func testMemoryReleaser(t *testing.T) {
 	cats := make([]*catalog.Catalog, 2)
 	for i := range cats {
 		name := fmt.Sprintf("s%d", i)
@@ -90,6 +98,7 @@ func TestMemoryReleaser(t *testing.T) {
 	r.follow(ctx, src)
 	expect := func(when string, want int32) {
 		t.Helper()
+		synctest.Wait()
 		if got := n.Load(); got != want {
 			t.Fatalf("%s: %d releases, want %d", when, got, want)
 		}

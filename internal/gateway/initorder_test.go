@@ -69,8 +69,8 @@ func TestUpstreamFailureLoggedOnce(t *testing.T) {
 	docs, _ := ourUpstream(t, "docs", examples)
 	g := newGateway(t, []host.Origin{docs, dead}, &host.Options{Approver: &allow{}, Logger: log}, &gateway.Options{Logger: log})
 	<-g.Ready()
-	clientOf(t, g, nil)
-	time.Sleep(50 * time.Millisecond)
+	clientOf(t, g, nil) // go-sdk logs a session's connection before the client's Connect returns
+	waitFor(t, "the upstream's failure in the log", 10*time.Second, func() bool { return strings.Contains(buf.String(), "status 3") })
 	s := buf.String()
 	if strings.Count(s, "missing API key") != 1 || !strings.Contains(s, "status 3") {
 		t.Errorf("the failure is not logged exactly once with its cause:\n%s", s)

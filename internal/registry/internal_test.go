@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 	"testing/fstest"
+	"testing/synctest"
 	"time"
 
 	"github.com/skillport/skillport/catalog"
@@ -79,6 +80,12 @@ func TestSkillDigest(t *testing.T) {
 // budget is still read (alone), every file arrives once with its bytes,
 // and stop ends the readers.
 func TestReadAheadBound(t *testing.T) {
+	// In a synctest bubble, synctest.Wait lets the readers run ahead as
+	// far as they may before each check: every one of them is blocked.
+	synctest.Test(t, testReadAheadBound)
+}
+
+func testReadAheadBound(t *testing.T) {
 	fsys := fstest.MapFS{"s/SKILL.md": {Data: []byte("---\nname: s\ndescription: Many files.\n---\n")}}
 	for i := range 40 {
 		fsys[fmt.Sprintf("s/f%02d.txt", i)] = &fstest.MapFile{Data: bytes.Repeat([]byte{'a' + byte(i%26)}, 100)}
@@ -96,7 +103,7 @@ func TestReadAheadBound(t *testing.T) {
 	rd := readAhead(files, budget)
 	got := map[string]bool{}
 	for {
-		time.Sleep(time.Millisecond) // let the readers run ahead as far as they may
+		synctest.Wait() // the readers have run ahead as far as they may
 		// The files are 100 bytes but for SKILL.md (40) and one of 1,000
 		// (which takes the whole budget): three fit in it at most.
 		if n := len(rd.out); n > 3 {
