@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -311,7 +312,15 @@ func TestIndexResource(t *testing.T) {
 // TestLegacyListChanged: sessions that spoke a legacy profile get
 // notifications/skills/list_changed when the skills change; a SEP-2640
 // session does not.
+//
+// In a synctest bubble (the sessions run over net.Pipe, in process): once
+// every goroutine waits, each notification due has been written, so the
+// absence of one is read after synctest.Wait, not after a wall-clock sleep.
 func TestLegacyListChanged(t *testing.T) {
+	synctest.Test(t, testLegacyListChanged)
+}
+
+func testLegacyListChanged(t *testing.T) {
 	f := newFixture(t, legacyFiles(), &skillserver.Options{TTL: -1, ListChangedDelay: 20 * time.Millisecond})
 	legacy := connectWith(t, f.MCP, f.Skills.Transport, map[string]any{})
 	stable := connectWith(t, f.MCP, f.Skills.Transport, declaring)
@@ -321,7 +330,8 @@ func TestLegacyListChanged(t *testing.T) {
 	f.reload(t)
 	legacy.waitNote(wire.NotificationSkillsList, 5*time.Second)
 	stable.waitNote("notifications/resources/list_changed", 5*time.Second)
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(time.Minute) // past every debounce and ListChangedDelay timer: fake time, in the bubble
+	synctest.Wait()
 	stable.conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 	for {
 		line, err := stable.r.ReadBytes('\n')

@@ -106,7 +106,7 @@ func TestAuthLoginLsLogout(t *testing.T) {
 	browse := op.Browser(t)
 	openBrowser = func(u string) error { opened = append(opened, u); return browse(u) }
 	defer func() { openBrowser = oauth.OpenBrowser }()
-	op.SetAccessTTL(20 * time.Second) // within oauth2's 10 s margin once 10 s have passed
+	op.SetAccessTTL(20 * time.Second) // outside oauth2's 10 s margin: ls right after login keeps it
 	_, stderr, code = runCLI(t, "auth", "login", "--client-id", oidctest.CLIClient, mcpURL)
 	if code != 0 || len(opened) != 1 {
 		t.Fatalf("auth login: exit %d, browser opened %d times, stderr:\n%s", code, len(opened), stderr)
@@ -147,8 +147,15 @@ func TestAuthLoginLsLogout(t *testing.T) {
 		t.Errorf("pull after login: exit %d\n%s%s", code, out, stderr)
 	}
 
-	// Expiry: refreshed before use, the rotated refresh token saved.
-	time.Sleep(11 * time.Second)
+	// Expiry: a token within oauth2's 10 s of its expiry is refreshed
+	// before use, and the rotated refresh token saved. Its stored expiry is
+	// moved in instead of the test waiting out the 20 s the provider gives.
+	store := oauth.NewStore(p)
+	near := *readTokens(t)[mcpURL]
+	near.Expiry = time.Now().Add(5 * time.Second)
+	if err := store.Put(&near); err != nil {
+		t.Fatal(err)
+	}
 	out, stderr, code = runCLI(t, "ls", mcpURL)
 	if code != 0 || !strings.Contains(out, "hello") {
 		t.Fatalf("ls with an expiring token: exit %d\n%s%s", code, out, stderr)
@@ -159,7 +166,6 @@ func TestAuthLoginLsLogout(t *testing.T) {
 	}
 
 	// A token the server refuses (401) is refreshed once and retried.
-	store := oauth.NewStore(p)
 	bad := *tok2
 	bad.AccessToken, bad.Expiry = "not-a-token", time.Now().Add(time.Hour)
 	if err := store.Put(&bad); err != nil {
