@@ -202,12 +202,10 @@ func TestREADMEGoSnippetsAreExamples(t *testing.T) {
 	}
 }
 
-// exampleBodies returns the bodies of every Example function in the
-// repository's tests, one tab of indentation removed, each line ending in
-// a newline.
-func exampleBodies(t *testing.T, root string) []string {
+// walkTestFiles calls fn with every _test.go file of the repository at
+// root, parsed (node_modules, testdata and dot folders left out).
+func walkTestFiles(t *testing.T, root string, fn func(path string, src []byte, f *ast.File)) {
 	t.Helper()
-	var bodies []string
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -219,13 +217,28 @@ func exampleBodies(t *testing.T, root string) []string {
 			return nil
 		}
 		src, err := os.ReadFile(path)
-		if err != nil || !strings.Contains(string(src), "func Example") {
+		if err != nil {
 			return err
 		}
 		f, err := parser.ParseFile(token.NewFileSet(), path, src, parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
+		fn(path, src, f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// exampleBodies returns the bodies of every Example function in the
+// repository's tests, one tab of indentation removed, each line ending in
+// a newline.
+func exampleBodies(t *testing.T, root string) []string {
+	t.Helper()
+	var bodies []string
+	walkTestFiles(t, root, func(path string, src []byte, f *ast.File) {
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
 			if !ok || !strings.HasPrefix(fn.Name.Name, "Example") || fn.Body == nil {
@@ -238,11 +251,7 @@ func exampleBodies(t *testing.T, root string) []string {
 			}
 			bodies = append(bodies, body.String())
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(bodies) == 0 {
 		t.Fatal("found no Example function under the repository")
 	}

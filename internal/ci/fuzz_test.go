@@ -3,8 +3,6 @@ package ci
 import (
 	"go/ast"
 	"go/build"
-	"go/parser"
-	"go/token"
 	"maps"
 	"os"
 	"os/exec"
@@ -27,24 +25,11 @@ type fuzzTarget struct {
 // platform are returned apart, as .ci/fuzz cannot run them here.
 func fuzzTargets(t *testing.T, root string) (here, elsewhere []fuzzTarget) {
 	t.Helper()
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != root) {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	walkTestFiles(t, root, func(path string, _ []byte, f *ast.File) {
 		rel, _ := filepath.Rel(root, filepath.Dir(path))
 		match, err := build.Default.MatchFile(filepath.Dir(path), filepath.Base(path))
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
@@ -72,11 +57,7 @@ func fuzzTargets(t *testing.T, root string) (here, elsewhere []fuzzTarget) {
 				elsewhere = append(elsewhere, ft)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return here, elsewhere
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/budget"
+	"github.com/skillport/skillport/internal/gateway"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -62,11 +63,10 @@ func TestReadSkillFileChargesBudget(t *testing.T) {
 	}
 }
 
-// TestReadSkillFileChargesBudgetOverHTTP: over the gateway's HTTP
-// endpoint, in a session (go-sdk runs a session's tool calls in the
-// context of the request that opened it), the tool sees the budget the
-// endpoint put in the request's context.
-func TestReadSkillFileChargesBudgetOverHTTP(t *testing.T) {
+// bigFileGateway returns the HTTP handler of a gateway whose one upstream
+// serves the skill big with big.md, 1 MiB of "x".
+func bigFileGateway(t *testing.T) *gateway.HTTPHandler {
+	t.Helper()
 	dir := t.TempDir()
 	writeSkill(t, dir, "big", "Large files.")
 	if err := os.WriteFile(filepath.Join(dir, "big", "big.md"), []byte(strings.Repeat("x", 1<<20)), 0o644); err != nil {
@@ -75,9 +75,18 @@ func TestReadSkillFileChargesBudgetOverHTTP(t *testing.T) {
 	up, _ := ourUpstream(t, "docs", dir)
 	g := newGateway(t, []host.Origin{up}, nil, nil)
 	<-g.Ready()
-	b := budget.New(4<<20, 200*time.Millisecond)
 	h := g.Handler(&skillserver.HTTPOptions{Logger: discard})
 	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// TestReadSkillFileChargesBudgetOverHTTP: over the gateway's HTTP
+// endpoint, in a session (go-sdk runs a session's tool calls in the
+// context of the request that opened it), the tool sees the budget the
+// endpoint put in the request's context.
+func TestReadSkillFileChargesBudgetOverHTTP(t *testing.T) {
+	h := bigFileGateway(t)
+	b := budget.New(4<<20, 200*time.Millisecond)
 	// As internal/endpoint does for every route.
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(budget.WithContext(r.Context(), b)))
@@ -137,17 +146,8 @@ func (s *stallWriter) Flush() {
 // back once the first answer is written. (The charge used to end with the
 // tool, and the second read was served beside the unwritten first.)
 func TestReadSkillFileChargeCoversTheWrite(t *testing.T) {
-	dir := t.TempDir()
-	writeSkill(t, dir, "big", "Large files.")
-	if err := os.WriteFile(filepath.Join(dir, "big", "big.md"), []byte(strings.Repeat("x", 1<<20)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	up, _ := ourUpstream(t, "docs", dir)
-	g := newGateway(t, []host.Origin{up}, nil, nil)
-	<-g.Ready()
+	h := bigFileGateway(t)
 	b := budget.New(8<<20, 300*time.Millisecond) // one read of 1 MiB is charged 5 MiB: one fits, not two
-	h := g.Handler(&skillserver.HTTPOptions{Logger: discard})
-	t.Cleanup(func() { h.Close() })
 	gate, stalled := make(chan struct{}), make(chan struct{})
 	var armed atomic.Bool
 	armed.Store(true)
