@@ -80,6 +80,21 @@ func bigFileGateway(t *testing.T) *gateway.HTTPHandler {
 	return h
 }
 
+// bigSkillSession connects a client to the gateway at url and loads big.
+func bigSkillSession(t *testing.T, url string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if _, isErr := call(t, cs, "read_skill", map[string]any{"name": "big"}); isErr {
+		t.Fatal("read_skill failed")
+	}
+	return cs
+}
+
 // TestReadSkillFileChargesBudgetOverHTTP: over the gateway's HTTP
 // endpoint, in a session (go-sdk runs a session's tool calls in the
 // context of the request that opened it), the tool sees the budget the
@@ -92,15 +107,7 @@ func TestReadSkillFileChargesBudgetOverHTTP(t *testing.T) {
 		h.ServeHTTP(w, r.WithContext(budget.WithContext(r.Context(), b)))
 	}))
 	t.Cleanup(ts.Close)
-	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	if _, isErr := call(t, cs, "read_skill", map[string]any{"name": "big"}); isErr {
-		t.Fatal("read_skill failed")
-	}
+	cs := bigSkillSession(t, ts.URL)
 	spent, err := b.Acquire(context.Background(), 4<<20)
 	if err != nil {
 		t.Fatal(err)
@@ -159,19 +166,7 @@ func TestReadSkillFileChargeCoversTheWrite(t *testing.T) {
 	var opened sync.Once
 	open := func() { opened.Do(func() { close(gate) }) }
 	t.Cleanup(open)
-	connect := func() *mcp.ClientSession {
-		c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
-		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		if _, isErr := call(t, cs, "read_skill", map[string]any{"name": "big"}); isErr {
-			t.Fatal("read_skill failed")
-		}
-		return cs
-	}
-	slow, other := connect(), connect()
+	slow, other := bigSkillSession(t, ts.URL), bigSkillSession(t, ts.URL)
 	args := map[string]any{"skill": "big", "path": "big.md"}
 	first := make(chan string, 1)
 	go func() {
