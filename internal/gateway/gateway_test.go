@@ -217,17 +217,17 @@ func TestListChangedPropagates(t *testing.T) {
 	copyTree(t, examples, dir)
 	docs, src := ourUpstream(t, "docs", dir)
 	g := newGateway(t, []host.Origin{docs}, &host.Options{Approver: &allow{}, RefreshInterval: 10 * time.Millisecond}, nil)
+	// The first registration is done when Ready closes, before any session
+	// exists: go-sdk schedules list_changed only for existing sessions, so
+	// every notification the client gets is the change's (no drain after a
+	// sleep).
+	<-g.Ready()
 	got := make(chan string, 10)
 	cs := clientOf(t, g, &mcp.ClientOptions{
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { got <- "tools" },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { got <- "prompts" },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { got <- "resources" },
 	})
-	// Notifications of the initial registration may still be in flight.
-	time.Sleep(100 * time.Millisecond)
-	for len(got) > 0 {
-		<-got
-	}
 	writeSkill(t, dir, "new-skill", "A brand new skill for testing change propagation.")
 	c, err := src.Catalog().Reload()
 	if err != nil {
