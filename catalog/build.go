@@ -102,12 +102,13 @@ type walkFile struct {
 	// viaLink marks a file reached through a symbolic link: it is opened
 	// from the root, where os.Root resolves the link.
 	viaLink bool
-	// mode is the permission bits the last stat saw (fs.FileMode.Perm).
-	mode fs.FileMode
 	// filled by hashing
 	done   bool // digest, text and err are set
 	digest string
 	text   bool
+	// mode is the permission bits the last stat saw (fs.FileMode.Perm);
+	// beside text, it takes room the struct already had.
+	mode   fs.FileMode
 	err    error
 	reused *File
 	// pub is the File published for this walkFile (set by assemble); nested
