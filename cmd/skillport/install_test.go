@@ -527,3 +527,48 @@ func TestInstallUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallRefusesWindowsNames: a skill or file name Windows cannot hold,
+// or two paths a case-insensitive filesystem makes one, is refused before
+// anything is written, naming it and the rule. The check is a pure
+// function of the fetched record, so this runs on every system, also where
+// such files could not be created.
+func TestInstallRefusesWindowsNames(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		want  string
+	}{
+		{"con", nil, `skill folder name: name cannot be materialized safely: "con" is the Windows device name CON`},
+		{"nul", nil, "Windows device name NUL"},
+		{"com1", nil, "Windows device name COM1"},
+		{"tool", []string{"NUL.txt"}, `NUL.txt: name cannot be materialized safely: "NUL.txt" is the Windows device name NUL`},
+		{"tool", []string{"ref/Com1.md"}, `ref/Com1.md: name cannot be materialized safely: "Com1.md" is the Windows device name COM1`},
+		{"tool", []string{"lpt9"}, "Windows device name LPT9"},
+		{"tool", []string{"notes."}, `notes.: name cannot be materialized safely: "notes." ends with a dot or a space`},
+		{"tool", []string{"ref /a.md"}, `"ref " ends with a dot or a space`},
+		{"tool", []string{"a:b.md"}, `a:b.md: name cannot be materialized safely: "a:b.md" has U+003A ':' at character 2, which Windows does not allow`},
+		{"tool", []string{`run\x.sh`}, `"run\\x.sh" has U+005C '\\' at character 4, which Windows does not allow`},
+		{"tool", []string{"README.md", "readme.md"}, `names collide: "README.md" and "readme.md" would be the same file on a case-insensitive filesystem`},
+		{"tool", []string{"skill.md"}, `"SKILL.md" and "skill.md" would be the same file`},
+		{"tool", []string{"Ref", "ref/x.md"}, `names collide: "Ref" is a file, but "ref/x.md" needs it to be a directory`},
+	} {
+		rec := &install.Skill{Name: tc.name}
+		for _, p := range append([]string{"SKILL.md"}, tc.paths...) {
+			rec.Files = append(rec.Files, install.FileOf(p, nil))
+		}
+		err := portable(rec)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "not installed: ") {
+			t.Errorf("%s %q: %v\nwant %q", tc.name, tc.paths, err, tc.want)
+		}
+	}
+	for _, ok := range [][]string{{"console.md", "nul-device.md", "com10", "ref/a.b.md", ".github/x"}} {
+		rec := &install.Skill{Name: "tool"}
+		for _, p := range append([]string{"SKILL.md"}, ok...) {
+			rec.Files = append(rec.Files, install.FileOf(p, nil))
+		}
+		if err := portable(rec); err != nil {
+			t.Errorf("portable names refused: %v", err)
+		}
+	}
+}
