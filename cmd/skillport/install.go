@@ -181,7 +181,7 @@ type installSource struct {
 // read as a site first: its discovery document names the MCP endpoint or
 // the skills themselves (openSite), and the lock records the document's
 // digest.
-func sourceOf(ctx context.Context, stderr io.Writer, given string, timeout time.Duration) (installSource, error) {
+func sourceOf(ctx context.Context, stderr io.Writer, cmd, given string, timeout time.Duration) (installSource, error) {
 	s := installSource{given: given}
 	switch {
 	case gitsource.IsSpec(given):
@@ -198,7 +198,7 @@ func sourceOf(ctx context.Context, stderr io.Writer, given string, timeout time.
 		s.origin = host.Origin{URL: given}
 		s.resolved = install.Resolved{Kind: "mcp", URL: given}
 		if host.IsSiteURL(given) {
-			site, _, _, err := openSite(ctx, stderr, "install", &s.origin, timeout)
+			site, _, _, err := openSite(ctx, stderr, cmd, &s.origin, timeout)
 			if err != nil {
 				return s, err
 			}
@@ -240,7 +240,7 @@ func commandSource(argv []string) installSource {
 // restoreSource rebuilds a lock record's source: a folder and a server
 // from what they resolved to, a git source and a site as given, so that a
 // ref that moved or a document that changed is seen.
-func restoreSource(ctx context.Context, stderr io.Writer, s install.Skill, timeout time.Duration) (installSource, error) {
+func restoreSource(ctx context.Context, stderr io.Writer, cmd string, s install.Skill, timeout time.Duration) (installSource, error) {
 	switch s.Resolved.Kind {
 	case "command":
 		if len(s.Resolved.Command) == 0 {
@@ -250,15 +250,15 @@ func restoreSource(ctx context.Context, stderr io.Writer, s install.Skill, timeo
 		src.given = s.Source
 		return src, nil
 	case "directory":
-		src, err := sourceOf(ctx, stderr, s.Resolved.Dir, timeout)
+		src, err := sourceOf(ctx, stderr, cmd, s.Resolved.Dir, timeout)
 		src.given = s.Source
 		return src, err
 	case "mcp":
-		src, err := sourceOf(ctx, stderr, s.Resolved.URL, timeout)
+		src, err := sourceOf(ctx, stderr, cmd, s.Resolved.URL, timeout)
 		src.given = s.Source
 		return src, err
 	}
-	return sourceOf(ctx, stderr, s.Source, timeout)
+	return sourceOf(ctx, stderr, cmd, s.Source, timeout)
 }
 
 // sourceLabel is the host label of the source given: readable, and the
@@ -353,12 +353,12 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 
 	var sources []*installSource
 	if restore {
-		if sources, err = lockSources(ctx, stderr, lock, o.timeout); err != nil {
+		if sources, err = lockSources(ctx, stderr, "install", lock, o.timeout); err != nil {
 			return &exitError{code: 1, err: fmt.Errorf("install: %w", err)}
 		}
 	} else {
 		for _, a := range args {
-			src, err := sourceOf(ctx, stderr, a, o.timeout)
+			src, err := sourceOf(ctx, stderr, "install", a, o.timeout)
 			if err != nil {
 				return err
 			}
@@ -650,13 +650,13 @@ func runRemove(stdout, stderr io.Writer, o *installFlags, names []string) error 
 
 // lockSources rebuilds the sources of the lock's skills, each once, with
 // the skill paths the lock has from it.
-func lockSources(ctx context.Context, stderr io.Writer, lock *install.Lock, timeout time.Duration) ([]*installSource, error) {
+func lockSources(ctx context.Context, stderr io.Writer, cmd string, lock *install.Lock, timeout time.Duration) ([]*installSource, error) {
 	var sources []*installSource
 	bySource := map[string]*installSource{}
 	for _, s := range lock.Skills {
 		src := bySource[s.Source]
 		if src == nil {
-			made, err := restoreSource(ctx, stderr, s, timeout)
+			made, err := restoreSource(ctx, stderr, cmd, s, timeout)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", esc(s.Source), err)
 			}
@@ -862,7 +862,7 @@ func runOutdated(ctx context.Context, stdout, stderr io.Writer, o *installFlags,
 	if !exists {
 		return usageErrorf("outdated: no %s; install skills first (skillport install SOURCE)", esc(lockPath))
 	}
-	sources, err := lockSources(ctx, stderr, lock, o.timeout)
+	sources, err := lockSources(ctx, stderr, "outdated", lock, o.timeout)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("outdated: %w", err)}
 	}

@@ -99,7 +99,7 @@ func runUpdate(ctx context.Context, stdout, stderr io.Writer, o *installFlags, n
 		}
 	}
 	recoverAside(stderr, "update", lock, nil)
-	sources, err := lockSources(ctx, stderr, chosen, o.timeout)
+	sources, err := lockSources(ctx, stderr, "update", chosen, o.timeout)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("update: %w", err)}
 	}
