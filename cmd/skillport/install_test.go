@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,9 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/gittest"
 	"github.com/skillport/skillport/internal/install"
 	"github.com/skillport/skillport/internal/skilltest"
+	"github.com/skillport/skillport/internal/web"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // fakeHome points HOME and the user's configuration and cache folders at
@@ -736,6 +741,43 @@ func TestUpdate(t *testing.T) {
 	for _, args := range [][]string{{"check", "--project"}, {"install", "--project", "--frozen"}, {"outdated", "--project"}} {
 		if out, errOut, code := runCLI(t, args...); code != 0 {
 			t.Errorf("%v after the update: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+}
+
+// TestInstallFromSiteWithoutMCP: a site whose discovery document names no
+// MCP endpoint (our web catalog with NoMCP, on loopback) is installed from
+// the downloads, each checked against the document's digest; the lock
+// records the site and the document's digest; a restore and check pass.
+func TestInstallFromSiteWithoutMCP(t *testing.T) {
+	home := fakeHome(t)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cat, err := catalog.OpenDir(skilltest.WriteTree(t, installTree()), &catalog.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wh, err := web.New(skillserver.NewCatalogSource(cat), &web.Options{NoMCP: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(wh)
+	defer ts.Close()
+	site := ts.URL + "/"
+	out, errOut, code := runCLI(t, "install", site, "--agent", "cursor")
+	if code != 0 || !strings.Contains(errOut, "names no MCP endpoint") {
+		t.Fatalf("install from a site without MCP: exit %d\n%s%s", code, out, errOut)
+	}
+	if got, err := os.ReadFile(filepath.Join(home, ".cursor", "skills", "tool", "scripts", "run.sh")); err != nil || string(got) != "#!/bin/sh\necho ok\n" {
+		t.Errorf("run.sh: %q %v", got, err)
+	}
+	_, doc := httpGet(t, site+".well-known/agent-skills/index.json")
+	lock := readLock(t, filepath.Join(home, ".config", "skillport", "skills.lock"))
+	if s := lockSkill(t, lock, "tool"); s == nil || s.Resolved.Kind != "site" || s.Resolved.URL != site || s.Resolved.Document != "sha256:"+sha(doc) || len(s.Files) != 4 {
+		t.Errorf("lock record: %+v", s)
+	}
+	for _, args := range [][]string{{"install", "--frozen"}, {"check"}} {
+		if out, errOut, code := runCLI(t, args...); code != 0 {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
 		}
 	}
 }
