@@ -11,9 +11,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -521,6 +524,12 @@ func recoverAside(stderr io.Writer, cmd string, lock *install.Lock, folders []st
 // pull follows) and placed in one step. It reports a folder that already
 // held exactly these files, which is left alone.
 func placeSkill(dir string, f *fetched) (same bool, err error) {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		// A new folder: Materialize's own staging beside it and rename
+		// are the one step, with no second staging folder to make.
+		_, err := host.Materialize(filepath.Dir(dir), f.entry, f.files, nil)
+		return false, err
+	}
 	if diffs, err := drift(&f.rec, dir); err == nil && len(diffs) == 0 {
 		return true, nil
 	}
@@ -570,26 +579,45 @@ func runCheck(stdout, stderr io.Writer, o *installFlags) error {
 	if !exists {
 		return usageErrorf("check: no %s; install skills first (skillport install SOURCE)", esc(lockPath))
 	}
-	drifted, folders := 0, 0
+	type folder struct {
+		s   *install.Skill
+		dir string
+	}
+	var todo []folder
 	for i := range lock.Skills {
 		s := &lock.Skills[i]
 		seen := map[string]bool{}
 		for _, t := range s.Installed {
-			if seen[t.Dir] {
-				continue
+			if !seen[t.Dir] {
+				seen[t.Dir] = true
+				todo = append(todo, folder{s, t.Dir})
 			}
-			seen[t.Dir] = true
-			folders++
-			diffs, err := drift(s, t.Dir)
-			if err != nil {
-				diffs = []string{err.Error()}
+		}
+	}
+	// Folders are read side by side, one per CPU: hashing is most of the
+	// time, and each folder is independent. Drift is printed in lock order.
+	diffs := make([][]string, len(todo))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(todo); i = int(next.Add(1) - 1) {
+				d, err := drift(todo[i].s, todo[i].dir)
+				if err != nil {
+					d = []string{err.Error()}
+				}
+				diffs[i] = d
 			}
-			for _, d := range diffs {
-				fmt.Fprintf(stderr, "skillport: check: %s (%s): drift: %s\n", esc(s.Name), esc(t.Dir), esc(d))
-			}
-			if len(diffs) > 0 {
-				drifted++
-			}
+		})
+	}
+	wg.Wait()
+	drifted, folders := 0, len(todo)
+	for i, f := range todo {
+		for _, d := range diffs[i] {
+			fmt.Fprintf(stderr, "skillport: check: %s (%s): drift: %s\n", esc(f.s.Name), esc(f.dir), esc(d))
+		}
+		if len(diffs[i]) > 0 {
+			drifted++
 		}
 	}
 	if drifted > 0 {

@@ -218,7 +218,7 @@ func TestInstallFromDirectory(t *testing.T) {
 // startServeProcess runs the skillport binary's serve --http on addr over dir
 // (loopback) and waits until it answers; the process ends with the test
 // or when the returned function is called.
-func startServeProcess(t *testing.T, bin, addr, dir string) func() {
+func startServeProcess(t testing.TB, bin, addr, dir string) func() {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--http", addr, "--watch=false", dir)
 	cmd.Env = installEnv(t.TempDir())
@@ -580,7 +580,7 @@ func TestInstallRefusesWindowsNames(t *testing.T) {
 }
 
 // freeAddr returns a loopback address nothing listens on.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
