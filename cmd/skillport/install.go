@@ -628,23 +628,37 @@ func runCheck(stdout, stderr io.Writer, o *installFlags) error {
 	return nil
 }
 
-func runRemove(stdout, stderr io.Writer, o *installFlags, names []string) error {
-	_, lockPath, err := installScope(o.project)
+// lockedScope takes the install lock of the scope's skills.lock and reads
+// it, for a command that rewrites it; a missing lock is a usage error,
+// whose fix is missing. Call release when done.
+func lockedScope(cmd string, project bool, missing string) (lockPath string, lock *install.Lock, release func() error, err error) {
+	_, lockPath, err = installScope(project)
 	if err != nil {
-		return usageErrorf("remove: %v", err)
+		return "", nil, nil, usageErrorf("%s: %v", cmd, err)
 	}
-	release, err := install.Acquire(lockPath)
+	release, err = install.Acquire(lockPath)
 	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("remove: %w", err)}
+		return "", nil, nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", cmd, err)}
+	}
+	lock, exists, err := install.Read(lockPath)
+	if err == nil && !exists {
+		err = usageErrorf("%s: no %s; %s", cmd, esc(lockPath), missing)
+	} else if err != nil {
+		err = &exitError{code: 1, err: fmt.Errorf("%s: %w", cmd, err)}
+	}
+	if err != nil {
+		release()
+		return "", nil, nil, err
+	}
+	return lockPath, lock, release, nil
+}
+
+func runRemove(stdout, stderr io.Writer, o *installFlags, names []string) error {
+	lockPath, lock, release, err := lockedScope("remove", o.project, "nothing is installed in this scope")
+	if err != nil {
+		return err
 	}
 	defer release()
-	lock, exists, err := install.Read(lockPath)
-	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("remove: %w", err)}
-	}
-	if !exists {
-		return usageErrorf("remove: no %s; nothing is installed in this scope", esc(lockPath))
-	}
 	failed := 0
 	var keep []install.Skill
 	for _, name := range names {

@@ -67,26 +67,15 @@ func runUpdate(ctx context.Context, stdout, stderr io.Writer, o *installFlags, n
 	if os.Getenv("CI") == "true" {
 		return &exitError{code: 1, err: fmt.Errorf("update: CI=true: in CI %s is never rewritten; update outside CI, commit the lock, and let CI run skillport install --frozen", install.LockName)}
 	}
-	_, lockPath, err := installScope(o.project)
-	if err != nil {
-		return usageErrorf("update: %v", err)
-	}
 	approver, store, err := approvalSetup(policy, yes)
 	if err != nil {
 		return usageErrorf("update: %s", esc(err.Error()))
 	}
-	release, err := install.Acquire(lockPath)
+	lockPath, lock, release, err := lockedScope("update", o.project, "install skills first (skillport install SOURCE)")
 	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("update: %w", err)}
+		return err
 	}
 	defer release()
-	lock, exists, err := install.Read(lockPath)
-	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("update: %w", err)}
-	}
-	if !exists {
-		return usageErrorf("update: no %s; install skills first (skillport install SOURCE)", esc(lockPath))
-	}
 	for _, n := range names {
 		if !slices.ContainsFunc(lock.Skills, func(s install.Skill) bool { return s.Name == n }) {
 			return usageErrorf("update: %s is not in %s; see skillport check", esc(n), esc(lockPath))
