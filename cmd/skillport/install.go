@@ -266,9 +266,9 @@ func restoreSource(ctx context.Context, stderr io.Writer, cmd string, s install.
 
 // sourceLabel is the host label of the source given: readable, and the
 // same on every run, because an approval a user remembered is bound to it
-// (approval.Key) and a policy file names it. It is the source's last 20
-// letters and digits, hyphenated, then 6 hex digits of its SHA-256, so
-// that two sources never share one.
+// (approval.Key) and a policy file names it. It is the source's last
+// words (letters and digits, at most 20 characters, hyphenated), then 6
+// hex digits of its SHA-256, so that two sources never share one.
 func sourceLabel(given string) string {
 	var b strings.Builder
 	short := given
@@ -283,8 +283,15 @@ func sourceLabel(given string) string {
 		}
 	}
 	readable := strings.Trim(b.String(), "-")
-	if len(readable) > 20 {
-		readable = strings.TrimLeft(readable[len(readable)-20:], "-")
+	if cut := len(readable) - 20; cut > 0 {
+		// Whole words only: drop the one the cut falls inside.
+		tail := readable[cut:]
+		if readable[cut-1] != '-' {
+			if _, rest, ok := strings.Cut(tail, "-"); ok {
+				tail = rest
+			}
+		}
+		readable = strings.TrimLeft(tail, "-")
 	}
 	sum := sha256.Sum256([]byte(given))
 	if readable == "" {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/gittest"
 	"github.com/skillport/skillport/internal/install"
 	"github.com/skillport/skillport/internal/skilltest"
@@ -779,5 +780,26 @@ func TestInstallFromSiteWithoutMCP(t *testing.T) {
 		if out, errOut, code := runCLI(t, args...); code != 0 {
 			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
 		}
+	}
+}
+
+// TestSourceLabel: a source's origin label is the same on every run (an
+// approval remembered for it stays bound to it), valid as a host label,
+// readable, and differs between sources that read alike.
+func TestSourceLabel(t *testing.T) {
+	for _, tc := range []struct{ given, prefix string }{
+		{"http://127.0.0.1:8080/mcp", "127-0-0-1-8080-mcp-"},
+		{"git+https://example.com/acme/skills.git@v1.2#tools", "git-v1-2-tools-"},
+		{"./skills", "skills-"},
+		{"-- node server.mjs", "node-server-mjs-"},
+		{"///", "src-"},
+	} {
+		got := sourceLabel(tc.given)
+		if !strings.HasPrefix(got, tc.prefix) || host.ValidLabel(got) != nil || got != sourceLabel(tc.given) {
+			t.Errorf("sourceLabel(%q) = %q; want a valid label starting %q", tc.given, got, tc.prefix)
+		}
+	}
+	if sourceLabel("./a b") == sourceLabel("./a-b") {
+		t.Error("two sources that read alike share a label")
 	}
 }
