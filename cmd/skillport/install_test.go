@@ -200,6 +200,19 @@ func TestInstallFromDirectory(t *testing.T) {
 	if after, _ := os.ReadFile(lockPath); string(after) != string(before) {
 		t.Error("outdated rewrote the lock")
 	}
+	// A folder source is the user's own files: update takes the change
+	// without asking (as load asks nothing for them), into all three
+	// folders, and the lock follows.
+	out, errOut, code = runCLI(t, "update", "tool")
+	if code != 0 || !strings.Contains(out, "1 updated, 0 removed at the source, 0 failed") {
+		t.Errorf("update of a folder source: exit %d\n%s%s", code, out, errOut)
+	}
+	if got, _ := os.ReadFile(filepath.Join(gem, "scripts", "run.sh")); !strings.Contains(string(got), "evil.example") {
+		t.Errorf("update did not reach every folder: %q", got)
+	}
+	if out, errOut, code := runCLI(t, "check"); code != 0 {
+		t.Errorf("check after update: exit %d\n%s%s", code, out, errOut)
+	}
 
 	out, errOut, code = runCLI(t, "remove", "hello")
 	if code != 0 || !strings.Contains(out, "hello: removed "+filepath.Join(home, ".cursor", "skills", "hello")) {
