@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"io"
-	"os"
 	"slices"
 	"strings"
 )
@@ -26,29 +24,26 @@ const MaxTreeDepth = 64
 var ErrTooMany = errors.New("too many files")
 
 // ReadTree records every regular file under dir (slash paths relative to
-// dir) with its digest and size, sorted by path. Reads go through
-// os.Root, so a link is never followed out of dir: a link, device or
-// other non-regular entry is returned in odd, by path, for the caller to
-// report as drift. Directories themselves are not recorded.
+// dir) with its digest and size, sorted by path. A link inside dir is
+// never followed (on Linux each name is opened with O_NOFOLLOW relative
+// to its folder's descriptor, elsewhere through os.Root): a link, device
+// or other non-regular entry is returned in odd, sorted, for the caller
+// to report as drift. Directories themselves are not recorded.
 func ReadTree(dir string) (files []File, odd []string, err error) {
 	return readTree(dir, MaxTreeFiles, MaxTreeDepth)
 }
 
 // readTree is ReadTree with its bounds given, so that tests reach them.
 func readTree(dir string, maxFiles, maxDepth int) (files []File, odd []string, err error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer root.Close()
 	// One hash and one buffer for the whole folder (io.Copy from a file
 	// would allocate 32 KiB for each), and each file opened relative to
-	// its own folder's handle, one openat, as sha256sum opens it.
+	// its own folder's handle by its one name, as sha256sum opens it.
 	w := &treeWalker{dir: dir, maxFiles: maxFiles, maxDepth: maxDepth, h: sha256.New(), buf: make([]byte, 32<<10)}
-	if err := w.walk(root, "", 0); err != nil {
+	if err := w.read(); err != nil {
 		return nil, nil, err
 	}
 	slices.SortFunc(w.files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	slices.Sort(w.odd)
 	return w.files, w.odd, nil
 }
 
@@ -62,67 +57,23 @@ type treeWalker struct {
 	odd                []string
 }
 
-// walk records the folder r, whose path under the tree is prefix ("" or
-// ending in "/"), depth folders down.
-func (w *treeWalker) walk(r *os.Root, prefix string, depth int) error {
-	if depth > w.maxDepth {
-		return fmt.Errorf("%s: %w (folders nested deeper than %d)", w.dir, ErrTooMany, w.maxDepth)
-	}
-	d, err := r.Open(".")
-	if err != nil {
-		return err
-	}
-	ents, err := d.ReadDir(-1)
-	d.Close()
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if w.n++; w.n > w.maxFiles {
-			return fmt.Errorf("%s: %w (more than %d)", w.dir, ErrTooMany, w.maxFiles)
-		}
-		p := prefix + e.Name()
-		switch {
-		case e.IsDir():
-			sub, err := r.OpenRoot(e.Name())
-			if err != nil {
-				return err
-			}
-			err = w.walk(sub, p+"/", depth+1)
-			sub.Close()
-			if err != nil {
-				return err
-			}
-		case !e.Type().IsRegular():
-			w.odd = append(w.odd, p)
-		default:
-			if err := w.hashFile(r, e.Name(), p); err != nil {
-				return err
-			}
-		}
+// count counts one more entry, and refuses one past the bound.
+func (w *treeWalker) count() error {
+	if w.n++; w.n > w.maxFiles {
+		return fmt.Errorf("%s: %w (more than %d)", w.dir, ErrTooMany, w.maxFiles)
 	}
 	return nil
 }
 
-func (w *treeWalker) hashFile(r *os.Root, name, p string) error {
-	f, err := r.Open(name)
-	if err != nil {
-		return err
+// deep refuses a folder deeper than the bound.
+func (w *treeWalker) deep(depth int) error {
+	if depth > w.maxDepth {
+		return fmt.Errorf("%s: %w (folders nested deeper than %d)", w.dir, ErrTooMany, w.maxDepth)
 	}
-	defer f.Close()
-	w.h.Reset()
-	var size int64
-	for {
-		n, err := f.Read(w.buf)
-		w.h.Write(w.buf[:n])
-		size += int64(n)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-	}
-	w.files = append(w.files, File{Path: p, SHA256: hex.EncodeToString(w.h.Sum(w.buf[:0])), Size: size})
 	return nil
+}
+
+// hashed records the file p whose content was hashed into w.h.
+func (w *treeWalker) hashed(p string, size int64) {
+	w.files = append(w.files, File{Path: p, SHA256: hex.EncodeToString(w.h.Sum(w.buf[:0])), Size: size})
 }
