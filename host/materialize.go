@@ -78,9 +78,8 @@ func Materialize(dir string, e *Entry, files []*File, opts *MaterializeOptions) 
 	if err := checkName(e.Name); err != nil {
 		return failErr(fmt.Errorf("skill folder name: %w", err))
 	}
-	folded := map[string]string{}
 	rels := make([]string, len(files))
-	keys := make([]string, len(files))
+	uris := make([]string, len(files))
 	for i, f := range files {
 		if _, ok := e.File(f.URI); !ok || !f.Verified {
 			return fail("%s is not a verified file of the skill", f.URI)
@@ -91,27 +90,10 @@ func Materialize(dir string, e *Entry, files []*File, opts *MaterializeOptions) 
 		}
 		rel, _ := skilluri.Within(e.Root, f.URI)
 		n := strings.Count(rel, "/") + 1
-		segs := u.Segments[len(u.Segments)-n:]
-		for _, s := range segs {
-			if err := checkName(s); err != nil {
-				return failErr(fmt.Errorf("%s: %w", f.URI, err))
-			}
-		}
-		p := strings.Join(segs, "/")
-		k := FoldName(p)
-		if prev, dup := folded[k]; dup {
-			return failErr(fmt.Errorf("%w: %q and %q would be the same file on a case-insensitive filesystem; ask the server's maintainer to rename one", ErrNameCollision, prev, p))
-		}
-		folded[k] = p
-		rels[i], keys[i] = p, k
+		rels[i], uris[i] = strings.Join(u.Segments[len(u.Segments)-n:], "/"), f.URI
 	}
-	for i, p := range rels {
-		// A file may not also be a directory of another file (a/b and a/b/c).
-		for j, q := range rels {
-			if i != j && strings.HasPrefix(keys[j], keys[i]+"/") {
-				return failErr(fmt.Errorf("%w: %q is a file, but %q needs it to be a directory", ErrNameCollision, p, q))
-			}
-		}
+	if err := checkPaths(rels, uris); err != nil {
+		return failErr(err)
 	}
 	if target := filepath.Join(dir, e.Name); sameTree(target, rels, files) {
 		return target, ErrUpToDate
@@ -275,14 +257,61 @@ var nfcStable = &unicode.RangeTable{
 	},
 }
 
+// CheckNames applies to a skill's folder name and its files' paths
+// (slash-separated, relative to the skill folder) the rules [Materialize]
+// applies before it writes anything, without writing: every segment a
+// portable file name (no Windows device name such as CON or COM1, no
+// trailing dot or space, none of the characters Windows reserves, such as
+// : and \, no character whose normalisation or case folding is
+// undecided), and no two paths that are the same file, or a file and a
+// folder, on a case-insensitive or normalising filesystem. The error
+// names the skill folder or the path; it wraps [ErrUnsafeName] or
+// [ErrNameCollision].
+func CheckNames(name string, paths []string) error {
+	if err := checkName(name); err != nil {
+		return fmt.Errorf("skill folder name: %w", err)
+	}
+	return checkPaths(paths, paths)
+}
+
+// checkPaths checks every segment of paths and their collisions; shown
+// names each path in errors about its segments (Materialize shows URIs).
+func checkPaths(paths, shown []string) error {
+	folded := map[string]string{}
+	keys := make([]string, len(paths))
+	for i, p := range paths {
+		for _, s := range strings.Split(p, "/") {
+			if err := checkName(s); err != nil {
+				return fmt.Errorf("%s: %w", shown[i], err)
+			}
+		}
+		k := FoldName(p)
+		if prev, dup := folded[k]; dup {
+			return fmt.Errorf("%w: %q and %q would be the same file on a case-insensitive filesystem; ask the server's maintainer to rename one", ErrNameCollision, prev, p)
+		}
+		folded[k] = p
+		keys[i] = k
+	}
+	for i, p := range paths {
+		// A file may not also be a directory of another file (a/b and a/b/c).
+		for j, q := range paths {
+			if i != j && strings.HasPrefix(keys[j], keys[i]+"/") {
+				return fmt.Errorf("%w: %q is a file, but %q needs it to be a directory", ErrNameCollision, p, q)
+			}
+		}
+	}
+	return nil
+}
+
 // nameRuneOK reports whether r may appear in a materialized name: printable
-// ASCII other than the characters Windows reserves, or an allowlisted letter
+// ASCII other than the characters Windows reserves (\ is its path
+// separator: a file "a\b" would land in a folder "a"), or an allowlisted letter
 // or digit. The letter-or-digit filter drops unassigned code points and the
 // few symbols inside the listed blocks; U+30FB (katakana middle dot) is kept
 // because Japanese names use it.
 func nameRuneOK(r rune) bool {
 	if r < utf8.RuneSelf {
-		return r >= 0x20 && r != 0x7f && !strings.ContainsRune(`<>:"|?*`, r)
+		return r >= 0x20 && r != 0x7f && !strings.ContainsRune(`<>:"|?*\`, r)
 	}
 	return unicode.Is(nfcStable, r) && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == 0x30FB)
 }

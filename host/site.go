@@ -44,6 +44,10 @@ var ErrSiteSkill = errors.New("agent skills discovery: skill refused")
 type Site struct {
 	URL *url.URL
 	Doc wire.Discovery
+	// Digest is "sha256:" and the hex SHA-256 of the document's bytes as
+	// read, so that a record of the site (an install lock) can tell when
+	// the document changed.
+	Digest string
 }
 
 // SiteOptions bounds [FetchSite]; a zero field means its default.

@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,7 +81,8 @@ func ReadSite(ctx context.Context, client *http.Client, site string, headers map
 	if len(body) > MaxDiscoveryBytes {
 		return nil, fmt.Errorf("%w: %s is larger than %d bytes; give the server's MCP endpoint URL instead", ErrDiscovery, doc, MaxDiscoveryBytes)
 	}
-	s := &Site{URL: doc}
+	sum := sha256.Sum256(body)
+	s := &Site{URL: doc, Digest: "sha256:" + hex.EncodeToString(sum[:])}
 	if err := json.Unmarshal(body, &s.Doc); err != nil {
 		return nil, fmt.Errorf("%w: %s is not a discovery document: %v", ErrDiscovery, doc, err)
 	}

@@ -145,47 +145,20 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 			o.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
 		if host.IsSiteURL(u) {
-			// A plain web address: start from its discovery document.
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			hc := mcphttp.NewClient(f.timeout)
-			site, err := host.ReadSite(ctx, hc, u, o.Headers)
-			if err != nil && !errors.Is(err, host.ErrNoDiscovery) {
-				return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
-			}
-			// Without a discovery document (ErrNoDiscovery: an error status,
-			// an event stream, no answer), the address is taken as the MCP
-			// endpoint itself, a server answering at its root (the
-			// TypeScript SDK's answers a GET with 405); should that fail
-			// too, both are said.
+			_, warnings, noDiscovery, err := openSite(ctx, stderr, name, &o, f.timeout)
+			f.refused = append(f.refused, warnings...)
 			if err != nil {
+				return nil, err
+			}
+			if noDiscovery != "" {
 				if f.noDiscovery == nil {
 					f.noDiscovery = map[string]string{}
 				}
-				f.noDiscovery[o.Label] = err.Error()
-			} else {
-				mcpURL, err := site.MCPEndpoint(o.Headers)
-				if err != nil {
-					return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
-				}
-				if mcpURL != "" {
-					fmt.Fprintf(stderr, "skillport: %s: MCP endpoint %s (from %s)\n", name, mcpURL, site.URL)
-					o.URL = mcpURL
-				} else {
-					// No MCP endpoint: the skills themselves, over HTTP(S).
-					t, warnings, err := siteorigin.Open(ctx, site, &siteorigin.Options{Client: hc, Headers: o.Headers})
-					for _, w := range warnings {
-						fmt.Fprintf(stderr, "skillport: %s: %s\n", name, esc(w))
-					}
-					f.refused = append(f.refused, warnings...)
-					if err != nil {
-						return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
-					}
-					fmt.Fprintf(stderr, "skillport: %s: %s names no MCP endpoint; skills read over HTTP(S), each checked against its digest\n", name, site.URL)
-					o.URL, o.Transport, o.Display, o.Headers = "", t, site.URL.String(), nil
-				}
+				f.noDiscovery[o.Label] = noDiscovery
 			}
 		}
 		out = append(out, o)
@@ -326,6 +299,45 @@ func (f *hostFlags) newHost(ctx context.Context, origins []host.Origin, opts *ho
 		return nil, err
 	}
 	return h, nil
+}
+
+// openSite starts from the discovery document of the plain web address
+// o.URL: o becomes the MCP endpoint the document names, or, when it names
+// none, an origin serving the skills read over HTTP(S), each checked
+// against its digest (internal/siteorigin). Without a document (an error
+// status, an event stream, no answer: host.ErrNoDiscovery) the address is
+// left to be tried as the MCP endpoint itself, a server answering at its
+// root (the TypeScript SDK's answers a GET with 405), and noDiscovery says
+// why, for the user to hear should that fail too. name prefixes the notes
+// printed to stderr; warnings are the document's entries not used.
+func openSite(ctx context.Context, stderr io.Writer, name string, o *host.Origin, timeout time.Duration) (site *host.Site, warnings []string, noDiscovery string, err error) {
+	hc := mcphttp.NewClient(timeout)
+	site, err = host.ReadSite(ctx, hc, o.URL, o.Headers)
+	if errors.Is(err, host.ErrNoDiscovery) {
+		return nil, nil, err.Error(), nil
+	}
+	if err != nil {
+		return nil, nil, "", &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
+	}
+	mcpURL, err := site.MCPEndpoint(o.Headers)
+	if err != nil {
+		return nil, nil, "", &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
+	}
+	if mcpURL != "" {
+		fmt.Fprintf(stderr, "skillport: %s: MCP endpoint %s (from %s)\n", name, mcpURL, site.URL)
+		o.URL = mcpURL
+		return site, nil, "", nil
+	}
+	t, warnings, err := siteorigin.Open(ctx, site, &siteorigin.Options{Client: hc, Headers: o.Headers})
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "skillport: %s: %s\n", name, esc(w))
+	}
+	if err != nil {
+		return nil, warnings, "", &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
+	}
+	fmt.Fprintf(stderr, "skillport: %s: %s names no MCP endpoint; skills read over HTTP(S), each checked against its digest\n", name, site.URL)
+	o.URL, o.Transport, o.Display, o.Headers = "", t, site.URL.String(), nil
+	return site, warnings, "", nil
 }
 
 // approvalSetup returns the approver and store for commands that load

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -9,9 +11,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -175,8 +180,11 @@ type installSource struct {
 	want     map[string]bool // restore: the skill paths the lock has from it
 }
 
-// sourceOf turns a SOURCE argument into an origin labelled label.
-func sourceOf(given, label string) (installSource, error) {
+// sourceOf turns a SOURCE argument into an origin. A plain web address is
+// read as a site first: its discovery document names the MCP endpoint or
+// the skills themselves (openSite), and the lock records the document's
+// digest.
+func sourceOf(ctx context.Context, stderr io.Writer, cmd, given string, timeout time.Duration) (installSource, error) {
 	s := installSource{given: given}
 	switch {
 	case gitsource.IsSpec(given):
@@ -184,14 +192,23 @@ func sourceOf(given, label string) (installSource, error) {
 		if err != nil {
 			return s, usageErrorf("install: %v", err)
 		}
-		s.origin = host.Origin{Label: label, Git: given}
+		s.origin = host.Origin{Git: given}
 		s.resolved = install.Resolved{Kind: "git", URL: spec.String()}
 	case strings.HasPrefix(given, "http://") || strings.HasPrefix(given, "https://"):
 		if u, err := url.Parse(given); err != nil || u.Host == "" {
 			return s, usageErrorf("install: %q is not a URL; give a server URL, git+URL[@REF][#SUBDIR], a folder, or a command after --", given)
 		}
-		s.origin = host.Origin{Label: label, URL: given}
+		s.origin = host.Origin{URL: given}
 		s.resolved = install.Resolved{Kind: "mcp", URL: given}
+		if host.IsSiteURL(given) {
+			site, _, _, err := openSite(ctx, stderr, cmd, &s.origin, timeout)
+			if err != nil {
+				return s, err
+			}
+			if site != nil {
+				s.resolved = install.Resolved{Kind: "site", URL: given, Document: site.Digest}
+			}
+		}
 	default:
 		abs, err := filepath.Abs(given)
 		if err != nil {
@@ -201,14 +218,14 @@ func sourceOf(given, label string) (installSource, error) {
 		if err != nil || !fi.IsDir() {
 			return s, usageErrorf("install: %s is not a folder, a server URL (http:// or https://) or git+URL; give one of those, or a command after --", esc(given))
 		}
-		s.origin = host.Origin{Label: label, Dir: abs, Display: given}
+		s.origin = host.Origin{Dir: abs, Display: given}
 		s.resolved = install.Resolved{Kind: "directory", Dir: abs}
 	}
 	return s, nil
 }
 
 // commandSource is the server command after --.
-func commandSource(argv []string, label string) installSource {
+func commandSource(argv []string) installSource {
 	quoted := make([]string, len(argv))
 	for i, a := range argv {
 		quoted[i] = a
@@ -219,32 +236,68 @@ func commandSource(argv []string, label string) installSource {
 	return installSource{
 		given:    "-- " + strings.Join(quoted, " "),
 		resolved: install.Resolved{Kind: "command", Command: argv},
-		origin:   host.Origin{Label: label, Command: argv[0], Args: argv[1:]},
+		origin:   host.Origin{Command: argv[0], Args: argv[1:]},
 	}
 }
 
 // restoreSource rebuilds a lock record's source: a folder and a server
-// from what they resolved to, a git source as given, so that a ref that
-// moved is seen.
-func restoreSource(s install.Skill, label string) (installSource, error) {
+// from what they resolved to, a git source and a site as given, so that a
+// ref that moved or a document that changed is seen.
+func restoreSource(ctx context.Context, stderr io.Writer, cmd string, s install.Skill, timeout time.Duration) (installSource, error) {
 	switch s.Resolved.Kind {
 	case "command":
 		if len(s.Resolved.Command) == 0 {
 			return installSource{}, fmt.Errorf("%s: the lock records no command", s.Name)
 		}
-		src := commandSource(s.Resolved.Command, label)
+		src := commandSource(s.Resolved.Command)
 		src.given = s.Source
 		return src, nil
 	case "directory":
-		src, err := sourceOf(s.Resolved.Dir, label)
+		src, err := sourceOf(ctx, stderr, cmd, s.Resolved.Dir, timeout)
 		src.given = s.Source
 		return src, err
 	case "mcp":
-		src, err := sourceOf(s.Resolved.URL, label)
+		src, err := sourceOf(ctx, stderr, cmd, s.Resolved.URL, timeout)
 		src.given = s.Source
 		return src, err
 	}
-	return sourceOf(s.Source, label)
+	return sourceOf(ctx, stderr, cmd, s.Source, timeout)
+}
+
+// sourceLabel is the host label of the source given: readable, and the
+// same on every run, because an approval a user remembered is bound to it
+// (approval.Key) and a policy file names it. It is the source's last
+// words (letters and digits, at most 20 characters, hyphenated), then 6
+// hex digits of its SHA-256, so that two sources never share one.
+func sourceLabel(given string) string {
+	var b strings.Builder
+	short := given
+	for _, p := range []string{"git+", "https://", "http://", "file://"} {
+		short = strings.TrimPrefix(short, p)
+	}
+	for _, r := range strings.ToLower(short) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else if n := b.Len(); n > 0 && b.String()[n-1] != '-' {
+			b.WriteByte('-')
+		}
+	}
+	readable := strings.Trim(b.String(), "-")
+	if cut := len(readable) - 20; cut > 0 {
+		// Whole words only: drop the one the cut falls inside.
+		tail := readable[cut:]
+		if readable[cut-1] != '-' {
+			if _, rest, ok := strings.Cut(tail, "-"); ok {
+				tail = rest
+			}
+		}
+		readable = strings.TrimLeft(tail, "-")
+	}
+	sum := sha256.Sum256([]byte(given))
+	if readable == "" {
+		return "src-" + hex.EncodeToString(sum[:3])
+	}
+	return readable + "-" + hex.EncodeToString(sum[:3])
 }
 
 // fetched is one skill fetched and verified, ready to be written.
@@ -302,42 +355,27 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 	if restore && !exists {
 		return usageErrorf("install: no SOURCE given and no %s; name a source to install from (a folder, a server URL, git+URL, or -- COMMAND)", esc(lockPath))
 	}
-	// Put back what an interrupted install left aside, before anything
-	// reads the folders.
-	parents := map[string]bool{}
+	var folders []string
 	for _, a := range agents {
-		parents[a.Folder(base, o.project)] = true
+		folders = append(folders, a.Folder(base, o.project))
 	}
-	for _, s := range lock.Skills {
-		for _, t := range s.Installed {
-			parents[filepath.Dir(t.Dir)] = true
-		}
-	}
-	for p := range parents {
-		back, err := install.Recover(p)
-		for _, b := range back {
-			fmt.Fprintf(stderr, "skillport: install: put back %s, left aside by an interrupted install\n", esc(b))
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "skillport: install: %s\n", esc(err.Error()))
-		}
-	}
+	recoverAside(stderr, "install", lock, folders)
 
 	var sources []*installSource
 	if restore {
-		if sources, err = lockSources(lock); err != nil {
+		if sources, err = lockSources(ctx, stderr, "install", lock, o.timeout); err != nil {
 			return &exitError{code: 1, err: fmt.Errorf("install: %w", err)}
 		}
 	} else {
-		for i, a := range args {
-			src, err := sourceOf(a, fmt.Sprintf("src-%d", i+1))
+		for _, a := range args {
+			src, err := sourceOf(ctx, stderr, "install", a, o.timeout)
 			if err != nil {
 				return err
 			}
 			sources = append(sources, &src)
 		}
 		if len(command) > 0 {
-			src := commandSource(command, fmt.Sprintf("src-%d", len(sources)+1))
+			src := commandSource(command)
 			sources = append(sources, &src)
 		}
 	}
@@ -350,11 +388,14 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 		failed++
 		printError(stderr, "install: "+esc(who)+": ", msg)
 	}
-	todo, ok, closeHost, err := fetchSources(ctx, stderr, o, sources, fail)
+	todo, gone, ok, h, err := fetchSources(ctx, stderr, o, sources, nil, fail)
 	if err != nil {
 		return err
 	}
-	defer closeHost()
+	defer h.Close()
+	for _, g := range gone {
+		fail(g.who(), "the source no longer has this skill, which "+install.LockName+" records (skillport update removes it)")
+	}
 
 	// Two skills that would write one folder are refused, naming both:
 	// among those fetched, and against the lock's other skills.
@@ -461,11 +502,41 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 	return nil
 }
 
+// recoverAside puts back what an interrupted install left aside in the
+// agent folders given and in every folder lock records, before anything
+// reads them.
+func recoverAside(stderr io.Writer, cmd string, lock *install.Lock, folders []string) {
+	parents := map[string]bool{}
+	for _, f := range folders {
+		parents[f] = true
+	}
+	for _, s := range lock.Skills {
+		for _, t := range s.Installed {
+			parents[filepath.Dir(t.Dir)] = true
+		}
+	}
+	for p := range parents {
+		back, err := install.Recover(p)
+		for _, b := range back {
+			fmt.Fprintf(stderr, "skillport: %s: put back %s, left aside by an interrupted install\n", cmd, esc(b))
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "skillport: %s: %s\n", cmd, esc(err.Error()))
+		}
+	}
+}
+
 // placeSkill writes f into the skill folder dir: staged beside it through
 // host.Materialize (which checks every name and sets modes by the rule
 // pull follows) and placed in one step. It reports a folder that already
 // held exactly these files, which is left alone.
 func placeSkill(dir string, f *fetched) (same bool, err error) {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		// A new folder: Materialize's own staging beside it and rename
+		// are the one step, with no second staging folder to make.
+		_, err := host.Materialize(filepath.Dir(dir), f.entry, f.files, nil)
+		return false, err
+	}
 	if diffs, err := drift(&f.rec, dir); err == nil && len(diffs) == 0 {
 		return true, nil
 	}
@@ -515,26 +586,45 @@ func runCheck(stdout, stderr io.Writer, o *installFlags) error {
 	if !exists {
 		return usageErrorf("check: no %s; install skills first (skillport install SOURCE)", esc(lockPath))
 	}
-	drifted, folders := 0, 0
+	type folder struct {
+		s   *install.Skill
+		dir string
+	}
+	var todo []folder
 	for i := range lock.Skills {
 		s := &lock.Skills[i]
 		seen := map[string]bool{}
 		for _, t := range s.Installed {
-			if seen[t.Dir] {
-				continue
+			if !seen[t.Dir] {
+				seen[t.Dir] = true
+				todo = append(todo, folder{s, t.Dir})
 			}
-			seen[t.Dir] = true
-			folders++
-			diffs, err := drift(s, t.Dir)
-			if err != nil {
-				diffs = []string{err.Error()}
+		}
+	}
+	// Folders are read side by side, one per CPU: hashing is most of the
+	// time, and each folder is independent. Drift is printed in lock order.
+	diffs := make([][]string, len(todo))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(todo); i = int(next.Add(1) - 1) {
+				d, err := drift(todo[i].s, todo[i].dir)
+				if err != nil {
+					d = []string{err.Error()}
+				}
+				diffs[i] = d
 			}
-			for _, d := range diffs {
-				fmt.Fprintf(stderr, "skillport: check: %s (%s): drift: %s\n", esc(s.Name), esc(t.Dir), esc(d))
-			}
-			if len(diffs) > 0 {
-				drifted++
-			}
+		})
+	}
+	wg.Wait()
+	drifted, folders := 0, len(todo)
+	for i, f := range todo {
+		for _, d := range diffs[i] {
+			fmt.Fprintf(stderr, "skillport: check: %s (%s): drift: %s\n", esc(f.s.Name), esc(f.dir), esc(d))
+		}
+		if len(diffs[i]) > 0 {
+			drifted++
 		}
 	}
 	if drifted > 0 {
@@ -545,23 +635,37 @@ func runCheck(stdout, stderr io.Writer, o *installFlags) error {
 	return nil
 }
 
-func runRemove(stdout, stderr io.Writer, o *installFlags, names []string) error {
-	_, lockPath, err := installScope(o.project)
+// lockedScope takes the install lock of the scope's skills.lock and reads
+// it, for a command that rewrites it; a missing lock is a usage error,
+// whose fix is missing. Call release when done.
+func lockedScope(cmd string, project bool, missing string) (lockPath string, lock *install.Lock, release func() error, err error) {
+	_, lockPath, err = installScope(project)
 	if err != nil {
-		return usageErrorf("remove: %v", err)
+		return "", nil, nil, usageErrorf("%s: %v", cmd, err)
 	}
-	release, err := install.Acquire(lockPath)
+	release, err = install.Acquire(lockPath)
 	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("remove: %w", err)}
+		return "", nil, nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", cmd, err)}
+	}
+	lock, exists, err := install.Read(lockPath)
+	if err == nil && !exists {
+		err = usageErrorf("%s: no %s; %s", cmd, esc(lockPath), missing)
+	} else if err != nil {
+		err = &exitError{code: 1, err: fmt.Errorf("%s: %w", cmd, err)}
+	}
+	if err != nil {
+		release()
+		return "", nil, nil, err
+	}
+	return lockPath, lock, release, nil
+}
+
+func runRemove(stdout, stderr io.Writer, o *installFlags, names []string) error {
+	lockPath, lock, release, err := lockedScope("remove", o.project, "nothing is installed in this scope")
+	if err != nil {
+		return err
 	}
 	defer release()
-	lock, exists, err := install.Read(lockPath)
-	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("remove: %w", err)}
-	}
-	if !exists {
-		return usageErrorf("remove: no %s; nothing is installed in this scope", esc(lockPath))
-	}
 	failed := 0
 	var keep []install.Skill
 	for _, name := range names {
@@ -576,26 +680,8 @@ func runRemove(stdout, stderr io.Writer, o *installFlags, names []string) error 
 			keep = append(keep, *s)
 			continue
 		}
-		var left []install.Target
-		for _, t := range s.Installed {
-			diffs, err := drift(s, t.Dir)
-			if err == nil && len(diffs) == 1 && diffs[0] == "the folder is gone" {
-				continue
-			}
-			if (err != nil || len(diffs) > 0) && !o.force {
-				failed++
-				left = append(left, t)
-				fmt.Fprintf(stderr, "skillport: remove: %s: %s differs from %s (%d changes); left alone, pass --force to remove it anyway\n", esc(s.Name), esc(t.Dir), install.LockName, len(diffs))
-				continue
-			}
-			if err := install.Remove(t.Dir); err != nil {
-				failed++
-				left = append(left, t)
-				fmt.Fprintf(stderr, "skillport: remove: %s: %s\n", esc(s.Name), esc(err.Error()))
-				continue
-			}
-			fmt.Fprintf(stdout, "%s: removed %s\n", esc(s.Name), esc(t.Dir))
-		}
+		left, n := removeTargets(stdout, stderr, "remove", s, o.force)
+		failed += n
 		if len(left) > 0 {
 			s.Installed = left
 			keep = append(keep, *s)
@@ -613,13 +699,13 @@ func runRemove(stdout, stderr io.Writer, o *installFlags, names []string) error 
 
 // lockSources rebuilds the sources of the lock's skills, each once, with
 // the skill paths the lock has from it.
-func lockSources(lock *install.Lock) ([]*installSource, error) {
+func lockSources(ctx context.Context, stderr io.Writer, cmd string, lock *install.Lock, timeout time.Duration) ([]*installSource, error) {
 	var sources []*installSource
 	bySource := map[string]*installSource{}
 	for _, s := range lock.Skills {
 		src := bySource[s.Source]
 		if src == nil {
-			made, err := restoreSource(s, fmt.Sprintf("src-%d", len(sources)+1))
+			made, err := restoreSource(ctx, stderr, cmd, s, timeout)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", esc(s.Source), err)
 			}
@@ -633,19 +719,38 @@ func lockSources(lock *install.Lock) ([]*installSource, error) {
 	return sources, nil
 }
 
-// fetchSources connects to the sources through one host and fetches and
-// verifies their skills (those of --skill, or those the lock has from a
-// source), as pull does. A skill that fails is reported to fail. ok is
-// false when a source failed as a whole. Call closeHost when done.
-func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, sources []*installSource, fail func(who, msg string)) (todo []*fetched, ok bool, closeHost func(), err error) {
+// goneSkill is a skill the lock records that its source, which answered,
+// no longer has.
+type goneSkill struct {
+	src  *installSource
+	path string
+}
+
+func (g goneSkill) who() string { return g.path + " from " + g.src.given }
+
+// fetchSources connects to the sources through one host (built with opts,
+// nil for none) and fetches and verifies their skills (those of --skill,
+// or those the lock has from a source), as pull does, and checks their
+// names against the portable-name rules before anything is written. A
+// skill that fails is reported to fail. gone lists the skills the lock
+// has from a source that answered without them. ok is false when a
+// source failed as a whole. Close h when done.
+func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, sources []*installSource, opts *host.Options, fail func(who, msg string)) (todo []*fetched, gone []goneSkill, ok bool, h *host.Host, err error) {
 	origins := make([]host.Origin, len(sources))
+	used := map[string]bool{}
 	for i, s := range sources {
+		label := sourceLabel(s.given)
+		if used[label] {
+			label = fmt.Sprintf("src-%d", i+1)
+		}
+		used[label] = true
+		s.origin.Label = label
 		origins[i] = s.origin
 	}
 	hf := &hostFlags{timeout: o.timeout}
-	h, err := hf.newHost(ctx, origins, nil)
+	h, err = hf.newHost(ctx, origins, opts)
 	if err != nil {
-		return nil, false, nil, err
+		return nil, nil, false, nil, err
 	}
 	ok = reportOrigins(stderr, h, hf)
 	status := map[string]host.OriginStatus{}
@@ -697,16 +802,40 @@ func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, source
 				rec.Files = append(rec.Files, install.FileOf(f.Path, f.Data))
 			}
 			rec.Digest = install.TreeDigest(rec.Files)
+			if err := portable(&rec); err != nil {
+				fail(who, err.Error())
+				continue
+			}
 			todo = append(todo, &fetched{src: src, entry: e, files: files, rec: rec})
+		}
+		if st.Err != nil {
+			continue // its skills are not gone, only out of reach
 		}
 		for p := range src.want {
 			if !found[p] {
-				fail(p+" from "+src.given, "the source no longer has this skill, which "+install.LockName+" records")
+				gone = append(gone, goneSkill{src: src, path: p})
 			}
 		}
 	}
+	slices.SortFunc(gone, func(a, b goneSkill) int { return strings.Compare(a.who(), b.who()) })
+	return todo, gone, ok, h, nil
+}
 
-	return todo, ok, func() { h.Close() }, nil
+// portable checks the skill's folder name and every file's path against
+// the rules host.Materialize applies (host.CheckNames): a name Windows
+// reserves (CON, NUL, COM1…), a trailing dot or space, a reserved
+// character such as : or \, or two paths one file on a case-insensitive
+// filesystem would make the skill a different set of files, or none, on
+// another system, so the install is refused before anything is written.
+func portable(rec *install.Skill) error {
+	paths := make([]string, len(rec.Files))
+	for i, f := range rec.Files {
+		paths[i] = f.Path
+	}
+	if err := host.CheckNames(rec.Name, paths); err != nil {
+		return fmt.Errorf("not installed: %w", err)
+	}
+	return nil
 }
 
 // compareLock reports to differ how each fetched skill differs from its
@@ -723,9 +852,43 @@ func compareLock(todo []*fetched, locked map[string]*install.Skill, differ func(
 		if f.rec.Resolved.Kind == "git" && old.Resolved.ServerVersion != "" && f.rec.Resolved.ServerVersion != old.Resolved.ServerVersion {
 			differ(who, fmt.Sprintf("the git source now serves commit %s; %s has %s", f.rec.Resolved.ServerVersion, install.LockName, old.Resolved.ServerVersion))
 		}
+		if f.rec.Resolved.Kind == "site" && f.rec.Resolved.Document != old.Resolved.Document {
+			differ(who, fmt.Sprintf("the site's discovery document is now %s; %s has %s", f.rec.Resolved.Document, install.LockName, old.Resolved.Document))
+		}
 		for _, d := range install.Compare(old.Files, f.rec.Files) {
 			differ(who, d.String())
 		}
+	}
+}
+
+// skillChanges are the ways one fetched skill differs from its record.
+type skillChanges struct {
+	f    *fetched
+	msgs []string
+}
+
+// lockChanges lists, in order, the fetched skills that differ from their
+// records in locked, with how (compareLock).
+func lockChanges(todo []*fetched, locked map[string]*install.Skill) []*skillChanges {
+	var out []*skillChanges
+	by := map[*fetched]*skillChanges{}
+	for _, f := range todo {
+		compareLock([]*fetched{f}, locked, func(_, msg string) {
+			if by[f] == nil {
+				by[f] = &skillChanges{f: f}
+				out = append(out, by[f])
+			}
+			by[f].msgs = append(by[f].msgs, msg)
+		})
+	}
+	return out
+}
+
+// printChanges prints a skill's changes, one line each under its name.
+func printChanges(w io.Writer, c *skillChanges) {
+	fmt.Fprintf(w, "%s from %s: %s\n", esc(c.f.rec.Path), esc(c.f.src.given), count(len(c.msgs), "change", "changes"))
+	for _, m := range c.msgs {
+		fmt.Fprintf(w, "  %s\n", esc(m))
 	}
 }
 
@@ -748,7 +911,7 @@ func runOutdated(ctx context.Context, stdout, stderr io.Writer, o *installFlags,
 	if !exists {
 		return usageErrorf("outdated: no %s; install skills first (skillport install SOURCE)", esc(lockPath))
 	}
-	sources, err := lockSources(lock)
+	sources, err := lockSources(ctx, stderr, "outdated", lock, o.timeout)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("outdated: %w", err)}
 	}
@@ -757,30 +920,23 @@ func runOutdated(ctx context.Context, stdout, stderr io.Writer, o *installFlags,
 		return nil
 	}
 	failed := 0
-	todo, ok, closeHost, err := fetchSources(ctx, stderr, o, sources, func(who, msg string) {
+	todo, gone, ok, h, err := fetchSources(ctx, stderr, o, sources, nil, func(who, msg string) {
 		failed++
 		printError(stderr, "outdated: "+esc(who)+": ", msg)
 	})
 	if err != nil {
 		return err
 	}
-	defer closeHost()
-	changes := map[string][]string{}
-	var order []string
-	compareLock(todo, lockIndex(lock), func(who, msg string) {
-		if changes[who] == nil {
-			order = append(order, who)
-		}
-		changes[who] = append(changes[who], msg)
-	})
-	for _, who := range order {
-		fmt.Fprintf(stdout, "%s: %s\n", esc(who), count(len(changes[who]), "change", "changes"))
-		for _, c := range changes[who] {
-			fmt.Fprintf(stdout, "  %s\n", esc(c))
-		}
+	defer h.Close()
+	changes := lockChanges(todo, lockIndex(lock))
+	for _, c := range changes {
+		printChanges(stdout, c)
 	}
-	fmt.Fprintf(stdout, "%d of %s outdated, %d failed\n", len(order), count(len(todo), "skill", "skills"), failed)
-	if len(order) > 0 || failed > 0 || !ok {
+	for _, g := range gone {
+		fmt.Fprintf(stdout, "%s: removed at the source (skillport update removes it)\n", esc(g.who()))
+	}
+	fmt.Fprintf(stdout, "%d of %s outdated, %d failed\n", len(changes)+len(gone), count(len(todo)+len(gone), "skill", "skills"), failed)
+	if len(changes) > 0 || len(gone) > 0 || failed > 0 || !ok {
 		return errFailed
 	}
 	return nil

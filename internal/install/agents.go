@@ -29,7 +29,7 @@ var Agents = []Agent{
 	{Name: "cursor", User: ".cursor/skills", Project: ".cursor/skills", DetectUser: ".cursor", DetectProject: ".cursor"},
 	{Name: "codex", User: ".agents/skills", Project: ".agents/skills", DetectUser: ".codex", DetectProject: ".codex"},
 	{Name: "gemini-cli", Aliases: []string{"gemini"}, User: ".gemini/skills", Project: ".gemini/skills", DetectUser: ".gemini", DetectProject: ".gemini"},
-	{Name: "goose", User: ".config/goose/skills", Project: ".goose/skills", DetectUser: ".config/goose", DetectProject: ".goose"},
+	{Name: "goose", User: ".config/goose/skills", Project: ".agents/skills", DetectUser: ".config/goose", DetectProject: ".goose"},
 	{Name: "vscode", Aliases: []string{"copilot", "github-copilot"}, User: ".copilot/skills", Project: ".github/skills", DetectUser: ".copilot", DetectProject: ".github/skills"},
 	{Name: "opencode", User: ".config/opencode/skills", Project: ".opencode/skills", DetectUser: ".config/opencode", DetectProject: ".opencode"},
 	{Name: "agents", Aliases: []string{"generic"}, User: ".agents/skills", Project: ".agents/skills", DetectUser: ".agents", DetectProject: ".agents"},

@@ -63,11 +63,13 @@ type Skill struct {
 // Resolved is what a source resolved to.
 type Resolved struct {
 	// Kind is "directory", "mcp" (an MCP server URL), "command" (a server
-	// started on stdio) or "git".
+	// started on stdio), "git" or "site" (a web site with an Agent Skills
+	// discovery document).
 	Kind string `json:"kind"`
 	// Dir is a directory source's absolute path.
 	Dir string `json:"dir,omitempty"`
-	// URL is an MCP server's URL, or a git source's remote spec.
+	// URL is an MCP server's URL, a git source's remote spec, or a site's
+	// address as given.
 	URL string `json:"url,omitempty"`
 	// Command is a stdio server's command and arguments.
 	Command []string `json:"command,omitempty"`
@@ -75,6 +77,9 @@ type Resolved struct {
 	// source the version is the commit served.
 	Server        string `json:"server,omitempty"`
 	ServerVersion string `json:"serverVersion,omitempty"`
+	// Document is, for a site, "sha256:" and the hex SHA-256 of its
+	// discovery document as read.
+	Document string `json:"document,omitempty"`
 }
 
 // File is one file of a skill.
@@ -219,8 +224,12 @@ func Parse(name string, data []byte) (*Lock, error) {
 		seen[key] = true
 		switch s.Resolved.Kind {
 		case "directory", "mcp", "command", "git":
+		case "site":
+			if d, ok := strings.CutPrefix(s.Resolved.Document, "sha256:"); !ok || !hexDigest(d) {
+				return fail("%s (%s): resolved.document must be sha256: and 64 lowercase hex digits", where, s.Name)
+			}
 		default:
-			return fail("%s (%s): resolved.kind %q is not directory, mcp, command or git", where, s.Name, s.Resolved.Kind)
+			return fail("%s (%s): resolved.kind %q is not directory, mcp, command, git or site", where, s.Name, s.Resolved.Kind)
 		}
 		files := map[string]bool{}
 		for j, f := range s.Files {

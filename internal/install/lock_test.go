@@ -70,6 +70,12 @@ func TestParse(t *testing.T) {
 		f(l)
 		return mustJSON(l)
 	}
+	site := edit(func(l *Lock) {
+		l.Skills[0].Resolved = Resolved{Kind: "site", URL: "https://example.com/", Document: "sha256:" + strings.Repeat("a", 64)}
+	})
+	if _, err := Parse("skills.lock", site); err != nil {
+		t.Errorf("a site's record: %v", err)
+	}
 	for _, tc := range []struct {
 		name string
 		data []byte
@@ -91,6 +97,10 @@ func TestParse(t *testing.T) {
 		{"bad name", edit(func(l *Lock) { l.Skills[0].Name = "../x" }), "lowercase letters"},
 		{"no source", edit(func(l *Lock) { l.Skills[0].Source = "" }), "no source"},
 		{"kind", edit(func(l *Lock) { l.Skills[0].Resolved.Kind = "ftp" }), `resolved.kind "ftp"`},
+		{"site without document", edit(func(l *Lock) { l.Skills[0].Resolved = Resolved{Kind: "site", URL: "https://example.com/"} }), "resolved.document must be sha256:"},
+		{"site document", edit(func(l *Lock) {
+			l.Skills[0].Resolved = Resolved{Kind: "site", URL: "https://example.com/", Document: "sha256:" + strings.Repeat("A", 64)}
+		}), "resolved.document must be sha256:"},
 		{"relative target", edit(func(l *Lock) { l.Skills[0].Installed[0].Dir = "hello" }), "absolute, clean folder ending in hello"},
 		{"target elsewhere", edit(func(l *Lock) { l.Skills[0].Installed[0].Dir = "/home/u/.bashrc.d" }), "ending in hello"},
 		{"skill digest", stale(func(l *Lock) { l.Skills[0].Files[1].Size = 99 }), "does not match its files"},

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -164,5 +165,37 @@ func TestAcquireExcludes(t *testing.T) {
 	wg.Wait()
 	if most.Load() != 1 {
 		t.Errorf("%d holders at once", most.Load())
+	}
+}
+
+// TestReadTreeBounds: a folder with more entries than the bound, or nested
+// deeper, is refused with ErrTooMany naming the bound, and one just inside
+// both is read; a link is reported, never followed.
+func TestReadTreeBounds(t *testing.T) {
+	files := map[string]string{"SKILL.md": "x", "a/b.md": "y"}
+	for i := range 8 {
+		files[fmt.Sprintf("ref/f%d.md", i)] = "z"
+	}
+	dir := skilltest.WriteTree(t, files)
+	// SKILL.md, a, a/b.md, ref and its 8 files: 12 entries.
+	if got, _, err := readTree(dir, 12, 1); err != nil || len(got) != 10 {
+		t.Errorf("12 entries at depth 1: %d files, %v", len(got), err)
+	}
+	if _, _, err := readTree(dir, 11, 1); !errors.Is(err, ErrTooMany) || !strings.Contains(err.Error(), "more than 11") {
+		t.Errorf("12 entries, bound 11: %v", err)
+	}
+	deep := skilltest.WriteTree(t, map[string]string{strings.Repeat("d/", MaxTreeDepth+1) + "x.md": "x"})
+	if _, _, err := ReadTree(deep); !errors.Is(err, ErrTooMany) || !strings.Contains(err.Error(), fmt.Sprintf("deeper than %d", MaxTreeDepth)) {
+		t.Errorf("%d folders deep: %v", MaxTreeDepth+1, err)
+	}
+	ok := skilltest.WriteTree(t, map[string]string{strings.Repeat("d/", MaxTreeDepth) + "x.md": "x"})
+	if got, _, err := ReadTree(ok); err != nil || len(got) != 1 {
+		t.Errorf("%d folders deep: %v %v", MaxTreeDepth, got, err)
+	}
+	if err := os.Symlink("/etc", filepath.Join(dir, "a", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if got, odd, err := ReadTree(dir); err != nil || len(got) != 10 || len(odd) != 1 || odd[0] != "a/link" {
+		t.Errorf("with a link: %d files, odd %v, %v", len(got), odd, err)
 	}
 }
