@@ -11,7 +11,7 @@
 // --era legacy speaks 2025-11-25 (initialize), modern pins 2026-07-28. resources/read
 // bypasses the client's TTL cache, so that every call reaches the server.
 //
-// Output: one JSON line on stdout:
+// Output: the line `calls` on stdout once every client has connected, then one JSON line:
 //   {"requests": N, "errors": N, "firstError": "...", "rps": X, "p50": MS, "p99": MS, "cpuMs": MS}
 // cpuMs is this process's CPU time (user + system) during the calls, connecting aside: on a
 // machine the server shares, it says how much of the CPU the client itself took.
@@ -101,6 +101,7 @@ try {
 const latencies = [];
 let errors = 0;
 let firstError;
+process.stdout.write('calls\n');
 const cpu0 = process.cpuUsage();
 const start = performance.now();
 const deadline = start + opts.durationMs;

@@ -101,10 +101,16 @@ func (s benchServer) control(path string) string {
 	return string(data)
 }
 
-// cpu returns the server process's CPU time, 0 when unknown.
-func (s benchServer) cpu() time.Duration {
-	n, _ := strconv.ParseInt(strings.TrimSpace(s.control("/bench/cpu")), 10, 64)
-	return time.Duration(n)
+// cpu returns the server process's CPU time and the requests its thin
+// path answered so far; 0 when unknown.
+func (s benchServer) cpu() (time.Duration, int64) {
+	f := strings.Fields(s.control("/bench/cpu"))
+	if len(f) != 2 {
+		return 0, 0
+	}
+	n, _ := strconv.ParseInt(f[0], 10, 64)
+	thin, _ := strconv.ParseInt(f[1], 10, 64)
+	return time.Duration(n), thin
 }
 
 // clientRun is one load of one client kind on one server.
@@ -113,6 +119,15 @@ type clientRun struct {
 	first     string
 	serverCPU time.Duration // the server's CPU during the calls; 0: unknown
 	clientCPU time.Duration // the clients' CPU during the calls
+	thin      int64         // requests our thin path answered during the calls
+}
+
+// thinShare is the part of the requests our thin path answered, as text.
+func (r clientRun) thinShare() string {
+	if r.requests == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*float64(r.thin)/float64(r.requests))
 }
 
 // serverUs is the server's CPU per request in µs, 0 when unknown.
@@ -134,26 +149,26 @@ func (r clientRun) clientShare() float64 {
 
 var cpuProfileDir = flag.String("serverbench.cpuprofile", "", "directory: BenchmarkRealClients writes there a CPU profile of our server process during each load (<call>-<client>-<revision>-<server>.pprof)")
 
-// window measures a load on s: the server's CPU, and a CPU profile of it
-// when -serverbench.cpuprofile is set. begin starts it; the function it
-// returns ends it and gives the server's CPU during it.
-func window(s benchServer, profile string) (begin func(), end func() time.Duration) {
+// window measures a load on s: the server's CPU and the requests its
+// thin path answered, and a CPU profile of it when -serverbench.cpuprofile
+// is set. begin starts it; end ends it and fills in r.
+func window(s benchServer, profile string) (begin func(), end func(r *clientRun)) {
 	var cpu0 time.Duration
+	var thin0 int64
 	begin = func() {
 		if *cpuProfileDir != "" && s.base != "" && s.name != "floor" {
 			s.control("/bench/profile?start=" + filepath.Join(*cpuProfileDir, profile+".pprof"))
 		}
-		cpu0 = s.cpu()
+		cpu0, thin0 = s.cpu()
 	}
-	end = func() time.Duration {
-		cpu := s.cpu()
+	end = func(r *clientRun) {
+		cpu, thin := s.cpu()
 		if *cpuProfileDir != "" && s.base != "" && s.name != "floor" {
 			s.control("/bench/profile")
 		}
-		if cpu0 == 0 || cpu == 0 {
-			return 0
+		if cpu0 != 0 && cpu != 0 {
+			r.serverCPU, r.thin = cpu-cpu0, thin-thin0
 		}
-		return cpu - cpu0
 	}
 	return begin, end
 }
@@ -184,8 +199,9 @@ func sdkLoad(s benchServer, version string, clients int, call floorCall, d time.
 	begin()
 	self0 := cputime.Self()
 	res, first := closedLoop(clients, d, func(i int) error { return sdkCall(cs[i], call) })
-	self := cputime.Self() - self0
-	return clientRun{loadResult: res, first: first, serverCPU: end(), clientCPU: self}
+	r := clientRun{loadResult: res, first: first, clientCPU: cputime.Self() - self0}
+	end(&r)
+	return r
 }
 
 // tsResult is what interop/ts-load-client.mjs reports.
@@ -201,8 +217,8 @@ type tsResult struct {
 
 // tsLoad drives s with clients closed-loop clients of the TypeScript SDK
 // (interop/ts-load-client.mjs, run by node) at version making call for d.
-// The server's CPU is read around the whole node run, connecting
-// included; the client's is node's own, over its calls only.
+// The server's CPU is read from the clients' first call to node's exit;
+// the client's is node's own, over its calls.
 func tsLoad(b *testing.B, s benchServer, version string, clients int, call floorCall, d time.Duration, profile string) clientRun {
 	era := "legacy"
 	if version >= skillserver.ModernProtocolVersion {
@@ -216,10 +232,26 @@ func tsLoad(b *testing.B, s benchServer, version string, clients int, call floor
 	cmd := exec.Command(peers.Node(b), args...)
 	cmd.Env = peers.Env(b)
 	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	// The server's window opens once the clients have connected.
 	begin, end := window(s, profile)
-	begin()
-	out, err := cmd.Output()
-	serverCPU := end()
+	rd := bufio.NewReader(stdout)
+	line, _ := rd.ReadString('\n')
+	if strings.TrimSpace(line) == "calls" {
+		begin()
+		line = ""
+	}
+	rest, _ := io.ReadAll(rd)
+	out := append([]byte(line), rest...)
+	err = cmd.Wait()
+	var run clientRun
+	end(&run)
 	var r tsResult
 	if err == nil {
 		err = json.Unmarshal(out, &r)
@@ -227,8 +259,9 @@ func tsLoad(b *testing.B, s benchServer, version string, clients int, call floor
 	if err != nil {
 		return clientRun{loadResult: loadResult{errors: 1}, first: fmt.Sprintf("the TypeScript load client: %v: %.300s", err, out)}
 	}
-	return clientRun{loadResult: loadResult{requests: r.Requests, errors: r.Errors, rps: r.RPS, p50: r.P50, p99: r.P99},
-		first: r.First, serverCPU: serverCPU, clientCPU: time.Duration(r.CPUMs * float64(time.Millisecond))}
+	run.loadResult = loadResult{requests: r.Requests, errors: r.Errors, rps: r.RPS, p50: r.P50, p99: r.P99}
+	run.first, run.clientCPU = r.First, time.Duration(r.CPUMs*float64(time.Millisecond))
+	return run
 }
 
 // realClients are the clients BenchmarkRealClients drives servers with.
@@ -325,7 +358,7 @@ func BenchmarkRealClients(b *testing.B) {
 									meets(r.rps >= raw.rps/2), r.rps/raw.rps, client, meets(r.rps >= fl.rps/2), r.rps/fl.rps)
 							}
 							verdict += fmt.Sprintf("; p99 ≤25 ms: %s (%.1f ms); clients %.0f%% of CPU", meets(r.p99 <= 25), r.p99, 100*r.clientShare())
-							line += fmt.Sprintf("  server %5.0f µs CPU/req  clients %3.0f%% of CPU", r.serverUs(), 100*r.clientShare())
+							line += fmt.Sprintf("  server %5.0f µs CPU/req  clients %3.0f%% of CPU  thin path %s", r.serverUs(), 100*r.clientShare(), r.thinShare())
 							b.Log(line)
 							verdicts = append(verdicts, verdict)
 							b.ReportMetric(r.rps/raw.rps, key+"/floor-raw")
@@ -492,6 +525,7 @@ func serveBench(spec string) int {
 	kind, arg, _ := strings.Cut(spec, ":")
 	var h http.Handler
 	url := "http://%s"
+	thin := func() int64 { return 0 }
 	switch kind {
 	case "floor":
 		data, err := os.ReadFile(arg)
@@ -518,12 +552,13 @@ func serveBench(spec string) int {
 		// No caching hint (ttlMs 0): go-sdk's client keeps a 2026-07-28
 		// resources/read result for its ttlMs (SEP-2549) and would not
 		// ask the server again.
-		ep, _, err := composeOurs(arg, skillserver.Options{TTL: -1}, skillserver.HTTPOptions{Stateless: kind == "stateless"})
+		ep, _, srv, err := composeOurs(arg, skillserver.Options{TTL: -1}, skillserver.HTTPOptions{Stateless: kind == "stateless"})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		h, url = ep, "http://%s/mcp"
+		thin = func() int64 { return skillserver.FastServed(srv) }
 	default:
 		fmt.Fprintf(os.Stderr, "%s: unknown server kind %q\n", benchServerEnv, kind)
 		return 2
@@ -539,7 +574,7 @@ func serveBench(spec string) int {
 		os.Exit(0)
 	}()
 	fmt.Printf("listening "+url+"\n", ln.Addr())
-	if err := (&http.Server{Handler: benchControl(h)}).Serve(ln); err != nil {
+	if err := (&http.Server{Handler: benchControl(h, thin)}).Serve(ln); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -547,15 +582,16 @@ func serveBench(spec string) int {
 }
 
 // benchControl serves h, and the benchmark's readings of this server
-// process: /bench/cpu, its CPU time in ns; /bench/profile?start=FILE
-// starts a CPU profile into FILE, /bench/profile stops it.
-func benchControl(h http.Handler) http.Handler {
+// process: /bench/cpu, its CPU time in ns and the requests the thin path
+// answered (thin); /bench/profile?start=FILE starts a CPU profile into
+// FILE, /bench/profile stops it.
+func benchControl(h http.Handler, thin func() int64) http.Handler {
 	var mu sync.Mutex
 	var profile *os.File
 	mux := http.NewServeMux()
 	mux.Handle("/", h)
 	mux.HandleFunc("/bench/cpu", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintln(w, int64(cputime.Self()))
+		fmt.Fprintln(w, int64(cputime.Self()), thin())
 	})
 	mux.HandleFunc("/bench/profile", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()

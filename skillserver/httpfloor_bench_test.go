@@ -74,7 +74,7 @@ func startOurs(b *testing.B, dir string, noFast bool) string {
 // (loggers are filled in); label names the server's goroutines in
 // profiles.
 func startOursWith(b *testing.B, dir, label string, opts skillserver.Options, hopts skillserver.HTTPOptions) string {
-	ep, h, err := composeOurs(dir, opts, hopts)
+	ep, h, _, err := composeOurs(dir, opts, hopts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,25 +94,26 @@ func startOursWith(b *testing.B, dir, label string, opts skillserver.Options, ho
 
 // composeOurs builds the endpoint of our server of dir as `skillport
 // serve --http` composes it, with the server's and the handler's options
-// (loggers filled in). Close the handler when done.
-func composeOurs(dir string, opts skillserver.Options, hopts skillserver.HTTPOptions) (*endpoint.Endpoint, *skillserver.HTTPHandler, error) {
+// (loggers filled in), its handler and its server. Close the handler when
+// done.
+func composeOurs(dir string, opts skillserver.Options, hopts skillserver.HTTPOptions) (*endpoint.Endpoint, *skillserver.HTTPHandler, *skillserver.Server, error) {
 	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: discard})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	src := skillserver.NewCatalogSource(cat)
 	opts.Logger, hopts.Logger = discard, discard
 	_, srv, err := skillserver.New(nil, src, &opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	h := srv.HTTPHandler(&hopts)
 	ep, err := endpoint.New(h, &endpoint.Options{Source: src, Sessions: h.Sessions, Logger: discard})
 	if err != nil {
 		h.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return ep, h, nil
+	return ep, h, srv, nil
 }
 
 // floorResults asks our server at url (2026-07-28, stateless) for the
