@@ -54,7 +54,12 @@ func (h *HTTPHandler) open(r *http.Request, id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.pending--
-	if ss == nil || h.closed {
+	if ss == nil {
+		return
+	}
+	if h.closed {
+		// Opened while Close ran: closed too, as Close would have.
+		go ss.Close()
 		return
 	}
 	s := &session{ss: ss}
