@@ -264,8 +264,10 @@ func tsLoad(b *testing.B, s benchServer, version string, clients int, call floor
 	return run
 }
 
+var realClientsFlag = flag.String("serverbench.clients", "go-sdk,ts", "the clients BenchmarkRealClients drives servers with: go-sdk, ts or both")
+
 // realClients are the clients BenchmarkRealClients drives servers with.
-var realClients = []string{"go-sdk", "ts"}
+func realClients() []string { return strings.Split(*realClientsFlag, ",") }
 
 // BenchmarkRealClients drives our server as `skillport serve --http`
 // composes it (sessions) and as `serve --stateless --http` does (a
@@ -318,7 +320,7 @@ func BenchmarkRealClients(b *testing.B) {
 				b.Logf("%-4s %-30s %6.0f req/s  p99 %7.2f ms", c.name, "floor/raw", raw.rps, raw.p99)
 				b.ReportMetric(raw.rps, "floor-req/s")
 				var verdicts []string
-				for _, client := range realClients {
+				for _, client := range realClients() {
 					for _, v := range clientVersions {
 						load := func(s benchServer) clientRun {
 							profile := strings.Join([]string{c.name, client, v, s.name}, "-")
