@@ -2,6 +2,7 @@ package skillserver_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/skillserver"
@@ -26,6 +28,12 @@ type inProcess struct {
 
 func (c *inProcess) post(sid, method string, params any) *httptest.ResponseRecorder {
 	c.t.Helper()
+	return c.postAs("", sid, method, params)
+}
+
+// postAs is post with the bearer token token ("" for none).
+func (c *inProcess) postAs(token, sid, method string, params any) *httptest.ResponseRecorder {
+	c.t.Helper()
 	c.id++
 	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
 	if !strings.HasPrefix(method, "notifications/") {
@@ -38,6 +46,9 @@ func (c *inProcess) post(sid, method string, params any) *httptest.ResponseRecor
 	r.Header.Set("MCP-Protocol-Version", "2025-11-25")
 	if sid != "" {
 		r.Header.Set("Mcp-Session-Id", sid)
+	}
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
 	}
 	w := httptest.NewRecorder()
 	c.h.ServeHTTP(w, r)
@@ -195,6 +206,44 @@ func TestHTTPSessionCapAfterEnds(t *testing.T) {
 		}
 		if n, m := h.Sessions(), len(skillserver.SessionTable(h)); n != 2 || m != 2 {
 			t.Errorf("Sessions() %d, table %d entries; want 2", n, m)
+		}
+	})
+}
+
+// TestHTTPSessionTableOwner: the table keeps who opened a session, and the
+// thin path serves it to that user only, as go-sdk does: another user's
+// request of it is go-sdk's 403, never an answer.
+func TestHTTPSessionTableOwner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, baseFiles(), nil)
+		h := f.Skills.HTTPHandler(&skillserver.HTTPOptions{Logger: discard})
+		defer h.Close()
+		verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+			if token != "ann" && token != "bob" {
+				return nil, auth.ErrInvalidToken
+			}
+			return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
+		}
+		c := &inProcess{t: t, h: auth.RequireBearerToken(verify, nil)(h)}
+		w := c.postAs("ann", "", "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+			"clientInfo": map[string]any{"name": "t", "version": "0"}})
+		sid := w.Header().Get("Mcp-Session-Id")
+		if w.Code != http.StatusOK || sid == "" {
+			t.Fatalf("initialize: HTTP %d: %s", w.Code, w.Body)
+		}
+		c.postAs("ann", sid, "notifications/initialized", map[string]any{})
+		served := skillserver.FastServed(f.Skills)
+		for _, method := range []string{wire.MethodListSkills, "resources/read"} {
+			params := map[string]any{"uri": "skill://alpha/SKILL.md"}
+			if w := c.postAs("bob", sid, method, params); w.Code != http.StatusForbidden {
+				t.Errorf("%s of ann's session by bob: HTTP %d, want 403: %s", method, w.Code, w.Body)
+			}
+		}
+		if n := skillserver.FastServed(f.Skills); n != served {
+			t.Errorf("the thin path answered %d of bob's requests of ann's session", n-served)
+		}
+		if w := c.postAs("ann", sid, wire.MethodListSkills, map[string]any{}); w.Code != http.StatusOK || skillserver.FastServed(f.Skills) != served+1 {
+			t.Errorf("ann's own skills/list: HTTP %d, thin path %d: %s", w.Code, skillserver.FastServed(f.Skills)-served, w.Body)
 		}
 	})
 }
