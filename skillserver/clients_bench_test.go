@@ -2,6 +2,7 @@ package skillserver_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -304,10 +305,15 @@ func BenchmarkRealClients(b *testing.B) {
 	}
 	ref := benchServer{name: "ts-ref", url: peers.StartTSServer(b, dir)}
 	calls := benchCalls(skill)
+	// Both clients declare no extension: the floor answers them what ours
+	// does, the SEP-2076 superset entries on skills/list.
 	results := floorResults(b, ours[0].url, append(append([]floorCall(nil), calls...), floorCall{"init", "initialize", map[string]any{
 		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "probe", "version": "0"}}},
-		floorCall{"discover", "server/discover", map[string]any{}}))
+		floorCall{"discover", "server/discover", map[string]any{}}), true)
 	floor := ourServer("floor", startServerProcess(b, 0, "floor", writeResults(b, results)))
+	for _, c := range calls {
+		sameResult(b, floor.url, ours[0].url, c)
+	}
 	if *cpuProfileDir != "" {
 		if err := os.MkdirAll(*cpuProfileDir, 0o755); err != nil {
 			b.Fatal(err)
@@ -379,6 +385,36 @@ func BenchmarkRealClients(b *testing.B) {
 	}
 }
 
+// sameResult fails the benchmark unless the floor at floorURL and our
+// server at oursURL give a client without the extension the same result
+// of call, _meta aside: a ratio to a floor that sent other bytes would
+// mean nothing.
+func sameResult(b *testing.B, floorURL, oursURL string, call floorCall) {
+	var got [2][]byte
+	for i, url := range []string{floorURL, oursURL} {
+		c := &floorClient{url: url, mode: "stateless", hc: http.DefaultClient, noExtension: true}
+		data, err := c.call(call.method, call.params)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, err := rpcResult(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			b.Fatal(err)
+		}
+		delete(m, "_meta")
+		if got[i], err = json.Marshal(m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if !bytes.Equal(got[0], got[1]) {
+		b.Fatalf("%s: the floor answers %d bytes, ours %d: %.200s / %.200s", call.name, len(got[0]), len(got[1]), got[0], got[1])
+	}
+}
+
 // meets says whether a target is met.
 func meets(ok bool) string {
 	if ok {
@@ -417,7 +453,7 @@ func BenchmarkHTTPScaling(b *testing.B) {
 			}
 			sessions := startServerProcess(b, n, "sessions", dir)
 			replica := startServerProcess(b, n, "stateless", dir)
-			floor := startServerProcess(b, n, "floor", writeResults(b, floorResults(b, sessions, calls)))
+			floor := startServerProcess(b, n, "floor", writeResults(b, floorResults(b, sessions, calls, false)))
 			for b.Loop() {
 				for _, c := range calls {
 					f := floorLoad(b, floor, "floor", clients, c, *httpDuration)
@@ -541,8 +577,10 @@ func serveBench(spec string) int {
 			return 1
 		}
 		results := map[string]any{}
+		_, superset := raw[supersetKey]
+		delete(raw, supersetKey)
 		for method, r := range raw {
-			v := floorValue(method)
+			v := floorValue(method, superset)
 			if err := json.Unmarshal(r, v); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
