@@ -436,20 +436,12 @@ func BenchmarkRealClients(b *testing.B) {
 func sameResult(b *testing.B, floorURL, oursURL string, call floorCall) {
 	var got [2][]byte
 	for i, url := range []string{floorURL, oursURL} {
-		c := &floorClient{url: url, mode: "stateless", hc: http.DefaultClient, noExtension: true}
-		data, err := c.call(call.method, call.params)
-		if err != nil {
-			b.Fatal(err)
-		}
-		raw, err := rpcResult(data)
-		if err != nil {
-			b.Fatal(err)
-		}
 		var m map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
+		if err := json.Unmarshal(probeResult(b, url, call, true), &m); err != nil {
 			b.Fatal(err)
 		}
 		delete(m, "_meta")
+		var err error
 		if got[i], err = json.Marshal(m); err != nil {
 			b.Fatal(err)
 		}

@@ -128,20 +128,7 @@ func floorResults(b *testing.B, url string, calls []floorCall, superset bool) ma
 		results[supersetKey] = true
 	}
 	for _, c := range calls {
-		// initialize exists before 2026-07-28 only.
-		mode := "stateless"
-		if c.method == "initialize" {
-			mode = "sessions"
-		}
-		probe := &floorClient{url: url, mode: mode, hc: http.DefaultClient, noExtension: superset}
-		data, err := probe.call(c.method, c.params)
-		if err != nil {
-			b.Fatal(err)
-		}
-		raw, err := rpcResult(data)
-		if err != nil {
-			b.Fatal(err)
-		}
+		raw := probeResult(b, url, c, superset)
 		v := floorValue(c.method, superset)
 		if err := json.Unmarshal(raw, v); err != nil {
 			b.Fatal(err)
@@ -149,6 +136,26 @@ func floorResults(b *testing.B, url string, calls []floorCall, superset bool) ma
 		results[c.method] = v
 	}
 	return results
+}
+
+// probeResult asks the server at url for the result of c once, as
+// floorResults does (2026-07-28, stateless; initialize in a session).
+func probeResult(b *testing.B, url string, c floorCall, superset bool) json.RawMessage {
+	// initialize exists before 2026-07-28 only.
+	mode := "stateless"
+	if c.method == "initialize" {
+		mode = "sessions"
+	}
+	probe := &floorClient{url: url, mode: mode, hc: http.DefaultClient, noExtension: superset}
+	data, err := probe.call(c.method, c.params)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, err := rpcResult(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raw
 }
 
 // supersetKey marks floor results taken as a client without the
