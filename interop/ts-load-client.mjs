@@ -11,8 +11,10 @@
 // --era legacy speaks 2025-11-25 (initialize), modern pins 2026-07-28. resources/read
 // bypasses the client's TTL cache, so that every call reaches the server.
 //
-// Output: one JSON line on stdout:
-//   {"requests": N, "errors": N, "firstError": "...", "rps": X, "p50": MS, "p99": MS}
+// Output: the line `calls` on stdout once every client has connected, then one JSON line:
+//   {"requests": N, "errors": N, "firstError": "...", "rps": X, "p50": MS, "p99": MS, "cpuMs": MS}
+// cpuMs is this process's CPU time (user + system) during the calls, connecting aside: on a
+// machine the server shares, it says how much of the CPU the client itself took.
 // Exit status: 0 when it ran (errors are counted, not fatal), 2 on bad usage or when no
 // client could connect.
 
@@ -99,6 +101,8 @@ try {
 const latencies = [];
 let errors = 0;
 let firstError;
+process.stdout.write('calls\n');
+const cpu0 = process.cpuUsage();
 const start = performance.now();
 const deadline = start + opts.durationMs;
 await Promise.all(
@@ -116,9 +120,10 @@ await Promise.all(
     })
 );
 const elapsed = (performance.now() - start) / 1000;
+const cpu = process.cpuUsage(cpu0);
 await Promise.all(sessions.map(s => s.client.close().catch(() => {})));
 latencies.sort((a, b) => a - b);
 const pct = p => (latencies.length === 0 ? 0 : latencies[Math.floor(p * (latencies.length - 1))]);
 process.stdout.write(
-    `${JSON.stringify({ requests: latencies.length, errors, firstError, rps: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99) })}\n`
+    `${JSON.stringify({ requests: latencies.length, errors, firstError, rps: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99), cpuMs: (cpu.user + cpu.system) / 1000 })}\n`
 );

@@ -2,6 +2,7 @@ package skillserver_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -13,13 +14,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillport/skillport/internal/cputime"
 	"github.com/skillport/skillport/internal/peers"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
@@ -65,29 +69,172 @@ func sdkCall(cs *mcp.ClientSession, call floorCall) error {
 	return err
 }
 
-// sdkLoad drives url with clients closed-loop go-sdk clients at version
+// benchServer is a server the real-client benchmark drives. A server
+// process of this binary (startServerProcess) also answers /bench/cpu
+// (its CPU time) and /bench/profile (a CPU profile of a window); a peer
+// (the TypeScript reference) has no base and gives no readings.
+type benchServer struct {
+	name, url string
+	base      string // http://host:port of a process of this binary; "" for a peer
+	pid       int    // a peer's process, whose CPU time /proc gives (Linux); 0: unknown
+}
+
+// ourServer returns the benchServer of a process started by
+// startServerProcess at url.
+func ourServer(name, url string) benchServer {
+	base := url
+	if i := strings.Index(url[len("http://"):], "/"); i >= 0 {
+		base = url[:len("http://")+i]
+	}
+	return benchServer{name: name, url: url, base: base}
+}
+
+// control asks the server process for path and returns its answer.
+func (s benchServer) control(path string) string {
+	if s.base == "" {
+		return ""
+	}
+	resp, err := http.Get(s.base + path)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return string(data)
+}
+
+// cpu returns the server process's CPU time and the requests its thin
+// path answered so far; 0 when unknown.
+func (s benchServer) cpu() (time.Duration, int64) {
+	if s.base == "" {
+		return procCPU(s.pid), 0
+	}
+	f := strings.Fields(s.control("/bench/cpu"))
+	if len(f) != 2 {
+		return 0, 0
+	}
+	n, _ := strconv.ParseInt(f[0], 10, 64)
+	thin, _ := strconv.ParseInt(f[1], 10, 64)
+	return time.Duration(n), thin
+}
+
+// procCPU returns the user and system CPU time of process pid from
+// /proc/pid/stat (fields 14 and 15, in the kernel's USER_HZ of 100 ticks
+// a second), 0 where there is no such file.
+func procCPU(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces: count after it.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// clientRun is one load of one client kind on one server.
+type clientRun struct {
+	loadResult
+	first     string
+	serverCPU time.Duration // the server's CPU during the calls; 0: unknown
+	clientCPU time.Duration // the clients' CPU during the calls
+	thin      int64         // requests our thin path answered during the calls
+}
+
+// thinShare is the part of the requests our thin path answered, as text.
+func (r clientRun) thinShare() string {
+	if r.requests == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*float64(r.thin)/float64(r.requests))
+}
+
+// serverUs is the server's CPU per request in µs, 0 when unknown.
+func (r clientRun) serverUs() float64 {
+	if r.serverCPU == 0 || r.requests == 0 {
+		return 0
+	}
+	return float64(r.serverCPU.Microseconds()) / float64(r.requests)
+}
+
+// clientShare is the clients' part of the CPU the clients and the server
+// used together during the calls, 0 when the server's is unknown.
+func (r clientRun) clientShare() float64 {
+	if r.serverCPU == 0 {
+		return 0
+	}
+	return float64(r.clientCPU) / float64(r.clientCPU+r.serverCPU)
+}
+
+var cpuProfileDir = flag.String("serverbench.cpuprofile", "", "directory: BenchmarkRealClients writes there a CPU profile of our server process during each load (<call>-<client>-<revision>-<server>.pprof)")
+
+// window measures a load on s: the server's CPU and the requests its
+// thin path answered, and a CPU profile of it when -serverbench.cpuprofile
+// is set. begin starts it; end ends it and fills in r.
+func window(s benchServer, profile string) (begin func(), end func(r *clientRun)) {
+	var cpu0 time.Duration
+	var thin0 int64
+	begin = func() {
+		if *cpuProfileDir != "" && s.base != "" && s.name != "floor" {
+			s.control("/bench/profile?start=" + filepath.Join(*cpuProfileDir, profile+".pprof"))
+		}
+		cpu0, thin0 = s.cpu()
+	}
+	end = func(r *clientRun) {
+		cpu, thin := s.cpu()
+		if *cpuProfileDir != "" && s.base != "" && s.name != "floor" {
+			s.control("/bench/profile")
+		}
+		if cpu0 != 0 && cpu != 0 {
+			r.serverCPU, r.thin = cpu-cpu0, thin-thin0
+		}
+	}
+	return begin, end
+}
+
+// sdkLoad drives s with clients closed-loop go-sdk clients at version
 // making call for d. A client that cannot connect counts as one error.
-func sdkLoad(url, version string, clients int, call floorCall, d time.Duration) (loadResult, string) {
+func sdkLoad(s benchServer, version string, clients int, call floorCall, d time.Duration, profile string) clientRun {
 	tr := &http.Transport{MaxIdleConnsPerHost: 2 * clients}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	cs := make([]*mcp.ClientSession, clients)
 	for i := range cs {
-		s, err := sdkSession(url, version, hc)
+		c, err := sdkSession(s.url, version, hc)
 		if err != nil {
-			for _, s := range cs[:i] {
-				s.Close()
+			for _, c := range cs[:i] {
+				c.Close()
 			}
-			return loadResult{errors: 1}, "connect: " + err.Error()
+			return clientRun{loadResult: loadResult{errors: 1}, first: "connect: " + err.Error()}
 		}
-		cs[i] = s
+		cs[i] = c
 	}
 	defer func() {
-		for _, s := range cs {
-			s.Close()
+		for _, c := range cs {
+			c.Close()
 		}
 	}()
-	return closedLoop(clients, d, func(i int) error { return sdkCall(cs[i], call) })
+	begin, end := window(s, profile)
+	begin()
+	self0 := cputime.Self()
+	res, first := closedLoop(clients, d, func(i int) error { return sdkCall(cs[i], call) })
+	r := clientRun{loadResult: res, first: first, clientCPU: cputime.Self() - self0}
+	end(&r)
+	return r
 }
 
 // tsResult is what interop/ts-load-client.mjs reports.
@@ -98,17 +245,19 @@ type tsResult struct {
 	RPS      float64 `json:"rps"`
 	P50      float64 `json:"p50"`
 	P99      float64 `json:"p99"`
+	CPUMs    float64 `json:"cpuMs"`
 }
 
-// tsLoad drives url with clients closed-loop clients of the TypeScript
-// SDK (interop/ts-load-client.mjs, run by node) at version making call
-// for d.
-func tsLoad(b *testing.B, url, version string, clients int, call floorCall, d time.Duration) (loadResult, string) {
+// tsLoad drives s with clients closed-loop clients of the TypeScript SDK
+// (interop/ts-load-client.mjs, run by node) at version making call for d.
+// The server's CPU is read from the clients' first call to node's exit;
+// the client's is node's own, over its calls.
+func tsLoad(b *testing.B, s benchServer, version string, clients int, call floorCall, d time.Duration, profile string) clientRun {
 	era := "legacy"
 	if version >= skillserver.ModernProtocolVersion {
 		era = "modern"
 	}
-	args := []string{peers.Script(b, "ts-load-client.mjs"), "--url", url, "--era", era, "--method", call.name,
+	args := []string{peers.Script(b, "ts-load-client.mjs"), "--url", s.url, "--era", era, "--method", call.name,
 		"--clients", strconv.Itoa(clients), "--duration-ms", strconv.FormatInt(d.Milliseconds(), 10)}
 	if uri, ok := call.params["uri"].(string); ok {
 		args = append(args, "--uri", uri)
@@ -116,94 +265,206 @@ func tsLoad(b *testing.B, url, version string, clients int, call floorCall, d ti
 	cmd := exec.Command(peers.Node(b), args...)
 	cmd.Env = peers.Env(b)
 	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	// The server's window opens once the clients have connected.
+	begin, end := window(s, profile)
+	rd := bufio.NewReader(stdout)
+	line, _ := rd.ReadString('\n')
+	if strings.TrimSpace(line) == "calls" {
+		begin()
+		line = ""
+	}
+	rest, _ := io.ReadAll(rd)
+	out := append([]byte(line), rest...)
+	err = cmd.Wait()
+	var run clientRun
+	end(&run)
 	var r tsResult
 	if err == nil {
 		err = json.Unmarshal(out, &r)
 	}
 	if err != nil {
-		b.Fatalf("the TypeScript load client against %s: %v: %s", url, err, out)
+		return clientRun{loadResult: loadResult{errors: 1}, first: fmt.Sprintf("the TypeScript load client: %v: %.300s", err, out)}
 	}
-	return loadResult{requests: r.Requests, errors: r.Errors, rps: r.RPS, p50: r.P50, p99: r.P99}, r.First
+	run.loadResult = loadResult{requests: r.Requests, errors: r.Errors, rps: r.RPS, p50: r.P50, p99: r.P99}
+	run.first, run.clientCPU = r.First, time.Duration(r.CPUMs*float64(time.Millisecond))
+	return run
 }
+
+var realClientsFlag = flag.String("serverbench.clients", "go-sdk,ts", "the clients BenchmarkRealClients drives servers with: go-sdk, ts or both")
+
+// realClients are the clients BenchmarkRealClients drives servers with.
+func realClients() []string { return strings.Split(*realClientsFlag, ",") }
 
 // BenchmarkRealClients drives our server as `skillport serve --http`
 // composes it (sessions) and as `serve --stateless --http` does (a
 // replica), each in a process of its own (startServerProcess; pinned to
-// -serverbench.pin's CPUs when set), with the client people
-// run, go-sdk's mcp.Client with its default options (it declares roots,
-// not the extension), at 2025-11-25 and 2026-07-28: 32 closed-loop
-// clients each, one combination after the other, on resources/read of an
-// 8 KiB SKILL.md, skills/get of a 12-file skill and the first
-// skills/list page (100 skills). In the same run it measures the floor (a
-// net/http + encoding/json server answering the same results) with the
-// raw client of BenchmarkHTTPFloor ("floor") and with go-sdk's client at
-// each revision ("floor-sdk"), and the TypeScript reference server
-// (interop/ts-skills-server.mjs) with go-sdk's client; and drives ours
-// with the TypeScript SDK's client too (interop/ts-load-client.mjs, its
-// SkillsClient for skills/get and skills/list). It prints req/s,
-// p99 and the ratios: to the floor (target ≥ 0.5 for read and get), to
-// the floor driven by the same client, and for skills/list to the
-// TypeScript reference (target ≥ 2); p99 target ≤ 25 ms. The clients
-// share the machine with the servers: on 2 cores the client's own CPU
-// weighs on every ratio, hence floor-sdk.
-// -serverbench.duration sets how long each combination runs.
+// -serverbench.pin's CPUs when set), with the clients people run: go-sdk's
+// mcp.Client with its default options (it declares roots, not the
+// extension) and the TypeScript SDK's client (interop/ts-load-client.mjs,
+// its SkillsClient for skills/get and skills/list), each at 2025-11-25 and
+// 2026-07-28: 32 closed-loop clients, one combination after the other, on
+// resources/read of an 8 KiB SKILL.md, skills/get of a 12-file skill and
+// the first skills/list page (100 skills). In the same run, with each
+// client at each revision, it drives the floor (a net/http +
+// encoding/json server answering the same results; "floor/<client>") and
+// the TypeScript reference server (interop/ts-skills-server.mjs;
+// "ts-ref/<client>"), and the floor with the raw client of
+// BenchmarkHTTPFloor ("floor/raw").
+//
+// Each combination prints req/s and p99, its ratio to floor/raw and to
+// the floor driven by the same client, for skills/list its ratio to the
+// TypeScript reference driven by the same client, the server's CPU per
+// request (and the floor's, with that client) and the clients' share of
+// the CPU used, then a verdict against issue #28's targets: read and get
+// ≥ 0.5× the floor, list ≥ 2× the reference, p99 ≤ 25 ms. The clients
+// share the machine with the servers: where the clients' share is high,
+// the client, not the server, bounds the figures.
+// -serverbench.duration sets how long each combination runs;
+// -serverbench.cpuprofile writes a CPU profile of our server for each.
 func BenchmarkRealClients(b *testing.B) {
 	const clients = 32
 	dir, skill := floorTree(b)
-	sessions := startServerProcess(b, 0, "sessions", dir)
-	replica := startServerProcess(b, 0, "stateless", dir)
-	ts := peers.StartTSServer(b, dir)
+	ours := []benchServer{
+		ourServer("sessions", startServerProcess(b, 0, "sessions", dir)),
+		ourServer("stateless", startServerProcess(b, 0, "stateless", dir)),
+	}
+	refURL, refProc := peers.StartTSServerProcess(b, dir)
+	ref := benchServer{name: "ts-ref", url: refURL, pid: refProc.Pid()}
 	calls := benchCalls(skill)
-	results := floorResults(b, sessions, append(append([]floorCall(nil), calls...), floorCall{"init", "initialize", map[string]any{
+	// Both clients declare no extension: the floor answers them what ours
+	// does, the SEP-2076 superset entries on skills/list.
+	results := floorResults(b, ours[0].url, append(append([]floorCall(nil), calls...), floorCall{"init", "initialize", map[string]any{
 		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "probe", "version": "0"}}},
-		floorCall{"discover", "server/discover", map[string]any{}}))
-	floor := startServerProcess(b, 0, "floor", writeResults(b, results))
+		floorCall{"discover", "server/discover", map[string]any{}}), true)
+	floor := ourServer("floor", startServerProcess(b, 0, "floor", writeResults(b, results)))
+	for _, c := range calls {
+		sameResult(b, floor.url, ours[0].url, c)
+	}
+	if *cpuProfileDir != "" {
+		if err := os.MkdirAll(*cpuProfileDir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
 	for _, c := range calls {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				raw := floorLoad(b, floor, "floor", clients, c, *httpDuration)
-				b.Logf("%-4s %-26s %6.0f req/s  p99 %6.2f ms", c.name, "floor (raw client)", raw.rps, raw.p99)
+				raw := floorLoad(b, floor.url, "floor", clients, c, *httpDuration)
+				b.Logf("%-4s %-30s %6.0f req/s  p99 %7.2f ms", c.name, "floor/raw", raw.rps, raw.p99)
 				b.ReportMetric(raw.rps, "floor-req/s")
-				for _, v := range clientVersions {
-					fs, ferr := sdkLoad(floor, v, clients, c, *httpDuration)
-					if ferr != "" {
-						b.Errorf("floor, go-sdk client %s: %d errors, first: %s", v, fs.errors, ferr)
-					}
-					b.Logf("%-4s %-26s %6.0f req/s  p99 %6.2f ms", c.name, "floor-sdk "+v, fs.rps, fs.p99)
-					tr, terr := sdkLoad(ts, v, clients, c, *httpDuration)
-					if terr != "" {
-						// The reference is measured, not held to anything.
-						b.Logf("%-4s TypeScript reference %s: %d errors, first: %s", c.name, v, tr.errors, terr)
-					}
-					b.Logf("%-4s %-26s %6.0f req/s  p99 %6.2f ms", c.name, "ts-reference "+v, tr.rps, tr.p99)
-					for _, s := range []struct{ name, url string }{{"sessions", sessions}, {"stateless", replica}} {
-						r, err := sdkLoad(s.url, v, clients, c, *httpDuration)
-						if err != "" {
-							b.Errorf("%s %s %s: %d errors, first: %s", c.name, s.name, v, r.errors, err)
+				var verdicts []string
+				for _, client := range realClients() {
+					for _, v := range clientVersions {
+						load := func(s benchServer) clientRun {
+							profile := strings.Join([]string{c.name, client, v, s.name}, "-")
+							if client == "ts" {
+								return tsLoad(b, s, v, clients, c, *httpDuration, profile)
+							}
+							return sdkLoad(s, v, clients, c, *httpDuration, profile)
 						}
-						line := fmt.Sprintf("%-4s %-26s %6.0f req/s  p99 %6.2f ms  %.2fx floor  %.2fx floor-sdk", c.name, s.name+" "+v, r.rps, r.p99, r.rps/raw.rps, r.rps/fs.rps)
-						if c.method == wire.MethodListSkills && tr.rps > 0 {
-							line += fmt.Sprintf("  %.2fx ts-reference", r.rps/tr.rps)
-							b.ReportMetric(r.rps/tr.rps, s.name+"-"+v+"/ts")
+						fl := load(floor)
+						if fl.first != "" {
+							b.Errorf("floor, %s client %s: %d errors, first: %s", client, v, fl.errors, fl.first)
 						}
-						b.Log(line)
-						b.ReportMetric(r.rps/raw.rps, s.name+"-"+v+"/floor")
-						b.ReportMetric(r.rps/fs.rps, s.name+"-"+v+"/floor-sdk")
-						b.ReportMetric(r.p99, s.name+"-"+v+"-p99-ms")
-						// The TypeScript SDK's client, against the same server.
-						tc, terr := tsLoad(b, s.url, v, clients, c, *httpDuration)
-						if tc.errors > 0 {
-							b.Errorf("%s %s %s, TypeScript client: %d errors, first: %s", c.name, s.name, v, tc.errors, terr)
+						b.Logf("%-4s %-30s %6.0f req/s  p99 %7.2f ms  server %5.0f µs CPU/req  clients %3.0f%% of CPU",
+							c.name, "floor/"+client+" "+v, fl.rps, fl.p99, fl.serverUs(), 100*fl.clientShare())
+						rf := load(ref)
+						if rf.first != "" {
+							// The reference is measured, not held to anything.
+							b.Logf("%-4s ts-ref/%s %s: %d errors, first: %s", c.name, client, v, rf.errors, rf.first)
 						}
-						b.Logf("%-4s %-26s %6.0f req/s  p99 %6.2f ms  %.2fx floor", c.name, s.name+" "+v+" ts-client", tc.rps, tc.p99, tc.rps/raw.rps)
-						b.ReportMetric(tc.rps/raw.rps, s.name+"-"+v+"-ts-client/floor")
-						b.ReportMetric(tc.p99, s.name+"-"+v+"-ts-client-p99-ms")
+						b.Logf("%-4s %-30s %6.0f req/s  p99 %7.2f ms  server %5.0f µs CPU/req", c.name, "ts-ref/"+client+" "+v, rf.rps, rf.p99, rf.serverUs())
+						for _, s := range ours {
+							r := load(s)
+							if r.first != "" {
+								b.Errorf("%s %s %s %s: %d errors, first: %s", c.name, client, s.name, v, r.errors, r.first)
+							}
+							key := strings.Join([]string{client, v, s.name}, "-")
+							line := fmt.Sprintf("%-4s %-30s %6.0f req/s  p99 %7.2f ms  %.2fx floor/raw  %.2fx floor/%s",
+								c.name, s.name+"/"+client+" "+v, r.rps, r.p99, r.rps/raw.rps, r.rps/fl.rps, client)
+							verdict := fmt.Sprintf("%-4s %-6s %s %-9s", c.name, client, v, s.name)
+							if c.method == wire.MethodListSkills {
+								line += fmt.Sprintf("  %.2fx ts-ref/%s", r.rps/rf.rps, client)
+								// What any server can reach with this client: the floor's ratio.
+								verdict += fmt.Sprintf("  ≥2x ts-ref: %s (%.2fx; the floor with this client %.2fx)", meets(r.rps >= 2*rf.rps), r.rps/rf.rps, fl.rps/rf.rps)
+								b.ReportMetric(r.rps/rf.rps, key+"/ts-ref")
+							} else {
+								verdict += fmt.Sprintf("  ≥0.5x floor/raw: %s (%.2fx); ≥0.5x floor/%s: %s (%.2fx)",
+									meets(r.rps >= raw.rps/2), r.rps/raw.rps, client, meets(r.rps >= fl.rps/2), r.rps/fl.rps)
+							}
+							// Throughput at a saturated server goes as the inverse of its
+							// CPU per request: the same targets judged on the servers' own
+							// CPU, which the clients' share and the machine's load move far
+							// less than req/s.
+							if c.method == wire.MethodListSkills {
+								if x := ratio(rf.serverUs(), r.serverUs()); x > 0 {
+									verdict += fmt.Sprintf("; by server CPU/req ≥2x ts-ref: %s (%.2fx)", meets(x >= 2), x)
+								}
+							} else if x := ratio(fl.serverUs(), r.serverUs()); x > 0 {
+								verdict += fmt.Sprintf("; by server CPU/req ≥0.5x floor: %s (%.2fx)", meets(x >= 0.5), x)
+							}
+							verdict += fmt.Sprintf("; p99 ≤25 ms: %s (%.1f ms); clients %.0f%% of CPU", meets(r.p99 <= 25), r.p99, 100*r.clientShare())
+							line += fmt.Sprintf("  server %5.0f µs CPU/req  clients %3.0f%% of CPU  thin path %s", r.serverUs(), 100*r.clientShare(), r.thinShare())
+							b.Log(line)
+							verdicts = append(verdicts, verdict)
+							b.ReportMetric(r.rps/raw.rps, key+"/floor-raw")
+							b.ReportMetric(r.rps/fl.rps, key+"/floor-client")
+							b.ReportMetric(r.p99, key+"-p99-ms")
+							b.ReportMetric(r.serverUs(), key+"-server-µs/req")
+							b.ReportMetric(r.clientShare(), key+"-client-cpu-share")
+						}
 					}
+				}
+				for _, v := range verdicts {
+					b.Log("verdict " + v)
 				}
 			}
 		})
 	}
+}
+
+// sameResult fails the benchmark unless the floor at floorURL and our
+// server at oursURL give a client without the extension the same result
+// of call, _meta aside: a ratio to a floor that sent other bytes would
+// mean nothing.
+func sameResult(b *testing.B, floorURL, oursURL string, call floorCall) {
+	var got [2][]byte
+	for i, url := range []string{floorURL, oursURL} {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(probeResult(b, url, call, true), &m); err != nil {
+			b.Fatal(err)
+		}
+		delete(m, "_meta")
+		var err error
+		if got[i], err = json.Marshal(m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if !bytes.Equal(got[0], got[1]) {
+		b.Fatalf("%s: the floor answers %d bytes, ours %d: %.200s / %.200s", call.name, len(got[0]), len(got[1]), got[0], got[1])
+	}
+}
+
+// ratio is a/b, 0 when either is unknown.
+func ratio(a, b float64) float64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// meets says whether a target is met.
+func meets(ok bool) string {
+	if ok {
+		return "meets"
+	}
+	return "MISSES"
 }
 
 // scalingProcs are the GOMAXPROCS values BenchmarkHTTPScaling tries.
@@ -236,7 +497,7 @@ func BenchmarkHTTPScaling(b *testing.B) {
 			}
 			sessions := startServerProcess(b, n, "sessions", dir)
 			replica := startServerProcess(b, n, "stateless", dir)
-			floor := startServerProcess(b, n, "floor", writeResults(b, floorResults(b, sessions, calls)))
+			floor := startServerProcess(b, n, "floor", writeResults(b, floorResults(b, sessions, calls, false)))
 			for b.Loop() {
 				for _, c := range calls {
 					f := floorLoad(b, floor, "floor", clients, c, *httpDuration)
@@ -346,6 +607,7 @@ func serveBench(spec string) int {
 	kind, arg, _ := strings.Cut(spec, ":")
 	var h http.Handler
 	url := "http://%s"
+	thin := func() int64 { return 0 }
 	switch kind {
 	case "floor":
 		data, err := os.ReadFile(arg)
@@ -359,8 +621,10 @@ func serveBench(spec string) int {
 			return 1
 		}
 		results := map[string]any{}
+		_, superset := raw[supersetKey]
+		delete(raw, supersetKey)
 		for method, r := range raw {
-			v := floorValue(method)
+			v := floorValue(method, superset)
 			if err := json.Unmarshal(r, v); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
@@ -372,12 +636,13 @@ func serveBench(spec string) int {
 		// No caching hint (ttlMs 0): go-sdk's client keeps a 2026-07-28
 		// resources/read result for its ttlMs (SEP-2549) and would not
 		// ask the server again.
-		ep, _, err := composeOurs(arg, skillserver.Options{TTL: -1}, skillserver.HTTPOptions{Stateless: kind == "stateless"})
+		ep, _, srv, err := composeOurs(arg, skillserver.Options{TTL: -1}, skillserver.HTTPOptions{Stateless: kind == "stateless"})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		h, url = ep, "http://%s/mcp"
+		thin = func() int64 { return skillserver.FastServed(srv) }
 	default:
 		fmt.Fprintf(os.Stderr, "%s: unknown server kind %q\n", benchServerEnv, kind)
 		return 2
@@ -393,9 +658,46 @@ func serveBench(spec string) int {
 		os.Exit(0)
 	}()
 	fmt.Printf("listening "+url+"\n", ln.Addr())
-	if err := (&http.Server{Handler: h}).Serve(ln); err != nil {
+	if err := (&http.Server{Handler: benchControl(h, thin)}).Serve(ln); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return 0
+}
+
+// benchControl serves h, and the benchmark's readings of this server
+// process: /bench/cpu, its CPU time in ns and the requests the thin path
+// answered (thin); /bench/profile?start=FILE starts a CPU profile into
+// FILE, /bench/profile stops it.
+func benchControl(h http.Handler, thin func() int64) http.Handler {
+	var mu sync.Mutex
+	var profile *os.File
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	mux.HandleFunc("/bench/cpu", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, int64(cputime.Self()), thin())
+	})
+	mux.HandleFunc("/bench/profile", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if profile != nil {
+			pprof.StopCPUProfile()
+			profile.Close()
+			profile = nil
+		}
+		if file := r.URL.Query().Get("start"); file != "" {
+			f, err := os.Create(file)
+			if err == nil {
+				if err = pprof.StartCPUProfile(f); err != nil {
+					f.Close()
+				}
+			}
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			profile = f
+		}
+	})
+	return mux
 }

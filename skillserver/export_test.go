@@ -21,3 +21,15 @@ func PendingNotes(srv *Server) int {
 	}
 	return n
 }
+
+// SessionTable returns the ids in h's session table, ended ones whose
+// last request is still in progress included.
+func SessionTable(h *HTTPHandler) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var ids []string
+	for id := range h.sessions {
+		ids = append(ids, id)
+	}
+	return ids
+}

@@ -12,43 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// fastSession is what the thin read path knows of a session: go-sdk's
-// session, to see that it is initialized and has not ended, and the user
-// whose token opened it (go-sdk serves a session to that user only).
-type fastSession struct {
-	ss    *mcp.ServerSession
-	user  string
-	ended atomic.Bool
-}
-
-// track finds the go-sdk session an initialize just opened, for the thin
-// read path, and notes when it ends (DELETE, expiry, Close).
-func (h *HTTPHandler) track(r *http.Request, id string) *fastSession {
-	if h.fast == nil || id == "" {
-		return nil
-	}
-	for ss := range h.srv.Sessions() {
-		if ss.ID() != id {
-			continue
-		}
-		fs := &fastSession{ss: ss}
-		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
-			fs.user = ti.UserID
-		}
-		go func() {
-			ss.Wait()
-			fs.ended.Store(true)
-		}()
-		return fs
-	}
-	return nil
-}
 
 // sdkCompat reports whether go-sdk runs with a compatibility setting
 // (MCPGODEBUG, read once at start as go-sdk reads it): some change what
@@ -143,8 +110,8 @@ func (h *HTTPHandler) serveFast(w http.ResponseWriter, r *http.Request, m *messa
 		if s == nil {
 			return false
 		}
-		defer h.leave(sid, s)
-		if v.init = s.fast.ss.InitializeParams(); v.init == nil {
+		defer h.release(sid, s)
+		if v.init = s.ss.InitializeParams(); v.init == nil {
 			return false
 		}
 	}
@@ -204,33 +171,18 @@ func putFrame(b *[]byte) {
 
 // enter returns the session sid when the thin path may serve it (known,
 // open, requested by the user who opened it, as go-sdk's lookupSession
-// requires), counting the request as open so that the session does not
-// expire under it.
+// requires), counting the request as in progress (acquire) so that the
+// session does not expire under it; release ends it.
 func (h *HTTPHandler) enter(sid string, token *auth.TokenInfo) *session {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s := h.sessions[sid]
-	if s == nil || s.fast == nil || s.fast.ended.Load() {
+	s := h.acquire(sid)
+	if s == nil {
 		return nil
 	}
-	if s.fast.user != "" && (token == nil || token.UserID != s.fast.user) {
+	if s.ended || (s.user != "" && (token == nil || token.UserID != s.user)) {
+		h.release(sid, s)
 		return nil
-	}
-	s.active++
-	if s.timer != nil {
-		s.timer.Stop()
 	}
 	return s
-}
-
-// leave ends what enter began.
-func (h *HTTPHandler) leave(sid string, s *session) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s.active--
-	if s.active == 0 && h.sessions[sid] == s {
-		h.idle(sid, s)
-	}
 }
 
 // fastHeaders reports whether go-sdk's handler would pass the request's

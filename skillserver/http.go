@@ -89,16 +89,10 @@ type HTTPHandler struct {
 	budget    *budget.Budget
 
 	mu       sync.Mutex
-	sessions map[string]*session
-	pending  int // new-session requests being served
+	sessions map[string]*session // the session table (sessions.go)
+	live     int                 // entries whose go-sdk session has not ended
+	pending  int                 // new-session requests being served
 	closed   bool
-}
-
-// session is the idle bookkeeping of one session.
-type session struct {
-	active int          // requests and streams in progress
-	timer  *time.Timer  // fires SessionTimeout after the last one ended
-	fast   *fastSession // what the thin read path knows of it; nil: nothing
 }
 
 // NewHTTPHandler returns the Streamable HTTP handler of s. Mount it at the
@@ -143,54 +137,29 @@ func newHTTPHandler(s *mcp.Server, fast *Server, opts *HTTPOptions) *HTTPHandler
 
 // Sessions returns the number of sessions held, for metrics.
 func (h *HTTPHandler) Sessions() int {
-	live := h.live()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.forget(live)
-	return len(h.sessions)
-}
-
-// live returns the ids of the server's sessions; h.mu must not be held.
-func (h *HTTPHandler) live() map[string]bool {
-	live := map[string]bool{}
-	for ss := range h.srv.Sessions() {
-		if id := ss.ID(); id != "" {
-			live[id] = true
-		}
-	}
-	return live
-}
-
-// forget drops the bookkeeping of sessions that ended otherwise than by
-// expiring (DELETE, a failed initialize); h.mu is held.
-func (h *HTTPHandler) forget(live map[string]bool) {
-	for id, s := range h.sessions {
-		if !live[id] && s.active == 0 {
-			if s.timer != nil {
-				s.timer.Stop()
-			}
-			delete(h.sessions, id)
-		}
-	}
+	return h.live
 }
 
 // Close closes every session and refuses new ones.
 func (h *HTTPHandler) Close() error {
 	h.mu.Lock()
 	h.closed = true
-	ids := make(map[string]bool, len(h.sessions))
-	for id, s := range h.sessions {
+	var open []*mcp.ServerSession
+	for _, s := range h.sessions {
 		if s.timer != nil {
 			s.timer.Stop()
 		}
-		ids[id] = true
+		if !s.ended {
+			open = append(open, s.ss)
+		}
 	}
 	clear(h.sessions)
+	h.live = 0
 	h.mu.Unlock()
-	for ss := range h.srv.Sessions() {
-		if ids[ss.ID()] {
-			ss.Close()
-		}
+	for _, ss := range open {
+		ss.Close()
 	}
 	return nil
 }
@@ -389,38 +358,18 @@ func (h *HTTPHandler) newSession(w http.ResponseWriter, r *http.Request, head *p
 		return
 	}
 	h.stateful.ServeHTTP(w, r)
-	id := w.Header().Get("Mcp-Session-Id")
-	fs := h.track(r, id)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.pending--
-	if id != "" && !h.closed {
-		s := &session{fast: fs}
-		h.sessions[id] = s
-		h.idle(id, s)
-	}
+	h.open(r, w.Header().Get("Mcp-Session-Id"))
 }
 
-// reserve counts one more session if the cap allows it. At the cap, it
-// first forgets sessions that have ended (DELETE, failed initialize).
+// reserve counts one more session if the cap allows it.
 func (h *HTTPHandler) reserve() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return false
 	}
-	if h.opts.MaxSessions < 0 {
-		h.pending++
-		return true
-	}
-	if len(h.sessions)+h.pending >= h.opts.MaxSessions {
-		h.mu.Unlock()
-		live := h.live()
-		h.mu.Lock()
-		h.forget(live)
-		if len(h.sessions)+h.pending >= h.opts.MaxSessions {
-			return false
-		}
+	if h.opts.MaxSessions >= 0 && h.live+h.pending >= h.opts.MaxSessions {
+		return false
 	}
 	h.pending++
 	return true
@@ -429,51 +378,9 @@ func (h *HTTPHandler) reserve() bool {
 // serveSession serves a request of an existing session; the session does
 // not expire while a request or stream of it is open.
 func (h *HTTPHandler) serveSession(w http.ResponseWriter, r *http.Request, id string) {
-	h.mu.Lock()
-	s := h.sessions[id]
-	if s != nil {
-		s.active++
-		if s.timer != nil {
-			s.timer.Stop()
-		}
-	}
-	h.mu.Unlock()
+	s := h.acquire(id)
 	h.stateful.ServeHTTP(w, r)
-	if s == nil {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s.active--
-	if s.active == 0 && h.sessions[id] == s {
-		h.idle(id, s)
-	}
-}
-
-// idle starts the expiry clock of a session with nothing open; h.mu is held.
-func (h *HTTPHandler) idle(id string, s *session) {
-	if h.opts.SessionTimeout < 0 {
-		return
-	}
-	if s.timer != nil {
-		s.timer.Reset(h.opts.SessionTimeout)
-		return
-	}
-	s.timer = time.AfterFunc(h.opts.SessionTimeout, func() { h.expire(id, s) })
-}
-
-// expire closes a session that stayed idle for SessionTimeout.
-func (h *HTTPHandler) expire(id string, s *session) {
-	h.mu.Lock()
-	if h.sessions[id] != s || s.active > 0 {
-		h.mu.Unlock()
-		return
-	}
-	delete(h.sessions, id)
-	h.mu.Unlock()
-	for ss := range h.srv.Sessions() {
-		if ss.ID() == id {
-			ss.Close()
-		}
+	if s != nil {
+		h.release(id, s)
 	}
 }

@@ -74,7 +74,7 @@ func startOurs(b *testing.B, dir string, noFast bool) string {
 // (loggers are filled in); label names the server's goroutines in
 // profiles.
 func startOursWith(b *testing.B, dir, label string, opts skillserver.Options, hopts skillserver.HTTPOptions) string {
-	ep, h, err := composeOurs(dir, opts, hopts)
+	ep, h, _, err := composeOurs(dir, opts, hopts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,48 +94,42 @@ func startOursWith(b *testing.B, dir, label string, opts skillserver.Options, ho
 
 // composeOurs builds the endpoint of our server of dir as `skillport
 // serve --http` composes it, with the server's and the handler's options
-// (loggers filled in). Close the handler when done.
-func composeOurs(dir string, opts skillserver.Options, hopts skillserver.HTTPOptions) (*endpoint.Endpoint, *skillserver.HTTPHandler, error) {
+// (loggers filled in), its handler and its server. Close the handler when
+// done.
+func composeOurs(dir string, opts skillserver.Options, hopts skillserver.HTTPOptions) (*endpoint.Endpoint, *skillserver.HTTPHandler, *skillserver.Server, error) {
 	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: discard})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	src := skillserver.NewCatalogSource(cat)
 	opts.Logger, hopts.Logger = discard, discard
 	_, srv, err := skillserver.New(nil, src, &opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	h := srv.HTTPHandler(&hopts)
 	ep, err := endpoint.New(h, &endpoint.Options{Source: src, Sessions: h.Sessions, Logger: discard})
 	if err != nil {
 		h.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return ep, h, nil
+	return ep, h, srv, nil
 }
 
 // floorResults asks our server at url (2026-07-28, stateless) for the
 // result of each call, decoded into the types our server encodes, for
-// the floor to answer with.
-func floorResults(b *testing.B, url string, calls []floorCall) map[string]any {
+// the floor to answer with: as a client that declares the Skills
+// Extension asks, or, with superset, as one that declares none (go-sdk's
+// and the TypeScript SDK's default clients), whose skills/list pages
+// carry the SEP-2076 superset entries.
+func floorResults(b *testing.B, url string, calls []floorCall, superset bool) map[string]any {
 	results := map[string]any{}
+	if superset {
+		results[supersetKey] = true
+	}
 	for _, c := range calls {
-		// initialize exists before 2026-07-28 only.
-		mode := "stateless"
-		if c.method == "initialize" {
-			mode = "sessions"
-		}
-		probe := &floorClient{url: url, mode: mode, hc: http.DefaultClient}
-		data, err := probe.call(c.method, c.params)
-		if err != nil {
-			b.Fatal(err)
-		}
-		raw, err := rpcResult(data)
-		if err != nil {
-			b.Fatal(err)
-		}
-		v := floorValue(c.method)
+		raw := probeResult(b, url, c, superset)
+		v := floorValue(c.method, superset)
 		if err := json.Unmarshal(raw, v); err != nil {
 			b.Fatal(err)
 		}
@@ -144,15 +138,43 @@ func floorResults(b *testing.B, url string, calls []floorCall) map[string]any {
 	return results
 }
 
+// probeResult asks the server at url for the result of c once, as
+// floorResults does (2026-07-28, stateless; initialize in a session).
+func probeResult(b *testing.B, url string, c floorCall, superset bool) json.RawMessage {
+	// initialize exists before 2026-07-28 only.
+	mode := "stateless"
+	if c.method == "initialize" {
+		mode = "sessions"
+	}
+	probe := &floorClient{url: url, mode: mode, hc: http.DefaultClient, noExtension: superset}
+	data, err := probe.call(c.method, c.params)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, err := rpcResult(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raw
+}
+
+// supersetKey marks floor results taken as a client without the
+// extension asks (floorResults).
+const supersetKey = "_superset"
+
 // floorValue returns what the floor decodes a result of method into: the
-// type our server encodes it from.
-func floorValue(method string) any {
+// type our server encodes it from (for skills/list, the superset's when
+// superset is set).
+func floorValue(method string, superset bool) any {
 	switch method {
 	case "resources/read":
 		return &skillserver.ReadResourceResult{}
 	case wire.MethodGetSkill:
 		return &wire.GetSkillResult{}
 	case wire.MethodListSkills:
+		if superset {
+			return &wire.ListResult{}
+		}
 		return &wire.ListSkillsResult{}
 	}
 	return &map[string]any{}
@@ -210,6 +232,7 @@ func floorHandler(results map[string]any) http.Handler {
 type floorClient struct {
 	url, mode, session string
 	hc                 *http.Client
+	noExtension        bool // its 2026-07-28 requests declare no capability
 	id                 int
 	buf                bytes.Buffer // the latest response body
 	// head and tail are the last response verified in full, less its id.
@@ -241,7 +264,7 @@ func (c *floorClient) call(method string, params map[string]any) ([]byte, error)
 	hdr := map[string]string{}
 	switch c.mode {
 	case "stateless":
-		p["_meta"] = modernMeta(true)
+		p["_meta"] = modernMeta(!c.noExtension)
 		hdr["MCP-Protocol-Version"] = skillserver.ModernProtocolVersion
 	case "sessions":
 		if c.session != "" {
@@ -415,7 +438,7 @@ func BenchmarkHTTPFloor(b *testing.B) {
 	}
 	// The floor answers with our stateless results, decoded into the
 	// types our server encodes.
-	results := floorResults(b, ours, calls)
+	results := floorResults(b, ours, calls, false)
 	floor := startHTTP(b, floorHandler(results))
 	for _, c := range calls {
 		b.Run(c.name, func(b *testing.B) {

@@ -44,7 +44,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -92,7 +91,10 @@ type Options struct {
 	MaxConns int
 	// MaxSessionPOSTs caps the POSTs of one MCP session (by its
 	// Mcp-Session-Id header) being handled at once (default 16): a client
-	// cannot multiply its responses in flight by opening connections.
+	// cannot multiply its responses in flight by opening connections. The
+	// count is kept in the MCP handler's session table (a handler with an
+	// EnterSessionPOST method, as skillserver.HTTPHandler has); with any
+	// other handler there is no per-session cap.
 	MaxSessionPOSTs int
 	// ReadHeaderTimeout bounds the time to receive the request headers.
 	ReadHeaderTimeout time.Duration
@@ -175,19 +177,24 @@ type Readier interface {
 // Endpoint is the composed http.Handler. Serve it with [Endpoint.Serve],
 // which also applies the connection limit and timeouts.
 type Endpoint struct {
-	opts    Options
-	mux     *http.ServeMux
-	mcp     http.Handler
-	origins map[string]bool
-	hosts   map[string]bool
-	m       *metrics
-	log     *slog.Logger
-	bodies  atomic.Int64 // bytes of request bodies held
-	budget  *budget.Budget
-	idle    *idleConns
+	opts     Options
+	mux      *http.ServeMux
+	mcp      http.Handler
+	origins  map[string]bool
+	hosts    map[string]bool
+	m        *metrics
+	log      *slog.Logger
+	bodies   atomic.Int64 // bytes of request bodies held
+	budget   *budget.Budget
+	idle     *idleConns
+	sessions sessionTable // nil: the MCP handler keeps no session table
+}
 
-	sessMu   sync.Mutex
-	sessions map[string]int // POSTs in flight by session id; no entry at 0
+// sessionTable is the session table of an MCP handler that keeps one
+// (skillserver.HTTPHandler): the endpoint counts a session's POSTs in it
+// rather than in a table of its own.
+type sessionTable interface {
+	EnterSessionPOST(sid string, limit int) (leave func(), ok bool)
 }
 
 // New composes mcpHandler with the limits and operability endpoints
@@ -195,7 +202,8 @@ type Endpoint struct {
 // is not of the form scheme://host[:port] or the metrics cannot be
 // registered.
 func New(mcpHandler http.Handler, opts *Options) (*Endpoint, error) {
-	e := &Endpoint{mcp: mcpHandler, origins: map[string]bool{}, hosts: map[string]bool{}, sessions: map[string]int{}, idle: newIdleConns()}
+	e := &Endpoint{mcp: mcpHandler, origins: map[string]bool{}, hosts: map[string]bool{}, idle: newIdleConns()}
+	e.sessions, _ = mcpHandler.(sessionTable)
 	if opts != nil {
 		e.opts = *opts
 	}

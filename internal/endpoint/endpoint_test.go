@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -354,7 +355,12 @@ func TestPipelinedRequests(t *testing.T) {
 // requests in flight, however many connections it opens; other sessions
 // are not affected.
 func TestSessionPOSTs(t *testing.T) {
-	ts := serve(t, skillTree(t, 2, 8<<20), endpoint.Options{MaxSessionPOSTs: 2, WriteTimeout: time.Minute})
+	// The count lives in skillserver's session table, as `serve --http`
+	// composes it.
+	s, src := skillServer(t, skillTree(t, 2, 8<<20))
+	h := skillserver.NewHTTPHandler(s, &skillserver.HTTPOptions{Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { h.Close() })
+	ts := serveHandler(t, h, src, endpoint.Options{MaxSessionPOSTs: 2, WriteTimeout: time.Minute})
 	sid := session(t, ts)
 	hdr := fmt.Sprintf("Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\n", sid)
 	for i := range 2 { // never read: both stay in flight

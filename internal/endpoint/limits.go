@@ -33,14 +33,15 @@ func (e *Endpoint) serveMCP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds this server's limit of %d bytes; send one smaller JSON-RPC message per POST", limit))
 	}
-	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && e.opts.MaxSessionPOSTs > 0 {
-		if !e.enterSession(sid) {
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && e.opts.MaxSessionPOSTs > 0 && e.sessions != nil {
+		leave, ok := e.sessions.EnterSessionPOST(sid, e.opts.MaxSessionPOSTs)
+		if !ok {
 			rec.refused = "session_requests"
 			w.Header().Set("Retry-After", "1")
 			writeError(w, http.StatusTooManyRequests, fmt.Sprintf("this session already has %d requests in flight, the server's limit; wait for an answer before sending more", e.opts.MaxSessionPOSTs))
 			return
 		}
-		defer e.leaveSession(sid)
+		defer leave()
 	}
 	rc := rec.rc
 	if r.ContentLength > limit {
@@ -118,27 +119,6 @@ func (b *bufferedBody) Buffered() []byte { return b.data }
 // the body for its metrics label.
 func (w *recorder) SetRPCMethod(m string) {
 	w.rpcMethod, w.labeled = methodLabel(m), true
-}
-
-// enterSession counts one more POST in flight for session sid, unless
-// that would exceed MaxSessionPOSTs. Entries exist only while POSTs are
-// in flight, so the map is bounded by the connections.
-func (e *Endpoint) enterSession(sid string) bool {
-	e.sessMu.Lock()
-	defer e.sessMu.Unlock()
-	if e.sessions[sid] >= e.opts.MaxSessionPOSTs {
-		return false
-	}
-	e.sessions[sid]++
-	return true
-}
-
-func (e *Endpoint) leaveSession(sid string) {
-	e.sessMu.Lock()
-	defer e.sessMu.Unlock()
-	if e.sessions[sid]--; e.sessions[sid] <= 0 {
-		delete(e.sessions, sid)
-	}
 }
 
 var errBusy = errors.New("request body budget exhausted")

@@ -202,6 +202,9 @@ func (p *Process) WaitForLine(t testing.TB, prefix string, timeout time.Duration
 	}
 }
 
+// Pid returns the process's id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Output returns what the process has written so far.
 func (p *Process) Output() (stdout, stderr string) {
 	return p.stdout.String(), p.stderr.String()
@@ -234,12 +237,20 @@ func (p *Process) Stop() {
 // The server is stopped when the test ends.
 func StartTSServer(t testing.TB, skillsDir string, extra ...string) string {
 	t.Helper()
+	url, _ := StartTSServerProcess(t, skillsDir, extra...)
+	return url
+}
+
+// StartTSServerProcess is StartTSServer, and returns the server's process
+// too (a benchmark reads its CPU time).
+func StartTSServerProcess(t testing.TB, skillsDir string, extra ...string) (string, *Process) {
+	t.Helper()
 	args := []string{Node(t), Script(t, "ts-skills-server.mjs"), "--http", "127.0.0.1:0"}
 	args = append(args, extra...)
 	args = append(args, skillsDir)
 	p := Start(t, Command{Args: args, Env: Env(t)})
 	line := p.WaitForLine(t, "listening ", 30*time.Second)
-	return strings.TrimPrefix(line, "listening ")
+	return strings.TrimPrefix(line, "listening "), p
 }
 
 // hfServerRel is Hugging Face's MCP server, Streamable HTTP entry point
