@@ -167,7 +167,7 @@ func (t *trustFlag) check(e *host.Entry) (note string, refused bool) {
 	case len(e.Signature) == 0:
 		return "", false // unsigned, no policy: the output is as before signatures
 	case t.verifier != nil:
-		if err := t.verifier.Verify(entrySet(e), e.Signature); err != nil {
+		if _, err := t.verifier.Verify(entrySet(e), e.Signature); err != nil {
 			return "signature refused: " + esc(err.Error()), true
 		}
 		return "signature verified", false
@@ -176,7 +176,7 @@ func (t *trustFlag) check(e *host.Entry) (note string, refused bool) {
 	if err != nil {
 		return "signature invalid: " + esc(err.Error()), true
 	}
-	return fmt.Sprintf("signed by key %.16s (not checked: pass --trusted-key with its public key)", esc(id)), false
+	return fmt.Sprintf("signed by %s (not checked: pass --trusted-key with its public key)", esc(id.String())), false
 }
 
 var sigMetaKey = `_meta "` + wire.MetaSignature + `"`
