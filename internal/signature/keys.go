@@ -168,4 +168,3 @@ func parseBundle(raw []byte) (*bundle.Bundle, *parsedStatement, error) {
 	}
 	return &b, st, nil
 }
-
