@@ -40,6 +40,9 @@ noted, not an error. Servers are given --timeout (default 3s) to answer.
 
 Exit status: 0 when every server answered, 1 when one failed, 2 on usage errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.trust.load("ls"); err != nil {
+				return err
+			}
 			origins, err := f.origins(cmd, args, cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -48,6 +51,7 @@ Exit status: 0 when every server answered, 1 when one failed, 2 on usage errors.
 		},
 	}
 	f.register(cmd, true)
+	f.trust.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	rootCmd.AddCommand(hostCommand(cmd))
 }

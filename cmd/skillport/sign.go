@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -123,60 +125,163 @@ func entrySet(e *host.Entry) *signature.Set {
 	return set
 }
 
-// trustFlag is --trusted-key: the public keys a skill must be signed by.
+// trustFlag is --trusted-key and --trust-policy: who may sign the skills
+// of each origin (docs/signing.md). It is applied by the host to every
+// listing (host.Options.Trust), so ls, verify, pull, load, install and
+// the gateway refuse the same skills for the same reasons.
 type trustFlag struct {
-	files    []string
-	verifier *signature.Verifier
+	keys       []string
+	policyFile string
+	policy     *signature.Policy
 }
 
 func (t *trustFlag) register(cmd *cobra.Command) {
-	cmd.Flags().StringArrayVar(&t.files, "trusted-key", nil, "PEM public key `FILE` a skill must be signed by (repeatable); unsigned skills and other signers are refused")
+	cmd.Flags().StringArrayVar(&t.keys, "trusted-key", nil, "PEM public key `FILE` every skill must be signed by (repeatable); unsigned skills and other signers are refused")
+	cmd.Flags().StringVar(&t.policyFile, "trust-policy", "", "trust policy `FILE`: per origin, the keys or keyless identities allowed to sign its skills (docs/signing.md)")
 }
 
-// load reads the trusted keys, once the flags are parsed.
+// load reads the trusted keys or the policy, once the flags are parsed.
 func (t *trustFlag) load(name string) error {
-	t.verifier = nil // a command run again in-process starts from its flags
-	if len(t.files) == 0 {
-		return nil
-	}
-	var keys [][]byte
-	for _, f := range t.files {
-		b, err := os.ReadFile(f)
+	t.policy = nil // a command run again in-process starts from its flags
+	switch {
+	case len(t.keys) > 0 && t.policyFile != "":
+		return usageErrorf("%s: give --trusted-key or --trust-policy, not both (a policy file names keys per origin, or for \"*\")", name)
+	case t.policyFile != "":
+		data, err := readBounded(t.policyFile, signature.MaxPolicyBytes)
+		if err != nil {
+			return usageErrorf("%s: --trust-policy: %v", name, err)
+		}
+		dir := filepath.Dir(t.policyFile)
+		p, err := signature.ParsePolicy(data, func(path string) ([]byte, error) {
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(dir, filepath.FromSlash(path))
+			}
+			return readBounded(path, signature.MaxPolicyBytes)
+		})
+		if err != nil {
+			return usageErrorf("%s: --trust-policy %s: %v", name, esc(t.policyFile), err)
+		}
+		t.policy = p
+	case len(t.keys) > 0:
+		var keys [][]byte
+		for _, f := range t.keys {
+			b, err := readBounded(f, signature.MaxPolicyBytes)
+			if err != nil {
+				return usageErrorf("%s: --trusted-key: %v", name, err)
+			}
+			keys = append(keys, b)
+		}
+		p, err := signature.KeysPolicy(keys)
 		if err != nil {
 			return usageErrorf("%s: --trusted-key: %v", name, err)
 		}
-		keys = append(keys, b)
+		t.policy = p
 	}
-	v, err := signature.LoadVerifier(keys...)
-	if err != nil {
-		return usageErrorf("%s: --trusted-key: %v", name, err)
-	}
-	t.verifier = v
 	return nil
 }
 
-// check applies the trust policy to an entry whose files were verified
-// against its digests. It returns what to report and whether the skill
-// is refused. Without trusted keys a signature's binding to the skill is
-// still checked and reported, never silently ignored; the signature's
-// cryptography needs the key.
-func (t *trustFlag) check(e *host.Entry) (note string, refused bool) {
-	switch {
-	case len(e.Signature) == 0 && t.verifier != nil:
-		return "unsigned: the server sent no " + sigMetaKey + " signature, and --trusted-key requires one", true
-	case len(e.Signature) == 0:
-		return "", false // unsigned, no policy: the output is as before signatures
-	case t.verifier != nil:
-		if _, err := t.verifier.Verify(entrySet(e), e.Signature); err != nil {
-			return "signature refused: " + esc(err.Error()), true
-		}
-		return "signature verified", false
-	}
-	id, err := signature.Inspect(entrySet(e), e.Signature)
+// readBounded reads a small file the user named, refusing one over max.
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return "signature invalid: " + esc(err.Error()), true
+		return nil, err
 	}
-	return fmt.Sprintf("signed by %s (not checked: pass --trusted-key with its public key)", esc(id.String())), false
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is over the %d-byte limit", esc(path), max)
+	}
+	return b, nil
+}
+
+// hook is the host's Trust option. With a policy, an unsigned skill, a
+// bad signature or a signer the policy does not allow for the origin is
+// refused. Without one, a signature's binding to the skill is still
+// checked (a mismatch is refused) and its signer reported, never
+// silently ignored; its cryptography needs the key or trusted root.
+func (t *trustFlag) hook() func(host.Origin, []*host.Entry) []error {
+	p := t.policy
+	return func(o host.Origin, entries []*host.Entry) []error {
+		errs := make([]error, len(entries))
+		if p == nil {
+			for i, e := range entries {
+				if len(e.Signature) == 0 {
+					continue
+				}
+				id, err := signature.Inspect(entrySet(e), e.Signature)
+				if err != nil {
+					errs[i] = fmt.Errorf("signature invalid: %w", err)
+					continue
+				}
+				e.SignatureNote = fmt.Sprintf("signed by %s (not checked: pass --trusted-key or --trust-policy)", id)
+			}
+			return errs
+		}
+		v := p.For(o.Label)
+		var sets []*signature.Set
+		var bundles [][]byte
+		var at []int
+		for i, e := range entries {
+			switch {
+			case v == nil:
+				errs[i] = fmt.Errorf("the trust policy names no signer for origin %s (add it, or \"*\")", o.Label)
+			case len(e.Signature) == 0:
+				errs[i] = errors.New("unsigned: the server sent no " + sigMetaKey + " signature, and the trust policy requires one")
+			default:
+				sets, bundles, at = append(sets, entrySet(e)), append(bundles, e.Signature), append(at, i)
+			}
+		}
+		if len(sets) == 0 {
+			return errs
+		}
+		for j, r := range v.VerifyAll(sets, bundles) {
+			e := entries[at[j]]
+			if r.Err != nil {
+				errs[at[j]] = fmt.Errorf("signature refused: %w", r.Err)
+				continue
+			}
+			e.Signer = r.Signer.Ref()
+			e.SignatureNote = "signature verified: signed by " + r.Signer.String()
+		}
+		return errs
+	}
+}
+
+// untrusted calls refused for each skill the trust policy refused (the
+// host left it out, with a diagnostic naming it): for the commands that
+// act on every skill of a source, such a skill is a failure, not silently
+// missing.
+func untrusted(h *host.Host, refused func(origin, uri, msg string)) {
+	for _, d := range h.Diagnostics() {
+		if d.Refused && errors.Is(d.Err, host.ErrUntrusted) {
+			refused(d.Origin, d.URI, d.Message)
+		}
+	}
+}
+
+// refusedSkill returns why the trust policy refused the skill named name
+// (NAME, ORIGIN:NAME or its path), "" when it did not: a skill left out
+// for its signature is not "unknown".
+func refusedSkill(h *host.Host, name string) string {
+	msg := ""
+	untrusted(h, func(origin, uri, m string) {
+		path := skillPathOf(uri)
+		base := path[strings.LastIndex(path, "/")+1:]
+		for _, n := range []string{path, base, origin + ":" + path, origin + ":" + base} {
+			if n == name {
+				msg = m
+			}
+		}
+	})
+	return msg
+}
+
+// skillPathOf is the skill path of a SKILL.md URI.
+func skillPathOf(uri string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(uri, "skill://"), "/SKILL.md")
 }
 
 var sigMetaKey = `_meta "` + wire.MetaSignature + `"`
