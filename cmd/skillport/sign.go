@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/internal/sigfile"
 	"github.com/skillport/skillport/internal/signature"
 	"github.com/skillport/skillport/wire"
@@ -56,10 +57,12 @@ comes from $SKILLPORT_KEY_PASSWORD or $COSIGN_PASSWORD.`,
 	rootCmd.AddCommand(cmd)
 }
 
-func loadSigner(keyFile string) (*signature.Signer, error) {
+// loadSigner reads the private key of cmd's flag (sign --key, publish
+// --sign-key), its passphrase from the environment.
+func loadSigner(cmd, flag, keyFile string) (*signature.Signer, error) {
 	pemBytes, err := os.ReadFile(keyFile)
 	if err != nil {
-		return nil, usageErrorf("sign: --key: %v", err)
+		return nil, usageErrorf("%s: %s: %v", cmd, flag, err)
 	}
 	var pass []byte
 	for _, env := range keyPasswordEnvs {
@@ -70,13 +73,13 @@ func loadSigner(keyFile string) (*signature.Signer, error) {
 	}
 	s, err := signature.LoadSigner(pemBytes, pass)
 	if err != nil {
-		return nil, usageErrorf("sign: --key %s: %v", esc(keyFile), err)
+		return nil, usageErrorf("%s: %s %s: %v", cmd, flag, esc(keyFile), err)
 	}
 	return s, nil
 }
 
 func runSign(stdout io.Writer, keyFile, dir string) error {
-	s, err := loadSigner(keyFile)
+	s, err := loadSigner("sign", "--key", keyFile)
 	if err != nil {
 		return err
 	}
@@ -104,6 +107,42 @@ func runSign(stdout io.Writer, keyFile, dir string) error {
 		n++
 	}
 	fmt.Fprintf(stdout, "signed %s with key %s into %s\n", count(n, "skill", "skills"), s.KeyID()[:16], esc(filepath.Join(dir, filepath.FromSlash(sigfile.Dir))))
+	return nil
+}
+
+// signParts prepares the signatures a publish stores with new versions.
+// With keyFile, every skill is signed as the registry serves it (its path
+// under the prefix). Without, bundles committed in the source are kept
+// when they match the skill as published, and dropped with a warning
+// otherwise (made before a --prefix moved the skill): a stored bundle
+// that can never verify would only make hosts refuse the skill.
+func signParts(stderr io.Writer, parts []registry.Part, keyFile string) error {
+	var s *signature.Signer
+	if keyFile != "" {
+		var err error
+		if s, err = loadSigner("publish", "--sign-key", keyFile); err != nil {
+			return err
+		}
+	}
+	for _, p := range parts {
+		for _, sk := range p.Catalog.Skills() {
+			switch {
+			case len(sk.Files) == 0:
+				continue
+			case s != nil:
+				b, err := s.Sign(catalogSet(sk))
+				if err != nil {
+					return &exitError{code: 1, err: fmt.Errorf("publish: %s: %w", esc(sk.URI), err)}
+				}
+				sk.Signature = b
+			case len(sk.Signature) > 0:
+				if _, err := signature.Inspect(catalogSet(sk), sk.Signature); err != nil {
+					fmt.Fprintf(stderr, "skillport: publish: %s: its committed signature is not stored: %s; sign at publish with --sign-key\n", esc(sk.URI), esc(err.Error()))
+					sk.Signature = nil
+				}
+			}
+		}
+	}
 	return nil
 }
 
