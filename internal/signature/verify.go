@@ -149,11 +149,7 @@ func NewVerifier(t Trust) (*Verifier, error) {
 // why not: another signer, another skill, changed content, a bad
 // signature, an expired certificate.
 func (v *Verifier) Verify(set *Set, raw []byte) (Identity, error) {
-	b, st, err := parseBundle(raw)
-	if err != nil {
-		return Identity{}, err
-	}
-	id, err := signer(b)
+	b, st, id, err := open(raw)
 	if err != nil {
 		return id, err
 	}
@@ -269,16 +265,23 @@ func match(set *Set, st *parsedStatement) ([]byte, error) {
 // material, returning the signer it names: the signature itself cannot
 // be checked without the key or trusted root, the binding can.
 func Inspect(set *Set, raw []byte) (Identity, error) {
-	b, st, err := parseBundle(raw)
-	if err != nil {
-		return Identity{}, err
-	}
-	id, err := signer(b)
+	_, st, id, err := open(raw)
 	if err != nil {
 		return id, err
 	}
 	_, err = match(set, st)
 	return id, err
+}
+
+// open decodes a bundle and its statement and names its signer, nothing
+// verified yet.
+func open(raw []byte) (*bundle.Bundle, *parsedStatement, Identity, error) {
+	b, st, err := parseBundle(raw)
+	if err != nil {
+		return nil, nil, Identity{}, err
+	}
+	id, err := signer(b)
+	return b, st, id, err
 }
 
 func short(id string) string {
