@@ -2,6 +2,7 @@ package signature
 
 import (
 	"crypto"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -72,7 +73,25 @@ type Verifier struct {
 	keyless *verify.Verifier
 	allowed []allowedIdentity
 	policy  []verify.PolicyOption
+
+	// verified remembers the bundles already verified, by their SHA-256:
+	// a host lists a server again on every change notification, and the
+	// bundles of the skills that did not change verify again for the cost
+	// of a hash and the set's digest. A bundle's verdict does not depend
+	// on the time it is checked (a certificate is checked against the
+	// log's time), so it is not revisited.
+	mu       sync.Mutex
+	verified map[[sha256.Size]byte]verdict
 }
+
+// verdict is a verified bundle's statement subject and signer.
+type verdict struct {
+	name, digest string
+	id           Identity
+}
+
+// maxVerified bounds Verifier.verified; when full it starts over.
+const maxVerified = 1 << 14
 
 type allowedIdentity struct {
 	Keyless
@@ -149,6 +168,33 @@ func NewVerifier(t Trust) (*Verifier, error) {
 // why not: another signer, another skill, changed content, a bad
 // signature, an expired certificate.
 func (v *Verifier) Verify(set *Set, raw []byte) (Identity, error) {
+	key := sha256.Sum256(raw)
+	v.mu.Lock()
+	seen, ok := v.verified[key]
+	v.mu.Unlock()
+	if ok {
+		d, err := set.Digest()
+		if err == nil && seen.name == set.URI && seen.digest == hex.EncodeToString(d) {
+			return seen.id, nil
+		}
+		// Another set: verify in full, which says what differs.
+	}
+	id, err := v.verifyFresh(set, raw)
+	if err == nil {
+		// Verified: the statement's subject is set's URI and digest.
+		d, _ := set.Digest()
+		v.mu.Lock()
+		if v.verified == nil || len(v.verified) >= maxVerified {
+			v.verified = map[[sha256.Size]byte]verdict{}
+		}
+		v.verified[key] = verdict{set.URI, hex.EncodeToString(d), id}
+		v.mu.Unlock()
+	}
+	return id, err
+}
+
+// verifyFresh is Verify without the memory of verified bundles.
+func (v *Verifier) verifyFresh(set *Set, raw []byte) (Identity, error) {
 	b, st, id, err := open(raw)
 	if err != nil {
 		return id, err
