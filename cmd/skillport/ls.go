@@ -73,6 +73,10 @@ type lsSkill struct {
 	Status      string   `json:"status"`
 	SharedWith  []string `json:"sharedWith,omitempty"`
 	Warnings    []string `json:"warnings,omitempty"`
+	// Signer is who signed the skill, as the trust policy verified it;
+	// Signature what the policy says of its signature (docs/signing.md).
+	Signer    string `json:"signer,omitempty"`
+	Signature string `json:"signature,omitempty"`
 }
 
 type lsOrigin struct {
@@ -108,6 +112,7 @@ func runLs(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins 
 			Origin: e.Origin, Kind: e.Kind.String(), Name: strings.TrimPrefix(e.CLIName(), e.Origin+":"), Qualified: e.Qualified, Path: e.Path,
 			URI: e.URI, Description: desc, Files: len(e.Files), Size: e.Size, Dynamic: e.Dynamic,
 			Status: e.Status(), SharedWith: e.SharedWith, Warnings: e.Warnings,
+			Signer: e.Signer, Signature: e.SignatureNote,
 		})
 	}
 	if asJSON {

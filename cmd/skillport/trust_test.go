@@ -82,6 +82,8 @@ func TestTrustPolicyEndToEnd(t *testing.T) {
 			[]string{"ok   acme:pdf", "signature verified: signed by key ", "1 skill verified, 2 failed", "which is not a trusted key"}, []string{refusedDocx, refusedExtra}, nil},
 		{"ls", []string{"ls", "--trust-policy", policy, "--label", "acme", url}, 0,
 			[]string{"pdf"}, []string{refusedDocx, refusedExtra}, []string{"Read DOCX"}},
+		{"ls --json", []string{"ls", "--json", "--trust-policy", policy, "--label", "acme", url}, 0,
+			[]string{`"signer": "key:`, `"signature": "signature verified: signed by key `}, nil, nil},
 		{"pull", []string{"pull", "--to", filepath.Join(project, "pulled"), "--trust-policy", policy, "--label", "acme", url}, 1,
 			[]string{"pdf -> "}, []string{refusedDocx, refusedExtra}, nil},
 		{"load refused", []string{"load", "docx", url, "--label", "acme", "--trust-policy", policy, "--yes"}, 1,
@@ -144,7 +146,6 @@ func TestTrustPolicyEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	g.Start(ctx)
