@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/skillport/skillport/internal/sigfile"
 )
 
 // Defaults for [WatchOptions].
@@ -96,6 +98,7 @@ func Watch(ctx context.Context, c *Catalog, opts *WatchOptions, fn func(*Catalog
 	if err := wt.addListed(dir, listings); err != nil {
 		return fmt.Errorf("catalog: watching %s: %w", dir, err)
 	}
+	wt.addSignatures()
 	rescan := wt.changed != "" || c.src.hasDirty()
 	if rescan {
 		log.Debug("checking the tree once: it may have changed before the watch began", "dir", dir, "path", wt.changed)
@@ -406,4 +409,22 @@ func (wt *watchTree) addTree(root string) error {
 		wt.note(p) // after the watch: entries added before it show here
 		return nil
 	})
+}
+
+// addSignatures watches the folder of the skills' signature bundles
+// (docs/signing.md), which the walk skips with every dot-folder: a new or
+// changed bundle is a new snapshot, carried to clients by the source's
+// change notification without a restart. A .skillport folder created
+// later is seen by the root's watch, and its Create adds it.
+func (wt *watchTree) addSignatures() {
+	if wt.dotfiles {
+		return // already in the tree
+	}
+	top := filepath.Join(wt.root, filepath.FromSlash(sigfile.Dir[:strings.IndexByte(sigfile.Dir, '/')]))
+	if fi, err := os.Stat(top); err != nil || !fi.IsDir() {
+		return
+	}
+	if err := wt.addTree(top); err != nil {
+		wt.log.Warn("cannot watch the signature folder; new bundles are picked up with the next rebuild", "dir", top, "err", err)
+	}
 }

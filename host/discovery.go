@@ -414,6 +414,7 @@ func (o *originState) relist(ctx context.Context) {
 	if ttl < 0 {
 		ttl = 0
 	}
+	entries = o.trust(entries)
 	o.mu.Lock()
 	o.listing = entries
 	o.status.Err = nil
@@ -536,6 +537,9 @@ func (o *originState) get(ctx context.Context, uri string) (*Entry, error) {
 	if e.URI != uri {
 		return nil, &EntryError{Origin: o.cfg.Label, URI: uri, Err: ErrInvalidEntry,
 			Msg: fmt.Sprintf("skills/get answered with a different skill, %q; entry does not match requested URI", clip(e.URI))}
+	}
+	if _, err := o.trustErr([]*Entry{e}); err != nil {
+		return nil, err
 	}
 	o.ingest(e)
 	var ttl int64

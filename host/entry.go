@@ -97,8 +97,14 @@ type Entry struct {
 	Unverified string
 	// Signature is the Sigstore bundle the server attached under
 	// wire.MetaSignature, verbatim; nil when the entry carried none.
-	Signature   []byte
-	indexDigest string
+	Signature []byte
+	// Signer is who signed the skill as Options.Trust verified it ("" when
+	// unsigned, or not verified), in a stable form a lock file records.
+	Signer string
+	// SignatureNote is what Options.Trust reports about the signature, for
+	// the user ("signature verified: key 0123…").
+	SignatureNote string
+	indexDigest   string
 
 	expires time.Time
 	local   *catalog.Skill

@@ -32,6 +32,9 @@ var (
 	// ErrDeclined marks a skill the host will not load, e.g. over the
 	// per-skill limits or with "dynamic" resources while those are refused.
 	ErrDeclined = errors.New("skill declined")
+	// ErrUntrusted marks a skill Options.Trust refused: unsigned, a bad
+	// signature, or a signer the trust policy does not allow.
+	ErrUntrusted = errors.New("refused by the trust policy")
 	// ErrNotApproved is returned when the user (or policy) did not approve a load.
 	ErrNotApproved = errors.New("not approved")
 	// ErrCrossOrigin is returned when a read would cross from one origin to

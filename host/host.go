@@ -91,6 +91,14 @@ type Options struct {
 	// OnChange is called after the registry changed (a refresh, a revoked
 	// approval). It must not block.
 	OnChange func()
+	// Trust applies a signature trust policy (docs/signing.md) to what a
+	// server lists or gets: it is called with the origin and the entries
+	// that decoded, once per listing, and returns one error per entry,
+	// nil to keep it. A refused entry is left out with a Refused
+	// diagnostic naming the skill, the origin and the reason. Trust may
+	// set each kept entry's Signer and SignatureNote. Local folders are
+	// the user's own and are not checked. nil checks nothing.
+	Trust func(origin Origin, entries []*Entry) []error
 }
 
 // Severity says whether a diagnostic reports something left out (Error)

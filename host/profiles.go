@@ -163,6 +163,9 @@ func (o *originState) relistProfile(ctx context.Context, sess *mcp.ClientSession
 	case ProfileLegacy:
 		entries, err = o.listLegacy(ctx, sess)
 	}
+	if err == nil {
+		entries = o.trust(entries)
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if err != nil {

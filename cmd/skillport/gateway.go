@@ -49,8 +49,12 @@ func init() {
 	httpFlags(f)
 	authFlags(f)
 	httpSessionFlags(gatewayCmd)
+	gatewayTrust.register(gatewayCmd)
 	rootCmd.AddCommand(hostCommand(gatewayCmd))
 }
+
+// gatewayTrust is the gateway's --trusted-key / --trust-policy.
+var gatewayTrust trustFlag
 
 func runGateway(cmd *cobra.Command, _ []string) error {
 	f := cmd.Flags()
@@ -78,6 +82,9 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if err := gatewayTrust.load("gateway"); err != nil {
+		return err
+	}
 	cfg, err := gateway.LoadConfig(file)
 	if err != nil {
 		return usageErrorf("%s", esc(err.Error()))
@@ -94,6 +101,7 @@ func runGateway(cmd *cobra.Command, _ []string) error {
 	gopts := &gateway.Options{
 		Implementation: &mcp.Implementation{Name: "skillport-gateway", Version: version()},
 		Logger:         log,
+		Trust:          gatewayTrust.hook(),
 	}
 	if authz != nil {
 		// Each caller sees the skills the rules grant it, in every tool,

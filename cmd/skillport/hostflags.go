@@ -284,6 +284,7 @@ func (f *hostFlags) newHost(ctx context.Context, origins []host.Origin, opts *ho
 	opts.CallTimeout = f.timeout
 	opts.ClientInfo = &mcp.Implementation{Name: "skillport", Version: version()}
 	opts.AllowDynamic = f.allowDynamic
+	opts.Trust = f.trust.hook()
 	opts.OpenGit = gitorigin.Opener(nil)
 	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 1})) // diagnostics are printed by the commands
 	if logLevel.Level() <= slog.LevelDebug {

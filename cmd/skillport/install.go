@@ -38,6 +38,11 @@ type installFlags struct {
 	// outdated: compare the lock with its sources and report, writing
 	// nothing (skillport outdated).
 	outdated bool
+	// trust is --trusted-key / --trust-policy (docs/signing.md).
+	trust trustFlag
+	// allowSignerChange accepts a skill signed by someone other than the
+	// signer skills.lock records.
+	allowSignerChange bool
 }
 
 func init() {
@@ -84,6 +89,9 @@ not (or the lock differs), 2 on usage errors.`,
 			if os.Getenv("CI") == "true" {
 				o.frozen = true
 			}
+			if err := o.trust.load("install"); err != nil {
+				return err
+			}
 			return runInstall(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &o, args, command)
 		},
 	}
@@ -93,6 +101,8 @@ not (or the lock differs), 2 on usage errors.`,
 	fl.BoolVar(&o.frozen, "frozen", false, "fail on any difference from skills.lock and never rewrite it (also when CI=true)")
 	fl.StringArrayVar(&o.only, "skill", nil, "install only the skill `NAME`: its path (acme/pdf) or its name (repeatable)")
 	fl.DurationVar(&o.timeout, "timeout", host.DefaultCallTimeout, "timeout of each call to a server")
+	o.trust.register(cmd)
+	fl.BoolVar(&o.allowSignerChange, "allow-signer-change", false, "accept skills now signed by someone other than the signer skills.lock records")
 	rootCmd.AddCommand(hostCommand(cmd))
 
 	var c installFlags
@@ -419,6 +429,13 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 	// Restoring and --frozen compare with the lock before anything is
 	// written: any difference refuses the whole install.
 	locked := lockIndex(lock)
+	if !o.allowSignerChange {
+		for _, f := range todo {
+			if msg := install.SignerChange(locked[f.rec.Source+"\x00"+f.rec.Path], &f.rec); msg != "" {
+				fail(f.rec.Path+" from "+f.src.given, msg)
+			}
+		}
+	}
 	if restore || o.frozen {
 		compareLock(todo, locked, fail)
 	}
@@ -747,12 +764,21 @@ func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, source
 		s.origin.Label = label
 		origins[i] = s.origin
 	}
-	hf := &hostFlags{timeout: o.timeout}
+	hf := &hostFlags{timeout: o.timeout, trust: o.trust}
 	h, err = hf.newHost(ctx, origins, opts)
 	if err != nil {
 		return nil, nil, false, nil, err
 	}
 	ok = reportOrigins(stderr, h, hf)
+	untrusted(h, func(origin, uri, msg string) {
+		path := skillPathOf(uri)
+		for _, src := range sources {
+			asked := len(o.only) == 0 || slices.ContainsFunc(o.only, func(n string) bool { return n == path || n == path[strings.LastIndex(path, "/")+1:] })
+			if src.origin.Label == origin && asked && (src.want == nil || src.want[path]) {
+				fail(src.given, msg)
+			}
+		}
+	})
 	status := map[string]host.OriginStatus{}
 	for _, st := range h.Origins() {
 		status[st.Label] = st
@@ -797,7 +823,7 @@ func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, source
 				fail(who, err.Error())
 				continue
 			}
-			rec := install.Skill{Name: e.Name, Path: e.Path, Source: src.given, Resolved: src.resolved}
+			rec := install.Skill{Name: e.Name, Path: e.Path, Source: src.given, Resolved: src.resolved, Signer: e.Signer}
 			for _, f := range files {
 				rec.Files = append(rec.Files, install.FileOf(f.Path, f.Data))
 			}

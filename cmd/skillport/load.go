@@ -47,6 +47,9 @@ verification, 2 on usage errors.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.trust.load("load"); err != nil {
+				return err
+			}
 			if len(args) == 1 && f.config == "" && len(f.skillDirs) == 0 {
 				return usageErrorf("load: say where %s comes from: a server URL after the name, --config FILE or --skills-dir DIR", esc(args[0]))
 			}
@@ -58,6 +61,7 @@ verification, 2 on usage errors.`,
 		},
 	}
 	f.register(cmd, true)
+	f.trust.register(cmd)
 	cmd.Flags().StringVar(&policy, "policy", "", "approval policy file (JSON allow/deny rules)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve this load without asking (not remembered)")
 	rootCmd.AddCommand(hostCommand(cmd))
@@ -107,6 +111,9 @@ func runLoad(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 		err = fmt.Errorf("%w %q: the configuration's include/exclude lists leave it out", host.ErrUnknownSkill, name)
 	}
 	if err != nil {
+		if msg := refusedSkill(h, name); msg != "" {
+			return &exitError{code: 1, err: fmt.Errorf("load: %s", esc(msg))}
+		}
 		if errors.Is(err, host.ErrUnknownSkill) {
 			return usageErrorf("load: %s; see skillport ls --config %s", esc(err.Error()), esc(f.config))
 		}

@@ -40,6 +40,9 @@ noted, not an error. Servers are given --timeout (default 3s) to answer.
 
 Exit status: 0 when every server answered, 1 when one failed, 2 on usage errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.trust.load("ls"); err != nil {
+				return err
+			}
 			origins, err := f.origins(cmd, args, cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -48,6 +51,7 @@ Exit status: 0 when every server answered, 1 when one failed, 2 on usage errors.
 		},
 	}
 	f.register(cmd, true)
+	f.trust.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	rootCmd.AddCommand(hostCommand(cmd))
 }
@@ -69,6 +73,10 @@ type lsSkill struct {
 	Status      string   `json:"status"`
 	SharedWith  []string `json:"sharedWith,omitempty"`
 	Warnings    []string `json:"warnings,omitempty"`
+	// Signer is who signed the skill, as the trust policy verified it;
+	// Signature what the policy says of its signature (docs/signing.md).
+	Signer    string `json:"signer,omitempty"`
+	Signature string `json:"signature,omitempty"`
 }
 
 type lsOrigin struct {
@@ -104,6 +112,7 @@ func runLs(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins 
 			Origin: e.Origin, Kind: e.Kind.String(), Name: strings.TrimPrefix(e.CLIName(), e.Origin+":"), Qualified: e.Qualified, Path: e.Path,
 			URI: e.URI, Description: desc, Files: len(e.Files), Size: e.Size, Dynamic: e.Dynamic,
 			Status: e.Status(), SharedWith: e.SharedWith, Warnings: e.Warnings,
+			Signer: e.Signer, Signature: e.SignatureNote,
 		})
 	}
 	if asJSON {

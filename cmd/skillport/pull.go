@@ -138,6 +138,12 @@ func runPull(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 			printError(stderr, esc(r.Skill)+": not pulled: ", r.Error)
 		}
 	}
+	// Skills the trust policy refused were left out by the host; they are
+	// failures of the pull, not silently missing.
+	untrusted(h, func(origin, _, msg string) {
+		failed++
+		results = append(results, pullResult{Skill: origin, Status: "failed", Error: msg})
+	})
 	var todo []*host.Entry
 	for _, e := range f.skills(h) {
 		if e.Kind == host.KindMCP {
@@ -175,10 +181,6 @@ func runPull(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 		files, err := h.FetchAll(ctx, e)
 		if err != nil {
 			note(pullResult{Skill: e.CLIName(), Status: "failed", Error: err.Error()})
-			continue
-		}
-		if msg, refused := f.trust.check(e); refused { // nothing is written
-			note(pullResult{Skill: e.CLIName(), Status: "failed", Error: msg})
 			continue
 		}
 		var size int64

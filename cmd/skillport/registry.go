@@ -109,6 +109,7 @@ namespace, limits), 2 on usage errors.`,
 	f.String("commit", "", "source control `COMMIT` the trees come from, recorded with each new version (default: a git source's commit, or HEAD when a directory is in a git work tree)")
 	f.Bool("include-dotfiles", false, "publish files and directories whose names start with \".\"")
 	f.Int64("max-bytes", registry.DefaultMaxPublishBytes, "refuse a publish storing more than `N` bytes of new content")
+	f.String("sign-key", "", "sign every skill as the registry serves it with the PEM private key `FILE` (docs/signing.md); the bundle is stored with the version")
 	rootCmd.AddCommand(publishCmd)
 
 	regCmd := &cobra.Command{
@@ -343,6 +344,10 @@ func runPublish(cmd *cobra.Command, args []string) error {
 		if commit != "" {
 			parts[i].Commit = commit
 		}
+	}
+	signKey, _ := f.GetString("sign-key")
+	if err := signParts(cmd.ErrOrStderr(), parts, signKey); err != nil {
+		return err
 	}
 	res, err := registry.PublishParts(cmd.Context(), conn, parts, &registry.PublishOptions{Publisher: who(cmd), MaxBytes: maxBytes})
 	if err != nil {

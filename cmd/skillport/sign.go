@@ -1,15 +1,18 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/internal/sigfile"
 	"github.com/skillport/skillport/internal/signature"
 	"github.com/skillport/skillport/wire"
@@ -54,10 +57,12 @@ comes from $SKILLPORT_KEY_PASSWORD or $COSIGN_PASSWORD.`,
 	rootCmd.AddCommand(cmd)
 }
 
-func loadSigner(keyFile string) (*signature.Signer, error) {
+// loadSigner reads the private key of cmd's flag (sign --key, publish
+// --sign-key), its passphrase from the environment.
+func loadSigner(cmd, flag, keyFile string) (*signature.Signer, error) {
 	pemBytes, err := os.ReadFile(keyFile)
 	if err != nil {
-		return nil, usageErrorf("sign: --key: %v", err)
+		return nil, usageErrorf("%s: %s: %v", cmd, flag, err)
 	}
 	var pass []byte
 	for _, env := range keyPasswordEnvs {
@@ -68,13 +73,13 @@ func loadSigner(keyFile string) (*signature.Signer, error) {
 	}
 	s, err := signature.LoadSigner(pemBytes, pass)
 	if err != nil {
-		return nil, usageErrorf("sign: --key %s: %v", esc(keyFile), err)
+		return nil, usageErrorf("%s: %s %s: %v", cmd, flag, esc(keyFile), err)
 	}
 	return s, nil
 }
 
 func runSign(stdout io.Writer, keyFile, dir string) error {
-	s, err := loadSigner(keyFile)
+	s, err := loadSigner("sign", "--key", keyFile)
 	if err != nil {
 		return err
 	}
@@ -105,6 +110,42 @@ func runSign(stdout io.Writer, keyFile, dir string) error {
 	return nil
 }
 
+// signParts prepares the signatures a publish stores with new versions.
+// With keyFile, every skill is signed as the registry serves it (its path
+// under the prefix). Without, bundles committed in the source are kept
+// when they match the skill as published, and dropped with a warning
+// otherwise (made before a --prefix moved the skill): a stored bundle
+// that can never verify would only make hosts refuse the skill.
+func signParts(stderr io.Writer, parts []registry.Part, keyFile string) error {
+	var s *signature.Signer
+	if keyFile != "" {
+		var err error
+		if s, err = loadSigner("publish", "--sign-key", keyFile); err != nil {
+			return err
+		}
+	}
+	for _, p := range parts {
+		for _, sk := range p.Catalog.Skills() {
+			switch {
+			case len(sk.Files) == 0:
+				continue
+			case s != nil:
+				b, err := s.Sign(catalogSet(sk))
+				if err != nil {
+					return &exitError{code: 1, err: fmt.Errorf("publish: %s: %w", esc(sk.URI), err)}
+				}
+				sk.Signature = b
+			case len(sk.Signature) > 0:
+				if _, err := signature.Inspect(catalogSet(sk), sk.Signature); err != nil {
+					fmt.Fprintf(stderr, "skillport: publish: %s: its committed signature is not stored: %s; sign at publish with --sign-key\n", esc(sk.URI), esc(err.Error()))
+					sk.Signature = nil
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // catalogSet is the resource set of a skill as serve publishes it.
 func catalogSet(sk *catalog.Skill) *signature.Set {
 	set := &signature.Set{URI: sk.URI, Frontmatter: sk.Frontmatter.JSON()}
@@ -123,60 +164,163 @@ func entrySet(e *host.Entry) *signature.Set {
 	return set
 }
 
-// trustFlag is --trusted-key: the public keys a skill must be signed by.
+// trustFlag is --trusted-key and --trust-policy: who may sign the skills
+// of each origin (docs/signing.md). It is applied by the host to every
+// listing (host.Options.Trust), so ls, verify, pull, load, install and
+// the gateway refuse the same skills for the same reasons.
 type trustFlag struct {
-	files    []string
-	verifier *signature.Verifier
+	keys       []string
+	policyFile string
+	policy     *signature.Policy
 }
 
 func (t *trustFlag) register(cmd *cobra.Command) {
-	cmd.Flags().StringArrayVar(&t.files, "trusted-key", nil, "PEM public key `FILE` a skill must be signed by (repeatable); unsigned skills and other signers are refused")
+	cmd.Flags().StringArrayVar(&t.keys, "trusted-key", nil, "PEM public key `FILE` every skill must be signed by (repeatable); unsigned skills and other signers are refused")
+	cmd.Flags().StringVar(&t.policyFile, "trust-policy", "", "trust policy `FILE`: per origin, the keys or keyless identities allowed to sign its skills (docs/signing.md)")
 }
 
-// load reads the trusted keys, once the flags are parsed.
+// load reads the trusted keys or the policy, once the flags are parsed.
 func (t *trustFlag) load(name string) error {
-	t.verifier = nil // a command run again in-process starts from its flags
-	if len(t.files) == 0 {
-		return nil
-	}
-	var keys [][]byte
-	for _, f := range t.files {
-		b, err := os.ReadFile(f)
+	t.policy = nil // a command run again in-process starts from its flags
+	switch {
+	case len(t.keys) > 0 && t.policyFile != "":
+		return usageErrorf("%s: give --trusted-key or --trust-policy, not both (a policy file names keys per origin, or for \"*\")", name)
+	case t.policyFile != "":
+		data, err := readBounded(t.policyFile, signature.MaxPolicyBytes)
+		if err != nil {
+			return usageErrorf("%s: --trust-policy: %v", name, err)
+		}
+		dir := filepath.Dir(t.policyFile)
+		p, err := signature.ParsePolicy(data, func(path string) ([]byte, error) {
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(dir, filepath.FromSlash(path))
+			}
+			return readBounded(path, signature.MaxPolicyBytes)
+		})
+		if err != nil {
+			return usageErrorf("%s: --trust-policy %s: %v", name, esc(t.policyFile), err)
+		}
+		t.policy = p
+	case len(t.keys) > 0:
+		var keys [][]byte
+		for _, f := range t.keys {
+			b, err := readBounded(f, signature.MaxPolicyBytes)
+			if err != nil {
+				return usageErrorf("%s: --trusted-key: %v", name, err)
+			}
+			keys = append(keys, b)
+		}
+		p, err := signature.KeysPolicy(keys)
 		if err != nil {
 			return usageErrorf("%s: --trusted-key: %v", name, err)
 		}
-		keys = append(keys, b)
+		t.policy = p
 	}
-	v, err := signature.LoadVerifier(keys...)
-	if err != nil {
-		return usageErrorf("%s: --trusted-key: %v", name, err)
-	}
-	t.verifier = v
 	return nil
 }
 
-// check applies the trust policy to an entry whose files were verified
-// against its digests. It returns what to report and whether the skill
-// is refused. Without trusted keys a signature's binding to the skill is
-// still checked and reported, never silently ignored; the signature's
-// cryptography needs the key.
-func (t *trustFlag) check(e *host.Entry) (note string, refused bool) {
-	switch {
-	case len(e.Signature) == 0 && t.verifier != nil:
-		return "unsigned: the server sent no " + sigMetaKey + " signature, and --trusted-key requires one", true
-	case len(e.Signature) == 0:
-		return "", false // unsigned, no policy: the output is as before signatures
-	case t.verifier != nil:
-		if err := t.verifier.Verify(entrySet(e), e.Signature); err != nil {
-			return "signature refused: " + esc(err.Error()), true
-		}
-		return "signature verified", false
-	}
-	id, err := signature.Inspect(entrySet(e), e.Signature)
+// readBounded reads a small file the user named, refusing one over max.
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return "signature invalid: " + esc(err.Error()), true
+		return nil, err
 	}
-	return fmt.Sprintf("signed by key %.16s (not checked: pass --trusted-key with its public key)", esc(id)), false
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is over the %d-byte limit", esc(path), max)
+	}
+	return b, nil
+}
+
+// hook is the host's Trust option. With a policy, an unsigned skill, a
+// bad signature or a signer the policy does not allow for the origin is
+// refused. Without one, a signature's binding to the skill is still
+// checked (a mismatch is refused) and its signer reported, never
+// silently ignored; its cryptography needs the key or trusted root.
+func (t *trustFlag) hook() func(host.Origin, []*host.Entry) []error {
+	p := t.policy
+	return func(o host.Origin, entries []*host.Entry) []error {
+		errs := make([]error, len(entries))
+		if p == nil {
+			for i, e := range entries {
+				if len(e.Signature) == 0 {
+					continue
+				}
+				id, err := signature.Inspect(entrySet(e), e.Signature)
+				if err != nil {
+					errs[i] = fmt.Errorf("signature invalid: %w", err)
+					continue
+				}
+				e.SignatureNote = fmt.Sprintf("signed by %s (not checked: pass --trusted-key or --trust-policy)", id)
+			}
+			return errs
+		}
+		v := p.For(o.Label)
+		var sets []*signature.Set
+		var bundles [][]byte
+		var at []int
+		for i, e := range entries {
+			switch {
+			case v == nil:
+				errs[i] = fmt.Errorf("the trust policy names no signer for origin %s (add it, or \"*\")", o.Label)
+			case len(e.Signature) == 0:
+				errs[i] = errors.New("unsigned: the server sent no " + sigMetaKey + " signature, and the trust policy requires one")
+			default:
+				sets, bundles, at = append(sets, entrySet(e)), append(bundles, e.Signature), append(at, i)
+			}
+		}
+		if len(sets) == 0 {
+			return errs
+		}
+		for j, r := range v.VerifyAll(sets, bundles) {
+			e := entries[at[j]]
+			if r.Err != nil {
+				errs[at[j]] = fmt.Errorf("signature refused: %w", r.Err)
+				continue
+			}
+			e.Signer = r.Signer.Ref()
+			e.SignatureNote = "signature verified: signed by " + r.Signer.String()
+		}
+		return errs
+	}
+}
+
+// untrusted calls refused for each skill the trust policy refused (the
+// host left it out, with a diagnostic naming it): for the commands that
+// act on every skill of a source, such a skill is a failure, not silently
+// missing.
+func untrusted(h *host.Host, refused func(origin, uri, msg string)) {
+	for _, d := range h.Diagnostics() {
+		if d.Refused && errors.Is(d.Err, host.ErrUntrusted) {
+			refused(d.Origin, d.URI, d.Message)
+		}
+	}
+}
+
+// refusedSkill returns why the trust policy refused the skill named name
+// (NAME, ORIGIN:NAME or its path), "" when it did not: a skill left out
+// for its signature is not "unknown".
+func refusedSkill(h *host.Host, name string) string {
+	msg := ""
+	untrusted(h, func(origin, uri, m string) {
+		path := skillPathOf(uri)
+		base := path[strings.LastIndex(path, "/")+1:]
+		for _, n := range []string{path, base, origin + ":" + path, origin + ":" + base} {
+			if n == name {
+				msg = m
+			}
+		}
+	})
+	return msg
+}
+
+// skillPathOf is the skill path of a SKILL.md URI.
+func skillPathOf(uri string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(uri, "skill://"), "/SKILL.md")
 }
 
 var sigMetaKey = `_meta "` + wire.MetaSignature + `"`

@@ -65,7 +65,7 @@ func keyFiles(t *testing.T, dir, name string) (priv, pub string) {
 func verifyWith(t *testing.T, dir string, pubs ...string) (string, error) {
 	t.Helper()
 	f := flags()
-	f.trust.files = pubs
+	f.trust.keys = pubs
 	if err := f.trust.load("verify"); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestSignServeVerify(t *testing.T) {
 			if err := os.WriteFile(p, []byte("echo pdX\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{pub}, false, []string{"FAIL docs:pdf", "scripts/run.sh changed after signing", "1 skill verified, 1 failed"}},
+		}, []string{pub}, false, []string{"pdf/SKILL.md from origin docs refused", "scripts/run.sh changed after signing", "1 skill verified, 1 failed"}},
 		{"changed file without a policy", nil, nil, false, []string{"signature invalid", "changed after signing"}},
 		{"signature moved to another skill", func() {
 			if err := runSign(&bytes.Buffer{}, priv, dir); err != nil { // re-sign after the change
@@ -145,12 +145,12 @@ func TestSignServeVerify(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(sigfile.Path("acme/docx"))), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{pub}, false, []string{"FAIL docs:docx", "moved to another skill", "1 skill verified, 1 failed"}},
+		}, []string{pub}, false, []string{"docx/SKILL.md from origin docs refused", "moved to another skill", "1 skill verified, 1 failed"}},
 		{"signatures stripped", func() {
 			if err := os.RemoveAll(filepath.Join(dir, ".skillport")); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{pub}, false, []string{"unsigned", "--trusted-key requires one", "0 skills verified, 2 failed"}},
+		}, []string{pub}, false, []string{"unsigned", "the trust policy requires one", "0 skills verified, 2 failed"}},
 		{"unsigned without a policy", nil, nil, true, []string{"2 skills verified, 0 failed"}},
 	}
 	for _, st := range steps {
@@ -180,7 +180,7 @@ func TestSignUsage(t *testing.T) {
 		t.Errorf("bad key file: %v", err)
 	}
 	f := flags()
-	f.trust.files = []string{bad}
+	f.trust.keys = []string{bad}
 	if err := f.trust.load("verify"); exitCode(err) != 2 || !strings.Contains(err.Error(), "--trusted-key") {
 		t.Errorf("bad trusted key: %v", err)
 	}
@@ -206,14 +206,14 @@ func TestPullTrustedKey(t *testing.T) {
 	}{
 		{otherPub, false, "not a trusted key"},
 		{pub, false, ""},
-		{pub, true, "--trusted-key requires one"},
+		{pub, true, "the trust policy requires one"},
 	} {
 		if tc.unsign {
 			os.RemoveAll(filepath.Join(dir, ".skillport"))
 		}
 		to := t.TempDir()
 		f := flags()
-		f.trust.files = []string{tc.pub}
+		f.trust.keys = []string{tc.pub}
 		if err := f.trust.load("pull"); err != nil {
 			t.Fatal(err)
 		}

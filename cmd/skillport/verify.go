@@ -92,12 +92,9 @@ func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, orig
 		} else if files, err := h.FetchAll(ctx, e); err != nil {
 			bad++
 			r.Status, r.Error = "failed", err.Error()
-		} else if note, refused := f.trust.check(e); refused {
-			bad++
-			r.Status, r.Error, r.Signature = "failed", note, note
 		} else {
 			good++
-			r.Status, r.Files, r.Signature = "ok", len(files), note
+			r.Status, r.Files, r.Signature = "ok", len(files), e.SignatureNote
 			for _, fl := range files {
 				r.Size += int64(len(fl.Data))
 			}

@@ -57,6 +57,9 @@ const (
 
 // Options configure a Gateway. The zero value is usable.
 type Options struct {
+	// Trust is the host's signature trust policy (host.Options.Trust):
+	// skills it refuses are not published. nil checks nothing.
+	Trust func(host.Origin, []*host.Entry) []error
 	// Implementation names the gateway to clients; default "skillport-gateway".
 	Implementation *mcp.Implementation
 	// TokenBudget bounds the catalog in the instructions and in the
@@ -337,6 +340,7 @@ func Open(cfg *Config, opts *Options) (*Gateway, error) {
 		Approvals:    store,
 		Logger:       o.Logger,
 		OpenGit:      gitorigin.Opener(&gitorigin.Options{Logger: o.Logger}),
+		Trust:        o.Trust,
 	}
 	if cfg.Cache {
 		dir, err := cache.DefaultDir()

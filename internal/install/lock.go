@@ -58,6 +58,24 @@ type Skill struct {
 	Files []File `json:"files"`
 	// Installed lists where the skill was written.
 	Installed []Target `json:"installed"`
+	// Signer is who signed the skill, as the trust policy verified it
+	// when it was installed ("key:<id>" or "keyless:<issuer> <subject>",
+	// docs/signing.md); empty when it was not verified.
+	Signer string `json:"signer,omitempty"`
+}
+
+// SignerChange says how next's signer differs from the one old recorded,
+// "" when it does not. A skill the lock has no signer for may become
+// signed; one it has a signer for must keep that signer: anyone else, or
+// no verified signer, is a change the user has to accept.
+func SignerChange(old, next *Skill) string {
+	switch {
+	case old == nil || old.Signer == "" || old.Signer == next.Signer:
+		return ""
+	case next.Signer == "":
+		return fmt.Sprintf("%s records it signed by %s, and it was not verified now (unsigned, or no --trusted-key/--trust-policy given); verify it, or pass --allow-signer-change", LockName, old.Signer)
+	}
+	return fmt.Sprintf("%s records it signed by %s, and it is now signed by %s; pass --allow-signer-change to accept the new signer", LockName, old.Signer, next.Signer)
 }
 
 // Resolved is what a source resolved to.

@@ -103,6 +103,17 @@ func (m *manifest) fill(s *catalog.Skill) {
 	}
 }
 
+// signatureOf is the bundle stored with a new version of s: the one the
+// catalog read from the source, or publish --sign-key made; nil (SQL
+// NULL) when s is unsigned.
+func signatureOf(s *catalog.Skill) *string {
+	if len(s.Signature) == 0 {
+		return nil
+	}
+	b := string(s.Signature)
+	return &b
+}
+
 // relURI is f's URI below the root of s, as strings.TrimPrefix(f.URI,
 // s.Root+"/") would give it without building the prefix for every file.
 func relURI(s *catalog.Skill, f *catalog.File) string {
@@ -634,6 +645,7 @@ func queueVersions(b *pgx.Batch, plans []*nsPlan, o PublishOptions, bulk bool) e
 		path, ns, digest, manifest, commit []string
 		version, files                     []int32
 		size                               []int64
+		signature                          []*string
 	}
 	var fresh, seen struct {
 		path, ns, digest []string
@@ -662,6 +674,7 @@ func queueVersions(b *pgx.Batch, plans []*nsPlan, o PublishOptions, bulk bool) e
 			}
 			v.path, v.ns, v.digest, v.manifest, v.commit = append(v.path, n.s.Path), append(v.ns, p.ns), append(v.digest, n.digest), append(v.manifest, string(m)), append(v.commit, n.commit)
 			v.version, v.files, v.size = append(v.version, int32(n.version)), append(v.files, int32(len(n.s.Files))), append(v.size, n.s.Size)
+			v.signature = append(v.signature, signatureOf(n.s))
 			ev.action, ev.path, ev.version, ev.detail = append(ev.action, "publish"), append(ev.path, n.s.Path), append(ev.version, int32(n.version)), append(ev.detail, publishDetail(n))
 		}
 		for _, c := range p.res.Removed {
@@ -672,9 +685,9 @@ func queueVersions(b *pgx.Batch, plans []*nsPlan, o PublishOptions, bulk bool) e
 		}
 	}
 	if len(v.path) > 0 {
-		b.Queue(`INSERT INTO versions (path, version, namespace, digest, size, files, manifest, published_by, source_commit)
-			SELECT p, v, n, d, s, f, m::json, $9, c FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::text[], $8::text[]) AS t(p, v, n, d, s, f, m, c)`,
-			v.path, v.version, v.ns, v.digest, v.size, v.files, v.manifest, v.commit, o.Publisher)
+		b.Queue(`INSERT INTO versions (path, version, namespace, digest, size, files, manifest, published_by, source_commit, signature)
+			SELECT p, v, n, d, s, f, m::json, $9, c, g FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::text[], $8::text[], $10::text[]) AS t(p, v, n, d, s, f, m, c, g)`,
+			v.path, v.version, v.ns, v.digest, v.size, v.files, v.manifest, v.commit, o.Publisher, v.signature)
 	}
 	// New skills are inserted (a skill another publish created meanwhile
 	// fails on its key); skills seen before are updated.
@@ -714,7 +727,7 @@ func publishDetail(n newVersion) string {
 // decode than they save in round trips. Rows are built, and manifests
 // encoded, as COPY sends them, while the server stores earlier ones.
 func copyVersions(ctx context.Context, tx pgx.Tx, plans []*nsPlan, o PublishOptions) error {
-	var row [9]any
+	var row [10]any
 	p, i := 0, -1
 	// COPY has encoded a row before it asks for the next: the manifest's
 	// buffer is reused.
@@ -722,7 +735,7 @@ func copyVersions(ctx context.Context, tx pgx.Tx, plans []*nsPlan, o PublishOpti
 	enc := json.NewEncoder(&buf)
 	var m manifest
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"versions"},
-		[]string{"path", "version", "namespace", "digest", "size", "files", "manifest", "published_by", "source_commit"},
+		[]string{"path", "version", "namespace", "digest", "size", "files", "manifest", "published_by", "source_commit", "signature"},
 		pgx.CopyFromFunc(func() ([]any, error) {
 			for i++; p < len(plans) && i >= len(plans[p].news); i = 0 {
 				p++
@@ -737,7 +750,7 @@ func copyVersions(ctx context.Context, tx pgx.Tx, plans []*nsPlan, o PublishOpti
 				return nil, err
 			}
 			// Encode ends the value with a newline; json.Marshal would not.
-			row = [9]any{n.s.Path, int32(n.version), plans[p].ns, n.digest, n.s.Size, int32(len(n.s.Files)), bytes.TrimSuffix(buf.Bytes(), []byte("\n")), o.Publisher, n.commit}
+			row = [10]any{n.s.Path, int32(n.version), plans[p].ns, n.digest, n.s.Size, int32(len(n.s.Files)), bytes.TrimSuffix(buf.Bytes(), []byte("\n")), o.Publisher, n.commit, signatureOf(n.s)}
 			return row[:], nil
 		}))
 	if err != nil {

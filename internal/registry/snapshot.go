@@ -108,6 +108,8 @@ func (s *snapshot) ReadFile(ctx context.Context, f *catalog.File) ([]byte, error
 type row struct {
 	path     string
 	manifest []byte
+	// signature is the version's Sigstore bundle, nil when unsigned.
+	signature []byte
 }
 
 // buildSnapshot applies rows to base (nil for a full load).
@@ -223,6 +225,7 @@ func indexSkill(r row) (*skillIndex, error) {
 		return nil, fmt.Errorf("registry: the frontmatter of %s: %w", r.path, err)
 	}
 	sk.Name = sk.Frontmatter.Name()
+	sk.Signature = r.signature
 	ix := &skillIndex{sk: sk, files: make(map[string]*catalog.File, len(m.Files)), dirs: map[string]*catalog.Dir{}}
 	h := sha256.New()
 	h.Write([]byte(sk.URI))

@@ -12,15 +12,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"time"
 
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
-	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/sign"
-	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
 )
@@ -145,49 +141,9 @@ func (k *keypair) SignData(_ context.Context, data []byte) ([]byte, []byte, erro
 	return sig, msg, err
 }
 
-// Verifier checks bundles against trusted public keys.
-type Verifier struct {
-	v   *verify.Verifier
-	ids []string
-}
-
-// LoadVerifier reads PEM public keys (cosign.pub, or any PKIX PEM); a
-// bundle verifies when one of them signed it.
-func LoadVerifier(pemKeys ...[]byte) (*Verifier, error) {
-	keys := map[string]*root.ExpiringKey{}
-	var ids []string
-	for _, p := range pemKeys {
-		pub, err := cryptoutils.UnmarshalPEMToPublicKey(p)
-		if err != nil {
-			return nil, fmt.Errorf("not a PEM public key: %w", err)
-		}
-		if _, err := algorithm(pub); err != nil {
-			return nil, err
-		}
-		sv, err := sigsig.LoadVerifier(pub, crypto.SHA256)
-		if err != nil {
-			return nil, err
-		}
-		id, err := KeyID(pub)
-		if err != nil {
-			return nil, err
-		}
-		keys[id] = root.NewExpiringKey(sv, time.Time{}, time.Time{})
-		ids = append(ids, id)
-	}
-	if len(keys) == 0 {
-		return nil, errors.New("no trusted key given")
-	}
-	v, err := verify.NewVerifier(root.NewTrustedPublicKeyMaterialFromMapping(keys), verify.WithNoObserverTimestamps())
-	if err != nil {
-		return nil, err
-	}
-	return &Verifier{v: v, ids: ids}, nil
-}
-
-// ParseBundle decodes a bundle's JSON, bounded by MaxBundleBytes, and
+// parseBundle decodes a bundle's JSON, bounded by MaxBundleBytes, and
 // its statement.
-func ParseBundle(raw []byte) (*bundle.Bundle, *Statement, error) {
+func parseBundle(raw []byte) (*bundle.Bundle, *parsedStatement, error) {
 	if len(raw) > MaxBundleBytes {
 		return nil, nil, fmt.Errorf("bundle is %d bytes, over the %d-byte limit", len(raw), MaxBundleBytes)
 	}
@@ -206,77 +162,9 @@ func ParseBundle(raw []byte) (*bundle.Bundle, *Statement, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("bundle payload: %w", err)
 	}
-	st, err := ParseStatement(payload)
+	st, err := parseStatement(payload)
 	if err != nil {
 		return nil, nil, err
 	}
 	return &b, st, nil
-}
-
-// Hint returns the key hint a bundle names, "" for a certificate.
-func hint(b *bundle.Bundle) string {
-	if pk := b.GetVerificationMaterial().GetPublicKey(); pk != nil {
-		return pk.GetHint()
-	}
-	return ""
-}
-
-// Verify checks that raw is a bundle over set signed by a trusted key.
-// The error says why not: another key, another skill, changed content.
-func (v *Verifier) Verify(set *Set, raw []byte) error {
-	b, st, err := ParseBundle(raw)
-	if err != nil {
-		return err
-	}
-	h := hint(b)
-	if h == "" {
-		return errors.New("bundle carries a certificate (keyless); only key-based signatures are supported")
-	}
-	if !slices.Contains(v.ids, h) {
-		return fmt.Errorf("signed by key %s, which is not a trusted key", short(h))
-	}
-	if err := Match(set, st); err != nil {
-		return err
-	}
-	d, err := set.Digest()
-	if err != nil {
-		return err
-	}
-	if _, err := v.v.Verify(b, verify.NewPolicy(verify.WithArtifactDigest("sha256", d), verify.WithKey())); err != nil {
-		return fmt.Errorf("bad signature: %w", err)
-	}
-	return nil
-}
-
-// Match checks, without a key, that a statement covers exactly set.
-func Match(set *Set, st *Statement) error {
-	d, err := set.Digest()
-	if err != nil {
-		return err
-	}
-	if st.Subject[0].Name != set.URI || st.Subject[0].Digest["sha256"] != hex.EncodeToString(d) {
-		return fmt.Errorf("signature does not match: %s", st.diff(set))
-	}
-	return nil
-}
-
-// Inspect parses raw and matches it against set without a trusted key,
-// returning the signing key's hint: the signature itself cannot be
-// checked without the key, the binding can.
-func Inspect(set *Set, raw []byte) (keyID string, err error) {
-	b, st, err := ParseBundle(raw)
-	if err != nil {
-		return "", err
-	}
-	if err := Match(set, st); err != nil {
-		return hint(b), err
-	}
-	return hint(b), nil
-}
-
-func short(id string) string {
-	if len(id) > 16 {
-		return id[:16]
-	}
-	return id
 }

@@ -70,18 +70,18 @@ func TestSignVerifyTampering(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := v.Verify(set, b); err != nil {
+		if _, err := v.Verify(set, b); err != nil {
 			t.Fatalf("ed25519=%v: the right key: %v", ed, err)
 		}
 		// Resource order and frontmatter white space are not part of the set.
 		reordered := sampleSet("skill://acme/pdf/SKILL.md")
 		reordered.Resources[0], reordered.Resources[1] = reordered.Resources[1], reordered.Resources[0]
 		reordered.Frontmatter = json.RawMessage(`{ "metadata":{"a":[1.50,"x"],"b":1}, "description":"Read PDFs <fast> & well", "name":"pdf" }`)
-		if err := v.Verify(reordered, b); err != nil {
+		if _, err := v.Verify(reordered, b); err != nil {
 			t.Fatalf("reordered set: %v", err)
 		}
 		ov, _ := LoadVerifier(otherPub)
-		if err := ov.Verify(set, b); err == nil || !strings.Contains(err.Error(), "not a trusted key") {
+		if _, err := ov.Verify(set, b); err == nil || !strings.Contains(err.Error(), "not a trusted key") {
 			t.Fatalf("another key: %v", err)
 		}
 		tamper := []struct {
@@ -104,7 +104,7 @@ func TestSignVerifyTampering(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				other := sampleSet("skill://acme/pdf/SKILL.md")
 				tc.edit(other)
-				err := v.Verify(other, b)
+				_, err := v.Verify(other, b)
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("got %v, want an error saying %q", err, tc.want)
 				}
@@ -134,7 +134,7 @@ func TestForgedStatement(t *testing.T) {
 	m["dsseEnvelope"].(map[string]any)["payload"] = st // []byte marshals as base64
 	forged, _ := json.Marshal(m)
 	v, _ := LoadVerifier(pub)
-	if err := v.Verify(changed, forged); err == nil || !strings.Contains(err.Error(), "bad signature") {
+	if _, err := v.Verify(changed, forged); err == nil || !strings.Contains(err.Error(), "bad signature") {
 		t.Fatalf("forged statement: %v", err)
 	}
 }
@@ -188,6 +188,6 @@ func FuzzParseBundle(f *testing.F) {
 	f.Add(st)
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		_, _ = Inspect(sampleSet("skill://acme/pdf/SKILL.md"), raw)
-		_, _ = ParseStatement(raw)
+		_, _ = parseStatement(raw)
 	})
 }

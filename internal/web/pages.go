@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/signature"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/skillserver"
 )
@@ -118,6 +119,9 @@ type skillPage struct {
 	Error       string
 	Files       []fileRow
 	Snippets    []snippet
+	// Signed says who the skill's signature bundle names (docs/signing.md);
+	// the page does not verify it, hosts do, against their trust policy.
+	Signed string
 }
 
 func (h *Handler) serveSkillOrFile(w http.ResponseWriter, r *http.Request) {
@@ -142,7 +146,7 @@ func (h *Handler) serveSkillOrFile(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) serveSkill(w http.ResponseWriter, r *http.Request, snap skillserver.Snapshot, sk *catalog.Skill) {
-	p := skillPage{Skill: rowOf(sk), URI: sk.URI}
+	p := skillPage{Skill: rowOf(sk), URI: sk.URI, Signed: signedBy(sk)}
 	fm := sk.Frontmatter
 	for _, k := range fm.Keys() {
 		v, _ := fm.Get(k)
@@ -278,4 +282,22 @@ func (h *Handler) renderStatus(w http.ResponseWriter, name string, data any) {
 		return
 	}
 	w.Write(buf.Bytes())
+}
+
+// signedBy names the signer a skill's bundle states, "" when unsigned.
+// Its binding to the skill is checked; its cryptography is the host's job
+// (a key-based bundle carries only the key's hint).
+func signedBy(sk *catalog.Skill) string {
+	if len(sk.Signature) == 0 {
+		return ""
+	}
+	set := &signature.Set{URI: sk.URI, Frontmatter: sk.Frontmatter.JSON()}
+	for _, f := range sk.Files {
+		set.Resources = append(set.Resources, signature.Resource{URI: f.URI, Digest: f.Digest, Size: f.Size})
+	}
+	id, err := signature.Inspect(set, sk.Signature)
+	if err != nil {
+		return "a signature that does not match this skill"
+	}
+	return id.String()
 }

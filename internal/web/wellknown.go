@@ -74,7 +74,7 @@ func (c *wellKnownCache) get(ctx context.Context, snap skillserver.Snapshot, log
 		if err != nil || i < 0 {
 			continue
 		}
-		skills, entries = append(skills, sk), append(entries, [2][]byte{b[:i], b[i+len(`\u0000`):]})
+		skills, entries = append(skills, sk), append(entries, [2][]byte{b[:i], withSignature(b[i+len(`\u0000`):], sk.Signature)})
 	}
 	if complete {
 		if c.byID == nil || len(c.byID) >= maxCachedViews {
@@ -123,4 +123,24 @@ func (h *Handler) serveWellKnown(w http.ResponseWriter, r *http.Request) {
 	}
 	bw.WriteString("\n]}\n")
 	bw.Flush()
+}
+
+// withSignature adds a skill's signature bundle to the end of its encoded
+// discovery entry, under _meta as skills/list carries it (docs/signing.md),
+// after the URL mark was found: the bundle's content never moves it.
+func withSignature(tail, sig []byte) []byte {
+	if len(sig) == 0 || !json.Valid(sig) || !bytes.HasSuffix(tail, []byte("}")) {
+		return tail
+	}
+	var c bytes.Buffer
+	if json.Compact(&c, sig) != nil {
+		return tail
+	}
+	key, _ := json.Marshal(wire.MetaSignature)
+	out := append([]byte{}, tail[:len(tail)-1]...)
+	out = append(out, `,"_meta":{`...)
+	out = append(out, key...)
+	out = append(out, ':')
+	out = append(out, c.Bytes()...)
+	return append(out, "}}"...)
 }
