@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/scan"
 	"github.com/skillport/skillport/skill"
 )
 
@@ -43,6 +44,10 @@ type PublishOptions struct {
 	// may store (default 4 GiB); a larger publish fails before anything is
 	// written.
 	MaxBytes int64
+	// Scan configures the scanners run on each new version (nil: none);
+	// the namespace's scan policy decides whether a finding blocks the
+	// publish (docs/registry-scanning.md).
+	Scan *ScanOptions
 
 	beforeCommit func(tx pgx.Tx) // test hook: runs just before COMMIT
 }
@@ -53,6 +58,8 @@ type Change struct {
 	Version int // the new version; for a removal, the version that was current
 	Files   int
 	Size    int64
+	// Findings are the scanners' findings on the new version.
+	Findings []scan.Finding
 }
 
 // PublishResult says what a publish changed.
@@ -279,6 +286,10 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 		_, err := pgx.ForEachRow(rows, []any{&ns, &rev}, func() error { plans[byNS[ns]].revision = rev; return nil })
 		return err
 	})
+	var policies []Policy
+	if o.Scan != nil {
+		queuePolicies(batch, &policies)
+	}
 	batch.Queue(`SELECT namespace, path, coalesce(current, 0), digest FROM skills WHERE namespace = ANY($1)`, nss).Query(func(rows pgx.Rows) error {
 		var ns, path string
 		var c currentSkill
@@ -322,6 +333,10 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 		}
 		return results, dbError("publish", err)
 	}
+	// The new versions are scanned while the publish goes on; the
+	// transaction waits for the scans before it writes the metadata.
+	scans := startScans(ctx, plans, o.Scan, policies)
+	defer scans.stop()
 
 	// Version numbers of skills seen before, and the content the registry
 	// does not hold yet, in one round trip.
@@ -440,6 +455,9 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 			return row.Scan(&gen)
 		})
 		mb.Queue(`SELECT pg_notify($1, generation::text) FROM registry_state`, Channel)
+		if err := scans.finish(mb, plans); err != nil {
+			return err
+		}
 		if err := queueVersions(mb, plans, o, bulk); err != nil {
 			return err
 		}
