@@ -400,10 +400,14 @@ func registrySummary(rs *registry.Source, where string) {
 }
 
 // registryMetrics adds the replica's metrics to those of the endpoint.
-func registryMetrics(o *endpoint.Options, rs *registry.Source) error {
+func registryMetrics(o *endpoint.Options, rs *registry.Source, usage *registry.Usage) error {
 	r := prometheus.NewRegistry()
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	for _, c := range rs.Collectors() {
+	cs := rs.Collectors()
+	if usage != nil {
+		cs = append(cs, usage.Collector())
+	}
+	for _, c := range cs {
 		if err := r.Register(c); err != nil {
 			return err
 		}

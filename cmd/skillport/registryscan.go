@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/internal/scan"
 	"github.com/skillport/skillport/internal/termsafe"
+	"github.com/skillport/skillport/internal/web"
 )
 
 // The scanning commands: publish's scanner flags, registry rescan and
@@ -158,4 +160,48 @@ func scanPolicyCmd() *cobra.Command {
 	c.Flags().StringVar(&tools, "allowed-tools", "", "what skills of NS may pre-approve, e.g. \"Read Grep Bash(git:*)\" (\"Bash\" allows every Bash(...))")
 	c.Flags().BoolVar(&anyTools, "any-tools", false, "check no allowed-tools (the default)")
 	return c
+}
+
+// registryWeb shows a replica's versions, findings and usage on the web
+// catalog's pages (web.Registry).
+type registryWeb struct{ rs *registry.Source }
+
+func (r registryWeb) SkillInfo(ctx context.Context, path string) (*web.SkillInfo, error) {
+	vs, err := r.rs.SkillVersions(ctx, path)
+	if errors.Is(err, registry.ErrUnknown) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	loads, err := r.rs.SkillLoads(ctx, []string{path}, registry.RecentLoadDays)
+	if err != nil {
+		return nil, err
+	}
+	info := &web.SkillInfo{Loads: loads[path].Loads, Callers: loads[path].Callers, LoadDays: registry.RecentLoadDays}
+	for i := len(vs) - 1; i >= 0; i-- {
+		v := vs[i]
+		state := ""
+		switch {
+		case v.YankedBy != "":
+			state = "yanked"
+		case v.Current:
+			state = "current"
+		}
+		info.Versions = append(info.Versions, web.VersionInfo{Version: v.Version, State: state, PublishedBy: v.PublishedBy, PublishedAt: v.PublishedAt,
+			Scanned: !v.Scanned.IsZero(), Findings: v.Findings})
+	}
+	return info, nil
+}
+
+func (r registryWeb) RecentLoads(ctx context.Context, paths []string) (map[string]int64, error) {
+	loads, err := r.rs.SkillLoads(ctx, paths, registry.RecentLoadDays)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(loads))
+	for p, l := range loads {
+		out[p] = l.Loads
+	}
+	return out, nil
 }

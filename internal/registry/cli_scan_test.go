@@ -53,6 +53,20 @@ func TestCLIScan(t *testing.T) {
 	if !strings.Contains(out, "acme/fetcher v1: 1 findings") || !strings.Contains(out, "acme/clean v1: 0 findings") {
 		t.Errorf("rescan output:\n%s", out)
 	}
+	// The web catalog of a replica shows each version's state and findings,
+	// and the recent loads.
+	_, url := startServeProcess(t, dsn)
+	base := strings.TrimSuffix(url, "/mcp")
+	code, page := get(t, base+"/s/acme/fetcher/")
+	for _, want := range []string{`id="versions"`, "<td class=\"num\">v1</td><td>current</td>", "skillport/download-exec", "<code>SKILL.md:8</code>", `id="loads"`, "0 loads by 0 callers in the last 7 days"} {
+		if code != 200 || !strings.Contains(page, want) {
+			t.Errorf("the skill page (%d) lacks %q:\n%s", code, want, page)
+		}
+	}
+	if _, page := get(t, base+"/"); !strings.Contains(page, `<span class="loads">0 recent loads</span>`) {
+		t.Errorf("the catalog page shows no recent loads:\n%s", page)
+	}
+
 	skillport(t, 2, "registry", "scan-policy", "--registry", dsn, "--mode", "block")
 	skillport(t, 2, "publish", "--registry", dsn, "--scanner", "no-command", dir)
 }
