@@ -333,10 +333,6 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 		}
 		return results, dbError("publish", err)
 	}
-	// The new versions are scanned while the publish goes on; the
-	// transaction waits for the scans before it writes the metadata.
-	scans := startScans(ctx, plans, o.Scan, policies)
-	defer scans.stop()
 
 	// Version numbers of skills seen before, and the content the registry
 	// does not hold yet, in one round trip.
@@ -394,6 +390,11 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 	for _, p := range plans {
 		news += len(p.news)
 	}
+	// The new versions are scanned while the publish goes on: new content
+	// as it is read for storing, the rest on scanning goroutines. The
+	// transaction waits for the scans before it writes the metadata.
+	scans := startScans(ctx, plans, o.Scan, policies, missing)
+	defer scans.stop()
 	var rd *aheadReader
 	defer func() {
 		if rd != nil {
@@ -431,7 +432,7 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 		// Many new versions and their events are copied first, before the
 		// generation row is locked: the server works on them while the
 		// content is read ahead.
-		rd = readAhead(missing, aheadBytes)
+		rd = readAheadFunc(missing, aheadBytes, scans.onRead())
 		bulk := news > smallFiles
 		if bulk {
 			if err := copyVersions(ctx, tx, plans, o); err != nil {
@@ -907,12 +908,20 @@ type aheadReader struct {
 	cancel context.CancelFunc
 	once   sync.Once
 	wg     sync.WaitGroup
+	onRead func(*catalog.File, []byte)
 }
 
 func readAhead(files []fileRef, budget int64) *aheadReader {
+	return readAheadFunc(files, budget, nil)
+}
+
+// readAheadFunc is readAhead calling onRead (when not nil) with each file
+// read, on the reading goroutine, before it is handed out: the scanners
+// see the content the publish stores without reading it again.
+func readAheadFunc(files []fileRef, budget int64, onRead func(*catalog.File, []byte)) *aheadReader {
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &aheadReader{out: make(chan readResult, len(files)), max: budget, budget: semaphore.NewWeighted(budget), cancel: cancel}
+	r := &aheadReader{out: make(chan readResult, len(files)), max: budget, budget: semaphore.NewWeighted(budget), cancel: cancel, onRead: onRead}
 	readers := map[*catalog.Catalog]*contentReader{}
 	for _, f := range files {
 		if readers[f.cat] == nil {
@@ -930,6 +939,9 @@ func readAhead(files []fileRef, budget int64) *aheadReader {
 					return
 				}
 				data, err := readers[files[i].cat].read(files[i].f, getBuf(files[i].f.Size+1))
+				if err == nil && onRead != nil {
+					onRead(files[i].f, data)
+				}
 				r.out <- readResult{files[i].f, data, err}
 			}
 		}()
@@ -1093,7 +1105,7 @@ func storeBlobs(ctx context.Context, tx pgx.Tx, rd *aheadReader, files []fileRef
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE new_blobs (digest text, size bigint, data bytea) ON COMMIT DROP`); err != nil {
 		return err
 	}
-	again := readAhead(files, aheadBytes)
+	again := readAheadFunc(files, aheadBytes, rd.onRead)
 	defer again.stop()
 	if err := copyBlobs(ctx, tx, "new_blobs", again); err != nil {
 		return err

@@ -170,43 +170,71 @@ func allowedTools(v any, ok bool) []string {
 	return nil
 }
 
-// scanRun scans a publish's new versions on a few goroutines while the
-// publish goes on; finish waits for it before anything is decided.
+// scanRun scans a publish's new versions while the publish goes on:
+// content new to the registry as it is read for storing (onRead), the
+// rest on a few goroutines; finish waits for both before anything is
+// decided.
 type scanRun struct {
 	opts     *ScanOptions
 	policies []Policy
-	found    [][][]scan.Finding // by plan, then new version
+	maxFile  int64
+	// Per plan, then new version: the findings of the skill itself
+	// (allowed-tools), and those of external scanners and failures.
+	pre, post [][][]scan.Finding
+	// byDigest holds the built-in file rules' findings of each content
+	// (File unset): they depend on the content alone, so content many
+	// skills share (a license) is scanned once.
+	byDigest sync.Map
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 }
 
 // startScans starts scanning the new versions of plans; nil when o
-// configures no scanner.
-func startScans(ctx context.Context, plans []*nsPlan, o *ScanOptions, policies []Policy) *scanRun {
+// configures no scanner. missing is the content the publish reads for
+// storing, which onRead scans.
+func startScans(ctx context.Context, plans []*nsPlan, o *ScanOptions, policies []Policy, missing []fileRef) *scanRun {
 	if o == nil || (!o.Builtin && len(o.External) == 0) {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	r := &scanRun{opts: o, policies: policies, found: make([][][]scan.Finding, len(plans)), cancel: cancel}
+	r := &scanRun{opts: o, policies: policies, maxFile: o.MaxFileBytes, cancel: cancel,
+		pre: make([][][]scan.Finding, len(plans)), post: make([][][]scan.Finding, len(plans))}
+	if r.maxFile <= 0 {
+		r.maxFile = DefaultMaxScanFileBytes
+	}
+	stored := make(map[string]bool, len(missing))
+	for _, m := range missing {
+		stored[m.f.Digest] = true
+	}
 	type job struct{ p, i int }
 	var jobs []job
-	scanners := make([][]scan.Scanner, len(plans))
+	policy := make([]Policy, len(plans))
+	readers := map[*catalog.Catalog]*contentReader{}
 	for pi, p := range plans {
-		r.found[pi] = make([][]scan.Finding, len(p.news))
-		scanners[pi] = o.scanners(policyFor(policies, p.ns))
-		for i := range p.news {
+		r.pre[pi], r.post[pi] = make([][]scan.Finding, len(p.news)), make([][]scan.Finding, len(p.news))
+		policy[pi] = policyFor(policies, p.ns)
+		for i, n := range p.news {
 			jobs = append(jobs, job{pi, i})
+			if readers[n.cat] == nil {
+				readers[n.cat] = newContentReader(n.cat)
+			}
 		}
 	}
-	maxFile := o.MaxFileBytes
-	if maxFile <= 0 {
-		maxFile = DefaultMaxScanFileBytes
-	}
 	var next atomic.Int64
-	for range min(runtime.GOMAXPROCS(0), 4, max(1, len(jobs)/64)) {
+	workers := min(runtime.GOMAXPROCS(0), 4, max(1, len(jobs)/256))
+	var left atomic.Int64
+	left.Store(int64(workers))
+	for range workers {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
+			defer func() {
+				if left.Add(-1) == 0 {
+					for _, cr := range readers {
+						cr.close()
+					}
+				}
+			}()
 			for ctx.Err() == nil {
 				k := int(next.Add(1)) - 1
 				if k >= len(jobs) {
@@ -214,32 +242,95 @@ func startScans(ctx context.Context, plans []*nsPlan, o *ScanOptions, policies [
 				}
 				j := jobs[k]
 				n := &plans[j.p].news[j.i]
-				s, err := skillToScan(n.s, n.cat.ReadFile, maxFile)
-				if err != nil {
-					r.found[j.p][j.i] = []scan.Finding{scan.FailureFinding(scan.BuiltinScannerName, err)}
-					continue
-				}
-				r.found[j.p][j.i] = runScanners(ctx, scanners[j.p], s)
+				r.pre[j.p][j.i], r.post[j.p][j.i] = r.scanVersion(ctx, n, readers[n.cat], policy[j.p], stored)
 			}
 		}()
 	}
 	return r
 }
 
-// skillToScan reads a catalog skill's files for scanners.
-func skillToScan(sk *catalog.Skill, read func(*catalog.File) ([]byte, error), maxFile int64) (*scan.Skill, error) {
-	s := &scan.Skill{Path: sk.Path, AllowedTools: allowedTools(sk.Frontmatter.Get("allowed-tools"))}
+// onRead is the hook of the publish's content reader: it scans content as
+// it is read for storing. nil when the built-in scanner does not run.
+func (r *scanRun) onRead() func(*catalog.File, []byte) {
+	if r == nil || !r.opts.Builtin {
+		return nil
+	}
+	return func(f *catalog.File, data []byte) {
+		if f.Size > r.maxFile {
+			return
+		}
+		if _, ok := r.byDigest.Load(f.Digest); !ok {
+			r.byDigest.Store(f.Digest, scan.ScanFile(scan.File{Data: data}))
+		}
+	}
+}
+
+// scanVersion runs what is not left to onRead over one new version: the
+// skill's own rule, the file rules on content the publish does not read
+// (stored already), and the external scanners on the whole folder.
+func (r *scanRun) scanVersion(ctx context.Context, n *newVersion, cr *contentReader, p Policy, stored map[string]bool) (pre, post []scan.Finding) {
+	sk := n.s
+	tools := allowedTools(sk.Frontmatter.Get("allowed-tools"))
+	if r.opts.Builtin {
+		pre = scan.CheckTools(tools, &scan.Options{AllowedTools: p.AllowedTools})
+	}
+	var whole *scan.Skill // every file's content, for external scanners
+	if len(r.opts.External) > 0 {
+		whole = &scan.Skill{Path: sk.Path, AllowedTools: tools}
+	}
 	for _, f := range sk.Files {
-		if f.Size > maxFile {
+		if f.Size > r.maxFile {
 			continue
 		}
-		data, err := read(f)
-		if err != nil {
-			return nil, fmt.Errorf("reading %s for the scanners: %w", f.Path, err)
+		_, scanned := r.byDigest.Load(f.Digest)
+		if whole == nil && (scanned || stored[f.Digest]) {
+			continue
 		}
-		s.Files = append(s.Files, scan.File{Path: relURI(sk, f), Data: data})
+		data, err := cr.read(f, nil)
+		if err != nil {
+			return pre, append(post, scan.FailureFinding(scan.BuiltinScannerName, fmt.Errorf("reading %s for the scanners: %w", f.Path, err)))
+		}
+		if whole != nil {
+			whole.Files = append(whole.Files, scan.File{Path: relURI(sk, f), Data: data})
+		}
+		if r.opts.Builtin && !scanned {
+			r.byDigest.Store(f.Digest, scan.ScanFile(scan.File{Data: data}))
+		}
 	}
-	return s, nil
+	if whole != nil {
+		for _, e := range r.opts.External {
+			fs, err := e.Scan(ctx, whole)
+			if err != nil {
+				fs = []scan.Finding{scan.FailureFinding(e.Name(), err)}
+			}
+			post = append(post, fs...)
+		}
+	}
+	return pre, post
+}
+
+// findingsOf assembles the findings of plan pi's new version i.
+func (r *scanRun) findingsOf(pi, i int, n *newVersion) []scan.Finding {
+	out := slices.Clone(r.pre[pi][i])
+	if r.opts.Builtin {
+		for _, f := range n.s.Files {
+			if f.Size > r.maxFile {
+				continue
+			}
+			fs, ok := r.byDigest.Load(f.Digest)
+			if !ok {
+				// Not read: the publish failed reading it, or was stopped.
+				out = append(out, scan.FailureFinding(scan.BuiltinScannerName, fmt.Errorf("%s was not scanned", f.Path)))
+				continue
+			}
+			rel := relURI(n.s, f)
+			for _, x := range fs.([]scan.Finding) {
+				x.File = rel
+				out = append(out, x)
+			}
+		}
+	}
+	return append(out, r.post[pi][i]...)
 }
 
 // stop ends the scans early (the publish failed); safe on nil.
@@ -258,6 +349,13 @@ func (r *scanRun) finish(b *pgx.Batch, plans []*nsPlan) error {
 		return nil
 	}
 	r.wg.Wait()
+	found := make([][][]scan.Finding, len(plans))
+	for pi, p := range plans {
+		found[pi] = make([][]scan.Finding, len(p.news))
+		for i := range p.news {
+			found[pi][i] = r.findingsOf(pi, i, &p.news[i])
+		}
+	}
 	var blocked []string
 	blockedNS := ""
 	for pi, p := range plans {
@@ -265,7 +363,7 @@ func (r *scanRun) finish(b *pgx.Batch, plans []*nsPlan) error {
 			continue
 		}
 		for i, n := range p.news {
-			for _, f := range r.found[pi][i] {
+			for _, f := range found[pi][i] {
 				if f.Level == scan.LevelError {
 					if blockedNS == "" {
 						blockedNS = nsName(p.ns)
@@ -293,7 +391,7 @@ func (r *scanRun) finish(b *pgx.Batch, plans []*nsPlan) error {
 		byPath := map[string][]scan.Finding{}
 		for i, n := range p.news {
 			sc.path, sc.version = append(sc.path, n.s.Path), append(sc.version, int32(n.version))
-			fs := r.found[pi][i]
+			fs := found[pi][i]
 			if len(fs) > 0 {
 				byPath[n.s.Path] = fs
 			}

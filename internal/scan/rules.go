@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -213,7 +214,7 @@ func downloadExec(f File) []Finding {
 	return dedupLines(out)
 }
 
-var selfModifyTriggers = [][]byte{[]byte("SKILL.md"), []byte("skill.md"), []byte("this skill"), []byte("This skill"), []byte("own instructions"), []byte("own files")}
+var selfModifyTriggers = [][]byte{[]byte("KILL.md"), []byte("kill.md"), []byte("his skill"), []byte("our own")}
 
 var selfModifyPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\b(edit|modify|update|overwrite|rewrite|append (to|a line to)|write (to|into)|replace|change|patch|delete|remove)\b[^.\n]{0,40}\b(this skill'?s? (own )?(files?|instructions)|(this|the|your) (own )?SKILL\.md|your own (instructions|skill|files))`),
@@ -222,33 +223,74 @@ var selfModifyPatterns = []*regexp.Regexp{
 }
 
 // selfModify reports instructions to change the skill's own files: a
-// skill that rewrites itself runs what nobody reviewed next time.
+// skill that rewrites itself runs what nobody reviewed next time. The
+// patterns run only on the text around what they must name (SKILL.md,
+// this skill, your own): tried at every position of every file they
+// were most of the scanner's time.
 func selfModify(f File) []Finding {
 	if !containsAny(f.Data, selfModifyTriggers) {
 		return nil
 	}
+	lower := asciiLower(f.Data)
 	var out []Finding
-	for _, re := range selfModifyPatterns {
-		for _, m := range re.FindAllIndex(f.Data, maxFindingsPerRule) {
-			out = append(out, Finding{Scanner: BuiltinScannerName, RuleID: RuleSelfModify, Level: LevelWarning, File: f.Path, Line: lineAt(f.Data, m[0]),
-				Message: fmt.Sprintf("tells the agent to modify the skill's own files (%q); a skill must not rewrite what was reviewed", excerpt(f.Data[m[0]:m[1]]))})
+	done := map[int]bool{} // window starts already tried
+	for _, anchor := range selfModifyAnchors {
+		for off := 0; len(out) < maxFindingsPerRule; {
+			i := bytes.Index(lower[off:], anchor)
+			if i < 0 {
+				break
+			}
+			i += off
+			off = i + len(anchor)
+			s := max(bytes.LastIndexByte(f.Data[:i], '\n')+1, i-200)
+			e := len(f.Data)
+			if j := bytes.IndexByte(f.Data[i:], '\n'); j >= 0 {
+				e = i + j
+			}
+			e = min(e, i+200)
+			if done[s] {
+				continue
+			}
+			done[s] = true
+			for _, re := range selfModifyPatterns {
+				if m := re.FindIndex(f.Data[s:e]); m != nil {
+					out = append(out, Finding{Scanner: BuiltinScannerName, RuleID: RuleSelfModify, Level: LevelWarning, File: f.Path, Line: lineAt(f.Data, s+m[0]),
+						Message: fmt.Sprintf("tells the agent to modify the skill's own files (%q); a skill must not rewrite what was reviewed", excerpt(f.Data[s+m[0]:s+m[1]]))})
+				}
+			}
 		}
 	}
+	slices.SortFunc(out, func(a, b Finding) int { return a.Line - b.Line })
 	return dedupLines(out)
 }
 
+var selfModifyAnchors = [][]byte{[]byte("skill.md"), []byte("this skill"), []byte("your own")}
+
+// asciiLower lowers ASCII letters only, keeping every offset.
+func asciiLower(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
+}
+
 var secretPatterns = []struct {
+	gate    byte // a byte every match holds
 	trigger string
 	re      *regexp.Regexp
 	what    string
 }{
-	{"PRIVATE KEY", regexp.MustCompile(`-----BEGIN ((RSA|EC|DSA|OPENSSH|PGP|ENCRYPTED) )?PRIVATE KEY( BLOCK)?-----\s*[A-Za-z0-9+/=:\n\r -]{40,}`), "a private key"},
-	{"AKIA", regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`), "an AWS access key id"},
-	{"ASIA", regexp.MustCompile(`\bASIA[0-9A-Z]{16}\b`), "an AWS temporary access key id"},
-	{"gh", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`), "a GitHub token"},
-	{"github_pat_", regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{60,}\b`), "a GitHub fine-grained token"},
-	{"xox", regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{20,}\b`), "a Slack token"},
-	{"sk-", regexp.MustCompile(`\bsk-(ant-|proj-)?[A-Za-z0-9_-]{32,}\b`), "an API secret key"},
+	{'-', "PRIVATE KEY", regexp.MustCompile(`-----BEGIN ((RSA|EC|DSA|OPENSSH|PGP|ENCRYPTED) )?PRIVATE KEY( BLOCK)?-----\s*[A-Za-z0-9+/=:\n\r -]{40,}`), "a private key"},
+	{'A', "AKIA", regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`), "an AWS access key id"},
+	{'A', "ASIA", regexp.MustCompile(`\bASIA[0-9A-Z]{16}\b`), "an AWS temporary access key id"},
+	{'_', "gh", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`), "a GitHub token"},
+	{'_', "github_pat_", regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{60,}\b`), "a GitHub fine-grained token"},
+	{'-', "xox", regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{20,}\b`), "a Slack token"},
+	{'-', "sk-", regexp.MustCompile(`\bsk-(ant-|proj-)?[A-Za-z0-9_-]{32,}\b`), "an API secret key"},
 }
 
 // assignment is a name that says secret, assigned a literal value.
@@ -258,10 +300,10 @@ var assignment = regexp.MustCompile(`(?i)\b([a-z0-9_.-]*(secret|token|passw(or)?
 // literals to names that say secret. The latter is where false positives
 // live, so it asks for length, entropy, a mix of letters and digits, and
 // no placeholder words.
-func secrets(f File) []Finding {
+func secrets(f File, seen *[256]bool) []Finding {
 	var out []Finding
 	for _, p := range secretPatterns {
-		if !bytes.Contains(f.Data, []byte(p.trigger)) {
+		if !seen[p.gate] || !bytes.Contains(f.Data, []byte(p.trigger)) {
 			continue
 		}
 		for _, m := range p.re.FindAllIndex(f.Data, maxFindingsPerRule) {
@@ -269,7 +311,7 @@ func secrets(f File) []Finding {
 				Message: fmt.Sprintf("holds %s (%s); remove it from the skill and revoke it", p.what, redactSecret(f.Data[m[0]:m[1]]))})
 		}
 	}
-	if bytes.IndexAny(f.Data, "=:") >= 0 {
+	if (seen['='] || seen[':']) && mentionsSecret(f.Data) {
 		for _, m := range assignment.FindAllSubmatchIndex(f.Data, maxFindingsPerRule) {
 			v := f.Data[m[8]:m[9]]
 			if !likelySecret(v) {
@@ -280,6 +322,32 @@ func secrets(f File) []Finding {
 		}
 	}
 	return dedupLines(out)
+}
+
+// secretWords are what a name that says secret holds, lower case: the
+// assignment pattern runs only on text holding one, since trying it at
+// every position of every file is most of the scanner's time.
+var secretWords = [][]byte{[]byte("secret"), []byte("token"), []byte("passw"), []byte("key"), []byte("auth")}
+
+func mentionsSecret(data []byte) bool {
+	for i := 0; i < len(data); i++ {
+		c := data[i] | 0x20 // ASCII lower case; other bytes never match
+		for _, w := range secretWords {
+			if c == w[0] && len(data)-i >= len(w) && asciiFoldEq(data[i:i+len(w)], w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func asciiFoldEq(b, lower []byte) bool {
+	for i := range lower {
+		if b[i]|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // redactSecret keeps enough of a secret to find it, never all of it.

@@ -114,17 +114,24 @@ func (b *Builtin) Scan(_ context.Context, s *Skill) ([]Finding, error) {
 
 // Scan runs the built-in rules over s.
 func Scan(s *Skill, opts *Options) []Finding {
+	out := CheckTools(s.AllowedTools, opts)
+	for _, f := range s.Files {
+		out = append(out, ScanFile(f)...)
+	}
+	return out
+}
+
+// CheckTools is the skill-level rule of [Scan]: allowed-tools wider than
+// opts allow.
+func CheckTools(tools []string, opts *Options) []Finding {
 	var out []Finding
 	if opts != nil && opts.AllowedTools != nil {
-		for _, t := range s.AllowedTools {
+		for _, t := range tools {
 			if !toolAllowed(t, opts.AllowedTools) {
 				out = append(out, Finding{Scanner: BuiltinScannerName, RuleID: RuleAllowedTools, Level: LevelError, File: "SKILL.md",
 					Message: fmt.Sprintf("allowed-tools pre-approves %q, which the namespace does not allow (it allows %s); remove it or ask the namespace's administrator", t, strings.Join(opts.AllowedTools, ", "))})
 			}
 		}
-	}
-	for _, f := range s.Files {
-		out = append(out, scanFile(f)...)
 	}
 	return out
 }
@@ -135,27 +142,35 @@ func textLike(data []byte) bool {
 	return bytes.IndexByte(data[:min(len(data), 8<<10)], 0) < 0
 }
 
-func isMarkdown(p string) bool {
-	switch strings.ToLower(path.Ext(p)) {
-	case ".md", ".markdown", ".mdx", ".html", ".htm", ".txt", "":
-		return true
-	}
-	return false
-}
-
-func scanFile(f File) []Finding {
+// ScanFile runs the file rules of [Scan] over one file. Its findings
+// depend on the content alone (File is f.Path), so that a publisher may
+// scan content that many skills share once.
+func ScanFile(f File) []Finding {
 	if !textLike(f.Data) {
 		return nil
 	}
+	// One pass notes which bytes occur: most files hold nothing any rule
+	// looks for, and each rule needs a byte most text lacks.
+	var seen [256]bool
+	for _, c := range f.Data {
+		seen[c] = true
+	}
 	var out []Finding
-	out = append(out, hiddenUnicode(f)...)
-	if isMarkdown(f.Path) {
+	if seen[0xE1] || seen[0xE2] || seen[0xEF] || seen[0xF3] {
+		out = append(out, hiddenUnicode(f)...)
+	}
+	if seen['<'] {
+		// Every text file: a model reads a comment in a script as readily
+		// as one in Markdown.
 		out = append(out, htmlComments(f)...)
 	}
-	out = append(out, downloadExec(f)...)
-	out = append(out, selfModify(f)...)
-	out = append(out, secrets(f)...)
-	return out
+	if seen['|'] || seen['('] {
+		out = append(out, downloadExec(f)...)
+	}
+	if seen['k'] || seen['K'] || seen['w'] {
+		out = append(out, selfModify(f)...)
+	}
+	return append(out, secrets(f, &seen)...)
 }
 
 // lineAt returns the 1-based line of byte offset off in data.
