@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/internal/scan"
 	"github.com/skillport/skillport/internal/termsafe"
@@ -204,4 +206,43 @@ func (r registryWeb) RecentLoads(ctx context.Context, paths []string) (map[strin
 		out[p] = l.Loads
 	}
 	return out, nil
+}
+
+// scanFinding is a scan finding as a server's entry carries it under
+// wire.MetaScanFindings.
+type scanFinding struct {
+	Scanner string `json:"scanner"`
+	RuleID  string `json:"ruleId"`
+	Level   string `json:"level"`
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"`
+}
+
+// maxShownFindings bounds the findings verify takes from one entry: they
+// come from the server.
+const maxShownFindings = 100
+
+// scanFindingsOf decodes the findings an entry carries; malformed ones
+// are left out (a finding is information, not a reason to fail).
+func scanFindingsOf(e *host.Entry) []scanFinding {
+	if len(e.ScanFindings) == 0 {
+		return nil
+	}
+	var fs []scanFinding
+	if json.Unmarshal(e.ScanFindings, &fs) != nil {
+		return nil
+	}
+	if len(fs) > maxShownFindings {
+		fs = fs[:maxShownFindings]
+	}
+	return fs
+}
+
+// printScanFindings prints the findings of a verified skill, indented
+// under it, terminal-safe (the server and the skill are untrusted).
+func printScanFindings(w io.Writer, fs []scanFinding) {
+	for _, f := range fs {
+		printFindings(w, "     ", []scan.Finding{{Scanner: f.Scanner, RuleID: f.RuleID, Level: f.Level, File: f.File, Line: f.Line, Message: f.Message}})
+	}
 }

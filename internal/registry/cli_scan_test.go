@@ -67,6 +67,29 @@ func TestCLIScan(t *testing.T) {
 		t.Errorf("the catalog page shows no recent loads:\n%s", page)
 	}
 
+	// verify shows the findings the replica's entries carry in _meta, and
+	// still verifies the bytes.
+	out = skillport(t, 0, "verify", url)
+	if !strings.Contains(out, "ok   server:fetcher: 1 file") || !strings.Contains(out, "! SKILL.md:8: error skillport/download-exec: pipes a download into a shell") {
+		t.Errorf("verify output:\n%s", out)
+	}
+	var vj struct {
+		Skills []struct {
+			Skill        string `json:"skill"`
+			ScanFindings []struct {
+				RuleID string `json:"ruleId"`
+			} `json:"scanFindings"`
+		} `json:"skills"`
+	}
+	if err := json.Unmarshal([]byte(skillport(t, 0, "verify", "--json", url)), &vj); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range vj.Skills {
+		if n := len(s.ScanFindings); (s.Skill == "server:fetcher") != (n == 1) {
+			t.Errorf("verify --json: %s has %d findings", s.Skill, n)
+		}
+	}
+
 	skillport(t, 2, "registry", "scan-policy", "--registry", dsn, "--mode", "block")
 	skillport(t, 2, "publish", "--registry", dsn, "--scanner", "no-command", dir)
 }

@@ -528,7 +528,20 @@ func Rescan(ctx context.Context, conn *pgx.Conn, target string, o *ScanOptions, 
 		}
 		out = append(out, Scanned{Path: c.path, Version: c.version, Findings: found})
 	}
-	return out, nil
+	// Replicas serve each entry's findings: they re-read the rescanned skills.
+	paths := make([]string, len(out))
+	for i, s := range out {
+		paths[i] = s.Path
+	}
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		gen, err := bump(ctx, tx)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE skills SET generation = $2 WHERE path = ANY($1)`, paths, gen)
+		return err
+	})
+	return out, dbError("rescan (the findings are stored; notifying replicas failed)", err)
 }
 
 // findingsOf returns the findings of a skill's versions, by version, and
