@@ -3,7 +3,6 @@ package host
 import (
 	"encoding/json"
 
-	"github.com/skillport/skillport/internal/jsonobj"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -12,17 +11,12 @@ import (
 // none or they are not a JSON array (a server's malformed _meta is no
 // reason to refuse a skill, and no finding either).
 func metaScanFindings(meta json.RawMessage) json.RawMessage {
-	if len(meta) == 0 {
+	var m map[string]json.RawMessage
+	if len(meta) == 0 || json.Unmarshal(meta, &m) != nil {
 		return nil
 	}
-	fields, err := jsonobj.Fields(meta)
-	if err != nil {
-		return nil
-	}
-	for _, f := range fields {
-		if f.Key == wire.MetaScanFindings && len(f.Value) > 0 && f.Value[0] == '[' {
-			return f.Value
-		}
+	if v := m[wire.MetaScanFindings]; len(v) > 0 && v[0] == '[' {
+		return v
 	}
 	return nil
 }

@@ -149,25 +149,12 @@ func runScanners(ctx context.Context, scanners []scan.Scanner, s *scan.Skill) []
 	return out
 }
 
-// allowedTools reads a frontmatter's allowed-tools: a string of tools or
-// a list of them.
+// allowedTools reads a frontmatter's allowed-tools.
 func allowedTools(v any, ok bool) []string {
 	if !ok {
 		return nil
 	}
-	switch v := v.(type) {
-	case string:
-		return scan.SplitTools(v)
-	case []any:
-		var out []string
-		for _, x := range v {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
+	return scan.ToolsOf(v)
 }
 
 // scanRun scans a publish's new versions while the publish goes on:
@@ -383,10 +370,7 @@ func (r *scanRun) finish(b *pgx.Batch, plans []*nsPlan) error {
 		path    []string
 		version []int32
 	}
-	var fd struct {
-		path, scanner, rule, level, file, msg []string
-		version, line                         []int32
-	}
+	var fd findingRows
 	for pi, p := range plans {
 		byPath := map[string][]scan.Finding{}
 		for i, n := range p.news {
@@ -395,10 +379,7 @@ func (r *scanRun) finish(b *pgx.Batch, plans []*nsPlan) error {
 			if len(fs) > 0 {
 				byPath[n.s.Path] = fs
 			}
-			for _, f := range fs {
-				fd.path, fd.version, fd.scanner, fd.rule = append(fd.path, n.s.Path), append(fd.version, int32(n.version)), append(fd.scanner, f.Scanner), append(fd.rule, f.RuleID)
-				fd.level, fd.file, fd.line, fd.msg = append(fd.level, f.Level), append(fd.file, f.File), append(fd.line, int32(f.Line)), append(fd.msg, f.Message)
-			}
+			fd.add(n.s.Path, n.version, fs)
 		}
 		for _, cs := range [][]Change{p.res.Added, p.res.Changed} {
 			for i := range cs {
@@ -410,16 +391,31 @@ func (r *scanRun) finish(b *pgx.Batch, plans []*nsPlan) error {
 		b.Queue(`INSERT INTO scans (path, version, scanners) SELECT p, v, $3 FROM unnest($1::text[], $2::int[]) AS t(p, v)
 			ON CONFLICT (path, version) DO UPDATE SET scanned_at = now(), scanners = excluded.scanners`, sc.path, sc.version, r.opts.names())
 	}
-	if len(fd.path) > 0 {
-		queueFindings(b, fd.path, fd.version, fd.scanner, fd.rule, fd.level, fd.file, fd.line, fd.msg)
-	}
+	fd.queue(b)
 	return nil
 }
 
-func queueFindings(b *pgx.Batch, path []string, version []int32, scanner, rule, level, file []string, line []int32, msg []string) {
+// findingRows are findings to insert, by column.
+type findingRows struct {
+	path, scanner, rule, level, file, msg []string
+	version, line                         []int32
+}
+
+func (fd *findingRows) add(path string, version int, fs []scan.Finding) {
+	for _, f := range fs {
+		fd.path, fd.version, fd.scanner, fd.rule = append(fd.path, path), append(fd.version, int32(version)), append(fd.scanner, f.Scanner), append(fd.rule, f.RuleID)
+		fd.level, fd.file, fd.line, fd.msg = append(fd.level, f.Level), append(fd.file, f.File), append(fd.line, int32(f.Line)), append(fd.msg, f.Message)
+	}
+}
+
+// queue queues the insert of the rows, if any, into b.
+func (fd *findingRows) queue(b *pgx.Batch) {
+	if len(fd.path) == 0 {
+		return
+	}
 	b.Queue(`INSERT INTO findings (path, version, scanner, rule_id, level, file, line, message)
 		SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[])`,
-		path, version, scanner, rule, level, file, line, msg)
+		fd.path, fd.version, fd.scanner, fd.rule, fd.level, fd.file, fd.line, fd.msg)
 }
 
 // Scanned is one version a [Rescan] scanned.
@@ -508,17 +504,9 @@ func Rescan(ctx context.Context, conn *pgx.Conn, target string, o *ScanOptions, 
 			b.Queue(`DELETE FROM findings WHERE path = $1 AND version = $2`, c.path, c.version)
 			b.Queue(`INSERT INTO scans (path, version, scanners) VALUES ($1, $2, $3)
 				ON CONFLICT (path, version) DO UPDATE SET scanned_at = now(), scanners = excluded.scanners`, c.path, c.version, o.names())
-			if len(found) > 0 {
-				var fd struct {
-					path, scanner, rule, level, file, msg []string
-					version, line                         []int32
-				}
-				for _, f := range found {
-					fd.path, fd.version, fd.scanner, fd.rule = append(fd.path, c.path), append(fd.version, int32(c.version)), append(fd.scanner, f.Scanner), append(fd.rule, f.RuleID)
-					fd.level, fd.file, fd.line, fd.msg = append(fd.level, f.Level), append(fd.file, f.File), append(fd.line, int32(f.Line)), append(fd.msg, f.Message)
-				}
-				queueFindings(b, fd.path, fd.version, fd.scanner, fd.rule, fd.level, fd.file, fd.line, fd.msg)
-			}
+			var fd findingRows
+			fd.add(c.path, c.version, found)
+			fd.queue(b)
 			b.Queue(`INSERT INTO events (who, action, path, version, detail) VALUES ($1, 'rescan', $2, $3, $4)`,
 				orUnknown(who), c.path, c.version, fmt.Sprintf("%d findings by %s", len(found), o.names()))
 			return tx.SendBatch(ctx, b).Close()

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -295,35 +294,11 @@ func (s *sniffer) succeeded() bool {
 }
 
 // Load is the loads of one skill over recent days, from every replica's
-// flushes.
+// flushes ([Source.SkillLoads]).
 type Load struct {
 	Path    string `json:"path"`
 	Loads   int64  `json:"loads"`
 	Callers int    `json:"callers"` // distinct, [OtherCaller] counting as one
-}
-
-// RecentLoads returns the loads of the skills at or below prefix ("" for
-// all) over the last days days, most loaded first.
-func RecentLoads(ctx context.Context, db interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}, prefix string, days int) ([]Load, error) {
-	prefix = strings.Trim(prefix, "/")
-	rows, err := db.Query(ctx, `SELECT path, sum(loads)::bigint, count(DISTINCT caller)::int FROM usage
-		WHERE day > current_date - $2::int AND ($1 = '' OR path = $1 OR starts_with(path, $1 || '/'))
-		GROUP BY path ORDER BY 2 DESC, path`, prefix, days)
-	if err != nil {
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "42P01" {
-			return nil, nil // a schema older than usage: nothing counted
-		}
-		return nil, dbError("usage", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Load, error) {
-		var l Load
-		err := r.Scan(&l.Path, &l.Loads, &l.Callers)
-		return l, err
-	})
-	return out, dbError("usage", err)
 }
 
 // RecentLoadDays is the window of "recent" loads the web catalog shows.

@@ -234,6 +234,24 @@ func SplitTools(s string) []string {
 	return out
 }
 
+// ToolsOf reads a frontmatter's allowed-tools value: a string of tools
+// ([SplitTools]) or a list of them; nil for anything else.
+func ToolsOf(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return SplitTools(v)
+	case []any:
+		var out []string
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
 // toolAllowed reports whether tool is covered by one of allowed.
 func toolAllowed(tool string, allowed []string) bool {
 	name, _, _ := strings.Cut(tool, "(")

@@ -138,7 +138,7 @@ func TestBuiltinCleanOnRealSkills(t *testing.T) {
 			total++
 			s := &Skill{Path: sk.Path}
 			if v, ok := sk.Frontmatter.Get("allowed-tools"); ok {
-				s.AllowedTools = toolsOf(v)
+				s.AllowedTools = ToolsOf(v)
 			}
 			for _, f := range sk.Files {
 				data, err := cat.ReadFile(f)
@@ -161,22 +161,6 @@ func TestBuiltinCleanOnRealSkills(t *testing.T) {
 		t.Fatalf("the corpus published %d skills, want at least 17", total)
 	}
 	t.Logf("%d real skills scanned", total)
-}
-
-func toolsOf(v any) []string {
-	switch v := v.(type) {
-	case string:
-		return SplitTools(v)
-	case []any:
-		var out []string
-		for _, x := range v {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 func TestSplitTools(t *testing.T) {
