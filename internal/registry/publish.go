@@ -456,7 +456,7 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 			return row.Scan(&gen)
 		})
 		mb.Queue(`SELECT pg_notify($1, generation::text) FROM registry_state`, Channel)
-		if err := scans.finish(mb, plans); err != nil {
+		if err := scans.finish(ctx, tx, mb, plans); err != nil {
 			return err
 		}
 		if err := queueVersions(mb, plans, o, bulk); err != nil {

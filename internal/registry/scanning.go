@@ -330,8 +330,9 @@ func (r *scanRun) stop() {
 
 // finish waits for the scans, refuses the publish when a blocking
 // namespace has an error-level finding, gives each change its findings,
-// and queues the scans and findings into b (the publish's metadata).
-func (r *scanRun) finish(b *pgx.Batch, plans []*nsPlan) error {
+// copies the scan rows into tx and queues the findings into b (the
+// publish's metadata).
+func (r *scanRun) finish(ctx context.Context, tx pgx.Tx, b *pgx.Batch, plans []*nsPlan) error {
 	if r == nil {
 		return nil
 	}
@@ -388,8 +389,20 @@ func (r *scanRun) finish(b *pgx.Batch, plans []*nsPlan) error {
 		}
 	}
 	if len(sc.path) > 0 {
-		b.Queue(`INSERT INTO scans (path, version, scanners) SELECT p, v, $3 FROM unnest($1::text[], $2::int[]) AS t(p, v)
-			ON CONFLICT (path, version) DO UPDATE SET scanned_at = now(), scanners = excluded.scanners`, sc.path, sc.version, r.opts.names())
+		// New versions have no scan row yet (version numbers are never
+		// reused): COPY, which cost the server a fraction of an insert of
+		// the same rows with a conflict clause.
+		names := r.opts.names()
+		i := -1
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"scans"}, []string{"path", "version", "scanners"}, pgx.CopyFromFunc(func() ([]any, error) {
+			if i++; i == len(sc.path) {
+				return nil, nil
+			}
+			return []any{sc.path[i], sc.version[i], names}, nil
+		}))
+		if err != nil {
+			return err
+		}
 	}
 	fd.queue(b)
 	return nil
