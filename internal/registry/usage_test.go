@@ -3,6 +3,9 @@ package registry_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillport/skillport/internal/oidctest"
 	"github.com/skillport/skillport/internal/peers"
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/skillclient"
@@ -158,4 +162,57 @@ func TestUsageFlushAndCaps(t *testing.T) {
 			t.Fatalf("usage after the shutdown flush: %v", got)
 		}
 	})
+}
+
+// Loads are counted per caller: the subject of the verified token of a
+// replica that requires one (a real OpenID provider on loopback).
+func TestUsageCallers(t *testing.T) {
+	dsn := newDB(t)
+	publish(t, connect(t, dsn), openCat(t, copyTree(t, examples), "acme"), nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	base := "http://" + addr
+	op := oidctest.Start(t, base+"/mcp")
+	p := peers.Start(t, peers.Command{Args: []string{skillportBin(t), "serve", "--http", addr, "--stateless", "--usage-flush", "100ms",
+		"--auth-issuer", op.URL, "--auth-audience", base + "/mcp", dsn}, Env: os.Environ()})
+	for deadline := time.Now().Add(30 * time.Second); !servingRE.MatchString(func() string { _, e := p.Output(); return e }()); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_, e := p.Output()
+			t.Fatalf("the replica did not start:\n%s", e)
+		}
+	}
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	get := func(tok string) {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"skills/get","params":{"uri":"skill://acme/code-review/SKILL.md",` + meta + `}}`
+		req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "skills/get")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), `"result"`) {
+			t.Fatalf("skills/get: %d %s", resp.StatusCode, b)
+		}
+	}
+	alice, bob := op.Token(t, "alice"), op.Token(t, "bob")
+	get(alice)
+	get(bob)
+	get(alice)
+	want := map[string]int64{"acme/code-review by alice": 2, "acme/code-review by bob": 1}
+	for deadline := time.Now().Add(30 * time.Second); fmt.Sprint(usageRows(t, dsn)) != fmt.Sprint(want); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("usage %v, want %v", usageRows(t, dsn), want)
+		}
+	}
 }
