@@ -209,6 +209,10 @@ func startScans(ctx context.Context, plans []*nsPlan, o *ScanOptions, policies [
 	}
 	var next atomic.Int64
 	workers := min(runtime.GOMAXPROCS(0), 4, max(1, len(jobs)/256))
+	if len(o.External) > 0 {
+		// External scanners wait on their processes, not on this one's CPU.
+		workers = min(4, max(1, len(jobs)))
+	}
 	var left atomic.Int64
 	left.Store(int64(workers))
 	for range workers {
