@@ -23,6 +23,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"log/slog"
@@ -160,6 +161,10 @@ type Skill struct {
 	// .skillport/signatures folder (docs/signing.md); nil when unsigned.
 	// The catalog does not verify it: hosts do.
 	Signature []byte
+	// ScanFindings are the scan findings a registry recorded for this
+	// version, a JSON array served under wire.MetaScanFindings; nil when
+	// there are none (a directory or git catalog never has any).
+	ScanFindings json.RawMessage
 }
 
 // File is one published file.

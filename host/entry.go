@@ -1,6 +1,7 @@
 package host
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -105,6 +106,11 @@ type Entry struct {
 	// the user ("signature verified: key 0123…").
 	SignatureNote string
 	indexDigest   string
+
+	// ScanFindings are the scan findings the server's registry recorded
+	// for this version, under wire.MetaScanFindings, verbatim (a JSON
+	// array; docs/registry-scanning.md); nil when the entry carried none.
+	ScanFindings json.RawMessage
 
 	expires time.Time
 	local   *catalog.Skill
@@ -223,6 +229,8 @@ func newEntry(origin string, s *wire.Skill, sk *skilluri.Skill) *Entry {
 		Frontmatter: s.Frontmatter,
 		Dynamic:     s.Resources.Dynamic,
 		Signature:   metaSignature(s.Meta),
+		// The registry's scan findings, shown by verify.
+		ScanFindings: metaScanFindings(s.Meta),
 	}
 	if err := skill.ValidName(sk.Name); err != nil {
 		e.Warnings = append(e.Warnings, "name breaks the Agent Skills naming rules: "+err.Error())

@@ -11,10 +11,18 @@ import (
 // under wire.MetaSignature, or nil (no _meta at all) when it has none, so
 // unsigned entries are encoded as before.
 func signatureMeta(sk *catalog.Skill) json.RawMessage {
-	if len(sk.Signature) == 0 {
+	if len(sk.Signature) == 0 && len(sk.ScanFindings) == 0 {
 		return nil
 	}
-	b, err := json.Marshal(map[string]json.RawMessage{wire.MetaSignature: sk.Signature})
+	m := map[string]json.RawMessage{}
+	if len(sk.Signature) > 0 {
+		m[wire.MetaSignature] = sk.Signature
+	}
+	if len(sk.ScanFindings) > 0 {
+		// A registry's scan findings (docs/registry-scanning.md).
+		m[wire.MetaScanFindings] = sk.ScanFindings
+	}
+	b, err := json.Marshal(m)
 	if err != nil {
 		return nil // not JSON: the catalog only keeps valid bundles
 	}

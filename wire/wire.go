@@ -127,6 +127,12 @@ type Skill struct {
 // object signing the skill's complete resource set (docs/signing.md).
 const MetaSignature = "io.skillport/signature"
 
+// MetaScanFindings is the _meta key of the scan findings a registry
+// recorded for the version an entry serves: a JSON array of objects with
+// scanner, ruleId, level, file, line and message (SARIF's result,
+// flattened; docs/registry-scanning.md). Absent when there are none.
+const MetaScanFindings = "io.skillport/scan-findings"
+
 // ListSkillsParams are the parameters of skills/list.
 type ListSkillsParams struct {
 	mcp.ParamsBase

@@ -76,7 +76,13 @@ func serveHTTPWith(ctx context.Context, ln net.Listener, h http.Handler, opts *e
 // mountWeb adds the web catalog and the discovery document of src (package
 // web) to ep.
 func mountWeb(ep *endpoint.Endpoint, src skillserver.Source, log *slog.Logger) error {
-	h, err := web.New(src, &web.Options{MCPPath: ep.Options().Path, Logger: log})
+	return mountWebRegistry(ep, src, log, nil)
+}
+
+// mountWebRegistry is mountWeb, with a registry's versions, findings and
+// usage on the pages when reg is not nil.
+func mountWebRegistry(ep *endpoint.Endpoint, src skillserver.Source, log *slog.Logger, reg web.Registry) error {
+	h, err := web.New(src, &web.Options{MCPPath: ep.Options().Path, Logger: log, Registry: reg})
 	if err != nil {
 		return err
 	}

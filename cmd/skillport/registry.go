@@ -110,6 +110,7 @@ namespace, limits), 2 on usage errors.`,
 	f.Bool("include-dotfiles", false, "publish files and directories whose names start with \".\"")
 	f.Int64("max-bytes", registry.DefaultMaxPublishBytes, "refuse a publish storing more than `N` bytes of new content")
 	f.String("sign-key", "", "sign every skill as the registry serves it with the PEM private key `FILE` (docs/signing.md); the bundle is stored with the version")
+	scannerFlags(f)
 	rootCmd.AddCommand(publishCmd)
 
 	regCmd := &cobra.Command{
@@ -141,7 +142,7 @@ namespace, limits), 2 on usage errors.`,
 						return writeJSON(cmd.OutOrStdout(), versionsJSON(vs))
 					}
 					w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-					fmt.Fprintln(w, "VERSION\tSTATE\tPUBLISHED\tBY\tFILES\tSIZE\tCOMMIT\tDIGEST")
+					fmt.Fprintln(w, "VERSION\tSTATE\tPUBLISHED\tBY\tFILES\tSIZE\tFINDINGS\tCOMMIT\tDIGEST")
 					for _, v := range vs {
 						state := ""
 						switch {
@@ -150,7 +151,7 @@ namespace, limits), 2 on usage errors.`,
 						case v.Current:
 							state = "current"
 						}
-						fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", v.Version, state, v.PublishedAt.UTC().Format(time.RFC3339), v.PublishedBy, v.Files, size(v.Size), v.Commit, v.Digest)
+						fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", v.Version, state, v.PublishedAt.UTC().Format(time.RFC3339), v.PublishedBy, v.Files, size(v.Size), findingsSummary(v), v.Commit, v.Digest)
 					}
 					return w.Flush()
 				})
@@ -205,8 +206,8 @@ namespace, limits), 2 on usage errors.`,
 				})
 			}},
 	)
-	regCmd.AddCommand(registryLsCmd())
-	addJSONFlags(regCmd, "versions", "log", "diff")
+	regCmd.AddCommand(registryLsCmd(), rescanCmd(), scanPolicyCmd())
+	addJSONFlags(regCmd, "versions", "log", "diff", "rescan", "scan-policy")
 	rootCmd.AddCommand(regCmd)
 }
 
@@ -349,7 +350,11 @@ func runPublish(cmd *cobra.Command, args []string) error {
 	if err := signParts(cmd.ErrOrStderr(), parts, signKey); err != nil {
 		return err
 	}
-	res, err := registry.PublishParts(cmd.Context(), conn, parts, &registry.PublishOptions{Publisher: who(cmd), MaxBytes: maxBytes})
+	scans, err := scanOptions(cmd, "publish")
+	if err != nil {
+		return err
+	}
+	res, err := registry.PublishParts(cmd.Context(), conn, parts, &registry.PublishOptions{Publisher: who(cmd), MaxBytes: maxBytes, Scan: scans})
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
 	}
@@ -368,9 +373,11 @@ func printPublish(w io.Writer, res *registry.PublishResult) {
 		ns, len(res.Added), len(res.Changed), len(res.Removed), res.Unchanged, res.BlobsStored, size(res.BytesStored))
 	for _, c := range res.Added {
 		fmt.Fprintf(w, "  + %s v%d (%d files, %s)\n", c.Path, c.Version, c.Files, size(c.Size))
+		printFindings(w, "      ", c.Findings)
 	}
 	for _, c := range res.Changed {
 		fmt.Fprintf(w, "  ~ %s v%d (%d files, %s)\n", c.Path, c.Version, c.Files, size(c.Size))
+		printFindings(w, "      ", c.Findings)
 	}
 	for _, c := range res.Removed {
 		fmt.Fprintf(w, "  - %s (was v%d)\n", c.Path, c.Version)
@@ -398,10 +405,14 @@ func registrySummary(rs *registry.Source, where string) {
 }
 
 // registryMetrics adds the replica's metrics to those of the endpoint.
-func registryMetrics(o *endpoint.Options, rs *registry.Source) error {
+func registryMetrics(o *endpoint.Options, rs *registry.Source, usage *registry.Usage) error {
 	r := prometheus.NewRegistry()
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	for _, c := range rs.Collectors() {
+	cs := rs.Collectors()
+	if usage != nil {
+		cs = append(cs, usage.Collector())
+	}
+	for _, c := range cs {
 		if err := r.Register(c); err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillport/skillport/internal/registry"
+	"github.com/skillport/skillport/internal/scan"
 )
 
 // The registry subcommands' output beyond the tables of registry.go:
@@ -45,6 +46,10 @@ type versionJSON struct {
 	Size        int64      `json:"size"`
 	Commit      string     `json:"commit,omitempty"`
 	Digest      string     `json:"digest"`
+	// Scanned is absent for a version never scanned; findings is [] for
+	// one scanned clean.
+	Scanned  *time.Time     `json:"scannedAt,omitempty"`
+	Findings []scan.Finding `json:"findings,omitempty"`
 }
 
 func versionsJSON(vs []registry.Version) []versionJSON {
@@ -55,6 +60,11 @@ func versionsJSON(vs []registry.Version) []versionJSON {
 		if v.YankedBy != "" {
 			at := v.YankedAt.UTC()
 			out[i].YankedAt = &at
+		}
+		if !v.Scanned.IsZero() {
+			at := v.Scanned.UTC()
+			out[i].Scanned = &at
+			out[i].Findings = v.Findings
 		}
 	}
 	return out

@@ -24,6 +24,8 @@ func TestRegistryHelpHidesDSN(t *testing.T) {
 		{"registry", "rollback", "--help"},
 		{"registry", "yank", "--help"},
 		{"registry", "log", "--help"},
+		{"registry", "rescan", "--help"},
+		{"registry", "scan-policy", "--help"},
 	} {
 		cmd := exec.Command(os.Args[0], args...)
 		cmd.Env = append(os.Environ(), "SKILLPORT_AS_CLI=1", "SKILLPORT_REGISTRY=postgres://admin:"+secret+"@127.0.0.1:1/reg")

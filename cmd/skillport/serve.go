@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -20,6 +21,7 @@ import (
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/internal/sandbox"
 	"github.com/skillport/skillport/internal/stdio"
+	"github.com/skillport/skillport/internal/web"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
@@ -69,6 +71,7 @@ func init() {
 	f.Bool("allow-hardlinks", false, "publish files with more than one hard link (by default their skill is refused: a hard link can bring in content from outside DIR)")
 	f.Bool("no-web", false, "with --http, do not serve the web catalog at / nor /.well-known/agent-skills/index.json")
 	f.Bool("legacy-error-codes", false, "answer seed-001 methods with its -32002/-32004 codes instead of -32602")
+	f.Duration("usage-flush", registry.DefaultUsageFlush, "serving a registry over HTTP, add the loads counted to the database every `D` (and at shutdown)")
 	f.Duration("registry-timeout", registry.DefaultQueryTimeout, "serving a registry, fail a database read or reload that takes longer than `D` (a hung database fails reads instead of hanging them)")
 	f.Bool("no-fast-path", false, "send resources/read, skills/get, skills/list and resources/directory/read through go-sdk too, instead of the thin read path that answers them with the same bytes several times cheaper")
 	httpFlags(f)
@@ -147,6 +150,8 @@ func runServe(cmd *cobra.Command, args []string) error {
 		src       skillserver.Source
 		summarize func(where string)
 		hook      *httpRoute
+		usage     *registry.Usage
+		regInfo   *registry.Source
 	)
 	if slices.ContainsFunc(args, registry.IsDSN) {
 		// A registry is served alone: its namespaces are already one catalog.
@@ -167,7 +172,15 @@ func runServe(cmd *cobra.Command, args []string) error {
 		defer rs.Close()
 		src, summarize = rs, func(where string) { registrySummary(rs, where) }
 		if httpOpts != nil {
-			if err := registryMetrics(httpOpts, rs); err != nil {
+			// Loads are counted over HTTP, where callers are known
+			// (docs/registry-scanning.md).
+			flush, _ := f.GetDuration("usage-flush")
+			if flush <= 0 {
+				return usageErrorf("serve: --usage-flush must be positive")
+			}
+			usage = rs.Usage(&registry.UsageOptions{Logger: log, FlushEvery: flush})
+			regInfo = rs
+			if err := registryMetrics(httpOpts, rs, usage); err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 			}
 		}
@@ -251,14 +264,27 @@ func runServe(cmd *cobra.Command, args []string) error {
 	h := skills.HTTPHandler(hopts)
 	defer h.Close()
 	httpOpts.Sessions = h.Sessions
-	err = serveHTTPWith(ctx, ln, h, httpOpts, "serve", func(ep *endpoint.Endpoint) error {
+	var mcpH http.Handler = h
+	if usage != nil {
+		mcpH = usage.Handler(h, served)
+		uctx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))
+		flushed := make(chan struct{})
+		go func() { defer close(flushed); usage.Run(uctx) }()
+		// The last counts are flushed before the database is let go.
+		defer func() { stopUsage(); <-flushed }()
+	}
+	err = serveHTTPWith(ctx, ln, mcpH, httpOpts, "serve", func(ep *endpoint.Endpoint) error {
 		for _, r := range routes {
 			ep.Handle(r.path, r.h)
 		}
 		if noWeb {
 			return nil
 		}
-		return mountWebVisible(ep, src, log, authz)
+		var reg web.Registry
+		if regInfo != nil {
+			reg = registryWeb{regInfo}
+		}
+		return mountWebVisible(ep, src, log, authz, reg)
 	})
 	if err == nil {
 		log.Info("shut down")

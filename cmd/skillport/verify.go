@@ -60,6 +60,10 @@ type verifyResult struct {
 	Error  string `json:"error,omitempty"`
 	// Signature is the outcome of the signature check (docs/signing.md).
 	Signature string `json:"signature,omitempty"`
+	// ScanFindings are the server's registry's scan findings of the
+	// version served (docs/registry-scanning.md); they are shown, and do
+	// not fail verification: the bytes are what was published.
+	ScanFindings []scanFinding `json:"scanFindings,omitempty"`
 }
 
 func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origins []host.Origin, asJSON bool) error {
@@ -86,7 +90,7 @@ func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, orig
 		if e.Kind != host.KindMCP {
 			continue
 		}
-		r := verifyResult{Skill: e.CLIName()}
+		r := verifyResult{Skill: e.CLIName(), ScanFindings: scanFindingsOf(e)}
 		if e.Dynamic && f.allowDynamic {
 			r.Status, r.Error = "skipped", "dynamic: the server publishes no digests, so there is nothing to verify"
 		} else if files, err := h.FetchAll(ctx, e); err != nil {
@@ -110,6 +114,7 @@ func runVerify(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, orig
 				line += "; " + r.Signature
 			}
 			fmt.Fprintln(stdout, line)
+			printScanFindings(stdout, r.ScanFindings)
 		case "skipped":
 			fmt.Fprintf(stdout, "SKIP %s: %s\n", esc(r.Skill), r.Error)
 		default:

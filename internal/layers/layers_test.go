@@ -29,6 +29,7 @@ var rank = map[string]int{
 	"internal/filemode":   0,
 	"internal/sanitize":   0,
 	"internal/sigfile":    0,
+	"internal/scan":       0,
 	"internal/signature":  1,
 	"skill":               1,
 	"internal/sandbox":    1,

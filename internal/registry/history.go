@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/skillport/skillport/internal/scan"
 )
 
 func sortChanges(cs []Change) {
@@ -29,6 +31,11 @@ type Version struct {
 	Current     bool
 	YankedBy    string // "" unless yanked
 	YankedAt    time.Time
+	// Scanned is when the version was last scanned; zero when it never
+	// was (published before scanning, or with scanning off).
+	Scanned time.Time
+	// Findings are the scanners' findings of the last scan.
+	Findings []scan.Finding
 }
 
 // Versions lists a skill's versions, oldest first.
@@ -52,6 +59,13 @@ func Versions(ctx context.Context, conn *pgx.Conn, path string) ([]Version, erro
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("registry: skill %q: %w (skill paths look like acme/billing/refunds)", path, ErrUnknown)
+	}
+	found, scanned, err := findingsOf(ctx, conn, path)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Findings, out[i].Scanned = found[out[i].Version], scanned[out[i].Version]
 	}
 	return out, nil
 }

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/scan"
 	"github.com/skillport/skillport/skill"
 )
 
@@ -43,6 +44,10 @@ type PublishOptions struct {
 	// may store (default 4 GiB); a larger publish fails before anything is
 	// written.
 	MaxBytes int64
+	// Scan configures the scanners run on each new version (nil: none);
+	// the namespace's scan policy decides whether a finding blocks the
+	// publish (docs/registry-scanning.md).
+	Scan *ScanOptions
 
 	beforeCommit func(tx pgx.Tx) // test hook: runs just before COMMIT
 }
@@ -53,6 +58,8 @@ type Change struct {
 	Version int // the new version; for a removal, the version that was current
 	Files   int
 	Size    int64
+	// Findings are the scanners' findings on the new version.
+	Findings []scan.Finding
 }
 
 // PublishResult says what a publish changed.
@@ -290,6 +297,10 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 		_, err := pgx.ForEachRow(rows, []any{&ns, &rev}, func() error { plans[byNS[ns]].revision = rev; return nil })
 		return err
 	})
+	var policies []Policy
+	if o.Scan != nil {
+		queuePolicies(batch, &policies)
+	}
 	batch.Queue(`SELECT namespace, path, coalesce(current, 0), digest FROM skills WHERE namespace = ANY($1)`, nss).Query(func(rows pgx.Rows) error {
 		var ns, path string
 		var c currentSkill
@@ -390,6 +401,11 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 	for _, p := range plans {
 		news += len(p.news)
 	}
+	// The new versions are scanned while the publish goes on: new content
+	// as it is read for storing, the rest on scanning goroutines. The
+	// transaction waits for the scans before it writes the metadata.
+	scans := startScans(ctx, plans, o.Scan, policies, missing)
+	defer scans.stop()
 	var rd *aheadReader
 	defer func() {
 		if rd != nil {
@@ -427,7 +443,7 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 		// Many new versions and their events are copied first, before the
 		// generation row is locked: the server works on them while the
 		// content is read ahead.
-		rd = readAhead(missing, aheadBytes)
+		rd = readAheadFunc(missing, aheadBytes, scans.onRead())
 		bulk := news > smallFiles
 		if bulk {
 			if err := copyVersions(ctx, tx, plans, o); err != nil {
@@ -451,6 +467,9 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 			return row.Scan(&gen)
 		})
 		mb.Queue(`SELECT pg_notify($1, generation::text) FROM registry_state`, Channel)
+		if err := scans.finish(ctx, tx, mb, plans); err != nil {
+			return err
+		}
 		if err := queueVersions(mb, plans, o, bulk); err != nil {
 			return err
 		}
@@ -902,12 +921,20 @@ type aheadReader struct {
 	cancel context.CancelFunc
 	once   sync.Once
 	wg     sync.WaitGroup
+	onRead func(*catalog.File, []byte)
 }
 
 func readAhead(files []fileRef, budget int64) *aheadReader {
+	return readAheadFunc(files, budget, nil)
+}
+
+// readAheadFunc is readAhead calling onRead (when not nil) with each file
+// read, on the reading goroutine, before it is handed out: the scanners
+// see the content the publish stores without reading it again.
+func readAheadFunc(files []fileRef, budget int64, onRead func(*catalog.File, []byte)) *aheadReader {
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &aheadReader{out: make(chan readResult, len(files)), max: budget, budget: semaphore.NewWeighted(budget), cancel: cancel}
+	r := &aheadReader{out: make(chan readResult, len(files)), max: budget, budget: semaphore.NewWeighted(budget), cancel: cancel, onRead: onRead}
 	readers := map[*catalog.Catalog]*contentReader{}
 	for _, f := range files {
 		if readers[f.cat] == nil {
@@ -925,6 +952,9 @@ func readAhead(files []fileRef, budget int64) *aheadReader {
 					return
 				}
 				data, err := readers[files[i].cat].read(files[i].f, getBuf(files[i].f.Size+1))
+				if err == nil && onRead != nil {
+					onRead(files[i].f, data)
+				}
 				r.out <- readResult{files[i].f, data, err}
 			}
 		}()
@@ -1088,7 +1118,7 @@ func storeBlobs(ctx context.Context, tx pgx.Tx, rd *aheadReader, files []fileRef
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE new_blobs (digest text, size bigint, data bytea) ON COMMIT DROP`); err != nil {
 		return err
 	}
-	again := readAhead(files, aheadBytes)
+	again := readAheadFunc(files, aheadBytes, rd.onRead)
 	defer again.stop()
 	if err := copyBlobs(ctx, tx, "new_blobs", again); err != nil {
 		return err

@@ -110,6 +110,7 @@ type row struct {
 	manifest []byte
 	// signature is the version's Sigstore bundle, nil when unsigned.
 	signature []byte
+	findings  []byte // the version's scan findings, a JSON array; nil when none
 }
 
 // buildSnapshot applies rows to base (nil for a full load).
@@ -226,11 +227,14 @@ func indexSkill(r row) (*skillIndex, error) {
 	}
 	sk.Name = sk.Frontmatter.Name()
 	sk.Signature = r.signature
+	sk.ScanFindings = r.findings
 	ix := &skillIndex{sk: sk, files: make(map[string]*catalog.File, len(m.Files)), dirs: map[string]*catalog.Dir{}}
 	h := sha256.New()
 	h.Write([]byte(sk.URI))
 	h.Write([]byte{0})
 	h.Write(sk.Frontmatter.JSON())
+	// A rescan changes what the entry carries: the snapshot's id too.
+	h.Write(r.findings)
 	for _, mf := range m.Files {
 		f := &catalog.File{URI: sk.Root + "/" + mf.Rel, Path: r.path + "/" + mf.Rel, Name: mf.Name, Size: mf.Size, Digest: mf.Digest, MIMEType: mf.MIME, Text: mf.Text}
 		sk.Files = append(sk.Files, f)

