@@ -84,47 +84,67 @@ func profileNames() string {
 	return strings.Join(names, ", ")
 }
 
-// profiles is the resolved profile set.
-type profiles struct {
-	sep2640, index, sep2076, seed001 bool
-	execute                          bool
+// profileSet is the compatibility profiles a server serves: the [compat]
+// hook of the core (hook.go), registered by the init below. The methods of
+// each profile live in its file; this one dispatches the methods several
+// profiles share.
+type profileSet struct {
+	srv                     *Server
+	index, sep2076, seed001 bool
+	execute                 bool
+
+	names namesCache
+	deps  depState
+	conns connSet
 }
 
-func (p profiles) legacyCapability() bool { return p.sep2076 || p.seed001 }
+func init() { newCompat = newProfileSet }
 
-func (srv *Server) setProfiles() error {
+// profiles returns the server's profile set; a server without one (the
+// hook unregistered) has an empty set.
+func (srv *Server) profiles() *profileSet {
+	if p, ok := srv.compat.(*profileSet); ok {
+		return p
+	}
+	return &profileSet{srv: srv}
+}
+
+func (p *profileSet) legacyCapability() bool { return p.sep2076 || p.seed001 }
+
+func newProfileSet(srv *Server) (compat, bool, error) {
 	list := srv.opts.Profiles
 	if list == nil {
 		list = DefaultProfiles
 	}
 	if len(list) == 0 {
-		return errors.New("server: Options.Profiles is empty; leave it nil for the defaults or name at least one profile")
+		return nil, false, errors.New("server: Options.Profiles is empty; leave it nil for the defaults or name at least one profile")
 	}
-	for _, p := range list {
-		switch p {
+	p, ext := &profileSet{srv: srv}, false
+	for _, name := range list {
+		switch name {
 		case ProfileSEP2640:
-			srv.prof.sep2640 = true
+			ext = true
 		case ProfileIndex:
-			srv.prof.index = true
+			p.index = true
 		case ProfileSEP2076:
-			srv.prof.sep2076 = true
+			p.sep2076 = true
 		case ProfileSeed001:
-			srv.prof.seed001 = true
+			p.seed001 = true
 		default:
-			return fmt.Errorf("server: Options.Profiles: %w %q: use %s", ErrUnknownProfile, p, profileNames())
+			return nil, false, fmt.Errorf("server: Options.Profiles: %w %q: use %s", ErrUnknownProfile, name, profileNames())
 		}
 	}
-	if srv.opts.Scripts != nil && !srv.prof.seed001 {
-		return errors.New("server: Options.Scripts is set but the seed001 profile, which defines skills/execute, is not served")
+	if srv.opts.Scripts != nil && !p.seed001 {
+		return nil, false, errors.New("server: Options.Scripts is set but the seed001 profile, which defines skills/execute, is not served")
 	}
-	srv.prof.execute = srv.prof.seed001 && srv.opts.Scripts != nil
-	return nil
+	p.execute = p.seed001 && srv.opts.Scripts != nil
+	return p, ext, nil
 }
 
-// registerProfiles installs the methods only the legacy profiles define.
-func (srv *Server) registerProfiles() error {
-	s := srv.mcp
-	if !srv.prof.seed001 {
+// register installs the methods only the legacy profiles define.
+func (ps *profileSet) register() error {
+	srv, s := ps.srv, ps.srv.mcp
+	if !ps.seed001 {
 		return nil
 	}
 	if err := mcp.AddReceivingCustomMethod(s, wire.MethodReadSkill, func(ctx context.Context, _ *mcp.ServerSession, p *wire.NameParams) (*wire.ReadResult, error) {
@@ -148,7 +168,7 @@ func (srv *Server) registerProfiles() error {
 	// otherwise reject the unknown method with a bare HTTP 400). Not
 	// -32601: go-sdk rewrites every such message to "method not found".
 	if err := mcp.AddReceivingCustomMethod(s, wire.MethodExecute, func(ctx context.Context, _ *mcp.ServerSession, p *wire.ExecuteParams) (*wire.ExecuteResult, error) {
-		if !srv.prof.execute {
+		if !ps.execute {
 			name, script := "", ""
 			if p != nil {
 				name, script = p.Name, p.Script
@@ -221,140 +241,117 @@ func sessionInit(ss *mcp.ServerSession) *mcp.InitializeParams {
 	return ss.InitializeParams()
 }
 
-// listAny answers skills/list for every profile at once. The SEP-2640
-// entries, identical to skills/get's, are the default; the superset
-// (SEP-2076's name, description and fields, which SEP-2640 readers
-// ignore) goes only to a client known to lack the extension. init is the
-// session's initialize params ([sessionInit]), or what the thin read path
-// knows to be the same.
-func (srv *Server) listAny(ctx context.Context, init *mcp.InitializeParams, p *wire.ListSkillsParams) (*listResponse, error) {
-	return srv.listFor(ctx, func() bool { return !lacksExtension(init, p.Meta) }, p)
-}
-
-// listFor is listAny for a client that gets the SEP-2640 entries when
-// slimOK reports so (asked only when the answer depends on it): it
-// declared the extension, or nothing is known of its capabilities.
-func (srv *Server) listFor(ctx context.Context, slimOK func() bool, p *wire.ListSkillsParams) (*listResponse, error) {
+// list answers skills/list for every profile at once. The SEP-2640
+// entries, identical to skills/get's, are the default, left to the core;
+// the superset (SEP-2076's name, description and fields, which SEP-2640
+// readers ignore) goes only to a client known to lack the extension. init
+// is the session's initialize params ([sessionInit]), or what the thin
+// read path knows to be the same.
+func (ps *profileSet) list(ctx context.Context, init *mcp.InitializeParams, p *wire.ListSkillsParams) (*listResponse, bool, error) {
+	srv := ps.srv
+	if srv.ext && (!ps.legacyCapability() || !lacksExtension(init, p.Meta)) {
+		return nil, false, nil
+	}
 	snap, err := srv.snapshot(ctx)
 	if err != nil {
-		return nil, err
-	}
-	legacy := srv.prof.sep2076 || srv.prof.seed001
-	slim := srv.prof.sep2640 && (!legacy || slimOK())
-	if slim {
-		// Pure SEP-2640 entries: the page is encoded once per snapshot.
-		page, err := srv.slimPage(snap, p.Cursor)
-		if err != nil {
-			return nil, err
-		}
-		return &listResponse{page: page}, nil
+		return nil, true, err
 	}
 	if p.Cursor == "" {
 		if page := srv.supersetFirst(snap); page != nil {
-			return &listResponse{page: page}, nil
+			return &listResponse{page: page}, true, nil
 		}
 	}
 	stable, err := srv.listSkillsIn(snap, p)
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
 	res := &wire.ListResult{Skills: make([]wire.ListEntry, 0, len(stable.Skills)), NextCursor: stable.NextCursor}
-	if srv.prof.sep2640 {
+	if srv.ext {
 		ttl := stable.TTLMs
 		res.ResultType, res.TTLMs, res.CacheScope = stable.ResultType, &ttl, stable.CacheScope
 	}
 	for _, e := range stable.Skills {
 		var le wire.ListEntry
-		if srv.prof.sep2640 {
+		if srv.ext {
 			res := e.Resources
 			le.URI, le.Frontmatter, le.Resources = e.URI, e.Frontmatter.JSON(), res
 		}
-		if !slim {
-			if sk := snap.Skill(e.URI); sk != nil {
-				m := mapFrontmatter(sk.Frontmatter)
-				le.Name, le.Description = sk.Name, sk.Frontmatter.Description()
-				if srv.prof.sep2076 {
-					le.Title, le.Version, le.Tags, le.Arguments = m.title, m.version, m.tags, m.arguments
-					if !m.deps.Empty() {
-						le.Dependencies = m.deps
-					}
+		if sk := snap.Skill(e.URI); sk != nil {
+			m := mapFrontmatter(sk.Frontmatter)
+			le.Name, le.Description = sk.Name, sk.Frontmatter.Description()
+			if ps.sep2076 {
+				le.Title, le.Version, le.Tags, le.Arguments = m.title, m.version, m.tags, m.arguments
+				if !m.deps.Empty() {
+					le.Dependencies = m.deps
 				}
 			}
 		}
 		res.Skills = append(res.Skills, le)
 	}
 	if p.Cursor == "" {
-		return srv.keepSupersetFirst(snap, &listResponse{res: res})
+		r, err := srv.keepSupersetFirst(snap, &listResponse{res: res})
+		return r, true, err
 	}
-	return &listResponse{res: res}, nil
+	return &listResponse{res: res}, true, nil
 }
 
-// getResponse is a skills/get result in whichever design the request chose.
-type getResponse struct {
-	mcp.ResultBase
-	stable *wire.GetSkillResult
-	entry  []byte // the encoded entry of stable, whose Skill is then unset
-	byName *wire.GetByNameResult
-}
-
-// MarshalJSON writes the chosen result, with the _meta go-sdk may have set.
-func (r *getResponse) MarshalJSON() ([]byte, error) {
-	if r.entry != nil {
-		return encodeGet(r.ResultBase, r.stable, r.entry)
-	}
-	if r.stable != nil {
-		r.stable.ResultBase = r.ResultBase
-		return json.Marshal(r.stable)
-	}
-	r.byName.ResultBase = r.ResultBase
-	return json.Marshal(r.byName)
-}
-
-// getAny dispatches skills/get on its parameters: uri is SEP-2640,
-// name is SEP-2076, both or neither is an error.
-func (srv *Server) getAny(ctx context.Context, p *wire.GetParams) (*getResponse, error) {
-	if p == nil {
-		p = &wire.GetParams{}
-	}
+// get dispatches skills/get on its parameters: uri is SEP-2640, left to
+// the core, name is SEP-2076, both or neither is an error.
+func (ps *profileSet) get(ctx context.Context, p *wire.GetParams) (*getResponse, bool, error) {
+	srv := ps.srv
 	switch {
 	case p.URI != nil && p.Name != nil:
-		return nil, invalidParams(*p.URI, "skills/get: pass uri (Skills Extension) or name (SEP-2076), not both")
+		return nil, true, invalidParams(*p.URI, "skills/get: pass uri (Skills Extension) or name (SEP-2076), not both")
 	case p.Name != nil:
-		if !srv.prof.sep2076 {
-			return nil, nameError(*p.Name, "skills/get by name (SEP-2076) is not served here; pass the uri of a skills/list entry")
+		if !ps.sep2076 {
+			return nil, true, nameError(*p.Name, "skills/get by name (SEP-2076) is not served here; pass the uri of a skills/list entry")
 		}
 		res, err := srv.getByName(ctx, *p.Name, p.Arguments)
 		if err != nil {
-			return nil, err
+			return nil, true, err
 		}
-		return &getResponse{byName: res}, nil
+		return &getResponse{other: func(b mcp.ResultBase) ([]byte, error) {
+			res.ResultBase = b
+			return json.Marshal(res)
+		}}, true, nil
 	}
 	uri := ""
 	if p.URI != nil {
 		uri = *p.URI
 	}
-	if !srv.prof.sep2640 {
-		return nil, invalidParams(uri, "skills/get by uri (Skills Extension) is not served here; pass {\"name\": <skill name>}")
+	if !srv.ext {
+		return nil, true, invalidParams(uri, "skills/get by uri (Skills Extension) is not served here; pass {\"name\": <skill name>}")
 	}
-	if uri == wire.IndexURI && srv.prof.index {
-		return nil, invalidParams(uri, "%s is the skill index, not a skill: read it with resources/read, or call skills/get with the url of one of its entries", uri)
+	if uri == wire.IndexURI && ps.index {
+		return nil, true, invalidParams(uri, "%s is the skill index, not a skill: read it with resources/read, or call skills/get with the url of one of its entries", uri)
 	}
-	if uri == "" && p.URI == nil && srv.prof.sep2076 {
-		return nil, invalidParams("", "skills/get needs params {\"uri\": <URI of a skill's SKILL.md>} (Skills Extension) or {\"name\": <skill name>, \"arguments\": {...}} (SEP-2076)")
+	if uri == "" && p.URI == nil && ps.sep2076 {
+		return nil, true, invalidParams("", "skills/get needs params {\"uri\": <URI of a skill's SKILL.md>} (Skills Extension) or {\"name\": <skill name>, \"arguments\": {...}} (SEP-2076)")
 	}
-	snap, err := srv.snapshot(ctx)
-	if err != nil {
-		return nil, err
+	return nil, false, nil
+}
+
+// watches: a skills/list from a client that did not declare the extension
+// is a legacy client's, which the connection's wrapper must see
+// (profile_notify.go).
+func (ps *profileSet) watches(method string, declared bool) bool {
+	return method == wire.MethodListSkills && !declared && ps.legacyCapability()
+}
+
+// reading picks the first profile in order of preference: the designs a
+// client is likelier to speak.
+func (ps *profileSet) reading() reading {
+	switch {
+	case ps.seed001:
+		return reading{"through the skills capability",
+			"List them with skills/list, read one with skills/read {name} and its references with skills/read_reference."}
+	case ps.sep2076:
+		return reading{"through the skills capability (skills/list, skills/get)",
+			"List them with skills/list and get one's instructions with skills/get {name}."}
+	default: // index only
+		return reading{"through the skill index resource " + wire.IndexURI,
+			"Read " + wire.IndexURI + " for the list, then each skill's SKILL.md by its url."}
 	}
-	res, sk, err := srv.getSkillIn(snap, uri)
-	if err != nil {
-		return nil, err
-	}
-	enc, err := srv.encodedEntry(snap, sk, true)
-	if err != nil {
-		return nil, err
-	}
-	return &getResponse{stable: res, entry: enc}, nil
 }
 
 // nameError is the -32602 error of the by-name methods, with data {"name"}.
@@ -382,14 +379,14 @@ type nameIndex struct {
 }
 
 func (srv *Server) byName(snap Snapshot) map[string][]*catalog.Skill {
-	if ix := srv.names.Load(); ix != nil && ix.id == snap.ID() {
+	if ix := srv.profiles().names.Load(); ix != nil && ix.id == snap.ID() {
 		return ix.byName
 	}
 	m := map[string][]*catalog.Skill{}
 	for _, sk := range snap.Skills() {
 		m[sk.Name] = append(m[sk.Name], sk)
 	}
-	srv.names.Store(&nameIndex{id: snap.ID(), byName: m})
+	srv.profiles().names.Store(&nameIndex{id: snap.ID(), byName: m})
 	return m
 }
 
@@ -421,7 +418,7 @@ func (srv *Server) lookupName(snap Snapshot, method, name string, legacyCodes bo
 	// Point at a way out this server serves: skills/get by uri is the
 	// Skills Extension's, absent when only legacy profiles are.
 	how := "use skills/get with one of the URIs in data.candidates"
-	if !srv.prof.sep2640 {
+	if !srv.ext {
 		how = "this server's profiles select skills by name only, so ask its operator to rename one of data.candidates or to serve the sep2640 profile (skills/get by uri)"
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,

@@ -151,11 +151,11 @@ func addCapability(res any, c wire.LegacyCapability) ([]byte, error) {
 
 // decorate wraps an initialize or server/discover result so that it
 // carries the legacy capability when a legacy profile is served.
-func (srv *Server) decorate(res mcp.Result) mcp.Result {
-	if !srv.prof.legacyCapability() {
+func (p *profileSet) decorate(res mcp.Result) mcp.Result {
+	if !p.legacyCapability() {
 		return res
 	}
-	c := wire.LegacyCapability{ListChanged: true, Scripts: srv.prof.execute}
+	c := wire.LegacyCapability{ListChanged: true, Scripts: p.execute}
 	switch r := res.(type) {
 	case *mcp.InitializeResult:
 		return &initializeResult{InitializeResult: r, skills: c}
@@ -163,4 +163,31 @@ func (srv *Server) decorate(res mcp.Result) mcp.Result {
 		return &discoverResult{DiscoverResult: r, skills: c}
 	}
 	return res
+}
+
+// capabilities declares the extension under "experimental" too when the
+// index is served beside it: the gemini-cli prototype looks for it there.
+func (p *profileSet) capabilities(c *mcp.ServerCapabilities) {
+	if p.index && p.srv.ext {
+		if c.Experimental == nil {
+			c.Experimental = map[string]any{}
+		}
+		c.Experimental[wire.ExtensionID] = map[string]any{}
+	}
+}
+
+// resource reports whether uri is the index.
+func (p *profileSet) resource(uri string) bool { return p.index && uri == wire.IndexURI }
+
+// resources lists the index when it is served.
+func (p *profileSet) resources() []*mcp.Resource {
+	if !p.index {
+		return nil
+	}
+	return []*mcp.Resource{indexResource()}
+}
+
+// read answers resources/read of the index.
+func (p *profileSet) read(ctx context.Context, uri string) (*ReadResourceResult, error) {
+	return p.srv.readIndex(ctx)
 }

@@ -281,18 +281,18 @@ func (srv *Server) CheckDependencies(ctx context.Context) ([]DependencyDiagnosti
 	for _, d := range out {
 		srv.log.Warn("skills: dangling dependency", "skill", d.Skill, "kind", d.Kind, "name", d.Name)
 	}
-	srv.deps.mu.Lock()
-	srv.deps.diags = out
-	srv.deps.mu.Unlock()
+	srv.profiles().deps.mu.Lock()
+	srv.profiles().deps.diags = out
+	srv.profiles().deps.mu.Unlock()
 	return out, nil
 }
 
 // Diagnostics returns the dangling dependencies found by the last
 // [Server.CheckDependencies].
 func (srv *Server) Diagnostics() []DependencyDiagnostic {
-	srv.deps.mu.Lock()
-	defer srv.deps.mu.Unlock()
-	return slices.Clone(srv.deps.diags)
+	srv.profiles().deps.mu.Lock()
+	defer srv.profiles().deps.mu.Unlock()
+	return slices.Clone(srv.profiles().deps.diags)
 }
 
 // registered lists the server's tools and prompts through an in-memory
