@@ -348,7 +348,7 @@ func (srv *Server) readFile(ctx context.Context, uri string) (Snapshot, *catalog
 	if errors.Is(err, catalog.ErrChanged) {
 		// The file changed after the snapshot was taken: serve it from a
 		// snapshot that publishes its new digest, never the old entry.
-		fresh, rerr := srv.src.Refresh(ctx, snap)
+		fresh, rerr := srv.refresh(ctx, snap)
 		if rerr != nil {
 			srv.log.Error("cannot refresh the skills after a file changed", "uri", uri, "err", rerr)
 			return nil, nil, nil, internalError(uri, "%s changed on the server and the skills could not be re-indexed; try again later", show(uri))

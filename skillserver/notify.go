@@ -199,4 +199,3 @@ func (o *outbox) close() {
 	o.closed = true
 	o.pending, o.keys = nil, nil
 }
-

@@ -454,7 +454,7 @@ func relPath(sk *catalog.Skill, f *catalog.File) string {
 func (srv *Server) readSkillFile(ctx context.Context, snap Snapshot, f *catalog.File) ([]byte, Snapshot, error) {
 	data, err := snap.ReadFile(ctx, f)
 	if errors.Is(err, catalog.ErrChanged) {
-		fresh, rerr := srv.src.Refresh(ctx, snap)
+		fresh, rerr := srv.refresh(ctx, snap)
 		if rerr != nil {
 			srv.log.Error("cannot refresh the skills after a file changed", "uri", f.URI, "err", rerr)
 			return nil, nil, internalError(f.URI, "%s changed on the server and the skills could not be re-indexed; try again later", show(f.URI))
