@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -114,38 +113,24 @@ func isSkillsListChanged(msg jsonrpc.Message) bool {
 	return ok && !r.IsCall() && r.Method == wire.NotificationSkillsList
 }
 
-// sniffer returns the connection's sniffConn, or nil.
-func (t *guardedTransport) sniffer() *sniffConn {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	cc, ok := t.conn.(*ctxConn)
-	if !ok {
-		return nil
-	}
-	sc, _ := cc.Connection.(*sniffConn)
-	return sc
+// profileHooks is the host's compatibility profiles behind the core's
+// hook (hook.go), registered by the init below.
+type profileHooks struct{}
+
+func init() { compatProfiles = profileHooks{} }
+
+// wrap sniffs the handshake for the legacy capability, and turns a legacy
+// server's notifications/skills/list_changed into changed.
+func (profileHooks) wrap(c mcp.Connection, changed func()) mcp.Connection {
+	return &sniffConn{Connection: c, skillsChanged: changed}
 }
 
-// legacyCapability reports whether the server declared a top-level
-// "skills" object. Call it before settle.
-func (t *guardedTransport) legacyCapability() bool {
-	sc := t.sniffer()
-	return sc != nil && sc.legacySkills()
-}
-
-// settle ends the connection's set-up: the handshake results kept for
-// legacyCapability are let go.
-func (t *guardedTransport) settle() {
-	if sc := t.sniffer(); sc != nil {
-		sc.settle()
-	}
-}
-
-// pickProfile chooses how to read an origin that did not declare the
-// extension; "" means it serves no skills the host can use.
-func pickProfile(caps *mcp.ServerCapabilities, legacy bool) string {
+// pick chooses how to read an origin that did not declare the extension;
+// "" means it serves no skills the host can use. Call it before settle.
+func (profileHooks) pick(conn mcp.Connection, caps *mcp.ServerCapabilities) string {
+	sc, _ := conn.(*sniffConn)
 	switch {
-	case legacy:
+	case sc != nil && sc.legacySkills():
 		return ProfileLegacy
 	case caps != nil && caps.Resources != nil:
 		return ProfileIndex
@@ -153,35 +138,33 @@ func pickProfile(caps *mcp.ServerCapabilities, legacy bool) string {
 	return ""
 }
 
-// relistProfile lists an origin through its compatibility profile.
-func (o *originState) relistProfile(ctx context.Context, sess *mcp.ClientSession) {
-	var entries []*Entry
-	var err error
-	switch o.profile {
-	case ProfileIndex:
-		entries, err = o.listIndex(ctx, sess)
-	case ProfileLegacy:
-		entries, err = o.listLegacy(ctx, sess)
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if err != nil {
-		if o.listing == nil {
-			o.status.Err = fmt.Errorf("%w: %v", ErrUnavailable, err)
-		}
-		o.diagLocked(Error, "", err.Error(), err)
-		return
-	}
-	o.listing = entries
-	o.status.Err = nil
-	o.status.Skills = len(entries)
-	o.status.Listed = time.Now()
-	// Nothing here carries a ttl; entries are re-listed on demand.
-	o.expires = o.status.Listed
-	for _, e := range entries {
-		e.expires = o.expires
+// settle lets go of the handshake results kept for pick.
+func (profileHooks) settle(conn mcp.Connection) {
+	if sc, ok := conn.(*sniffConn); ok {
+		sc.settle()
 	}
 }
+
+func (profileHooks) list(ctx context.Context, o *originState, sess *mcp.ClientSession) ([]*Entry, error) {
+	switch o.profile {
+	case ProfileIndex:
+		return o.listIndex(ctx, sess)
+	case ProfileLegacy:
+		return o.listLegacy(ctx, sess)
+	}
+	return nil, fmt.Errorf("no compatibility profile %q", o.profile)
+}
+
+// load loads a legacy skill; an index entry's SKILL.md is read by the core.
+func (profileHooks) load(ctx context.Context, h *Host, o *originState, e *Entry, grant bool) (*Loaded, bool, error) {
+	if e.Profile != ProfileLegacy {
+		return nil, false, nil
+	}
+	l, err := h.loadLegacy(ctx, o, e, grant)
+	return l, true, err
+}
+
+func (profileHooks) check(e *Entry, data []byte) error { return e.checkIndexDigest(data) }
 
 // listIndex reads skill://index.json (seed 002). Entries are "dynamic"
 // (no complete manifest): declined unless the host allows such skills,
@@ -414,5 +397,5 @@ func (h *Host) loadLegacy(ctx context.Context, o *originState, e *Entry, grant b
 	doc := &skill.Document{Frontmatter: e.Frontmatter, Body: []byte(body), BodyLine: 1}
 	// The instructions count toward the skill's retrieval limit, as a
 	// dynamic skill's SKILL.md does.
-	return &Loaded{Entry: e, h: h, grantTools: grant, Document: doc, Content: []byte(body), legacy: set, retrieved: int64(len(body))}, nil
+	return &Loaded{Entry: e, h: h, grantTools: grant, Document: doc, Content: []byte(body), held: set, retrieved: int64(len(body))}, nil
 }
