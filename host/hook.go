@@ -15,6 +15,8 @@ import (
 // and knows no profile by name; without it (compatProfiles nil) such a
 // server serves no skills the host can use.
 type compat interface {
+	// client registers the custom methods the profiles send on c.
+	client(c *mcp.Client)
 	// wrap wraps a new connection to a server, to see what go-sdk's client
 	// cannot (capabilities and notifications it has no field or method
 	// for); changed asks for the server's skills to be listed again.

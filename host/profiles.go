@@ -119,6 +119,14 @@ type profileHooks struct{}
 
 func init() { compatProfiles = profileHooks{} }
 
+// client registers seed 001's methods (go-sdk's client sends only
+// registered custom methods).
+func (profileHooks) client(c *mcp.Client) {
+	// Registration only fails for standard method names; these are not.
+	_ = mcp.AddSendingCustomMethod[*wire.NameParams, *readResult](c, wire.MethodReadSkill)
+	_ = mcp.AddSendingCustomMethod[*wire.ReadReferenceParams, *referenceResult](c, wire.MethodReadReference)
+}
+
 // wrap sniffs the handshake for the legacy capability, and turns a legacy
 // server's notifications/skills/list_changed into changed.
 func (profileHooks) wrap(c mcp.Connection, changed func()) mcp.Connection {
