@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -190,13 +189,6 @@ type skillSource struct {
 	gen   int                        // counts changes, so a list taken before one is not cached after it
 }
 
-func callerKeyOf(c *Caller) string {
-	if c == nil {
-		return ""
-	}
-	return c.Subject + "\x00" + strings.Join(c.Scopes, " ") + "\x00" + strings.Join(c.Groups, " ")
-}
-
 // View implements [ViewSource]: the current snapshot is listed for c, an
 // earlier one is returned as it is.
 func (a *skillSource) View(ctx context.Context, snap Snapshot, c *Caller) (Snapshot, error) {
@@ -209,7 +201,7 @@ func (a *skillSource) View(ctx context.Context, snap Snapshot, c *Caller) (Snaps
 // list returns what the source lists for the caller in ctx, from the cache
 // when the source notifies changes.
 func (a *skillSource) list(ctx context.Context) (Snapshot, error) {
-	key := callerKeyOf(CallerFromContext(ctx))
+	key := CallerFromContext(ctx).Key()
 	a.mu.Lock()
 	gen := a.gen
 	snap := a.cache[key]
