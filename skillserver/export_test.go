@@ -2,6 +2,7 @@ package skillserver
 
 import (
 	"context"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -47,5 +48,14 @@ func WithoutProfiles(fn func()) {
 	saved := newCompat
 	newCompat = nil
 	defer func() { newCompat = saved }()
+	fn()
+}
+
+// WithoutProfile runs fn with one compatibility profile's registration line
+// removed, as if it and its file were deleted.
+func WithoutProfile(name Profile, fn func()) {
+	saved := registered
+	registered = slices.DeleteFunc(slices.Clone(registered), func(r registration) bool { return r.name == name })
+	defer func() { registered = saved }()
 	fn()
 }

@@ -25,7 +25,7 @@ type legacyConn struct {
 // connect watches the connection's requests when a legacy profile is
 // served.
 func (p *profileSet) connect(nc *notifyConn) (see func(*jsonrpc.Request), done func()) {
-	if !p.legacyCapability() {
+	if !p.legacy {
 		return nil, nil
 	}
 	c := &legacyConn{notifyConn: nc}
