@@ -168,14 +168,6 @@ func (srv *Server) profiles() *profileSet {
 	return &profileSet{srv: srv}
 }
 
-// serves reports whether the profile is served.
-func serves(list []Profile, p Profile) bool {
-	if list == nil {
-		list = DefaultProfiles
-	}
-	return slices.Contains(list, p)
-}
-
 func newProfileSet(srv *Server) (compat, bool, error) {
 	list := srv.opts.Profiles
 	if list == nil {
@@ -201,7 +193,7 @@ func newProfileSet(srv *Server) (compat, bool, error) {
 		ps.parts = append(ps.parts, pt)
 		ps.legacy = ps.legacy || pt.legacy()
 	}
-	if srv.opts.Scripts != nil && !serves(list, ProfileSeed001) {
+	if srv.opts.Scripts != nil && !slices.Contains(list, ProfileSeed001) {
 		return nil, false, errors.New("server: Options.Scripts is set but the seed001 profile, which defines skills/execute, is not served")
 	}
 	return ps, ext, nil
