@@ -123,8 +123,10 @@ type part interface {
 	// checkURI refuses a skills/get uri (uri: p.URI, "" when absent) the
 	// profile gives a meaning of its own.
 	checkURI(uri string, absent bool) error
-	// entry adds the profile's fields to a superset skills/list entry.
-	entry(sk *catalog.Skill, e *wire.ListEntry)
+	// entry returns e, a superset skills/list entry of sk, with the
+	// profile's fields added (by value: a pointer would move every entry
+	// to the heap).
+	entry(sk *catalog.Skill, e wire.ListEntry) wire.ListEntry
 	// capability adds to the legacy "skills" capability.
 	capability(c *wire.LegacyCapability)
 	// capabilities adds to the server's capabilities.
@@ -146,13 +148,13 @@ func (noPart) register() error { return nil }
 func (noPart) getByName(context.Context, string, json.RawMessage) (*getResponse, bool, error) {
 	return nil, false, nil
 }
-func (noPart) checkURI(string, bool) error           { return nil }
-func (noPart) entry(*catalog.Skill, *wire.ListEntry) {}
-func (noPart) capability(*wire.LegacyCapability)     {}
-func (noPart) capabilities(*mcp.ServerCapabilities)  {}
-func (noPart) resource(string) bool                  { return false }
-func (noPart) resources() []*mcp.Resource            { return nil }
-func (noPart) reading() (reading, int)               { return reading{}, 0 }
+func (noPart) checkURI(string, bool) error                             { return nil }
+func (noPart) entry(_ *catalog.Skill, e wire.ListEntry) wire.ListEntry { return e }
+func (noPart) capability(*wire.LegacyCapability)                       {}
+func (noPart) capabilities(*mcp.ServerCapabilities)                    {}
+func (noPart) resource(string) bool                                    { return false }
+func (noPart) resources() []*mcp.Resource                              { return nil }
+func (noPart) reading() (reading, int)                                 { return reading{}, 0 }
 func (noPart) read(context.Context, string) (*ReadResourceResult, error) {
 	return nil, internalError("", "no profile serves this resource")
 }
@@ -302,7 +304,7 @@ func (ps *profileSet) list(ctx context.Context, init *mcp.InitializeParams, p *w
 		if sk := snap.Skill(e.URI); sk != nil {
 			le.Name, le.Description = sk.Name, sk.Frontmatter.Description()
 			for _, pt := range ps.parts {
-				pt.entry(sk, &le)
+				le = pt.entry(sk, le)
 			}
 		}
 		res.Skills = append(res.Skills, le)

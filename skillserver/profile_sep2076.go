@@ -49,12 +49,13 @@ func (sep2076Part) checkURI(uri string, absent bool) error {
 	return nil
 }
 
-func (sep2076Part) entry(sk *catalog.Skill, le *wire.ListEntry) {
+func (sep2076Part) entry(sk *catalog.Skill, le wire.ListEntry) wire.ListEntry {
 	m := mapFrontmatter(sk.Frontmatter)
 	le.Title, le.Version, le.Tags, le.Arguments = m.title, m.version, m.tags, m.arguments
 	if !m.deps.Empty() {
 		le.Dependencies = m.deps
 	}
+	return le
 }
 
 func (sep2076Part) reading() (reading, int) {
