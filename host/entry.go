@@ -97,8 +97,10 @@ type Entry struct {
 	Unverified string
 	// Signature is the Sigstore bundle the server attached under
 	// wire.MetaSignature, verbatim; nil when the entry carried none.
-	Signature   []byte
-	indexDigest string
+	Signature []byte
+	// mdDigest is the digest of SKILL.md a compatibility profile listed
+	// (the index's), checked when the core reads it.
+	mdDigest string
 
 	expires time.Time
 	local   *catalog.Skill
