@@ -7,8 +7,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/skillport/skillport/wire"
 )
 
 // Transport wraps t so that the compatibility profiles see what a client
@@ -108,10 +106,10 @@ func (c *notifyConn) Close() error {
 
 // isChangeNote reports whether method is a notification that tells every
 // interested session that something changed, rather than answering one of
-// its requests.
+// its requests. (The profiles queue their own with out.put.)
 func isChangeNote(method string) bool {
 	switch method {
-	case wire.NotificationSkillsList, notifyListChanged, notifyUpdated,
+	case notifyListChanged, notifyUpdated,
 		"notifications/tools/list_changed", "notifications/prompts/list_changed":
 		return true
 	}
