@@ -29,7 +29,7 @@ type originState struct {
 	mu       sync.Mutex
 	session  *mcp.ClientSession
 	settings wire.Settings
-	profile  string // "" for the Skills Extension, else ProfileIndex or ProfileLegacy
+	profile  string // "" for the Skills Extension, else a compatibility profile (hook.go)
 	protocol string // the negotiated protocol revision
 	status   OriginStatus
 	listing  []*Entry          // last good listing, in server order
@@ -183,7 +183,7 @@ func (o *originState) connect(ctx context.Context, then func()) (_ <-chan struct
 			return nil, err
 		}
 	}
-	gt := &guardedTransport{inner: inner, skillsChanged: o.scheduleRefresh}
+	gt := &guardedTransport{inner: inner, changed: o.scheduleRefresh}
 	defer gt.settle()
 	type result struct {
 		s   *mcp.ClientSession
@@ -245,11 +245,13 @@ func (o *originState) connect(ctx context.Context, then func()) (_ <-chan struct
 	}
 	settings, ok := declaration(caps)
 	if !ok {
-		// Without the extension, a compatibility profile (profiles.go).
-		if p := pickProfile(caps, gt.legacyCapability()); p != "" {
-			o.profile, o.status.Profile = p, p
-			run = then
-			return fin, nil
+		// Without the extension, a compatibility profile (hook.go).
+		if compatProfiles != nil {
+			if p := compatProfiles.pick(gt.wrapped(), caps); p != "" {
+				o.profile, o.status.Profile = p, p
+				run = then
+				return fin, nil
+			}
 		}
 		return nil, fmt.Errorf("%w: %w (%s)", ErrUnavailable, ErrNoSkills, wire.ExtensionID)
 	}
@@ -322,7 +324,7 @@ func (o *originState) relist(ctx context.Context) {
 	o.status.Refused = 0
 	o.diags = slices.DeleteFunc(o.diags, func(d Diagnostic) bool { return d.Refused })
 	o.mu.Unlock()
-	if o.profile != "" {
+	if o.profile != "" && compatProfiles != nil {
 		o.relistProfile(ctx, sess)
 		return
 	}
@@ -594,4 +596,31 @@ func (o *originState) scheduleRefresh() {
 			o.h.rebuild()
 		}
 	})
+}
+
+// relistProfile lists an origin through its compatibility profile
+// (hook.go).
+func (o *originState) relistProfile(ctx context.Context, sess *mcp.ClientSession) {
+	entries, err := compatProfiles.list(ctx, o, sess)
+	if err == nil {
+		entries = o.trust(entries)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err != nil {
+		if o.listing == nil {
+			o.status.Err = fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		o.diagLocked(Error, "", err.Error(), err)
+		return
+	}
+	o.listing = entries
+	o.status.Err = nil
+	o.status.Skills = len(entries)
+	o.status.Listed = time.Now()
+	// Nothing here carries a ttl; entries are re-listed on demand.
+	o.expires = o.status.Listed
+	for _, e := range entries {
+		e.expires = o.expires
+	}
 }

@@ -105,7 +105,9 @@ type Entry struct {
 	// SignatureNote is what Options.Trust reports about the signature, for
 	// the user ("signature verified: key 0123…").
 	SignatureNote string
-	indexDigest   string
+	// mdDigest is the digest of SKILL.md a compatibility profile listed
+	// (the index's), checked when the core reads it.
+	mdDigest string
 
 	// ScanFindings are the scan findings the server's registry recorded
 	// for this version, under wire.MetaScanFindings, verbatim (a JSON

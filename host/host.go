@@ -721,7 +721,8 @@ func newClient(h *Host, o *originState) *mcp.Client {
 	_ = mcp.AddSendingCustomMethod[*wire.ListSkillsParams, *listResult](c, wire.MethodListSkills)
 	_ = mcp.AddSendingCustomMethod[*wire.GetSkillParams, *getResult](c, wire.MethodGetSkill)
 	_ = mcp.AddSendingCustomMethod[*wire.ReadDirectoryParams, *wire.ReadDirectoryResult](c, wire.MethodReadDirectory)
-	_ = mcp.AddSendingCustomMethod[*wire.NameParams, *readResult](c, wire.MethodReadSkill)
-	_ = mcp.AddSendingCustomMethod[*wire.ReadReferenceParams, *referenceResult](c, wire.MethodReadReference)
+	if compatProfiles != nil {
+		compatProfiles.client(c)
+	}
 	return c
 }

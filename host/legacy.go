@@ -264,6 +264,19 @@ func referenceData(res *referenceResult) (data []byte, mime string, err error) {
 	return c.Blob, c.MIMEType, nil
 }
 
+// listed implements heldFiles.
+func (s *legacySet) listed() []wire.SkillResource { return s.manifest }
+
+// read implements heldFiles: a listed file is read on the skill's origin.
+func (s *legacySet) read(ctx context.Context, l *Loaded, ref, uri string) (*File, bool, error) {
+	f := s.lookup(ref, uri)
+	if f == nil {
+		return nil, false, nil
+	}
+	file, err := l.readLegacy(ctx, l.h.byLabel[l.Entry.Origin], f)
+	return file, true, err
+}
+
 // readLegacy reads a listed supporting file of a legacy skill on its own
 // origin: SEP-2076 files with resources/read of the listed URI, seed-001
 // files with skills/read_reference. The bytes count toward the skill's

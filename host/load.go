@@ -22,10 +22,10 @@ import (
 // model's context, and the host holds the entry it was loaded from (the
 // acting window). Every file read through it resolves against the
 // skill root, must be listed in the held entry, and is verified; reads go to
-// the skill's own origin only. A legacy-profile skill (ProfileLegacy) has
-// no manifest: the files its server listed when it was loaded are held
-// instead, and reads of them are bounded like those of a "dynamic" skill
-// and never verified.
+// the skill's own origin only. A skill read through a compatibility
+// profile may have no manifest: the files its server listed when it was
+// loaded are held instead, and reads of them are bounded like those of a
+// "dynamic" skill and never verified.
 type Loaded struct {
 	// Entry is the held entry.
 	Entry *Entry
@@ -36,7 +36,7 @@ type Loaded struct {
 
 	h          *Host
 	grantTools bool
-	legacy     *legacySet // files a legacy server listed; nil otherwise
+	held       heldFiles // files a compatibility profile's server listed; nil otherwise
 
 	mu        sync.Mutex
 	retrieved int64 // bytes read for a dynamic skill
@@ -118,16 +118,20 @@ func (h *Host) Load(ctx context.Context, e *Entry) (*Loaded, error) {
 		r, _ := e.File(e.URI)
 		res = &r
 	}
-	if e.Profile == ProfileLegacy {
-		return h.loadLegacy(ctx, o, e, grant)
+	if e.Profile != "" && compatProfiles != nil {
+		if l, ok, err := compatProfiles.load(ctx, h, o, e, grant); ok {
+			return l, err
+		}
 	}
 	l := &Loaded{Entry: e, h: h, grantTools: grant}
 	data, _, err := l.fetch(ctx, o, e.URI, res)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.checkIndexDigest(data); err != nil {
-		return nil, err
+	if e.Profile != "" && compatProfiles != nil {
+		if err := compatProfiles.check(e, data); err != nil {
+			return nil, err
+		}
 	}
 	doc, err := h.parseSkillMD(ctx, o, e, data)
 	if err != nil {
@@ -300,8 +304,8 @@ func (l *Loaded) account(o *originState, uri string, n int64) error {
 // or for a legacy skill the files its server listed on load. ok is false
 // for a "dynamic" skill, which has neither.
 func (l *Loaded) manifest() (files []wire.SkillResource, ok bool) {
-	if l.legacy != nil {
-		return l.legacy.manifest, true
+	if l.held != nil {
+		return l.held.listed(), true
 	}
 	return l.Entry.Files, !l.Entry.Dynamic
 }
@@ -362,11 +366,11 @@ func (l *Loaded) ReadFile(ctx context.Context, ref string) (*File, error) {
 		return nil, err
 	}
 	e := l.Entry
-	if l.legacy != nil {
+	if l.held != nil {
 		// Listed names are checked paths; matching them first lets a model
 		// pass a name as the server wrote it (spaces and all).
-		if f := l.legacy.lookup(ref, ""); f != nil {
-			return l.readLegacy(ctx, l.h.byLabel[e.Origin], f)
+		if f, ok, err := l.held.read(ctx, l, ref, ""); ok {
+			return f, err
 		}
 	}
 	uri, err := l.resolve(ref, false)
@@ -389,13 +393,12 @@ func (l *Loaded) ReadFile(ctx context.Context, ref string) (*File, error) {
 		return &File{URI: uri, Path: rel, Data: data, MIMEType: f.MIMEType, Verified: true}, nil
 	}
 	o := l.h.byLabel[e.Origin]
-	if l.legacy != nil {
-		f := l.legacy.lookup("", uri)
-		if f == nil {
-			// No refresh: a legacy skill has no entry to fetch by URI.
-			return nil, l.noSuchFile(ref, false, ReasonUnlisted)
+	if l.held != nil {
+		if f, ok, err := l.held.read(ctx, l, "", uri); ok {
+			return f, err
 		}
-		return l.readLegacy(ctx, o, f)
+		// No refresh: such a skill has no entry to fetch by URI.
+		return nil, l.noSuchFile(ref, false, ReasonUnlisted)
 	}
 	if e.Dynamic {
 		data, mime, err := l.fetch(ctx, o, uri, nil)

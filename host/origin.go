@@ -490,12 +490,12 @@ var errNoResources = errors.New("declares the Skills extension without the resou
 // reading would otherwise block a call past its timeout.
 type guardedTransport struct {
 	inner mcp.Transport
-	// skillsChanged runs on notifications/skills/list_changed, which only
-	// legacy-profile servers send and go-sdk's client cannot receive.
-	skillsChanged func()
-	mu            sync.Mutex
-	conn          mcp.Connection
-	gone          bool
+	// changed asks for the server's skills to be listed again, when the
+	// compatibility profiles' wrapper of the connection sees it must.
+	changed func()
+	mu      sync.Mutex
+	conn    mcp.Connection
+	gone    bool
 }
 
 func (t *guardedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -514,8 +514,30 @@ func (t *guardedTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	// goroutine per write is needed there (it cost a host about a tenth of
 	// its discovery CPU).
 	_, direct := t.inner.(*mcp.StreamableClientTransport)
-	t.conn = &ctxConn{Connection: &sniffConn{Connection: c, skillsChanged: t.skillsChanged}, direct: direct}
+	if compatProfiles != nil {
+		c = compatProfiles.wrap(c, t.changed)
+	}
+	t.conn = &ctxConn{Connection: c, direct: direct}
 	return t.conn, nil
+}
+
+// wrapped returns the connection as the compatibility profiles wrapped it,
+// or nil before Connect.
+func (t *guardedTransport) wrapped() mcp.Connection {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cc, ok := t.conn.(*ctxConn)
+	if !ok {
+		return nil
+	}
+	return cc.Connection
+}
+
+// settle ends the connection's set-up for the compatibility profiles.
+func (t *guardedTransport) settle() {
+	if c := t.wrapped(); c != nil && compatProfiles != nil {
+		compatProfiles.settle(c)
+	}
 }
 
 func (t *guardedTransport) close() {

@@ -2,13 +2,10 @@ package host
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,19 +22,13 @@ import (
 const (
 	// ProfileSEP2640 is the Skills Extension: complete manifests with digests.
 	ProfileSEP2640 = "sep2640"
-	// ProfileIndex is a server publishing skill://index.json: the digest
-	// covers SKILL.md only.
-	ProfileIndex = "index"
 	// ProfileLegacy is a server with the top-level "skills" capability of
 	// SEP-2076 or seed 001: instructions by name, no digests at all.
 	ProfileLegacy = "skills"
 )
 
-// Notes set in Entry.Unverified.
-const (
-	unverifiedIndex  = "listed by skill://index.json: its digest covers SKILL.md only, so the supporting files cannot be verified"
-	unverifiedLegacy = "served through the pre-extension skills primitive (SEP-2076 / seed 001): no digests, nothing can be verified"
-)
+// unverifiedLegacy is the note set in Entry.Unverified.
+const unverifiedLegacy = "served through the pre-extension skills primitive (SEP-2076 / seed 001): no digests, nothing can be verified"
 
 // sniffConn keeps what the host needs of a server's handshake beyond what
 // go-sdk's ServerCapabilities holds: the top-level "skills" capability of a
@@ -114,191 +105,104 @@ func isSkillsListChanged(msg jsonrpc.Message) bool {
 	return ok && !r.IsCall() && r.Method == wire.NotificationSkillsList
 }
 
-// sniffer returns the connection's sniffConn, or nil.
-func (t *guardedTransport) sniffer() *sniffConn {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	cc, ok := t.conn.(*ctxConn)
-	if !ok {
-		return nil
+// profileHooks is the host's compatibility profiles behind the core's
+// hook (hook.go), registered by the init below.
+type profileHooks struct{}
+
+func init() { compatProfiles = profileHooks{} }
+
+// client registers seed 001's methods (go-sdk's client sends only
+// registered custom methods).
+func (profileHooks) client(c *mcp.Client) {
+	// Registration only fails for standard method names; these are not.
+	_ = mcp.AddSendingCustomMethod[*wire.NameParams, *readResult](c, wire.MethodReadSkill)
+	_ = mcp.AddSendingCustomMethod[*wire.ReadReferenceParams, *referenceResult](c, wire.MethodReadReference)
+}
+
+// wrap sniffs the handshake for the legacy capability, and turns a legacy
+// server's notifications/skills/list_changed into changed.
+func (profileHooks) wrap(c mcp.Connection, changed func()) mcp.Connection {
+	return &sniffConn{Connection: c, skillsChanged: changed}
+}
+
+// hostProfiles are the profiles a server without the extension is read
+// through, in order of preference: removing one is deleting its file and
+// its line here.
+var hostProfiles = []hostProfile{
+	legacyProfile, // this file and legacy.go
+	indexProfile,  // profile_index.go
+}
+
+// hostProfile is what one profile does for the hook.
+type hostProfile struct {
+	name string
+	// pick reports whether a server is read through the profile.
+	pick func(conn mcp.Connection, caps *mcp.ServerCapabilities) bool
+	list func(o *originState, ctx context.Context, sess *mcp.ClientSession) ([]*Entry, error)
+	// load loads an entry; nil: the core reads its SKILL.md.
+	load func(h *Host, ctx context.Context, o *originState, e *Entry, grant bool) (*Loaded, error)
+	// check verifies the SKILL.md the core read; nil: nothing to check.
+	check func(e *Entry, data []byte) error
+}
+
+var legacyProfile = hostProfile{
+	name: ProfileLegacy,
+	pick: func(conn mcp.Connection, _ *mcp.ServerCapabilities) bool {
+		sc, _ := conn.(*sniffConn)
+		return sc != nil && sc.legacySkills()
+	},
+	list: (*originState).listLegacy,
+	load: (*Host).loadLegacy,
+}
+
+func profileNamed(name string) *hostProfile {
+	for i := range hostProfiles {
+		if hostProfiles[i].name == name {
+			return &hostProfiles[i]
+		}
 	}
-	sc, _ := cc.Connection.(*sniffConn)
-	return sc
+	return nil
 }
 
-// legacyCapability reports whether the server declared a top-level
-// "skills" object. Call it before settle.
-func (t *guardedTransport) legacyCapability() bool {
-	sc := t.sniffer()
-	return sc != nil && sc.legacySkills()
-}
-
-// settle ends the connection's set-up: the handshake results kept for
-// legacyCapability are let go.
-func (t *guardedTransport) settle() {
-	if sc := t.sniffer(); sc != nil {
-		sc.settle()
-	}
-}
-
-// pickProfile chooses how to read an origin that did not declare the
-// extension; "" means it serves no skills the host can use.
-func pickProfile(caps *mcp.ServerCapabilities, legacy bool) string {
-	switch {
-	case legacy:
-		return ProfileLegacy
-	case caps != nil && caps.Resources != nil:
-		return ProfileIndex
+// pick chooses how to read an origin that did not declare the extension;
+// "" means it serves no skills the host can use. Call it before settle.
+func (profileHooks) pick(conn mcp.Connection, caps *mcp.ServerCapabilities) string {
+	for _, p := range hostProfiles {
+		if p.pick(conn, caps) {
+			return p.name
+		}
 	}
 	return ""
 }
 
-// relistProfile lists an origin through its compatibility profile.
-func (o *originState) relistProfile(ctx context.Context, sess *mcp.ClientSession) {
-	var entries []*Entry
-	var err error
-	switch o.profile {
-	case ProfileIndex:
-		entries, err = o.listIndex(ctx, sess)
-	case ProfileLegacy:
-		entries, err = o.listLegacy(ctx, sess)
-	}
-	if err == nil {
-		entries = o.trust(entries)
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if err != nil {
-		if o.listing == nil {
-			o.status.Err = fmt.Errorf("%w: %v", ErrUnavailable, err)
-		}
-		o.diagLocked(Error, "", err.Error(), err)
-		return
-	}
-	o.listing = entries
-	o.status.Err = nil
-	o.status.Skills = len(entries)
-	o.status.Listed = time.Now()
-	// Nothing here carries a ttl; entries are re-listed on demand.
-	o.expires = o.status.Listed
-	for _, e := range entries {
-		e.expires = o.expires
+// settle lets go of the handshake results kept for pick.
+func (profileHooks) settle(conn mcp.Connection) {
+	if sc, ok := conn.(*sniffConn); ok {
+		sc.settle()
 	}
 }
 
-// listIndex reads skill://index.json (seed 002). Entries are "dynamic"
-// (no complete manifest): declined unless the host allows such skills,
-// never persistently approved; the SKILL.md digest is still checked on load.
-func (o *originState) listIndex(ctx context.Context, sess *mcp.ClientSession) ([]*Entry, error) {
-	callCtx, cancel := context.WithTimeout(ctx, o.h.opts.CallTimeout)
-	defer cancel()
-	res, err := sess.ReadResource(callCtx, &mcp.ReadResourceParams{URI: wire.IndexURI})
-	if err != nil {
-		return nil, fmt.Errorf("the server does not declare the Skills extension and %s cannot be read: %v", wire.IndexURI, err)
+func (profileHooks) list(ctx context.Context, o *originState, sess *mcp.ClientSession) ([]*Entry, error) {
+	if p := profileNamed(o.profile); p != nil {
+		return p.list(o, ctx, sess)
 	}
-	if len(res.Contents) != 1 || res.Contents[0] == nil || res.Contents[0].URI != wire.IndexURI {
-		return nil, fmt.Errorf("%s: expected exactly one content item for the index", wire.IndexURI)
-	}
-	c := res.Contents[0]
-	data := []byte(c.Text)
-	if c.Text == "" {
-		data = c.Blob
-	}
-	entries, notes, err := decodeIndex(o.cfg.Label, data, o.h.opts.MaxEntries)
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range notes {
-		if d.Refused {
-			o.refuse(d)
-		} else {
-			o.diag(d.Severity, d.URI, d.Message, d.Err)
-		}
-	}
-	for _, e := range entries {
-		o.ingest(e)
-	}
-	return entries, nil
+	return nil, fmt.Errorf("no compatibility profile %q", o.profile)
 }
 
-// decodeIndex turns the content of skill://index.json into registry
-// entries of origin label, at most max of them. What is left out (entries
-// of other types, invalid or repeated ones, those past max) is returned as
-// notes; only content that is not an index at all is an error.
-func decodeIndex(label string, data []byte, max int) ([]*Entry, []Diagnostic, error) {
-	var ix struct {
-		Skills []json.RawMessage `json:"skills"`
+func (profileHooks) load(ctx context.Context, h *Host, o *originState, e *Entry, grant bool) (*Loaded, bool, error) {
+	p := profileNamed(e.Profile)
+	if p == nil || p.load == nil {
+		return nil, false, nil
 	}
-	if err := json.Unmarshal(data, &ix); err != nil {
-		return nil, nil, fmt.Errorf("%s is not a JSON index: %v", wire.IndexURI, err)
-	}
-	if ix.Skills == nil {
-		return nil, nil, fmt.Errorf("%s has no skills array; it is not a skills index", wire.IndexURI)
-	}
-	var out []*Entry
-	var notes []Diagnostic
-	note := func(uri, msg string, err error) {
-		notes = append(notes, Diagnostic{Origin: label, URI: uri, Severity: Warning, Message: msg, Err: err})
-	}
-	// leftOut notes an entry that is a skill the host does not take.
-	leftOut := func(uri, msg string, err error) {
-		notes = append(notes, Diagnostic{Origin: label, URI: uri, Severity: Warning, Message: msg, Err: err, Refused: true})
-	}
-	seen := map[string]bool{}
-	for i, raw := range ix.Skills {
-		if len(out) >= max {
-			note("", fmt.Sprintf("index capped at %d entries", max), nil)
-			break
-		}
-		var ie wire.IndexEntry
-		if err := json.Unmarshal(raw, &ie); err != nil {
-			leftOut("", fmt.Sprintf("index entry %d is not an entry object; left out", i), err)
-			continue
-		}
-		if ie.Type != wire.IndexTypeSkillMD {
-			note(ie.URL, fmt.Sprintf("index entry %d has type %q; only %q entries are skills this host can load", i, clip(ie.Type), wire.IndexTypeSkillMD), nil)
-			continue
-		}
-		if ie.Digest != "" && !validDigest(ie.Digest) {
-			leftOut(ie.URL, fmt.Sprintf("index entry left out: digest %q is not sha256: and 64 lowercase hex digits", clip(ie.Digest)), nil)
-			continue
-		}
-		fm, err := indexFrontmatter(ie)
-		if err != nil {
-			leftOut(ie.URL, "index entry left out: "+err.Error(), err)
-			continue
-		}
-		e, err := ValidateEntry(label, &wire.Skill{URI: ie.URL, Frontmatter: fm, Resources: &wire.Resources{Dynamic: true}})
-		if err != nil {
-			leftOut(entryURI(err), "index entry left out: "+entryMsg(err), err)
-			continue
-		}
-		if seen[e.URI] {
-			note(e.URI, "listed twice in the index; the first entry is kept", nil)
-			continue
-		}
-		seen[e.URI] = true
-		e.Profile, e.Unverified, e.indexDigest = ProfileIndex, unverifiedIndex, ie.Digest
-		out = append(out, e)
-	}
-	return out, notes, nil
+	l, err := p.load(h, ctx, o, e, grant)
+	return l, true, err
 }
 
-// indexFrontmatter is the entry's verbatim frontmatter when the index has
-// it (then it must agree with name and description), else name and
-// description alone.
-func indexFrontmatter(ie wire.IndexEntry) (skill.Frontmatter, error) {
-	var fm skill.Frontmatter
-	if len(ie.Frontmatter) > 0 {
-		if err := fm.UnmarshalJSON(ie.Frontmatter); err != nil {
-			return fm, err
-		}
-		if fm.Name() != ie.Name || fm.Description() != ie.Description {
-			return fm, errors.New("name or description differs from the entry's frontmatter")
-		}
-		return fm, nil
+func (profileHooks) check(e *Entry, data []byte) error {
+	if p := profileNamed(e.Profile); p != nil && p.check != nil {
+		return p.check(e, data)
 	}
-	return skill.FrontmatterFromMap([]string{"name", "description"}, map[string]any{"name": ie.Name, "description": ie.Description})
+	return nil
 }
 
 // listLegacy pages the SEP-2076 / seed-001 skills/list ({name,
@@ -361,19 +265,6 @@ func decodeLegacyEntry(label string, raw json.RawMessage) (*Entry, error) {
 	return e, nil
 }
 
-// checkIndexDigest verifies a SKILL.md fetched for an index entry against
-// the index's digest, the one thing the index lets a host verify.
-func (e *Entry) checkIndexDigest(data []byte) error {
-	if e.Profile != ProfileIndex || e.indexDigest == "" {
-		return nil
-	}
-	sum := sha256.Sum256(data)
-	if got := "sha256:" + hex.EncodeToString(sum[:]); got != e.indexDigest {
-		return &VerificationError{Origin: e.Origin, URI: e.URI, Reason: ReasonDigest, Detail: "SKILL.md does not match the digest in " + wire.IndexURI}
-	}
-	return nil
-}
-
 // loadLegacy fetches the instructions of a skill of a legacy origin, with
 // the list of its supporting files that the acting window then holds:
 // skills/read (seed 001), else skills/get by name (SEP-2076).
@@ -417,5 +308,5 @@ func (h *Host) loadLegacy(ctx context.Context, o *originState, e *Entry, grant b
 	doc := &skill.Document{Frontmatter: e.Frontmatter, Body: []byte(body), BodyLine: 1}
 	// The instructions count toward the skill's retrieval limit, as a
 	// dynamic skill's SKILL.md does.
-	return &Loaded{Entry: e, h: h, grantTools: grant, Document: doc, Content: []byte(body), legacy: set, retrieved: int64(len(body))}, nil
+	return &Loaded{Entry: e, h: h, grantTools: grant, Document: doc, Content: []byte(body), held: set, retrieved: int64(len(body))}, nil
 }

@@ -74,8 +74,8 @@ func FuzzIndexEntries(f *testing.F) {
 			if e.Profile != ProfileIndex || e.Unverified != unverifiedIndex {
 				t.Fatalf("index entry not marked: %q %q", e.Profile, e.Unverified)
 			}
-			if e.indexDigest != "" && !digestOracle.MatchString(e.indexDigest) {
-				t.Fatalf("malformed digest %q accepted", e.indexDigest)
+			if e.mdDigest != "" && !digestOracle.MatchString(e.mdDigest) {
+				t.Fatalf("malformed digest %q accepted", e.mdDigest)
 			}
 		}
 		for _, n := range notes {
@@ -312,7 +312,7 @@ func TestProfileDecoderExamples(t *testing.T) {
 	items = append([]string{`{"name":"s0","type":"skill-md","description":"d","url":"skill://s0/SKILL.md","digest":"sha256:ABC"}`, `7`}, items...)
 	items = append(items[:3], append([]string{items[2]}, items[3:]...)...) // s0 twice
 	entries, notes2, err := decodeIndex("o", []byte(`{"skills":[`+strings.Join(items, ",")+`]}`), fuzzIndexMax)
-	if err != nil || len(entries) != fuzzIndexMax || entries[0].Name != "s0" || entries[0].indexDigest != d {
+	if err != nil || len(entries) != fuzzIndexMax || entries[0].Name != "s0" || entries[0].mdDigest != d {
 		t.Fatalf("index: %d entries, %v", len(entries), err)
 	}
 	var msgs []string

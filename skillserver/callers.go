@@ -24,46 +24,32 @@ func (c *Caller) Key() string {
 	return "s:" + c.Subject + "\x00" + strings.Join(scopes, " ") + "\x00" + strings.Join(groups, " ")
 }
 
-// CallerSnapshot is a [Snapshot] that is one caller's view of a catalog,
-// as a [ContextSource] that filters by caller hands out. List cursors
-// issued from it are bound to that caller: another caller presenting one
-// gets the same -32602 "stale cursor" answer as after a change of the
-// catalog, so a cursor never carries one caller's listing to another.
-type CallerSnapshot interface {
+// ownedSnapshot is a caller's view of a [ViewSource], as the server
+// answers from it: cursors issued from it carry the caller's fingerprint.
+type ownedSnapshot struct {
 	Snapshot
-	// Caller is whose view this is (nil for the anonymous one).
-	Caller() *Caller
+	owner string
 }
 
-// ViewSource is a [ContextSource] that can say what one caller sees of a
-// snapshot it handed to its OnChange callbacks. The server then tells each
-// session only about changes its caller can see:
-// notifications/resources/list_changed only when the caller's view changed,
-// notifications/resources/updated only for a URI whose content changed in
-// the caller's view. A session is never told that something it cannot see
-// exists or changed. (Under a ViewSource, list_changed notifications of
-// resources the application adds itself are filtered the same way.)
-type ViewSource interface {
-	ContextSource
-	// View returns the part of snap (a snapshot passed to an OnChange
-	// callback, or returned by Snapshot) that caller c may see.
-	View(snap Snapshot, c *Caller) Snapshot
+// ownedBy returns snap marked as c's view (snap itself for an anonymous
+// caller). The fingerprint is a hash, so a cursor (which clients can
+// decode) never names the caller.
+func ownedBy(snap Snapshot, c *Caller) Snapshot {
+	k := c.Key()
+	if k == "" {
+		return snap
+	}
+	h := sha256.Sum256([]byte(k))
+	return &ownedSnapshot{Snapshot: snap, owner: base64.RawURLEncoding.EncodeToString(h[:12])}
 }
 
 // cursorOwner is the fingerprint a cursor issued from snap carries: empty
-// unless snap is a caller's view. It is a hash, so a cursor (which clients
-// can decode) never names the caller.
+// unless snap is a caller's view.
 func cursorOwner(snap Snapshot) string {
-	cs, ok := snap.(CallerSnapshot)
-	if !ok {
-		return ""
+	if o, ok := snap.(*ownedSnapshot); ok {
+		return o.owner
 	}
-	k := cs.Caller().Key()
-	if k == "" {
-		return ""
-	}
-	h := sha256.Sum256([]byte(k))
-	return base64.RawURLEncoding.EncodeToString(h[:12])
+	return ""
 }
 
 // SessionCallers remembers who each live session of an MCP server is
@@ -199,7 +185,11 @@ func (sc *SessionCallers) Hold(methods ...string) mcp.Middleware {
 func (srv *Server) owe(vs ViewSource, old, snap Snapshot, subs []string) []string {
 	changed := map[string]bool{}
 	srv.views.Owe(func(c *Caller) []string {
-		ov, nv := vs.View(old, c), vs.View(snap, c)
+		ov, oerr := vs.View(context.Background(), old, c)
+		nv, nerr := vs.View(context.Background(), snap, c)
+		if oerr != nil || nerr != nil || ov == nil || nv == nil {
+			ov, nv = old, snap // as an anonymous caller is told
+		}
 		var notes []string
 		if ov.ID() != nv.ID() {
 			notes = append(notes, notifyListChanged)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -73,32 +72,52 @@ func withCaller(ctx context.Context, req mcp.Request) context.Context {
 	return ctx
 }
 
-// ContextSource is a [Source] whose snapshot depends on the request: the
-// server asks it, with the request's context (carrying the [Caller]), for
-// the snapshot that answers skills/list, skills/get,
-// resources/directory/read, resources/list and resources/read. Snapshot()
-// remains the anonymous view, used for instructions, templates and change
-// notifications.
-type ContextSource interface {
+// ViewSource is implemented by a [Source] that shows each caller its own
+// part of what it serves (per-user catalogs, visibility rules):
+// [FromSkills] of a [SkillSource] that lists per caller, and filters such
+// as the server's access rules. The server answers each request from the
+// view of its caller, binds list cursors to that caller (another caller
+// presenting one gets the "stale cursor" answer a change gets, so a cursor
+// never carries one caller's listing to another), and tells each session
+// only about changes its caller can see: notifications/resources/list_changed
+// when the caller's view changed, notifications/resources/updated for a URI
+// whose content changed in it. (list_changed notifications of resources the
+// application adds itself are filtered the same way.) Snapshot() remains
+// the anonymous view, used for instructions and templates.
+type ViewSource interface {
 	Source
-	// SnapshotContext returns the snapshot that answers a request whose
-	// context is ctx. An error is reported to the client as an internal
-	// error, without its text (which may name the source's internals).
-	SnapshotContext(ctx context.Context) (Snapshot, error)
+	// View returns what caller c (nil: anonymous) sees of snap, a snapshot
+	// this source handed out (from Snapshot, or to an OnChange callback),
+	// or of the current one when snap is nil; ctx is the request's. A
+	// source that cannot tell what c saw of an earlier snapshot returns
+	// snap itself, and c is told about the change as an anonymous caller
+	// would be. An error is reported to the client as an internal error,
+	// without its text (which may name the source's internals).
+	View(ctx context.Context, snap Snapshot, c *Caller) (Snapshot, error)
 }
 
-// snapshot returns the snapshot that answers a request.
+// snapshot returns the snapshot that answers a request: the view of the
+// request's caller, which carries the caller's cursor fingerprint.
 func (srv *Server) snapshot(ctx context.Context) (Snapshot, error) {
-	cs, ok := srv.src.(ContextSource)
-	if !ok {
+	if srv.viewSrc == nil {
 		return srv.src.Snapshot(), nil
 	}
-	snap, err := cs.SnapshotContext(ctx)
-	if err != nil {
+	c := CallerFromContext(ctx)
+	snap, err := srv.viewSrc.View(ctx, nil, c)
+	if err != nil || snap == nil {
 		srv.log.Error("the skill source failed", "err", err)
 		return nil, internalError("", "the server cannot list its skills right now; try again later")
 	}
-	return snap, nil
+	return ownedBy(snap, c), nil
+}
+
+// refresh asks the source for a snapshot built after stale (one the
+// server answered from) reported a change.
+func (srv *Server) refresh(ctx context.Context, stale Snapshot) (Snapshot, error) {
+	if o, ok := stale.(*ownedSnapshot); ok {
+		stale = o.Snapshot
+	}
+	return srv.src.Refresh(ctx, stale)
 }
 
 // SkillSource is the least a publisher of skills implements: list them,
@@ -145,9 +164,11 @@ type Refresher interface {
 
 // FromSkills adapts a [SkillSource] to the [Source] the server answers
 // from. Files and directory resources are derived from the listed skills
-// ([catalog.DirsOf]); each request is answered from a snapshot of what
-// the source lists for its caller.
-func FromSkills(s SkillSource) ContextSource {
+// ([NewSnapshot]); each request is answered from a snapshot of what the
+// source lists for its caller. Of a snapshot handed to OnChange callbacks
+// only the anonymous view is known, so every session is told about a
+// change of what anonymous callers see.
+func FromSkills(s SkillSource) ViewSource {
 	a := &skillSource{src: s, cache: map[string]*listedSnapshot{}}
 	if n, ok := s.(ChangeNotifier); ok {
 		a.notifies = true
@@ -168,15 +189,19 @@ type skillSource struct {
 	gen   int                        // counts changes, so a list taken before one is not cached after it
 }
 
-func callerKeyOf(c *Caller) string {
-	if c == nil {
-		return ""
+// View implements [ViewSource]: the current snapshot is listed for c, an
+// earlier one is returned as it is.
+func (a *skillSource) View(ctx context.Context, snap Snapshot, c *Caller) (Snapshot, error) {
+	if snap != nil {
+		return snap, nil
 	}
-	return c.Subject + "\x00" + strings.Join(c.Scopes, " ") + "\x00" + strings.Join(c.Groups, " ")
+	return a.list(ContextWithCaller(ctx, c))
 }
 
-func (a *skillSource) SnapshotContext(ctx context.Context) (Snapshot, error) {
-	key := callerKeyOf(CallerFromContext(ctx))
+// list returns what the source lists for the caller in ctx, from the cache
+// when the source notifies changes.
+func (a *skillSource) list(ctx context.Context) (Snapshot, error) {
+	key := CallerFromContext(ctx).Key()
 	a.mu.Lock()
 	gen := a.gen
 	snap := a.cache[key]
@@ -202,7 +227,7 @@ func (a *skillSource) SnapshotContext(ctx context.Context) (Snapshot, error) {
 
 // Snapshot implements [Source]: the anonymous caller's view.
 func (a *skillSource) Snapshot() Snapshot {
-	snap, err := a.SnapshotContext(context.Background())
+	snap, err := a.list(context.Background())
 	if err != nil {
 		a.mu.Lock()
 		defer a.mu.Unlock()
@@ -225,7 +250,7 @@ func (a *skillSource) Refresh(ctx context.Context, stale Snapshot) (Snapshot, er
 	clear(a.cache)
 	a.gen++
 	a.mu.Unlock()
-	return a.SnapshotContext(ctx)
+	return a.list(ctx)
 }
 
 // OnChange implements [Source]. Callbacks run only for a source that

@@ -33,11 +33,11 @@ func BenchmarkFromSkills(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		t0 := time.Now()
-		if _, err := plain.SnapshotContext(ctx); err != nil {
+		if _, err := plain.View(ctx, nil, nil); err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		if _, err := cached.SnapshotContext(ctx); err != nil {
+		if _, err := cached.View(ctx, nil, nil); err != nil {
 			b.Fatal(err)
 		}
 		dPlain += t1.Sub(t0)

@@ -185,7 +185,7 @@ func TestFromSkillsCachesUntilChange(t *testing.T) {
 	src.OnChange(func(_, n skillserver.Snapshot) { changed <- n })
 	ctx := context.Background()
 	for range 5 {
-		if _, err := src.SnapshotContext(ctx); err != nil {
+		if _, err := src.View(ctx, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -204,8 +204,8 @@ func TestFromSkillsCachesUntilChange(t *testing.T) {
 	// Without notification, every request lists again.
 	plain := skillserver.FromSkills(g)
 	before := g.lists
-	plain.SnapshotContext(ctx)
-	plain.SnapshotContext(ctx)
+	plain.View(ctx, nil, nil)
+	plain.View(ctx, nil, nil)
 	if g.lists != before+2 {
 		t.Fatalf("a source without OnChange was cached")
 	}

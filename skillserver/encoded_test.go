@@ -117,15 +117,11 @@ func TestEncodedEntriesSameBytes(t *testing.T) {
 // filtering source does when the caller may see everything.
 type callerViews struct{ *CatalogSource }
 
-type callerView struct {
-	Snapshot
-	caller *Caller
-}
-
-func (v callerView) Caller() *Caller { return v.caller }
-
-func (s callerViews) SnapshotContext(ctx context.Context) (Snapshot, error) {
-	return callerView{s.Snapshot(), CallerFromContext(ctx)}, nil
+func (s callerViews) View(_ context.Context, snap Snapshot, _ *Caller) (Snapshot, error) {
+	if snap == nil {
+		snap = s.Snapshot()
+	}
+	return snap, nil
 }
 
 // TestEncodedPagesPerCallerBounded: encoded skills/list pages are kept per

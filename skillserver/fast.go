@@ -329,7 +329,7 @@ func (srv *Server) fastResult(ctx context.Context, method string, p fastParams, 
 		}
 		res = r
 	case wire.MethodReadDirectory:
-		if !srv.prof.sep2640 {
+		if !srv.ext {
 			return nil, false // not served: go-sdk says so
 		}
 		r, err := srv.readDirectory(ctx, &wire.ReadDirectoryParams{URI: p.uri, Cursor: p.cursor})
@@ -338,7 +338,7 @@ func (srv *Server) fastResult(ctx context.Context, method string, p fastParams, 
 		}
 		res = r
 	default: // resources/read
-		if !srv.owns(p.uri) || (p.uri == wire.IndexURI && srv.prof.index) {
+		if !srv.owns(p.uri) || srv.compatResource(p.uri) {
 			return nil, false
 		}
 		snap, f, data, err := srv.readFile(ctx, p.uri)

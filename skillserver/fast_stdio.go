@@ -10,7 +10,6 @@ import (
 
 	"github.com/skillport/skillport/internal/jsonobj"
 	"github.com/skillport/skillport/internal/stdio"
-	"github.com/skillport/skillport/wire"
 )
 
 // fastStdio gives a stdio transport the thin read path, when the server
@@ -39,9 +38,9 @@ func (srv *Server) stdioAnswerer(initRaw json.RawMessage) func([]byte) io.Writer
 		if !ok {
 			return nil
 		}
-		if req.method == wire.MethodListSkills && !declared && srv.prof.legacyCapability() {
-			// Such a client is a legacy one, which the connection's
-			// wrapper must see list (profile_notify.go).
+		if srv.compat != nil && srv.compat.watches(req.method, declared) {
+			// The compatibility profiles must see this request on the
+			// connection (hook.go).
 			return nil
 		}
 		v := fastView{init: init}

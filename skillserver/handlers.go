@@ -2,6 +2,7 @@ package skillserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -262,8 +263,8 @@ func (srv *Server) listResources(ctx context.Context, req *mcp.ListResourcesRequ
 	}
 	end := min(start+srv.opts.PageSize, len(files))
 	res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, end-start+1)}
-	if start == 0 && srv.prof.index {
-		res.Resources = append(res.Resources, indexResource())
+	if start == 0 && srv.compat != nil {
+		res.Resources = append(res.Resources, srv.compat.resources()...)
 	}
 	for _, f := range files[start:end] {
 		res.Resources = append(res.Resources, resource(snap, f))
@@ -286,7 +287,7 @@ func (srv *Server) chain(ctx context.Context, res mcp.Result) mcp.Result {
 	if err != nil {
 		return res
 	}
-	if len(snap.Files()) > 0 || srv.prof.index {
+	if len(snap.Files()) > 0 || (srv.compat != nil && len(srv.compat.resources()) > 0) {
 		r.NextCursor = cursor{kind: kindResources, snap: snap.ID(), owner: cursorOwner(snap)}.encode(srv.key)
 	}
 	return res
@@ -298,8 +299,8 @@ const legacyResourceNotFound = -32002
 
 func (srv *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest, next mcp.MethodHandler) (mcp.Result, error) {
 	uri := req.Params.URI
-	if uri == wire.IndexURI && srv.prof.index {
-		return srv.readIndex(ctx)
+	if srv.compatResource(uri) {
+		return srv.compat.read(ctx, uri)
 	}
 	snap, err := srv.snapshot(ctx)
 	if err != nil && srv.owns(uri) {
@@ -347,7 +348,7 @@ func (srv *Server) readFile(ctx context.Context, uri string) (Snapshot, *catalog
 	if errors.Is(err, catalog.ErrChanged) {
 		// The file changed after the snapshot was taken: serve it from a
 		// snapshot that publishes its new digest, never the old entry.
-		fresh, rerr := srv.src.Refresh(ctx, snap)
+		fresh, rerr := srv.refresh(ctx, snap)
 		if rerr != nil {
 			srv.log.Error("cannot refresh the skills after a file changed", "uri", uri, "err", rerr)
 			return nil, nil, nil, internalError(uri, "%s changed on the server and the skills could not be re-indexed; try again later", show(uri))
@@ -385,4 +386,88 @@ func (srv *Server) readResult(uri string, f *catalog.File, data []byte) *ReadRes
 		TTLMs:      srv.ttlMs(),
 		CacheScope: srv.opts.CacheScope,
 	}
+}
+
+// listAny answers skills/list: with the Skills Extension's entries, the
+// page encoded once per snapshot, unless a compatibility profile answers
+// the client. init is the session's initialize params ([sessionInit]), or
+// what the thin read path knows to be the same.
+func (srv *Server) listAny(ctx context.Context, init *mcp.InitializeParams, p *wire.ListSkillsParams) (*listResponse, error) {
+	if srv.compat != nil {
+		if res, ok, err := srv.compat.list(ctx, init, p); ok {
+			return res, err
+		}
+	}
+	snap, err := srv.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	page, err := srv.slimPage(snap, p.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	return &listResponse{page: page}, nil
+}
+
+// getResponse is a skills/get result: the extension's, or one a
+// compatibility profile encodes.
+type getResponse struct {
+	mcp.ResultBase
+	stable *wire.GetSkillResult
+	entry  []byte // the encoded entry of stable, whose Skill is then unset
+	other  func(mcp.ResultBase) ([]byte, error)
+}
+
+// MarshalJSON writes the chosen result, with the _meta go-sdk may have set.
+func (r *getResponse) MarshalJSON() ([]byte, error) {
+	if r.other != nil {
+		return r.other(r.ResultBase)
+	}
+	if r.entry != nil {
+		return encodeGet(r.ResultBase, r.stable, r.entry)
+	}
+	r.stable.ResultBase = r.ResultBase
+	return json.Marshal(r.stable)
+}
+
+// getAny answers skills/get by uri, unless a compatibility profile
+// answers its parameters.
+func (srv *Server) getAny(ctx context.Context, p *wire.GetParams) (*getResponse, error) {
+	if p == nil {
+		p = &wire.GetParams{}
+	}
+	if srv.compat != nil {
+		if res, ok, err := srv.compat.get(ctx, p); ok {
+			return res, err
+		}
+	}
+	uri := ""
+	if p.URI != nil {
+		uri = *p.URI
+	}
+	if p.Name != nil {
+		return nil, invalidParams(uri, "skills/get takes {\"uri\": <URI of a skills/list entry>}; no other form is served here")
+	}
+	snap, err := srv.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, sk, err := srv.getSkillIn(snap, uri)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := srv.encodedEntry(snap, sk, true)
+	if err != nil {
+		return nil, err
+	}
+	return &getResponse{stable: res, entry: enc}, nil
+}
+
+// decorate lets the compatibility profiles add to an initialize or
+// server/discover result.
+func (srv *Server) decorate(res mcp.Result) mcp.Result {
+	if srv.compat == nil {
+		return res
+	}
+	return srv.compat.decorate(res)
 }

@@ -1,7 +1,6 @@
 package skillserver
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -137,8 +136,8 @@ func (m *MergedSource) recompose() *mergedSnapshot {
 }
 
 func (m *MergedSource) compose(snaps []Snapshot) (*mergedSnapshot, error) {
-	ms := &mergedSnapshot{parts: snaps, changed: make([]atomic.Bool, len(snaps)), byURI: map[string]int{}}
 	owner := map[string]int{} // skill path → part
+	var skills []*catalog.Skill
 	h := sha256.New()
 	for i, s := range snaps {
 		h.Write([]byte(s.ID()))
@@ -149,12 +148,11 @@ func (m *MergedSource) compose(snaps []Snapshot) (*mergedSnapshot, error) {
 					ErrConflict, sk.Path, m.parts[j].Name, m.parts[i].Name)
 			}
 			owner[sk.Path] = i
-			ms.byURI[sk.URI] = i
-			ms.skills = append(ms.skills, sk)
+			skills = append(skills, sk)
 		}
 	}
-	for _, sk := range ms.skills {
-		i := ms.byURI[sk.URI]
+	for _, sk := range skills {
+		i := owner[sk.Path]
 		for p := sk.Path; strings.Contains(p, "/"); {
 			p = p[:strings.LastIndexByte(p, '/')]
 			if j, ok := owner[p]; ok && j != i {
@@ -163,86 +161,42 @@ func (m *MergedSource) compose(snaps []Snapshot) (*mergedSnapshot, error) {
 			}
 		}
 	}
-	slices.SortFunc(ms.skills, func(a, b *catalog.Skill) int { return cmp.Compare(a.URI, b.URI) })
-	ms.id = hex.EncodeToString(h.Sum(nil))[:32]
-	ms.files = sync.OnceValue(func() []*catalog.File {
-		var out []*catalog.File
-		for _, s := range snaps {
-			out = append(out, s.Files()...)
-		}
-		slices.SortFunc(out, func(a, b *catalog.File) int { return cmp.Compare(a.URI, b.URI) })
-		return out
-	})
+	ms := &mergedSnapshot{parts: snaps, changed: make([]atomic.Bool, len(snaps)), id: hex.EncodeToString(h.Sum(nil))[:32]}
+	ms.skillSnapshot = newSkillSnapshot(skills, ms.read)
 	return ms, nil
 }
 
-// mergedSnapshot is the union of the parts' snapshots.
+// mergedSnapshot is [NewSnapshot] of the union of the parts' skills. Its ID
+// is derived from the parts' IDs, which they have computed already.
 type mergedSnapshot struct {
+	*skillSnapshot
 	id      string
 	parts   []Snapshot
 	changed []atomic.Bool // a part's ReadFile reported ErrChanged
-	skills  []*catalog.Skill
-	byURI   map[string]int
-	files   func() []*catalog.File
-	dirs    sync.Map // URI → *catalog.Dir, directories present in several parts
 }
 
-func (s *mergedSnapshot) ID() string               { return s.id }
-func (s *mergedSnapshot) Skills() []*catalog.Skill { return s.skills }
-func (s *mergedSnapshot) Files() []*catalog.File   { return s.files() }
-func (s *mergedSnapshot) Skill(uri string) *catalog.Skill {
-	if i, ok := s.byURI[uri]; ok {
-		return s.parts[i].Skill(uri)
-	}
-	return nil
-}
+func (s *mergedSnapshot) ID() string { return s.id }
 
-func (s *mergedSnapshot) File(uri string) *catalog.File {
-	for _, p := range s.parts {
-		if f := p.File(uri); f != nil {
-			return f
-		}
-	}
-	return nil
-}
-
-// Dir returns the directory; a prefix level present in several parts
-// lists the children of all of them.
+// Dir returns the directory derived from the union of the skills, or the
+// one a part lists itself (a dynamic skill's, see [DirectoryReader]).
 func (s *mergedSnapshot) Dir(uri string) *catalog.Dir {
-	if d, ok := s.dirs.Load(uri); ok {
-		return d.(*catalog.Dir)
+	if d := s.skillSnapshot.Dir(uri); d != nil {
+		return d
 	}
-	var found []*catalog.Dir
 	for _, p := range s.parts {
 		if d := p.Dir(uri); d != nil {
-			found = append(found, d)
+			return d
 		}
 	}
-	switch len(found) {
-	case 0:
-		return nil
-	case 1:
-		return found[0]
-	}
-	merged := &catalog.Dir{URI: uri, Path: found[0].Path}
-	seen := map[string]bool{}
-	for _, d := range found {
-		for _, c := range d.Children {
-			if !seen[c.URI] {
-				seen[c.URI] = true
-				merged.Children = append(merged.Children, c)
-			}
-		}
-	}
-	slices.SortFunc(merged.Children, func(a, b catalog.Child) int { return cmp.Compare(a.Name, b.Name) })
-	d, _ := s.dirs.LoadOrStore(uri, merged)
-	return d.(*catalog.Dir)
+	return nil
 }
 
-func (s *mergedSnapshot) ReadFile(ctx context.Context, f *catalog.File) ([]byte, error) {
+// read reads f from the part publishing it, and remembers which part
+// reported a change, so that Refresh refreshes that one.
+func (s *mergedSnapshot) read(ctx context.Context, f *catalog.File) ([]byte, error) {
 	for i, p := range s.parts {
-		if p.File(f.URI) == f {
-			b, err := p.ReadFile(ctx, f)
+		if g := p.File(f.URI); g != nil {
+			b, err := p.ReadFile(ctx, g)
 			if errors.Is(err, catalog.ErrChanged) {
 				s.changed[i].Store(true)
 			}

@@ -1,6 +1,7 @@
 package skillserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,28 +27,37 @@ import (
 // no profile.
 type Profile string
 
-// The profiles. See the README section "Compatibility profiles" for the
-// dispatch table.
-const (
-	// ProfileSEP2640 is the Skills Extension: skills/list and skills/get by
-	// uri, resources/directory/read, extensions["io.modelcontextprotocol/skills"].
-	ProfileSEP2640 Profile = "sep2640"
-	// ProfileIndex publishes skill://index.json (seed 002, the gemini-cli
-	// and goose prototypes).
-	ProfileIndex Profile = "index"
-	// ProfileSEP2076 adds the SEP-2076 fields to skills/list entries,
-	// skills/get by name, and the top-level "skills" capability.
-	ProfileSEP2076 Profile = "sep2076"
-	// ProfileSeed001 adds skills/read and skills/read_reference, and
-	// skills/execute when [Options.Scripts] is set.
-	ProfileSeed001 Profile = "seed001"
-)
+// ProfileSEP2640 is the Skills Extension: skills/list and skills/get by
+// uri, resources/directory/read, extensions["io.modelcontextprotocol/skills"].
+// The compatibility profiles are named in their files (profile_*.go). See
+// docs/profiles.md for the dispatch table.
+const ProfileSEP2640 Profile = "sep2640"
+
+// registered are the compatibility profiles, in documentation order, each
+// with what makes its part of the hook: removing a profile is deleting its
+// file and its line here.
+var registered = []registration{
+	{ProfileIndex, newIndexPart},     // profile_index.go
+	{ProfileSEP2076, newSEP2076Part}, // profile_sep2076.go
+	{ProfileSeed001, newSeed001Part}, // profile_seed001.go
+}
+
+type registration struct {
+	name Profile
+	part func(*profileSet) part
+}
 
 // DefaultProfiles are served when [Options.Profiles] is nil: every profile,
 // since none of them changes what a SEP-2640 client sees beyond fields and
 // capability keys it ignores. skills/execute additionally needs
 // [Options.Scripts].
-var DefaultProfiles = []Profile{ProfileSEP2640, ProfileIndex, ProfileSEP2076, ProfileSeed001}
+var DefaultProfiles = func() []Profile {
+	out := []Profile{ProfileSEP2640}
+	for _, r := range registered {
+		out = append(out, r.name)
+	}
+	return out
+}()
 
 // AllProfiles lists every profile, in documentation order.
 var AllProfiles = DefaultProfiles
@@ -84,84 +94,119 @@ func profileNames() string {
 	return strings.Join(names, ", ")
 }
 
-// profiles is the resolved profile set.
-type profiles struct {
-	sep2640, index, sep2076, seed001 bool
-	execute                          bool
+// profileSet is the compatibility profiles a server serves: the [compat]
+// hook of the core (hook.go), registered by the init below. It calls the
+// parts of the served profiles, and answers for the legacy ones together
+// what they share: the superset skills/list entries, the top-level
+// "skills" capability, notifications/skills/list_changed and the by-name
+// lookups (this file and profile_notify.go).
+type profileSet struct {
+	srv    *Server
+	parts  []part
+	legacy bool // a served profile is a legacy one
+
+	names namesCache
+	deps  depState
+	conns connSet
 }
 
-func (p profiles) legacyCapability() bool { return p.sep2076 || p.seed001 }
+// part is one compatibility profile's share of the hook. A part embeds
+// noPart and overrides what it adds.
+type part interface {
+	// legacy reports whether the profile is one of the pre-extension
+	// skills primitive (SEP-2076, seed 001).
+	legacy() bool
+	// register adds the profile's methods.
+	register() error
+	// getByName answers skills/get {name}; false: not this profile's.
+	getByName(ctx context.Context, name string, args json.RawMessage) (*getResponse, bool, error)
+	// checkURI refuses a skills/get uri (uri: p.URI, "" when absent) the
+	// profile gives a meaning of its own.
+	checkURI(uri string, absent bool) error
+	// entry returns e, a superset skills/list entry of sk, with the
+	// profile's fields added (by value: a pointer would move every entry
+	// to the heap).
+	entry(sk *catalog.Skill, e wire.ListEntry) wire.ListEntry
+	// capability adds to the legacy "skills" capability.
+	capability(c *wire.LegacyCapability)
+	// capabilities adds to the server's capabilities.
+	capabilities(c *mcp.ServerCapabilities)
+	// resource, resources and read are the profile's own resources.
+	resource(uri string) bool
+	resources() []*mcp.Resource
+	read(ctx context.Context, uri string) (*ReadResourceResult, error)
+	// reading is how to read the skills through the profile; of the
+	// served profiles, the highest rank is named in the instructions.
+	reading() (r reading, rank int)
+}
 
-func (srv *Server) setProfiles() error {
+// noPart adds nothing.
+type noPart struct{}
+
+func (noPart) legacy() bool    { return false }
+func (noPart) register() error { return nil }
+func (noPart) getByName(context.Context, string, json.RawMessage) (*getResponse, bool, error) {
+	return nil, false, nil
+}
+func (noPart) checkURI(string, bool) error                             { return nil }
+func (noPart) entry(_ *catalog.Skill, e wire.ListEntry) wire.ListEntry { return e }
+func (noPart) capability(*wire.LegacyCapability)                       {}
+func (noPart) capabilities(*mcp.ServerCapabilities)                    {}
+func (noPart) resource(string) bool                                    { return false }
+func (noPart) resources() []*mcp.Resource                              { return nil }
+func (noPart) reading() (reading, int)                                 { return reading{}, 0 }
+func (noPart) read(context.Context, string) (*ReadResourceResult, error) {
+	return nil, internalError("", "no profile serves this resource")
+}
+
+func init() { newCompat = newProfileSet }
+
+// profiles returns the server's profile set; a server without one (the
+// hook unregistered) has an empty set.
+func (srv *Server) profiles() *profileSet {
+	if p, ok := srv.compat.(*profileSet); ok {
+		return p
+	}
+	return &profileSet{srv: srv}
+}
+
+func newProfileSet(srv *Server) (compat, bool, error) {
 	list := srv.opts.Profiles
 	if list == nil {
 		list = DefaultProfiles
 	}
 	if len(list) == 0 {
-		return errors.New("server: Options.Profiles is empty; leave it nil for the defaults or name at least one profile")
+		return nil, false, errors.New("server: Options.Profiles is empty; leave it nil for the defaults or name at least one profile")
 	}
-	for _, p := range list {
-		switch p {
-		case ProfileSEP2640:
-			srv.prof.sep2640 = true
-		case ProfileIndex:
-			srv.prof.index = true
-		case ProfileSEP2076:
-			srv.prof.sep2076 = true
-		case ProfileSeed001:
-			srv.prof.seed001 = true
-		default:
-			return fmt.Errorf("server: Options.Profiles: %w %q: use %s", ErrUnknownProfile, p, profileNames())
+	ps, ext := &profileSet{srv: srv}, false
+	for i, name := range list {
+		if name == ProfileSEP2640 {
+			ext = true
+			continue
 		}
+		j := slices.IndexFunc(registered, func(r registration) bool { return r.name == name })
+		if j < 0 {
+			return nil, false, fmt.Errorf("server: Options.Profiles: %w %q: use %s", ErrUnknownProfile, name, profileNames())
+		}
+		if slices.Index(list, name) < i {
+			continue // named twice
+		}
+		pt := registered[j].part(ps)
+		ps.parts = append(ps.parts, pt)
+		ps.legacy = ps.legacy || pt.legacy()
 	}
-	if srv.opts.Scripts != nil && !srv.prof.seed001 {
-		return errors.New("server: Options.Scripts is set but the seed001 profile, which defines skills/execute, is not served")
+	if srv.opts.Scripts != nil && !slices.Contains(list, ProfileSeed001) {
+		return nil, false, errors.New("server: Options.Scripts is set but the seed001 profile, which defines skills/execute, is not served")
 	}
-	srv.prof.execute = srv.prof.seed001 && srv.opts.Scripts != nil
-	return nil
+	return ps, ext, nil
 }
 
-// registerProfiles installs the methods only the legacy profiles define.
-func (srv *Server) registerProfiles() error {
-	s := srv.mcp
-	if !srv.prof.seed001 {
-		return nil
-	}
-	if err := mcp.AddReceivingCustomMethod(s, wire.MethodReadSkill, func(ctx context.Context, _ *mcp.ServerSession, p *wire.NameParams) (*wire.ReadResult, error) {
-		if p == nil {
-			p = &wire.NameParams{}
+// register installs the methods only the profiles define.
+func (ps *profileSet) register() error {
+	for _, pt := range ps.parts {
+		if err := pt.register(); err != nil {
+			return err
 		}
-		return srv.readSkill(ctx, p)
-	}); err != nil {
-		return fmt.Errorf("server: %w", err)
-	}
-	if err := mcp.AddReceivingCustomMethod(s, wire.MethodReadReference, func(ctx context.Context, _ *mcp.ServerSession, p *wire.ReadReferenceParams) (*wire.ReadReferenceResult, error) {
-		if p == nil {
-			p = &wire.ReadReferenceParams{}
-		}
-		return srv.readReference(ctx, p)
-	}); err != nil {
-		return fmt.Errorf("server: %w", err)
-	}
-	// Registered even when disabled, so that every transport answers with
-	// an error that says how to enable it (go-sdk's HTTP handler would
-	// otherwise reject the unknown method with a bare HTTP 400). Not
-	// -32601: go-sdk rewrites every such message to "method not found".
-	if err := mcp.AddReceivingCustomMethod(s, wire.MethodExecute, func(ctx context.Context, _ *mcp.ServerSession, p *wire.ExecuteParams) (*wire.ExecuteResult, error) {
-		if !srv.prof.execute {
-			name, script := "", ""
-			if p != nil {
-				name, script = p.Name, p.Script
-			}
-			return nil, scriptFailed(name, script, "disabled",
-				"skills/execute is disabled on this server: scripts run only when the operator enables them (skillport serve --allow-scripts), and then only in a sandbox")
-		}
-		if p == nil {
-			p = &wire.ExecuteParams{}
-		}
-		return srv.execute(ctx, p)
-	}); err != nil {
-		return fmt.Errorf("server: %w", err)
 	}
 	return nil
 }
@@ -221,140 +266,155 @@ func sessionInit(ss *mcp.ServerSession) *mcp.InitializeParams {
 	return ss.InitializeParams()
 }
 
-// listAny answers skills/list for every profile at once. The SEP-2640
-// entries, identical to skills/get's, are the default; the superset
-// (SEP-2076's name, description and fields, which SEP-2640 readers
-// ignore) goes only to a client known to lack the extension. init is the
-// session's initialize params ([sessionInit]), or what the thin read path
-// knows to be the same.
-func (srv *Server) listAny(ctx context.Context, init *mcp.InitializeParams, p *wire.ListSkillsParams) (*listResponse, error) {
-	return srv.listFor(ctx, func() bool { return !lacksExtension(init, p.Meta) }, p)
-}
-
-// listFor is listAny for a client that gets the SEP-2640 entries when
-// slimOK reports so (asked only when the answer depends on it): it
-// declared the extension, or nothing is known of its capabilities.
-func (srv *Server) listFor(ctx context.Context, slimOK func() bool, p *wire.ListSkillsParams) (*listResponse, error) {
+// list answers skills/list for every profile at once. The SEP-2640
+// entries, identical to skills/get's, are the default, left to the core;
+// the superset (SEP-2076's name, description and fields, which SEP-2640
+// readers ignore) goes only to a client known to lack the extension. init
+// is the session's initialize params ([sessionInit]), or what the thin
+// read path knows to be the same.
+func (ps *profileSet) list(ctx context.Context, init *mcp.InitializeParams, p *wire.ListSkillsParams) (*listResponse, bool, error) {
+	srv := ps.srv
+	if srv.ext && (!ps.legacy || !lacksExtension(init, p.Meta)) {
+		return nil, false, nil
+	}
 	snap, err := srv.snapshot(ctx)
 	if err != nil {
-		return nil, err
-	}
-	legacy := srv.prof.sep2076 || srv.prof.seed001
-	slim := srv.prof.sep2640 && (!legacy || slimOK())
-	if slim {
-		// Pure SEP-2640 entries: the page is encoded once per snapshot.
-		page, err := srv.slimPage(snap, p.Cursor)
-		if err != nil {
-			return nil, err
-		}
-		return &listResponse{page: page}, nil
+		return nil, true, err
 	}
 	if p.Cursor == "" {
 		if page := srv.supersetFirst(snap); page != nil {
-			return &listResponse{page: page}, nil
+			return &listResponse{page: page}, true, nil
 		}
 	}
 	stable, err := srv.listSkillsIn(snap, p)
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
 	res := &wire.ListResult{Skills: make([]wire.ListEntry, 0, len(stable.Skills)), NextCursor: stable.NextCursor}
-	if srv.prof.sep2640 {
+	if srv.ext {
 		ttl := stable.TTLMs
 		res.ResultType, res.TTLMs, res.CacheScope = stable.ResultType, &ttl, stable.CacheScope
 	}
 	for _, e := range stable.Skills {
 		var le wire.ListEntry
-		if srv.prof.sep2640 {
+		if srv.ext {
 			res := e.Resources
 			le.URI, le.Frontmatter, le.Resources = e.URI, e.Frontmatter.JSON(), res
 		}
-		if !slim {
-			if sk := snap.Skill(e.URI); sk != nil {
-				m := mapFrontmatter(sk.Frontmatter)
-				le.Name, le.Description = sk.Name, sk.Frontmatter.Description()
-				if srv.prof.sep2076 {
-					le.Title, le.Version, le.Tags, le.Arguments = m.title, m.version, m.tags, m.arguments
-					if !m.deps.Empty() {
-						le.Dependencies = m.deps
-					}
-				}
+		if sk := snap.Skill(e.URI); sk != nil {
+			le.Name, le.Description = sk.Name, sk.Frontmatter.Description()
+			for _, pt := range ps.parts {
+				le = pt.entry(sk, le)
 			}
 		}
 		res.Skills = append(res.Skills, le)
 	}
 	if p.Cursor == "" {
-		return srv.keepSupersetFirst(snap, &listResponse{res: res})
+		r, err := srv.keepSupersetFirst(snap, &listResponse{res: res})
+		return r, true, err
 	}
-	return &listResponse{res: res}, nil
+	return &listResponse{res: res}, true, nil
 }
 
-// getResponse is a skills/get result in whichever design the request chose.
-type getResponse struct {
-	mcp.ResultBase
-	stable *wire.GetSkillResult
-	entry  []byte // the encoded entry of stable, whose Skill is then unset
-	byName *wire.GetByNameResult
-}
-
-// MarshalJSON writes the chosen result, with the _meta go-sdk may have set.
-func (r *getResponse) MarshalJSON() ([]byte, error) {
-	if r.entry != nil {
-		return encodeGet(r.ResultBase, r.stable, r.entry)
-	}
-	if r.stable != nil {
-		r.stable.ResultBase = r.ResultBase
-		return json.Marshal(r.stable)
-	}
-	r.byName.ResultBase = r.ResultBase
-	return json.Marshal(r.byName)
-}
-
-// getAny dispatches skills/get on its parameters: uri is SEP-2640,
-// name is SEP-2076, both or neither is an error.
-func (srv *Server) getAny(ctx context.Context, p *wire.GetParams) (*getResponse, error) {
-	if p == nil {
-		p = &wire.GetParams{}
-	}
+// get dispatches skills/get on its parameters: uri is SEP-2640, left to
+// the core unless a profile gives that uri a meaning of its own; name is a
+// profile's (SEP-2076); both is an error.
+func (ps *profileSet) get(ctx context.Context, p *wire.GetParams) (*getResponse, bool, error) {
+	srv := ps.srv
 	switch {
 	case p.URI != nil && p.Name != nil:
-		return nil, invalidParams(*p.URI, "skills/get: pass uri (Skills Extension) or name (SEP-2076), not both")
+		return nil, true, invalidParams(*p.URI, "skills/get: pass uri (Skills Extension) or name (SEP-2076), not both")
 	case p.Name != nil:
-		if !srv.prof.sep2076 {
-			return nil, nameError(*p.Name, "skills/get by name (SEP-2076) is not served here; pass the uri of a skills/list entry")
+		for _, pt := range ps.parts {
+			if res, ok, err := pt.getByName(ctx, *p.Name, p.Arguments); ok {
+				return res, true, err
+			}
 		}
-		res, err := srv.getByName(ctx, *p.Name, p.Arguments)
-		if err != nil {
-			return nil, err
-		}
-		return &getResponse{byName: res}, nil
+		return nil, true, nameError(*p.Name, "skills/get by name (SEP-2076) is not served here; pass the uri of a skills/list entry")
 	}
 	uri := ""
 	if p.URI != nil {
 		uri = *p.URI
 	}
-	if !srv.prof.sep2640 {
-		return nil, invalidParams(uri, "skills/get by uri (Skills Extension) is not served here; pass {\"name\": <skill name>}")
+	if !srv.ext {
+		return nil, true, invalidParams(uri, "skills/get by uri (Skills Extension) is not served here; pass {\"name\": <skill name>}")
 	}
-	if uri == wire.IndexURI && srv.prof.index {
-		return nil, invalidParams(uri, "%s is the skill index, not a skill: read it with resources/read, or call skills/get with the url of one of its entries", uri)
+	for _, pt := range ps.parts {
+		if err := pt.checkURI(uri, p.URI == nil); err != nil {
+			return nil, true, err
+		}
 	}
-	if uri == "" && p.URI == nil && srv.prof.sep2076 {
-		return nil, invalidParams("", "skills/get needs params {\"uri\": <URI of a skill's SKILL.md>} (Skills Extension) or {\"name\": <skill name>, \"arguments\": {...}} (SEP-2076)")
+	return nil, false, nil
+}
+
+// watches: a skills/list from a client that did not declare the extension
+// is a legacy client's, which the connection's wrapper must see
+// (profile_notify.go).
+func (ps *profileSet) watches(method string, declared bool) bool {
+	return method == wire.MethodListSkills && !declared && ps.legacy
+}
+
+// reading picks the served profile a client is likeliest to speak.
+func (ps *profileSet) reading() reading {
+	var best reading
+	top := 0
+	for _, pt := range ps.parts {
+		if r, rank := pt.reading(); rank > top {
+			best, top = r, rank
+		}
 	}
-	snap, err := srv.snapshot(ctx)
-	if err != nil {
-		return nil, err
+	return best
+}
+
+// decorate wraps an initialize or server/discover result so that it
+// carries the legacy capability when a legacy profile is served.
+func (ps *profileSet) decorate(res mcp.Result) mcp.Result {
+	if !ps.legacy {
+		return res
 	}
-	res, sk, err := srv.getSkillIn(snap, uri)
-	if err != nil {
-		return nil, err
+	c := wire.LegacyCapability{ListChanged: true}
+	for _, pt := range ps.parts {
+		pt.capability(&c)
 	}
-	enc, err := srv.encodedEntry(snap, sk, true)
-	if err != nil {
-		return nil, err
+	switch r := res.(type) {
+	case *mcp.InitializeResult:
+		return &initializeResult{InitializeResult: r, skills: c}
+	case *mcp.DiscoverResult:
+		return &discoverResult{DiscoverResult: r, skills: c}
 	}
-	return &getResponse{stable: res, entry: enc}, nil
+	return res
+}
+
+func (ps *profileSet) capabilities(c *mcp.ServerCapabilities) {
+	for _, pt := range ps.parts {
+		pt.capabilities(c)
+	}
+}
+
+func (ps *profileSet) resource(uri string) bool {
+	for _, pt := range ps.parts {
+		if pt.resource(uri) {
+			return true
+		}
+	}
+	return false
+}
+
+func (ps *profileSet) resources() []*mcp.Resource {
+	var out []*mcp.Resource
+	for _, pt := range ps.parts {
+		out = append(out, pt.resources()...)
+	}
+	return out
+}
+
+func (ps *profileSet) read(ctx context.Context, uri string) (*ReadResourceResult, error) {
+	for _, pt := range ps.parts {
+		if pt.resource(uri) {
+			return pt.read(ctx, uri)
+		}
+	}
+	return nil, internalError(uri, "no profile serves %s", uri)
 }
 
 // nameError is the -32602 error of the by-name methods, with data {"name"}.
@@ -382,14 +442,14 @@ type nameIndex struct {
 }
 
 func (srv *Server) byName(snap Snapshot) map[string][]*catalog.Skill {
-	if ix := srv.names.Load(); ix != nil && ix.id == snap.ID() {
+	if ix := srv.profiles().names.Load(); ix != nil && ix.id == snap.ID() {
 		return ix.byName
 	}
 	m := map[string][]*catalog.Skill{}
 	for _, sk := range snap.Skills() {
 		m[sk.Name] = append(m[sk.Name], sk)
 	}
-	srv.names.Store(&nameIndex{id: snap.ID(), byName: m})
+	srv.profiles().names.Store(&nameIndex{id: snap.ID(), byName: m})
 	return m
 }
 
@@ -421,7 +481,7 @@ func (srv *Server) lookupName(snap Snapshot, method, name string, legacyCodes bo
 	// Point at a way out this server serves: skills/get by uri is the
 	// Skills Extension's, absent when only legacy profiles are.
 	how := "use skills/get with one of the URIs in data.candidates"
-	if !srv.prof.sep2640 {
+	if !srv.ext {
 		how = "this server's profiles select skills by name only, so ask its operator to rename one of data.candidates or to serve the sep2640 profile (skills/get by uri)"
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
@@ -457,7 +517,7 @@ func relPath(sk *catalog.Skill, f *catalog.File) string {
 func (srv *Server) readSkillFile(ctx context.Context, snap Snapshot, f *catalog.File) ([]byte, Snapshot, error) {
 	data, err := snap.ReadFile(ctx, f)
 	if errors.Is(err, catalog.ErrChanged) {
-		fresh, rerr := srv.src.Refresh(ctx, snap)
+		fresh, rerr := srv.refresh(ctx, snap)
 		if rerr != nil {
 			srv.log.Error("cannot refresh the skills after a file changed", "uri", f.URI, "err", rerr)
 			return nil, nil, internalError(f.URI, "%s changed on the server and the skills could not be re-indexed; try again later", show(f.URI))
@@ -526,3 +586,194 @@ func rawField(obj []byte, key string) json.RawMessage {
 	}
 	return nil
 }
+
+// initializeResult and discoverResult add the top-level "skills" capability
+// of SEP-2076 and seed 001, which go-sdk's ServerCapabilities has no field
+// for. Embedding the go-sdk result keeps every method go-sdk calls on
+// it (resultType and _meta for 2026-07-28 requests); only the JSON changes.
+type initializeResult struct {
+	*mcp.InitializeResult
+	skills wire.LegacyCapability
+}
+
+// MarshalJSON writes the result with capabilities.skills added.
+func (r *initializeResult) MarshalJSON() ([]byte, error) {
+	return addCapability(r.InitializeResult, r.skills)
+}
+
+type discoverResult struct {
+	*mcp.DiscoverResult
+	skills wire.LegacyCapability
+}
+
+// MarshalJSON writes the result with capabilities.skills added.
+func (r *discoverResult) MarshalJSON() ([]byte, error) {
+	return addCapability(r.DiscoverResult, r.skills)
+}
+
+// addCapability marshals res and splices "skills" into its capabilities,
+// members otherwise as go-sdk wrote them (once per connection, so without
+// a round trip through maps).
+func addCapability(res any, c wire.LegacyCapability) ([]byte, error) {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	skills, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	fields, err := jsonobj.Fields(b)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	out.Grow(len(b) + len(skills) + 32)
+	member := func(first bool, key string, value []byte) {
+		if !first {
+			out.WriteByte(',')
+		}
+		k, _ := json.Marshal(key)
+		out.Write(k)
+		out.WriteByte(':')
+		out.Write(value)
+	}
+	out.WriteByte('{')
+	top, hasCaps := 0, false
+	for _, f := range fields {
+		if f.Key != "capabilities" {
+			member(top == 0, f.Key, f.Value)
+			top++
+			continue
+		}
+		if string(f.Value) == "null" {
+			continue // written below, with skills alone
+		}
+		hasCaps = true
+		caps, err := jsonobj.Fields(f.Value)
+		if err != nil {
+			return nil, err
+		}
+		member(top == 0, f.Key, nil)
+		top++
+		out.WriteByte('{')
+		n := 0
+		for _, cf := range caps {
+			if cf.Key != "skills" {
+				member(n == 0, cf.Key, cf.Value)
+				n++
+			}
+		}
+		member(n == 0, "skills", skills)
+		out.WriteByte('}')
+	}
+	if !hasCaps {
+		member(top == 0, "capabilities", append(append([]byte(`{"skills":`), skills...), '}'))
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}
+
+// legacyFields are the SEP-2076 fields a SKILL.md frontmatter supplies
+// (seed 001 reads its title and tags from them too).
+//
+// Mapping (each field is optional; a value of the wrong type is ignored):
+//
+//	title        <- title, else metadata.title            (string)
+//	version      <- version, else metadata.version        (string or number)
+//	tags         <- tags, else metadata.tags              (list of strings, or one comma-separated string)
+//	arguments    <- arguments                             (list of {name, description, required}, or of names)
+//	dependencies <- dependencies                          ({tools: [name], prompts: [name | {name}], resources: [uri | {uri}]})
+type legacyFields struct {
+	title, version string
+	tags           []string
+	arguments      []wire.SkillArgument
+	deps           *wire.SkillDependencies
+}
+
+func mapFrontmatter(fm skill.Frontmatter) legacyFields {
+	var out legacyFields
+	meta, _ := get(fm, "metadata").(map[string]any)
+	pick := func(key string) any {
+		if v := get(fm, key); v != nil {
+			return v
+		}
+		if meta != nil {
+			return meta[key]
+		}
+		return nil
+	}
+	out.title, _ = pick("title").(string)
+	switch v := pick("version").(type) {
+	case string:
+		out.version = v
+	case json.Number:
+		out.version = v.String()
+	}
+	switch v := pick("tags").(type) {
+	case string:
+		for t := range strings.SplitSeq(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				out.tags = append(out.tags, t)
+			}
+		}
+	case []any:
+		for _, t := range v {
+			if s, ok := t.(string); ok && s != "" {
+				out.tags = append(out.tags, s)
+			}
+		}
+	}
+	if args, ok := get(fm, "arguments").([]any); ok {
+		for _, a := range args {
+			switch a := a.(type) {
+			case string:
+				if a != "" {
+					out.arguments = append(out.arguments, wire.SkillArgument{Name: a})
+				}
+			case map[string]any:
+				name, _ := a["name"].(string)
+				if name == "" {
+					continue
+				}
+				desc, _ := a["description"].(string)
+				req, _ := a["required"].(bool)
+				out.arguments = append(out.arguments, wire.SkillArgument{Name: name, Description: desc, Required: req})
+			}
+		}
+	}
+	if d, ok := get(fm, "dependencies").(map[string]any); ok {
+		deps := &wire.SkillDependencies{}
+		for _, t := range list(d["tools"]) {
+			if s, ok := t.(string); ok && s != "" {
+				deps.Tools = append(deps.Tools, s)
+			}
+		}
+		for _, p := range list(d["prompts"]) {
+			name, _ := p.(string)
+			if m, ok := p.(map[string]any); ok {
+				name, _ = m["name"].(string)
+			}
+			if name != "" {
+				deps.Prompts = append(deps.Prompts, wire.PromptReference{Type: "ref/prompt", Name: name})
+			}
+		}
+		for _, r := range list(d["resources"]) {
+			uri, _ := r.(string)
+			if m, ok := r.(map[string]any); ok {
+				uri, _ = m["uri"].(string)
+			}
+			if uri != "" {
+				deps.Resources = append(deps.Resources, wire.ResourceReference{Type: "ref/resource", URI: uri})
+			}
+		}
+		if !deps.Empty() {
+			out.deps = deps
+		}
+	}
+	return out
+}
+
+func get(fm skill.Frontmatter, key string) any { v, _ := fm.Get(key); return v }
+
+func list(v any) []any { l, _ := v.([]any); return l }

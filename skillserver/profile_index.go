@@ -1,13 +1,11 @@
 package skillserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillport/skillport/internal/jsonobj"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -62,105 +60,44 @@ func indexResource() *mcp.Resource {
 		Annotations: &mcp.Annotations{Audience: []mcp.Role{"assistant"}, Priority: 0.5}}
 }
 
-// initializeResult and discoverResult add the top-level "skills" capability
-// of SEP-2076 and seed 001, which go-sdk's ServerCapabilities has no field
-// for. Embedding the go-sdk result keeps every method go-sdk calls on
-// it (resultType and _meta for 2026-07-28 requests); only the JSON changes.
-type initializeResult struct {
-	*mcp.InitializeResult
-	skills wire.LegacyCapability
+// ProfileIndex publishes skill://index.json (seed 002, the gemini-cli and
+// goose prototypes).
+const ProfileIndex Profile = "index"
+
+// indexPart is the index profile's part of the hook.
+type indexPart struct {
+	noPart
+	srv *Server
 }
 
-// MarshalJSON writes the result with capabilities.skills added.
-func (r *initializeResult) MarshalJSON() ([]byte, error) {
-	return addCapability(r.InitializeResult, r.skills)
+func newIndexPart(ps *profileSet) part { return indexPart{srv: ps.srv} }
+
+// checkURI: the index is not a skill.
+func (p indexPart) checkURI(uri string, _ bool) error {
+	if uri == wire.IndexURI {
+		return invalidParams(uri, "%s is the skill index, not a skill: read it with resources/read, or call skills/get with the url of one of its entries", uri)
+	}
+	return nil
 }
 
-type discoverResult struct {
-	*mcp.DiscoverResult
-	skills wire.LegacyCapability
+// capabilities declares the extension under "experimental" too when it is
+// served: the gemini-cli prototype looks for it there.
+func (p indexPart) capabilities(c *mcp.ServerCapabilities) {
+	if p.srv.ext {
+		if c.Experimental == nil {
+			c.Experimental = map[string]any{}
+		}
+		c.Experimental[wire.ExtensionID] = map[string]any{}
+	}
 }
 
-// MarshalJSON writes the result with capabilities.skills added.
-func (r *discoverResult) MarshalJSON() ([]byte, error) {
-	return addCapability(r.DiscoverResult, r.skills)
+func (indexPart) resource(uri string) bool   { return uri == wire.IndexURI }
+func (indexPart) resources() []*mcp.Resource { return []*mcp.Resource{indexResource()} }
+func (p indexPart) read(ctx context.Context, _ string) (*ReadResourceResult, error) {
+	return p.srv.readIndex(ctx)
 }
 
-// addCapability marshals res and splices "skills" into its capabilities,
-// members otherwise as go-sdk wrote them (once per connection, so without
-// a round trip through maps).
-func addCapability(res any, c wire.LegacyCapability) ([]byte, error) {
-	b, err := json.Marshal(res)
-	if err != nil {
-		return nil, err
-	}
-	skills, err := json.Marshal(c)
-	if err != nil {
-		return nil, err
-	}
-	fields, err := jsonobj.Fields(b)
-	if err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	out.Grow(len(b) + len(skills) + 32)
-	member := func(first bool, key string, value []byte) {
-		if !first {
-			out.WriteByte(',')
-		}
-		k, _ := json.Marshal(key)
-		out.Write(k)
-		out.WriteByte(':')
-		out.Write(value)
-	}
-	out.WriteByte('{')
-	top, hasCaps := 0, false
-	for _, f := range fields {
-		if f.Key != "capabilities" {
-			member(top == 0, f.Key, f.Value)
-			top++
-			continue
-		}
-		if string(f.Value) == "null" {
-			continue // written below, with skills alone
-		}
-		hasCaps = true
-		caps, err := jsonobj.Fields(f.Value)
-		if err != nil {
-			return nil, err
-		}
-		member(top == 0, f.Key, nil)
-		top++
-		out.WriteByte('{')
-		n := 0
-		for _, cf := range caps {
-			if cf.Key != "skills" {
-				member(n == 0, cf.Key, cf.Value)
-				n++
-			}
-		}
-		member(n == 0, "skills", skills)
-		out.WriteByte('}')
-	}
-	if !hasCaps {
-		member(top == 0, "capabilities", append(append([]byte(`{"skills":`), skills...), '}'))
-	}
-	out.WriteByte('}')
-	return out.Bytes(), nil
-}
-
-// decorate wraps an initialize or server/discover result so that it
-// carries the legacy capability when a legacy profile is served.
-func (srv *Server) decorate(res mcp.Result) mcp.Result {
-	if !srv.prof.legacyCapability() {
-		return res
-	}
-	c := wire.LegacyCapability{ListChanged: true, Scripts: srv.prof.execute}
-	switch r := res.(type) {
-	case *mcp.InitializeResult:
-		return &initializeResult{InitializeResult: r, skills: c}
-	case *mcp.DiscoverResult:
-		return &discoverResult{DiscoverResult: r, skills: c}
-	}
-	return res
+func (indexPart) reading() (reading, int) {
+	return reading{"through the skill index resource " + wire.IndexURI,
+		"Read " + wire.IndexURI + " for the list, then each skill's SKILL.md by its url."}, 1
 }

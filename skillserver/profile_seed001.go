@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"net/url"
 	"os"
 	"path"
@@ -21,6 +22,72 @@ import (
 	"github.com/skillport/skillport/internal/sandbox"
 	"github.com/skillport/skillport/wire"
 )
+
+// ProfileSeed001 adds skills/read and skills/read_reference, and
+// skills/execute when [Options.Scripts] is set.
+const ProfileSeed001 Profile = "seed001"
+
+// seed001Part is seed 001's part of the hook.
+type seed001Part struct {
+	noPart
+	srv     *Server
+	execute bool // Options.Scripts is set
+}
+
+func newSeed001Part(ps *profileSet) part {
+	return seed001Part{srv: ps.srv, execute: ps.srv.opts.Scripts != nil}
+}
+
+func (seed001Part) legacy() bool { return true }
+
+func (ps seed001Part) capability(c *wire.LegacyCapability) { c.Scripts = ps.execute }
+
+func (seed001Part) reading() (reading, int) {
+	return reading{"through the skills capability",
+		"List them with skills/list, read one with skills/read {name} and its references with skills/read_reference."}, 3
+}
+
+// register installs skills/read, skills/read_reference and skills/execute.
+func (ps seed001Part) register() error {
+	srv, s := ps.srv, ps.srv.mcp
+	if err := mcp.AddReceivingCustomMethod(s, wire.MethodReadSkill, func(ctx context.Context, _ *mcp.ServerSession, p *wire.NameParams) (*wire.ReadResult, error) {
+		if p == nil {
+			p = &wire.NameParams{}
+		}
+		return srv.readSkill(ctx, p)
+	}); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	if err := mcp.AddReceivingCustomMethod(s, wire.MethodReadReference, func(ctx context.Context, _ *mcp.ServerSession, p *wire.ReadReferenceParams) (*wire.ReadReferenceResult, error) {
+		if p == nil {
+			p = &wire.ReadReferenceParams{}
+		}
+		return srv.readReference(ctx, p)
+	}); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	// Registered even when disabled, so that every transport answers with
+	// an error that says how to enable it (go-sdk's HTTP handler would
+	// otherwise reject the unknown method with a bare HTTP 400). Not
+	// -32601: go-sdk rewrites every such message to "method not found".
+	if err := mcp.AddReceivingCustomMethod(s, wire.MethodExecute, func(ctx context.Context, _ *mcp.ServerSession, p *wire.ExecuteParams) (*wire.ExecuteResult, error) {
+		if !ps.execute {
+			name, script := "", ""
+			if p != nil {
+				name, script = p.Name, p.Script
+			}
+			return nil, scriptFailed(name, script, "disabled",
+				"skills/execute is disabled on this server: scripts run only when the operator enables them (skillport serve --allow-scripts), and then only in a sandbox")
+		}
+		if p == nil {
+			p = &wire.ExecuteParams{}
+		}
+		return srv.execute(ctx, p)
+	}); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	return nil
+}
 
 // ScriptRunner runs one script of a skill in a sandbox; [*sandbox.Runner]
 // is the implementation. The server never runs a script any other way.

@@ -13,112 +13,55 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/wire"
 )
 
-// legacyFields are the SEP-2076 fields a SKILL.md frontmatter supplies.
-//
-// Mapping (each field is optional; a value of the wrong type is ignored):
-//
-//	title        <- title, else metadata.title            (string)
-//	version      <- version, else metadata.version        (string or number)
-//	tags         <- tags, else metadata.tags              (list of strings, or one comma-separated string)
-//	arguments    <- arguments                             (list of {name, description, required}, or of names)
-//	dependencies <- dependencies                          ({tools: [name], prompts: [name | {name}], resources: [uri | {uri}]})
-type legacyFields struct {
-	title, version string
-	tags           []string
-	arguments      []wire.SkillArgument
-	deps           *wire.SkillDependencies
+// ProfileSEP2076 adds the SEP-2076 fields to skills/list entries,
+// skills/get by name, and the top-level "skills" capability.
+const ProfileSEP2076 Profile = "sep2076"
+
+// sep2076Part is SEP-2076's part of the hook.
+type sep2076Part struct {
+	noPart
+	srv *Server
 }
 
-func mapFrontmatter(fm skill.Frontmatter) legacyFields {
-	var out legacyFields
-	meta, _ := get(fm, "metadata").(map[string]any)
-	pick := func(key string) any {
-		if v := get(fm, key); v != nil {
-			return v
-		}
-		if meta != nil {
-			return meta[key]
-		}
-		return nil
+func newSEP2076Part(ps *profileSet) part { return sep2076Part{srv: ps.srv} }
+
+func (sep2076Part) legacy() bool { return true }
+
+func (p sep2076Part) getByName(ctx context.Context, name string, args json.RawMessage) (*getResponse, bool, error) {
+	res, err := p.srv.getByName(ctx, name, args)
+	if err != nil {
+		return nil, true, err
 	}
-	out.title, _ = pick("title").(string)
-	switch v := pick("version").(type) {
-	case string:
-		out.version = v
-	case json.Number:
-		out.version = v.String()
-	}
-	switch v := pick("tags").(type) {
-	case string:
-		for t := range strings.SplitSeq(v, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				out.tags = append(out.tags, t)
-			}
-		}
-	case []any:
-		for _, t := range v {
-			if s, ok := t.(string); ok && s != "" {
-				out.tags = append(out.tags, s)
-			}
-		}
-	}
-	if args, ok := get(fm, "arguments").([]any); ok {
-		for _, a := range args {
-			switch a := a.(type) {
-			case string:
-				if a != "" {
-					out.arguments = append(out.arguments, wire.SkillArgument{Name: a})
-				}
-			case map[string]any:
-				name, _ := a["name"].(string)
-				if name == "" {
-					continue
-				}
-				desc, _ := a["description"].(string)
-				req, _ := a["required"].(bool)
-				out.arguments = append(out.arguments, wire.SkillArgument{Name: name, Description: desc, Required: req})
-			}
-		}
-	}
-	if d, ok := get(fm, "dependencies").(map[string]any); ok {
-		deps := &wire.SkillDependencies{}
-		for _, t := range list(d["tools"]) {
-			if s, ok := t.(string); ok && s != "" {
-				deps.Tools = append(deps.Tools, s)
-			}
-		}
-		for _, p := range list(d["prompts"]) {
-			name, _ := p.(string)
-			if m, ok := p.(map[string]any); ok {
-				name, _ = m["name"].(string)
-			}
-			if name != "" {
-				deps.Prompts = append(deps.Prompts, wire.PromptReference{Type: "ref/prompt", Name: name})
-			}
-		}
-		for _, r := range list(d["resources"]) {
-			uri, _ := r.(string)
-			if m, ok := r.(map[string]any); ok {
-				uri, _ = m["uri"].(string)
-			}
-			if uri != "" {
-				deps.Resources = append(deps.Resources, wire.ResourceReference{Type: "ref/resource", URI: uri})
-			}
-		}
-		if !deps.Empty() {
-			out.deps = deps
-		}
-	}
-	return out
+	return &getResponse{other: func(b mcp.ResultBase) ([]byte, error) {
+		res.ResultBase = b
+		return json.Marshal(res)
+	}}, true, nil
 }
 
-func get(fm skill.Frontmatter, key string) any { v, _ := fm.Get(key); return v }
+// checkURI: without params, say both forms.
+func (sep2076Part) checkURI(uri string, absent bool) error {
+	if uri == "" && absent {
+		return invalidParams("", "skills/get needs params {\"uri\": <URI of a skill's SKILL.md>} (Skills Extension) or {\"name\": <skill name>, \"arguments\": {...}} (SEP-2076)")
+	}
+	return nil
+}
 
-func list(v any) []any { l, _ := v.([]any); return l }
+func (sep2076Part) entry(sk *catalog.Skill, le wire.ListEntry) wire.ListEntry {
+	m := mapFrontmatter(sk.Frontmatter)
+	le.Title, le.Version, le.Tags, le.Arguments = m.title, m.version, m.tags, m.arguments
+	if !m.deps.Empty() {
+		le.Dependencies = m.deps
+	}
+	return le
+}
+
+func (sep2076Part) reading() (reading, int) {
+	return reading{"through the skills capability (skills/list, skills/get)",
+		"List them with skills/list and get one's instructions with skills/get {name}."}, 2
+}
 
 // placeholderRE matches an argument placeholder: {{name}}, with optional
 // spaces inside the braces.
@@ -281,18 +224,18 @@ func (srv *Server) CheckDependencies(ctx context.Context) ([]DependencyDiagnosti
 	for _, d := range out {
 		srv.log.Warn("skills: dangling dependency", "skill", d.Skill, "kind", d.Kind, "name", d.Name)
 	}
-	srv.deps.mu.Lock()
-	srv.deps.diags = out
-	srv.deps.mu.Unlock()
+	srv.profiles().deps.mu.Lock()
+	srv.profiles().deps.diags = out
+	srv.profiles().deps.mu.Unlock()
 	return out, nil
 }
 
 // Diagnostics returns the dangling dependencies found by the last
 // [Server.CheckDependencies].
 func (srv *Server) Diagnostics() []DependencyDiagnostic {
-	srv.deps.mu.Lock()
-	defer srv.deps.mu.Unlock()
-	return slices.Clone(srv.deps.diags)
+	srv.profiles().deps.mu.Lock()
+	defer srv.profiles().deps.mu.Unlock()
+	return slices.Clone(srv.profiles().deps.diags)
 }
 
 // registered lists the server's tools and prompts through an in-memory

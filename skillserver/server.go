@@ -129,11 +129,9 @@ type Server struct {
 
 	notify sync.Mutex // serialises resources/updated batches
 
-	prof        profiles
-	names       namesCache
-	entries     entriesCache
-	deps        depState
-	legacyConns connSet
+	ext     bool   // the Skills Extension is served
+	compat  compat // the compatibility profiles (hook.go); nil: none
+	entries entriesCache
 
 	viewSrc ViewSource      // set when what a session sees depends on its caller
 	views   *SessionCallers // those sessions' callers and owed notifications
@@ -182,7 +180,7 @@ func Attach(s *mcp.Server, src Source, opts *Options) (*Server, error) {
 	if srv.log == nil {
 		srv.log = slog.Default()
 	}
-	if err := srv.setProfiles(); err != nil {
+	if err := srv.setCompat(); err != nil {
 		return nil, err
 	}
 	if err := srv.register(); err != nil {
@@ -262,13 +260,14 @@ func (srv *Server) Close() error {
 // Source returns the source the server answers from.
 func (srv *Server) Source() Source { return srv.src }
 
-// register installs the method handlers. Every method the extension (and
-// later compatibility profiles) answers is dispatched from here and from
-// the receiving middleware below, so that one place knows them all.
+// register installs the method handlers. Every method the extension
+// answers is dispatched from here and from the receiving middleware below,
+// so that one place knows them all; the compatibility profiles add theirs
+// through their hook (hook.go).
 func (srv *Server) register() error {
 	s := srv.mcp
-	// skills/list and skills/get are shared by several profiles and
-	// dispatched on the session and the parameters (profile.go).
+	// skills/list and skills/get are shared with the profiles, which are
+	// asked first (listAny, getAny).
 	if err := mcp.AddReceivingCustomMethod(s, wire.MethodListSkills, func(ctx context.Context, ss *mcp.ServerSession, p *wire.ListSkillsParams) (*listResponse, error) {
 		if p == nil {
 			p = &wire.ListSkillsParams{}
@@ -282,10 +281,12 @@ func (srv *Server) register() error {
 	}); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
-	if err := srv.registerProfiles(); err != nil {
-		return err
+	if srv.compat != nil {
+		if err := srv.compat.register(); err != nil {
+			return err
+		}
 	}
-	if !srv.prof.sep2640 {
+	if !srv.ext {
 		s.AddReceivingMiddleware(srv.middleware)
 		srv.addTemplates(srv.src.Snapshot())
 		return nil
@@ -396,15 +397,11 @@ func (srv *Server) capabilities(c *mcp.ServerCapabilities) *mcp.ServerCapabiliti
 	if c == nil {
 		c = &mcp.ServerCapabilities{}
 	}
-	if srv.prof.sep2640 {
+	if srv.ext {
 		c.AddExtension(wire.ExtensionID, map[string]any{"directoryRead": true})
 	}
-	if srv.prof.index && srv.prof.sep2640 {
-		// The gemini-cli prototype looks for the declaration here too.
-		if c.Experimental == nil {
-			c.Experimental = map[string]any{}
-		}
-		c.Experimental[wire.ExtensionID] = map[string]any{}
+	if srv.compat != nil {
+		srv.compat.capabilities(c)
 	}
 	if c.Resources == nil {
 		c.Resources = &mcp.ResourceCapabilities{ListChanged: true}
@@ -419,7 +416,7 @@ func (srv *Server) instructions(own string) string {
 	}
 	text := srv.opts.Instructions
 	if text == "" {
-		text = describe(srv.src.Snapshot(), srv.prof)
+		text = describe(srv.src.Snapshot(), srv.howToRead())
 	}
 	if own == "" {
 		return text
@@ -428,10 +425,9 @@ func (srv *Server) instructions(own string) string {
 }
 
 // describe names what a snapshot serves in one or two sentences, and how
-// to read it in the profiles this server speaks: a client must not be told
-// about methods the operator turned off.
-func describe(snap Snapshot, p profiles) string {
-	how := p.howToRead()
+// to read it (how) in the designs this server speaks: a client must not be
+// told about methods the operator turned off.
+func describe(snap Snapshot, how reading) string {
 	skills := snap.Skills()
 	if len(skills) == 0 {
 		return "This server serves Agent Skills " + how.over + " but currently serves none."
@@ -456,25 +452,6 @@ func describe(snap Snapshot, p profiles) string {
 // reading says, for instructions, which wire design a client should use.
 type reading struct{ over, read string }
 
-// howToRead picks the first enabled profile in order of preference: the
-// Skills Extension, then the designs a client is likelier to speak.
-func (p profiles) howToRead() reading {
-	switch {
-	case p.sep2640:
-		return reading{"over the MCP Skills Extension (io.modelcontextprotocol/skills)",
-			"List them with skills/list and read a skill's files with resources/read, starting from its SKILL.md."}
-	case p.seed001:
-		return reading{"through the skills capability",
-			"List them with skills/list, read one with skills/read {name} and its references with skills/read_reference."}
-	case p.sep2076:
-		return reading{"through the skills capability (skills/list, skills/get)",
-			"List them with skills/list and get one's instructions with skills/get {name}."}
-	default: // index only
-		return reading{"through the skill index resource " + wire.IndexURI,
-			"Read " + wire.IndexURI + " for the list, then each skill's SKILL.md by its url."}
-	}
-}
-
 func (srv *Server) subscribe(uri string, delta int) {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
@@ -490,7 +467,9 @@ func (srv *Server) subscribe(uri string, delta int) {
 // resources/updated for subscribed URIs whose content changed or vanished.
 func (srv *Server) changed(old, snap Snapshot) {
 	srv.setSchemes(snap)
-	srv.skillsChanged()
+	if srv.compat != nil {
+		srv.compat.changed()
+	}
 	// Re-registering the templates is how go-sdk is asked to send
 	// notifications/resources/list_changed (debounced) to every session,
 	// legacy sessions and subscriptions/listen streams alike.

@@ -17,7 +17,6 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/budget"
 	"github.com/skillport/skillport/internal/jsonobj"
-	"github.com/skillport/skillport/wire"
 )
 
 // Large resources/read answers over HTTP. A file read is held in memory
@@ -124,7 +123,7 @@ func callerContext(ctx context.Context, token *auth.TokenInfo) context.Context {
 // server answers its reads and it is large enough to be charged to the
 // budget.
 func (srv *Server) largeFile(ctx context.Context, uri string) *catalog.File {
-	if !srv.owns(uri) || (uri == wire.IndexURI && srv.prof.index) {
+	if !srv.owns(uri) || srv.compatResource(uri) {
 		return nil
 	}
 	snap, err := srv.snapshot(ctx)

@@ -22,8 +22,8 @@ type VisibleFunc func(c *skillserver.Caller, sk *catalog.Skill) bool
 // absent: probing them gets the not-found answer an absent skill gets.
 // Snapshot() (instructions) is the anonymous view. The result is a
 // [skillserver.ViewSource], so a session is told only about changes to what its
-// own caller sees, and a [skillserver.CallerSnapshot] per request, so list
-// cursors are bound to the caller they were issued to.
+// own caller sees, and list cursors are bound to the caller they were
+// issued to.
 //
 // Views are cached per snapshot and caller (at most [MaxCachedViews] at a
 // time), so a request costs a map lookup, not a pass over the catalog.
@@ -84,28 +84,24 @@ func (f *filtered) viewOf(base skillserver.Snapshot, c *skillserver.Caller) *vie
 	return v
 }
 
-// View implements [skillserver.ViewSource].
-func (f *filtered) View(snap skillserver.Snapshot, c *skillserver.Caller) skillserver.Snapshot {
-	return f.viewOf(snap, c)
-}
-
-func (f *filtered) base(ctx context.Context) (skillserver.Snapshot, error) {
-	if cs, ok := f.src.(skillserver.ContextSource); ok {
-		return cs.SnapshotContext(ctx)
-	}
-	return f.src.Snapshot(), nil
-}
-
-// SnapshotContext implements [skillserver.ContextSource].
-func (f *filtered) SnapshotContext(ctx context.Context) (skillserver.Snapshot, error) {
-	snap, err := f.base(ctx)
-	if err != nil {
-		return nil, err
-	}
+// View implements [skillserver.ViewSource]: what c may see of snap, or of
+// what the source currently serves c when snap is nil.
+func (f *filtered) View(ctx context.Context, snap skillserver.Snapshot, c *skillserver.Caller) (skillserver.Snapshot, error) {
 	if snap == nil {
-		return nil, fmt.Errorf("access: the source has no snapshot")
+		var err error
+		if vs, ok := f.src.(skillserver.ViewSource); ok {
+			snap, err = vs.View(ctx, nil, c)
+		} else {
+			snap = f.src.Snapshot()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if snap == nil {
+			return nil, fmt.Errorf("access: the source has no snapshot")
+		}
 	}
-	return f.viewOf(snap, skillserver.CallerFromContext(ctx)), nil
+	return f.viewOf(snap, c), nil
 }
 
 // Snapshot implements [skillserver.Source]: the anonymous caller's view.
@@ -152,8 +148,7 @@ func (f *filtered) OnChange(fn func(old, new skillserver.Snapshot)) (cancel func
 // of the visible skills, reading through the base snapshot.
 type view struct {
 	skillserver.Snapshot
-	base   skillserver.Snapshot
-	caller *skillserver.Caller
+	base skillserver.Snapshot
 }
 
 func newView(base skillserver.Snapshot, c *skillserver.Caller, visible VisibleFunc) *view {
@@ -184,7 +179,7 @@ func newView(base skillserver.Snapshot, c *skillserver.Caller, visible VisibleFu
 	}
 	// The snapshot, hence its ID, covers only what this caller sees, so
 	// cursors and change detection never carry another caller's catalog.
-	return &view{Snapshot: skillserver.NewSnapshot(skills, read), base: base, caller: c}
+	return &view{Snapshot: skillserver.NewSnapshot(skills, read), base: base}
 }
 
 // withoutHidden returns sk without the files of the nested skills whose
@@ -236,6 +231,3 @@ func underHidden(uri, root string, hidden map[string]bool) bool {
 	}
 	return false
 }
-
-// Caller implements [skillserver.CallerSnapshot].
-func (v *view) Caller() *skillserver.Caller { return v.caller }

@@ -158,7 +158,8 @@ func (g *Gateway) published(ctx context.Context, req mcp.Request) skillserver.Sn
 	if g.pub == nil {
 		return g.src.Snapshot()
 	}
-	snap, err := g.pub.SnapshotContext(withCaller(ctx, req))
+	ctx = withCaller(ctx, req)
+	snap, err := g.pub.View(ctx, nil, skillserver.CallerFromContext(ctx))
 	if err != nil {
 		return g.pub.Snapshot()
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/skillserver"
 )
 
 // TestCacheBound fills the content cache past its bound: it never holds
@@ -41,7 +42,8 @@ func TestCacheBound(t *testing.T) {
 }
 
 // FuzzIndexSkill: a manifest read from the database never crashes a
-// replica; it is indexed or refused with an error.
+// replica; it is indexed, and its files published, or refused with an
+// error.
 func FuzzIndexSkill(f *testing.F) {
 	f.Add([]byte(`{"frontmatter":{"name":"a","description":"d"},"files":[{"p":"SKILL.md","n":"SKILL.md","d":"sha256:00","s":3,"m":"text/markdown","t":true},{"p":"x/y/z.md","n":"z.md","d":"sha256:01","s":1}]}`))
 	f.Add([]byte(`{"frontmatter":null,"files":[{"p":"","n":""},{"p":"/","n":"/"}]}`))
@@ -50,8 +52,11 @@ func FuzzIndexSkill(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if ix.dirs[ix.sk.Root] == nil {
-			t.Errorf("no root directory for %s", ix.sk.Root)
+		snap := skillserver.NewSnapshot([]*catalog.Skill{ix.sk}, nil)
+		for _, f := range ix.sk.Files {
+			if snap.File(f.URI) == nil {
+				t.Errorf("%s is not published", f.URI)
+			}
 		}
 	})
 }

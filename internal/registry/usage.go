@@ -229,9 +229,9 @@ func loadedSkill(ctx context.Context, body []byte, src skillserver.Source) strin
 		return ""
 	}
 	snap := src.Snapshot()
-	if cs, ok := src.(skillserver.ContextSource); ok {
+	if vs, ok := src.(skillserver.ViewSource); ok {
 		var err error
-		if snap, err = cs.SnapshotContext(ctx); err != nil {
+		if snap, err = vs.View(ctx, nil, skillserver.CallerFromContext(ctx)); err != nil {
 			return ""
 		}
 	}

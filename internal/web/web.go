@@ -182,7 +182,11 @@ func assetHandler(assets fs.FS) http.Handler {
 func (h *Handler) snapshot(r *http.Request) skillserver.Snapshot {
 	snap := h.src.Snapshot()
 	if vs, ok := h.src.(skillserver.ViewSource); ok && snap != nil {
-		return vs.View(snap, skillserver.CallerFromContext(r.Context()))
+		v, err := vs.View(r.Context(), snap, skillserver.CallerFromContext(r.Context()))
+		if err != nil || v == nil {
+			return skillserver.NewSnapshot(nil, nil) // nothing rather than more than the caller may see
+		}
+		return v
 	}
 	return snap
 }
