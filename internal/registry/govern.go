@@ -139,6 +139,15 @@ func refused(ctx context.Context, conn *pgx.Conn, a Actor, action, ns, path stri
 	return err
 }
 
+// RecordRefusal records in the audit log an attempt refused before the
+// registry was asked (a bad request, say): detail says why.
+func RecordRefusal(ctx context.Context, conn *pgx.Conn, a Actor, action, ns, path string, v int, detail string) error {
+	if _, err := Migrate(ctx, conn); err != nil {
+		return err
+	}
+	return dbError("audit", record(context.WithoutCancel(ctx), conn, a, action, ns, path, v, detail, "refused"))
+}
+
 // versionRow is what review and control read of one version, under the
 // skill's lock.
 type versionRow struct {

@@ -19,6 +19,7 @@ func sortChanges(cs []Change) {
 // Version is one immutable version of a skill.
 type Version struct {
 	Path        string
+	Namespace   string
 	Version     int
 	Digest      string
 	Size        int64
@@ -39,7 +40,7 @@ type Version struct {
 
 // Versions lists a skill's versions, oldest first.
 func Versions(ctx context.Context, conn *pgx.Conn, path string) ([]Version, error) {
-	rows, err := conn.Query(ctx, `SELECT v.version, v.digest, v.size, v.files, v.published_by, v.published_at, v.source_commit,
+	rows, err := conn.Query(ctx, `SELECT v.namespace, v.version, v.digest, v.size, v.files, v.published_by, v.published_at, v.source_commit,
 		coalesce(s.current = v.version, false), coalesce(v.yanked_by, ''), coalesce(v.yanked_at, 'epoch'),
 		v.review, coalesce(v.reviewed_by, ''), coalesce(v.reviewed_at, 'epoch'), v.review_reason
 		FROM versions v LEFT JOIN skills s ON s.path = v.path WHERE v.path = $1 ORDER BY v.version`, path)
@@ -49,7 +50,7 @@ func Versions(ctx context.Context, conn *pgx.Conn, path string) ([]Version, erro
 	var out []Version
 	for rows.Next() {
 		v := Version{Path: path}
-		if err := rows.Scan(&v.Version, &v.Digest, &v.Size, &v.Files, &v.PublishedBy, &v.PublishedAt, &v.Commit, &v.Current, &v.YankedBy, &v.YankedAt, &v.Review, &v.ReviewedBy, &v.ReviewedAt, &v.ReviewReason); err != nil {
+		if err := rows.Scan(&v.Namespace, &v.Version, &v.Digest, &v.Size, &v.Files, &v.PublishedBy, &v.PublishedAt, &v.Commit, &v.Current, &v.YankedBy, &v.YankedAt, &v.Review, &v.ReviewedBy, &v.ReviewedAt, &v.ReviewReason); err != nil {
 			return nil, dbError("versions", err)
 		}
 		out = append(out, v)
