@@ -156,9 +156,9 @@ func (f *fixture) count(t *testing.T, q string) int {
 func TestRoles(t *testing.T) {
 	ctx := context.Background()
 	f := start(t, regapi.Options{})
-	alice := f.as(t, "alice")                  // group ops: publish acme/ops
-	bob := f.as(t, "bob")                      // subject bob: review acme
-	admin := f.as(t, "alice", "skills:admin")  // scope: admin
+	alice := f.as(t, "alice")                 // group ops: publish acme/ops
+	bob := f.as(t, "bob")                     // subject bob: review acme
+	admin := f.as(t, "alice", "skills:admin") // scope: admin
 	anon := &regapi.Client{Server: f.server}
 
 	if _, err := anon.Publish(ctx, tree(t, "v1"), "acme/ops", "", false); status(err) != http.StatusUnauthorized {

@@ -947,6 +947,11 @@ func bump(ctx context.Context, tx pgx.Tx) (int64, error) {
 	return gen, err
 }
 
+// CheckPublishable returns the error a publish of cat would refuse it
+// with for its invalid skills ([ErrInvalid]), nil when it has none: a
+// client publishing over HTTP checks before it uploads.
+func CheckPublishable(cat *catalog.Catalog) error { return invalid(cat) }
+
 // invalid refuses a catalog that left skills out: publishing it would
 // remove them from the registry.
 func invalid(cat *catalog.Catalog) error {
