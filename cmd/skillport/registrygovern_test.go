@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -52,7 +53,7 @@ func TestPublishOverHTTP(t *testing.T) {
 	op := oidctest.Start(t, mcpURL)
 	rules := filepath.Join(t.TempDir(), "rules.jsonc")
 	os.WriteFile(rules, []byte(`{"rules": [
-		{"group": "ops", "roles": ["publish"], "paths": ["acme/ops"]},
+		{"group": "ops", "roles": ["publish", "read"], "paths": ["acme/ops"]},
 		{"subject": "`+oidctest.UserSubject+`", "roles": ["review"], "paths": ["acme"]},
 		{"scope": "skills:admin", "roles": ["admin"]},
 	]}`), 0o644)
@@ -125,6 +126,28 @@ func TestPublishOverHTTP(t *testing.T) {
 	var vs []versionJSON
 	if code != 0 || json.Unmarshal([]byte(out), &vs) != nil || len(vs) != 2 || vs[1].State != "approved" || !vs[1].Current || vs[1].ReviewedBy != oidctest.UserSubject || vs[1].PublishedBy != "alice" {
 		t.Fatalf("versions over HTTP: exit %d\n%s%s", code, out, stderr)
+	}
+
+	// The web catalog shows the versions' states to those who see the
+	// skill, and nothing to others.
+	page := func(tok string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, base+"/s/acme/ops/notes/", nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := page(op.Token(t, "alice")); code != http.StatusOK || !strings.Contains(body, `<tr class="state-approved"><td class="num">2 <strong>served</strong>`) || !strings.Contains(body, `<tr class="state-published"><td class="num">1</td>`) {
+		t.Errorf("the skill page for alice: %d\n%s", code, body)
+	}
+	if code, _ := page(op.Token(t, "bob")); code != http.StatusNotFound {
+		t.Errorf("the skill page for bob, who may not see it: %d", code)
 	}
 
 	// The audit log, as JSON lines, from the database (an operator).

@@ -21,6 +21,7 @@ import (
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/internal/sandbox"
 	"github.com/skillport/skillport/internal/stdio"
+	"github.com/skillport/skillport/internal/web"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
@@ -164,6 +165,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		src       skillserver.Source
 		summarize func(where string)
 		hook      *httpRoute
+		versions  web.VersionsFunc // a registry's skill pages list versions
 	)
 	if slices.ContainsFunc(args, registry.IsDSN) {
 		// A registry is served alone: its namespaces are already one catalog.
@@ -183,6 +185,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		}
 		defer rs.Close()
 		src, summarize = rs, func(where string) { registrySummary(rs, where) }
+		versions = webVersions(rs)
 		if httpOpts != nil {
 			if err := registryMetrics(httpOpts, rs); err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
@@ -284,7 +287,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		if noWeb {
 			return nil
 		}
-		return mountWebVisible(ep, src, log, authz)
+		return mountWebVisible(ep, src, log, authz, versions)
 	})
 	if err == nil {
 		log.Info("shut down")

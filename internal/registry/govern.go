@@ -422,3 +422,17 @@ func Audit(ctx context.Context, conn *pgx.Conn, since time.Time, fn func(AuditRe
 	}
 	return dbError("audit", rows.Err())
 }
+
+// Versions lists a skill's versions as [Versions] does, through the
+// replica's connections and within its query timeout: for the web
+// catalog's skill pages.
+func (s *Source) Versions(ctx context.Context, path string) ([]Version, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, dbError("versions", err)
+	}
+	defer c.Release()
+	return Versions(ctx, c.Conn(), path)
+}

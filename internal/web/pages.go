@@ -118,6 +118,9 @@ type skillPage struct {
 	Error       string
 	Files       []fileRow
 	Snippets    []snippet
+	// Versions lists the skill's versions and their review state, when the
+	// source keeps versions (nil otherwise).
+	Versions *versionsSection
 }
 
 func (h *Handler) serveSkillOrFile(w http.ResponseWriter, r *http.Request) {
@@ -169,6 +172,7 @@ func (h *Handler) serveSkill(w http.ResponseWriter, r *http.Request, snap skills
 			Digest: f.Digest, Size: f.Size, Depth: strings.Count(rel, "/")})
 	}
 	p.Snippets = h.snippets(r, sk)
+	p.Versions = h.versionsOf(r, sk)
 	h.render(w, "skill.html", p)
 }
 

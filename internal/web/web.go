@@ -78,6 +78,9 @@ type Options struct {
 	Scheme string
 	// Logger receives errors reading files; nil means slog.Default().
 	Logger *slog.Logger
+	// Versions, when set, lists a skill's versions and their review state
+	// on its page (a governed registry; docs/registry-governance.md).
+	Versions VersionsFunc
 }
 
 // Handler serves the web catalog. Create it with [New].
