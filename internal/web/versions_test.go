@@ -3,7 +3,7 @@ package web_test
 import (
 	"context"
 	"errors"
-		"net/http"
+	"net/http"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -72,4 +72,3 @@ func TestVersionStates(t *testing.T) {
 		t.Errorf("a source without versions shows a versions section")
 	}
 }
-
