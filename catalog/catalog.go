@@ -160,6 +160,11 @@ type Skill struct {
 	// .skillport/signatures folder (docs/signing.md); nil when unsigned.
 	// The catalog does not verify it: hosts do.
 	Signature []byte
+	// Review is "pending" when a governed registry serves the skill's
+	// version before a reviewer approved it (observe mode,
+	// docs/registry-governance.md); entries then say so in _meta. Empty
+	// otherwise.
+	Review string
 }
 
 // File is one published file.

@@ -267,7 +267,7 @@ func (srv *Server) listFor(ctx context.Context, slimOK func() bool, p *wire.List
 		var le wire.ListEntry
 		if srv.prof.sep2640 {
 			res := e.Resources
-			le.URI, le.Frontmatter, le.Resources = e.URI, e.Frontmatter.JSON(), res
+			le.URI, le.Frontmatter, le.Resources, le.Meta = e.URI, e.Frontmatter.JSON(), res, e.Meta
 		}
 		if !slim {
 			if sk := snap.Skill(e.URI); sk != nil {

@@ -127,6 +127,10 @@ type Skill struct {
 // object signing the skill's complete resource set (docs/signing.md).
 const MetaSignature = "io.skillport/signature"
 
+// MetaReview is the _meta key of an entry served before review: a JSON
+// object {"state": "pending"} (docs/registry-governance.md).
+const MetaReview = "io.skillport/review"
+
 // ListSkillsParams are the parameters of skills/list.
 type ListSkillsParams struct {
 	mcp.ParamsBase

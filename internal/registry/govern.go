@@ -237,7 +237,9 @@ func review(ctx context.Context, conn *pgx.Conn, path string, v int, state, dige
 		}
 		serve := 0 // the version the skill serves after the review; -1 keeps it
 		switch {
-		case state == StateApproved && r.current < v:
+		case state == StateApproved && r.current <= v:
+			// Also when it is served already (observe mode): replicas
+			// re-read it and stop flagging it pending.
 			serve = v
 		case state == StateRejected && r.current == v:
 			serve = 0 // fall back below

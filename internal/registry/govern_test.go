@@ -8,9 +8,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/internal/skilltest"
+	"github.com/skillport/skillport/skillclient"
+	"github.com/skillport/skillport/skillserver"
 )
 
 func skillTree(t *testing.T, name, body string) string {
@@ -280,4 +283,62 @@ func TestAuditAppendOnly(t *testing.T) {
 func waitGeneration(t *testing.T, rs *registry.Source, after int64) {
 	t.Helper()
 	waitFor(t, "the replica to follow a review", func() bool { return rs.Generation() > after })
+}
+
+// TestObservedEntryMeta: in observe mode a version served before review
+// says so in its entry's _meta (skills/get and skills/list), and stops
+// saying so once approved.
+func TestObservedEntryMeta(t *testing.T) {
+	ctx := context.Background()
+	dsn := newDB(t)
+	conn := connect(t, dsn)
+	if err := registry.SetReviewMode(ctx, conn, "acme", registry.ReviewObserve, registry.Actor{Who: "root"}); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, conn, openCat(t, skillTree(t, "notes", "one"), "acme"), &registry.PublishOptions{Publisher: "alice"})
+	rs := openReplica(t, dsn)
+	s, _, err := skillserver.New(&mcp.Implementation{Name: "replica", Version: "0"}, rs, &skillserver.Options{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := func() (get, list string) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := s.Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ss.Close()
+		c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil)
+		skillclient.Register(c)
+		cs, err := c.Connect(ctx, ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		sc := skillclient.New(cs, nil)
+		e, err := sc.Get(ctx, "skill://acme/notes/SKILL.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l, err := range sc.List(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			list = string(l.Meta)
+		}
+		return string(e.Meta), list
+	}
+	const flagged = `{"io.skillport/review":{"state":"pending"}}`
+	if get, list := entries(); get != flagged || list != flagged {
+		t.Errorf("entry _meta of a version served before review: get %s, list %s; want %s", get, list, flagged)
+	}
+	vs, _ := registry.Versions(ctx, conn, "acme/notes")
+	gen := rs.Generation()
+	if err := registry.Approve(ctx, conn, "acme/notes", 1, vs[0].Digest, registry.Actor{Who: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	waitGeneration(t, rs, gen)
+	if get, list := entries(); get != "" || list != "" {
+		t.Errorf("entry _meta once approved: get %s, list %s; want none", get, list)
+	}
 }

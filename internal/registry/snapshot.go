@@ -108,6 +108,7 @@ func (s *snapshot) ReadFile(ctx context.Context, f *catalog.File) ([]byte, error
 type row struct {
 	path     string
 	manifest []byte
+	review   string // the version's review state
 }
 
 // buildSnapshot applies rows to base (nil for a full load).
@@ -223,11 +224,17 @@ func indexSkill(r row) (*skillIndex, error) {
 		return nil, fmt.Errorf("registry: the frontmatter of %s: %w", r.path, err)
 	}
 	sk.Name = sk.Frontmatter.Name()
+	if r.review == StatePending {
+		// Served before review (observe mode): entries say so, and the
+		// snapshot changes when a reviewer decides.
+		sk.Review = StatePending
+	}
 	ix := &skillIndex{sk: sk, files: make(map[string]*catalog.File, len(m.Files)), dirs: map[string]*catalog.Dir{}}
 	h := sha256.New()
 	h.Write([]byte(sk.URI))
 	h.Write([]byte{0})
 	h.Write(sk.Frontmatter.JSON())
+	h.Write([]byte(sk.Review))
 	for _, mf := range m.Files {
 		f := &catalog.File{URI: sk.Root + "/" + mf.Rel, Path: r.path + "/" + mf.Rel, Name: mf.Name, Size: mf.Size, Digest: mf.Digest, MIMEType: mf.MIME, Text: mf.Text}
 		sk.Files = append(sk.Files, f)

@@ -257,7 +257,7 @@ func (s *Source) load(ctx context.Context, base *snapshot) (*snapshot, error) {
 		if err := tx.QueryRow(ctx, `SELECT generation, changed_at FROM registry_state`).Scan(&gen, &at); err != nil {
 			return fmt.Errorf("no registry here (run skillport registry migrate, or publish): %w", err)
 		}
-		rows, err := tx.Query(ctx, `SELECT s.path, v.manifest::text FROM skills s
+		rows, err := tx.Query(ctx, `SELECT s.path, v.manifest::text, coalesce(v.review, '') FROM skills s
 			LEFT JOIN versions v ON v.path = s.path AND v.version = s.current
 			WHERE s.generation > $1 AND (s.current IS NOT NULL OR $1 >= 0)`, since)
 		if err != nil {
@@ -267,7 +267,7 @@ func (s *Source) load(ctx context.Context, base *snapshot) (*snapshot, error) {
 		for rows.Next() {
 			var r row
 			var m *string
-			if err := rows.Scan(&r.path, &m); err != nil {
+			if err := rows.Scan(&r.path, &m, &r.review); err != nil {
 				return err
 			}
 			if m != nil {
