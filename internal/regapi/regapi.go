@@ -2,7 +2,7 @@
 // started with `skillport serve --accept-publish` accepts publishes,
 // rollbacks, yanks, reviews and review-mode changes from callers with an
 // OAuth bearer token, checked by the same resource-server code that
-// protects reads ([endpoint.Auth]), and decides what each caller may do
+// protects reads (endpoint.Auth.Require, given as [Options.Require]), and decides what each caller may do
 // with the roles of the rules file ([access.Rules.Allowed]). Publishers
 // never hold the database's credentials. [Client] is the other side, used
 // by `skillport publish https://…` and the registry commands.
@@ -38,7 +38,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/skillserver"
 )
@@ -76,8 +75,10 @@ type ErrorBody struct {
 type Options struct {
 	// DSN is the registry database the API writes to.
 	DSN string
-	// Auth verifies bearer tokens; required.
-	Auth *endpoint.Auth
+	// Require is the middleware that verifies bearer tokens and puts the
+	// caller in the request's context: the one protecting reads
+	// (endpoint.Auth.Require). Required.
+	Require func(http.Handler) http.Handler
 	// Allowed decides whether caller c holds role on namespace ns;
 	// required (the rules file's [access.Rules.Allowed]).
 	Allowed func(c *skillserver.Caller, role, ns string) bool
@@ -100,11 +101,13 @@ type Handler struct {
 	slot chan struct{}
 	mux  *http.ServeMux
 	log  *slog.Logger
+	// protected is mux behind the token check.
+	protected http.Handler
 }
 
 // New connects to the registry and returns the API's handler. Close it.
 func New(ctx context.Context, opts Options) (*Handler, error) {
-	if opts.Auth == nil || opts.Allowed == nil {
+	if opts.Require == nil || opts.Allowed == nil {
 		return nil, errors.New("regapi: accepting publishes needs --auth-issuer and --auth-rules: the rules say who may publish, review and administer which namespaces")
 	}
 	if opts.MaxArchiveBytes <= 0 {
@@ -126,6 +129,7 @@ func New(ctx context.Context, opts Options) (*Handler, error) {
 		return nil, fmt.Errorf("regapi: %w", err)
 	}
 	h := &Handler{opts: opts, pool: pool, slot: make(chan struct{}, opts.MaxConcurrent), mux: http.NewServeMux(), log: opts.Logger}
+	h.protected = opts.Require(h.mux)
 	h.mux.HandleFunc("POST "+Prefix+"publish", h.publish)
 	h.mux.HandleFunc("POST "+Prefix+"rollback", h.change)
 	h.mux.HandleFunc("POST "+Prefix+"yank", h.change)
@@ -142,7 +146,7 @@ func (h *Handler) Close() { h.pool.Close() }
 
 // ServeHTTP checks the token, then routes.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.opts.Auth.Require(h.mux).ServeHTTP(w, r)
+	h.protected.ServeHTTP(w, r)
 }
 
 // actor is the request's caller as the registry records and asks it.

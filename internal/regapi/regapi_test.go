@@ -87,7 +87,7 @@ func start(t *testing.T, opts regapi.Options) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.DSN, opts.Auth, opts.Allowed = dsn, auth, r.Allowed
+	opts.DSN, opts.Require, opts.Allowed = dsn, auth.Require, r.Allowed
 	opts.Logger = slog.New(slog.DiscardHandler)
 	h, err := regapi.New(ctx, opts)
 	if err != nil {
