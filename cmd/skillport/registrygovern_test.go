@@ -6,11 +6,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/skillport/skillport/internal/oauth"
 	"github.com/skillport/skillport/internal/oidctest"
@@ -57,24 +55,7 @@ func TestPublishOverHTTP(t *testing.T) {
 		{"subject": "`+oidctest.UserSubject+`", "roles": ["review"], "paths": ["acme"]},
 		{"scope": "skills:admin", "roles": ["admin"]},
 	]}`), 0o644)
-	cmd := exec.Command(os.Args[0], "serve", "--http", addr, "--accept-publish", "--auth-issuer", op.URL, "--auth-audience", mcpURL, "--auth-rules", rules, dsn)
-	cmd.Env = append(os.Environ(), "SKILLPORT_AS_CLI=1")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; ; i++ {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i == 200 {
-			t.Fatalf("serve --accept-publish did not start: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	startCLIProcess(t, base, "serve", "--http", addr, "--accept-publish", "--auth-issuer", op.URL, "--auth-audience", mcpURL, "--auth-rules", rules, dsn)
 
 	dir := skilltest.WriteTree(t, map[string]string{"notes/SKILL.md": "---\nname: notes\ndescription: Notes published over HTTP.\n---\none\n"})
 	// Without a token: the command to sign in.

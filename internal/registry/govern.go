@@ -198,6 +198,61 @@ func Reject(ctx context.Context, conn *pgx.Conn, path string, v int, reason stri
 
 func review(ctx context.Context, conn *pgx.Conn, path string, v int, state, digest, reason string, a Actor) error {
 	action := map[string]string{StateApproved: "approve", StateRejected: "reject"}[state]
+	return control(ctx, conn, path, v, a, action, RoleReview, func(tx pgx.Tx, r versionRow) (string, error) {
+		switch {
+		case state == StateRejected && strings.TrimSpace(reason) == "":
+			return "", fmt.Errorf("registry: rejecting %s version %d: %w (--reason); the publisher reads it", path, v, ErrNoReason)
+		case r.review != StatePending:
+			return "", fmt.Errorf("registry: %s version %d is %s: %w", path, v, r.review, ErrNotPending)
+		case r.yanked:
+			return "", fmt.Errorf("registry: %s version %d: %w", path, v, ErrYanked)
+		case r.publishedBy == a.who():
+			return "", fmt.Errorf("registry: %s version %d was published by %s: %w; another reviewer of %s must", path, v, r.publishedBy, ErrSelfReview, nsName(r.ns))
+		}
+		if state == StateApproved {
+			if digest != r.digest {
+				return "", fmt.Errorf("registry: %s version %d holds %s, not the %s reviewed: %w; review the version again", path, v, r.digest, digest, ErrStale)
+			}
+			if got, err := storedDigest(ctx, tx, path, v); err != nil {
+				return "", err
+			} else if got != r.digest {
+				return "", fmt.Errorf("registry: %s version %d: its stored files add up to %s, not its digest %s (changed in the database since it was published): %w; publish it again", path, v, got, r.digest, ErrStale)
+			}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE versions SET review = $3, reviewed_by = $4, reviewed_at = now(), review_reason = $5,
+			approved_digest = CASE WHEN $3 = 'approved' THEN digest END WHERE path = $1 AND version = $2`, path, v, state, a.who(), reason); err != nil {
+			return "", err
+		}
+		detail := reason
+		if state == StateApproved {
+			detail = digest
+		}
+		switch {
+		case state == StateApproved && r.current <= v:
+			// Served from now on; also when it is served already (observe
+			// mode): replicas re-read it and stop flagging it pending.
+			gen, err := changeNamespace(ctx, tx, r.ns)
+			if err != nil {
+				return "", err
+			}
+			_, err = tx.Exec(ctx, `UPDATE skills SET current = $2, digest = $3, generation = $4, updated_at = now() WHERE path = $1`, path, v, r.digest, gen)
+			return detail, err
+		case state == StateRejected && r.current == v:
+			gen, err := changeNamespace(ctx, tx, r.ns)
+			if err != nil {
+				return "", err
+			}
+			return detail, fallBack(ctx, tx, path, v, gen)
+		}
+		return detail, nil
+	})
+}
+
+// control makes a change to version v of a skill as the actor, who needs
+// role on its namespace: in one transaction it locks the skill, reads the
+// version, checks the role and calls change, then records the change with
+// the detail change returns. A refusal is recorded as refused.
+func control(ctx context.Context, conn *pgx.Conn, path string, v int, a Actor, action, role string, change func(pgx.Tx, versionRow) (string, error)) error {
 	var ns string
 	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if err := lockSkill(ctx, tx, path); err != nil {
@@ -208,71 +263,31 @@ func review(ctx context.Context, conn *pgx.Conn, path string, v int, state, dige
 			return err
 		}
 		ns = r.ns
-		if err := a.may(RoleReview, r.ns, action+" "+path); err != nil {
+		if err := a.may(role, ns, action+" of "+path); err != nil {
 			return err
 		}
-		switch {
-		case state == StateRejected && strings.TrimSpace(reason) == "":
-			return fmt.Errorf("registry: rejecting %s version %d: %w (--reason); the publisher reads it", path, v, ErrNoReason)
-		case r.review != StatePending:
-			return fmt.Errorf("registry: %s version %d is %s: %w", path, v, r.review, ErrNotPending)
-		case r.yanked:
-			return fmt.Errorf("registry: %s version %d: %w", path, v, ErrYanked)
-		case r.publishedBy == a.who():
-			return fmt.Errorf("registry: %s version %d was published by %s: %w; another reviewer of %s must", path, v, r.publishedBy, ErrSelfReview, nsName(r.ns))
-		}
-		if state == StateApproved {
-			if digest != r.digest {
-				return fmt.Errorf("registry: %s version %d holds %s, not the %s reviewed: %w; review the version again", path, v, r.digest, digest, ErrStale)
-			}
-			if got, err := storedDigest(ctx, tx, path, v); err != nil {
-				return err
-			} else if got != r.digest {
-				return fmt.Errorf("registry: %s version %d: its stored files add up to %s, not its digest %s (changed in the database since it was published): %w; publish it again", path, v, got, r.digest, ErrStale)
-			}
-		}
-		if _, err := tx.Exec(ctx, `UPDATE versions SET review = $3, reviewed_by = $4, reviewed_at = now(), review_reason = $5,
-			approved_digest = CASE WHEN $3 = 'approved' THEN digest END WHERE path = $1 AND version = $2`, path, v, state, a.who(), reason); err != nil {
+		detail, err := change(tx, r)
+		if err != nil {
 			return err
 		}
-		serve := 0 // the version the skill serves after the review; -1 keeps it
-		switch {
-		case state == StateApproved && r.current <= v:
-			// Also when it is served already (observe mode): replicas
-			// re-read it and stop flagging it pending.
-			serve = v
-		case state == StateRejected && r.current == v:
-			serve = 0 // fall back below
-		default:
-			serve = -1
-		}
-		if serve >= 0 {
-			gen, err := bump(ctx, tx)
-			if err != nil {
-				return err
-			}
-			if serve > 0 {
-				_, err = tx.Exec(ctx, `UPDATE skills SET current = $2, digest = $3, generation = $4, updated_at = now() WHERE path = $1`, path, v, r.digest, gen)
-			} else {
-				err = fallBack(ctx, tx, path, v, gen)
-			}
-			if err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `UPDATE namespaces SET revision = revision + 1 WHERE prefix = $1`, r.ns); err != nil {
-				return err
-			}
-		}
-		detail := reason
-		if state == StateApproved {
-			detail = digest
-		}
-		return record(ctx, tx, a, action, r.ns, path, v, detail, "ok")
+		return record(ctx, tx, a, action, ns, path, v, detail, "ok")
 	})
 	if ns == "" && err != nil {
 		ns = namespaceOf(ctx, conn, path)
 	}
 	return refused(ctx, conn, a, action, ns, path, v, dbError(action, err))
+}
+
+// changeNamespace starts a new generation, notifying replicas, and moves
+// namespace ns to its next revision, so that a publish planned before
+// this change conflicts.
+func changeNamespace(ctx context.Context, tx pgx.Tx, ns string) (int64, error) {
+	gen, err := bump(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	_, err = tx.Exec(ctx, `UPDATE namespaces SET revision = revision + 1 WHERE prefix = $1`, ns)
+	return gen, err
 }
 
 // fallBack makes the skill serve its latest released version other than

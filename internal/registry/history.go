@@ -130,51 +130,30 @@ func Rollback(ctx context.Context, conn *pgx.Conn, path string, v int, who strin
 // skill's namespace. A version review has not released (pending where
 // review is enforced, or rejected) cannot be made current.
 func RollbackAs(ctx context.Context, conn *pgx.Conn, path string, v int, a Actor) error {
-	var ns string
-	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if err := lockSkill(ctx, tx, path); err != nil {
-			return err
-		}
-		r, err := readVersion(ctx, tx, path, v)
-		if err != nil {
-			return err
-		}
-		ns = r.ns
-		if err := a.may(RolePublish, ns, "rolling back "+path); err != nil {
-			return err
-		}
+	return control(ctx, conn, path, v, a, "rollback", RolePublish, func(tx pgx.Tx, r versionRow) (string, error) {
 		if r.yanked {
-			return fmt.Errorf("registry: %s version %d: %w and cannot be served again; roll back to another version", path, v, ErrYanked)
+			return "", fmt.Errorf("registry: %s version %d: %w and cannot be served again; roll back to another version", path, v, ErrYanked)
 		}
 		if r.review == StateRejected {
-			return fmt.Errorf("registry: %s version %d was rejected in review: %w; roll back to another version", path, v, ErrNotPending)
+			return "", fmt.Errorf("registry: %s version %d was rejected in review: %w; roll back to another version", path, v, ErrNotPending)
 		}
 		if r.review == StatePending {
 			var mode string
-			if err := tx.QueryRow(ctx, `SELECT skillport_review_mode($1)`, ns).Scan(&mode); err != nil {
-				return err
+			if err := tx.QueryRow(ctx, `SELECT skillport_review_mode($1)`, r.ns).Scan(&mode); err != nil {
+				return "", err
 			}
 			if mode == ReviewEnforce {
-				return fmt.Errorf("registry: %s version %d is pending review in %s, where review is enforced: %w; approve it (skillport registry approve %s %d) instead", path, v, nsName(ns), ErrNotPending, path, v)
+				return "", fmt.Errorf("registry: %s version %d is pending review in %s, where review is enforced: %w; approve it (skillport registry approve %s %d) instead", path, v, nsName(r.ns), ErrNotPending, path, v)
 			}
 		}
-		gen, err := bump(ctx, tx)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE skills SET current = $2, digest = $3, generation = $4, updated_at = now() WHERE path = $1`, path, v, r.digest, gen); err != nil {
-			return err
-		}
 		// A rollback changes the namespace: a publish planned before it conflicts.
-		if _, err := tx.Exec(ctx, `UPDATE namespaces SET revision = revision + 1 WHERE prefix = $1`, ns); err != nil {
-			return err
+		gen, err := changeNamespace(ctx, tx, r.ns)
+		if err != nil {
+			return "", err
 		}
-		return record(ctx, tx, a, "rollback", ns, path, v, "", "ok")
+		_, err = tx.Exec(ctx, `UPDATE skills SET current = $2, digest = $3, generation = $4, updated_at = now() WHERE path = $1`, path, v, r.digest, gen)
+		return "", err
 	})
-	if ns == "" && err != nil {
-		ns = namespaceOf(ctx, conn, path)
-	}
-	return refused(ctx, conn, a, "rollback", ns, path, v, dbError("rollback", err))
 }
 
 // lockSkill takes the lock of the skill's row for the rest of tx, before
@@ -202,41 +181,19 @@ func Yank(ctx context.Context, conn *pgx.Conn, path string, v int, who, reason s
 // YankAs is [Yank] as the actor, who needs the publish role on the
 // skill's namespace.
 func YankAs(ctx context.Context, conn *pgx.Conn, path string, v int, reason string, a Actor) error {
-	var ns string
-	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if err := lockSkill(ctx, tx, path); err != nil {
-			return err
-		}
-		r, err := readVersion(ctx, tx, path, v)
-		if err != nil {
-			return err
-		}
-		ns = r.ns
-		if err := a.may(RolePublish, ns, "yanking "+path); err != nil {
-			return err
-		}
+	return control(ctx, conn, path, v, a, "yank", RolePublish, func(tx pgx.Tx, r versionRow) (string, error) {
 		if r.yanked {
-			return fmt.Errorf("registry: %s version %d: %w or already yanked; list them with skillport registry versions %s", path, v, ErrUnknown, path)
+			return "", fmt.Errorf("registry: %s version %d: %w or already yanked; list them with skillport registry versions %s", path, v, ErrUnknown, path)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE versions SET yanked_at = now(), yanked_by = $3 WHERE path = $1 AND version = $2`, path, v, a.who()); err != nil {
-			return err
+			return "", err
 		}
-		gen, err := bump(ctx, tx)
+		gen, err := changeNamespace(ctx, tx, r.ns)
 		if err != nil {
-			return err
+			return "", err
 		}
-		if err := fallBack(ctx, tx, path, v, gen); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE namespaces SET revision = revision + 1 WHERE prefix = $1`, ns); err != nil {
-			return err
-		}
-		return record(ctx, tx, a, "yank", ns, path, v, reason, "ok")
+		return reason, fallBack(ctx, tx, path, v, gen)
 	})
-	if ns == "" && err != nil {
-		ns = namespaceOf(ctx, conn, path)
-	}
-	return refused(ctx, conn, a, "yank", ns, path, v, dbError("yank", err))
 }
 
 // Event is one recorded change.

@@ -70,21 +70,11 @@ CREATE TRIGGER versions_check_review BEFORE UPDATE OF review ON versions
 	FOR EACH ROW EXECUTE FUNCTION skillport_check_review();
 
 -- A skill never serves a rejected version, nor a pending one where review
--- is enforced.
-CREATE OR REPLACE FUNCTION skillport_check_skills() RETURNS trigger LANGUAGE plpgsql AS $$
+-- is enforced: checked once per statement, as 0003 checks the rest.
+CREATE FUNCTION skillport_check_served() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
 	bad text;
 BEGIN
-	SELECT n.path INTO bad FROM new_rows n
-		WHERE NOT EXISTS (SELECT 1 FROM namespaces WHERE prefix = n.namespace)
-		OR (n.current IS NULL AND n.digest <> '')
-		OR (n.current IS NOT NULL AND NOT EXISTS (SELECT 1 FROM versions v
-			WHERE v.path = n.path AND v.version = n.current AND v.digest = n.digest))
-		LIMIT 1;
-	IF FOUND THEN
-		RAISE EXCEPTION USING ERRCODE = 'foreign_key_violation',
-			MESSAGE = format('skill %s: its namespace, current version or digest does not match what the registry holds', bad);
-	END IF;
 	SELECT n.path INTO bad FROM new_rows n JOIN versions v ON v.path = n.path AND v.version = n.current
 		WHERE v.review = 'rejected' OR (v.review = 'pending' AND skillport_review_mode(n.namespace) = 'enforce')
 		LIMIT 1;
@@ -94,3 +84,7 @@ BEGIN
 	END IF;
 	RETURN NULL;
 END $$;
+CREATE TRIGGER skills_check_served_insert AFTER INSERT ON skills
+	REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION skillport_check_served();
+CREATE TRIGGER skills_check_served_update AFTER UPDATE ON skills
+	REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION skillport_check_served();
