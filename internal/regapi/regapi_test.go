@@ -378,3 +378,59 @@ func TestPublishLimits(t *testing.T) {
 		t.Errorf("%d refused publishes recorded, want 9", n)
 	}
 }
+
+// TestRequestLimits: a change request over MaxChangeBytes is refused
+// unread past the limit, and past MaxConcurrent changes the next waits
+// for nothing: 503 with Retry-After.
+func TestRequestLimits(t *testing.T) {
+	f := start(t, regapi.Options{MaxConcurrent: 1})
+	tok := f.op.Token(t, "alice")
+	base := strings.TrimSuffix(f.server, "/mcp") + regapi.Prefix
+	send := func(route string, body io.Reader) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodPost, base+route, body)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	big := `{"skill": "acme/ops/notes", "version": 1, "reason": "` + strings.Repeat("x", regapi.MaxChangeBytes) + `"}`
+	if resp, body := send("yank", strings.NewReader(big)); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "at most 65536 bytes") {
+		t.Errorf("a change request over the limit: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := send("yank", strings.NewReader(`{"skill": "a", "version": 1, "extra": true}`)); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a change request with an unknown field: %d %s", resp.StatusCode, body)
+	}
+	// A publish whose body trickles in holds the only slot.
+	pr, pw := io.Pipe()
+	done := make(chan int)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, base+"publish?namespace=acme/ops", pr)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	pw.Write([]byte{0x1f, 0x8b}) // the start of a gzip stream
+	var resp *http.Response
+	var body string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		resp, body = send("rollback", strings.NewReader(`{"skill": "acme/ops/notes", "version": 1}`))
+		if resp.StatusCode == http.StatusServiceUnavailable || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // until the publish holds the slot
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "busy") {
+		t.Errorf("a change while the only slot is held: %d %s", resp.StatusCode, body)
+	}
+	pw.CloseWithError(errors.New("client gone"))
+	<-done
+}
