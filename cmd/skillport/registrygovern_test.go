@@ -39,6 +39,13 @@ func TestPublishOverHTTP(t *testing.T) {
 	if _, stderr, code := runCLI(t, "registry", "migrate", "--registry", dsn); code != 0 {
 		t.Fatalf("registry migrate: %s", stderr)
 	}
+	// Accepting changes needs tokens and the rules that grant roles.
+	if _, stderr, code := runCLI(t, "serve", "--http", "127.0.0.1:0", "--accept-publish", dsn); code != 2 || !strings.Contains(stderr, "--accept-publish needs --http, --auth-issuer and --auth-rules") {
+		t.Fatalf("serve --accept-publish without auth: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "serve", "--accept-publish", "./testdata"); code != 2 || !strings.Contains(stderr, "--accept-publish applies to a registry") {
+		t.Fatalf("serve --accept-publish of a directory: exit %d, %s", code, stderr)
+	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

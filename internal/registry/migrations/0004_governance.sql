@@ -6,8 +6,10 @@
 ALTER TABLE events ADD COLUMN namespace text NOT NULL DEFAULT '';
 -- Where the change came from: a client's address for a change made over
 -- HTTP; for a change made with the database's credentials, the database
--- client's address ("db:local" on a Unix socket).
-ALTER TABLE events ADD COLUMN origin text NOT NULL DEFAULT ('db:' || coalesce(host(inet_client_addr()), 'local'));
+-- client's address ("db:local" on a Unix socket). Rows recorded before
+-- this migration say nothing ('').
+ALTER TABLE events ADD COLUMN origin text NOT NULL DEFAULT '';
+ALTER TABLE events ALTER COLUMN origin SET DEFAULT ('db:' || coalesce(host(inet_client_addr()), 'local'));
 ALTER TABLE events ADD COLUMN outcome text NOT NULL DEFAULT 'ok' CHECK (outcome IN ('ok', 'refused'));
 CREATE INDEX events_at ON events (at);
 
