@@ -9,6 +9,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/web"
 	"github.com/skillport/skillport/skillserver"
@@ -70,5 +72,41 @@ func TestVersionStates(t *testing.T) {
 	ts = serveWeb(t, skillserver.NewCatalogSource(cat), nil)
 	if _, page := get(t, ts.URL+"/s/acme/notes/"); strings.Contains(page, "Versions") {
 		t.Errorf("a source without versions shows a versions section")
+	}
+}
+
+// TestBrowserVersions: in a real Chromium, a skill page's versions and
+// the pending banner render under the page's CSP (styles from the
+// stylesheet, no inline ones), and hostile text in a reason or a name
+// runs nothing.
+func TestBrowserVersions(t *testing.T) {
+	cat := openCatalog(t, fstest.MapFS{"acme/notes/SKILL.md": skillMD("notes", "Notes with versions.", "# Notes\n")})
+	evil := `<img src=x onerror=alert(1)><script>alert(2)</script>`
+	versions := func(context.Context, string) ([]web.VersionState, error) {
+		return []web.VersionState{
+			{Version: 1, State: "rejected", PublishedBy: evil, PublishedAt: time.Now(), ReviewedBy: evil, Reason: evil},
+			{Version: 2, State: "pending", Current: true, PublishedBy: "alice", PublishedAt: time.Now()},
+		}, nil
+	}
+	ts := serveWeb(t, skillserver.NewCatalogSource(cat), &web.Options{Versions: versions})
+	ctx := chromium(t)
+	w := watchPage(t, ctx, ts.URL)
+	var banner, rejectedColor string
+	var rows int
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(ts.URL+"/s/acme/notes/"),
+		chromedp.WaitVisible(chromedp.CSS(`table.versions`)),
+		into(chromedp.Text(chromedp.CSS(`p.pending`)), &banner),
+		into(chromedp.Evaluate[int](`document.querySelectorAll('table.versions tbody tr').length`), &rows),
+		into(chromedp.Evaluate[string](`getComputedStyle(document.querySelector('.state-rejected .state')).color`), &rejectedColor),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range w.take() {
+		t.Errorf("the versions page: %s", p)
+	}
+	if !strings.Contains(banner, "served before review") || rows != 2 || rejectedColor != "rgb(180, 35, 24)" {
+		t.Errorf("banner %q, %d rows, rejected state colour %q (the stylesheet's rgb(180, 35, 24))", banner, rows, rejectedColor)
 	}
 }
