@@ -46,6 +46,9 @@ func registryConn(cmd *cobra.Command, what string, connectTimeout time.Duration)
 	if dsn == "" {
 		return nil, usageErrorf("%s: name the registry with --registry postgres://USER@HOST/DB (or set SKILLPORT_REGISTRY)", what)
 	}
+	if isHTTPURL(dsn) {
+		return nil, usageErrorf("%s needs the database (--registry postgres://...); over HTTP a replica offers publish and registry versions, rollback, yank, approve, reject, review-mode and audit", what)
+	}
 	if !registry.IsDSN(dsn) {
 		return nil, usageErrorf("%s: --registry %q: a registry is a postgres:// or postgresql:// URL", what, dsn)
 	}
