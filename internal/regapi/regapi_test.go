@@ -31,23 +31,7 @@ import (
 
 var pg *pgtest.Server
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "skillport-regapi-pg-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	pg, err = pgtest.Start(dir)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "FAIL: the registry API tests need PostgreSQL and it could not start: %v\n", err)
-		return 1
-	}
-	defer pg.Stop()
-	return m.Run()
-}
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &pg)) }
 
 var dbSeq atomic.Int64
 
