@@ -342,3 +342,22 @@ func TestObservedEntryMeta(t *testing.T) {
 		t.Errorf("entry _meta once approved: get %s, list %s; want none", get, list)
 	}
 }
+
+// TestOlderSchema: a replica of this binary serves a database still at
+// the schema before review states (its operator has not migrated yet),
+// and listing versions says to migrate.
+func TestOlderSchema(t *testing.T) {
+	ctx := context.Background()
+	dsn := newDB(t)
+	conn := connect(t, dsn)
+	publish(t, conn, openCat(t, skillTree(t, "notes", "x"), "acme"), nil)
+	if _, err := conn.Exec(ctx, `ALTER TABLE versions DROP COLUMN review CASCADE; DELETE FROM skillport_migrations WHERE version >= 4`); err != nil {
+		t.Fatal(err)
+	}
+	if sk := openReplica(t, dsn).Snapshot().Skills(); len(sk) != 1 {
+		t.Errorf("a replica of the older schema serves %d skills, want 1", len(sk))
+	}
+	if _, err := registry.Versions(ctx, conn, "acme/notes"); err == nil || !strings.Contains(err.Error(), "run skillport registry migrate") {
+		t.Errorf("versions on the older schema: %v", err)
+	}
+}

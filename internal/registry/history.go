@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 func sortChanges(cs []Change) {
@@ -45,7 +46,7 @@ func Versions(ctx context.Context, conn *pgx.Conn, path string) ([]Version, erro
 		v.review, coalesce(v.reviewed_by, ''), coalesce(v.reviewed_at, 'epoch'), v.review_reason
 		FROM versions v LEFT JOIN skills s ON s.path = v.path WHERE v.path = $1 ORDER BY v.version`, path)
 	if err != nil {
-		return nil, dbError("versions", err)
+		return nil, versionsError(err)
 	}
 	var out []Version
 	for rows.Next() {
@@ -56,12 +57,23 @@ func Versions(ctx context.Context, conn *pgx.Conn, path string) ([]Version, erro
 		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, dbError("versions", err)
+		return nil, versionsError(err)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("registry: skill %q: %w (skill paths look like acme/billing/refunds)", path, ErrUnknown)
 	}
 	return out, nil
+}
+
+// versionsError says what to do about an error listing versions: on a
+// schema older than the binary (a replica upgraded before the database),
+// migrate.
+func versionsError(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42703" {
+		return errors.New("registry: versions: the database's schema is older than this binary (it has no review states); run skillport registry migrate")
+	}
+	return dbError("versions", err)
 }
 
 // FileChange is one file that differs between two versions.

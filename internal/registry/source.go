@@ -254,10 +254,17 @@ func (s *Source) load(ctx context.Context, base *snapshot) (*snapshot, error) {
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var gen int64
 		var at time.Time
-		if err := tx.QueryRow(ctx, `SELECT generation, changed_at FROM registry_state`).Scan(&gen, &at); err != nil {
+		// A replica may run a newer binary than the schema (before the next
+		// publish or migrate): review states exist from migration 4 on.
+		var reviews bool
+		if err := tx.QueryRow(ctx, `SELECT generation, changed_at, EXISTS (SELECT 1 FROM skillport_migrations WHERE version >= 4) FROM registry_state`).Scan(&gen, &at, &reviews); err != nil {
 			return fmt.Errorf("no registry here (run skillport registry migrate, or publish): %w", err)
 		}
-		rows, err := tx.Query(ctx, `SELECT s.path, v.manifest::text, coalesce(v.review, '') FROM skills s
+		review := "''"
+		if reviews {
+			review = "coalesce(v.review, '')"
+		}
+		rows, err := tx.Query(ctx, `SELECT s.path, v.manifest::text, `+review+` FROM skills s
 			LEFT JOIN versions v ON v.path = s.path AND v.version = s.current
 			WHERE s.generation > $1 AND (s.current IS NOT NULL OR $1 >= 0)`, since)
 		if err != nil {
