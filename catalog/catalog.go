@@ -165,6 +165,11 @@ type Skill struct {
 	// version, a JSON array served under wire.MetaScanFindings; nil when
 	// there are none (a directory or git catalog never has any).
 	ScanFindings json.RawMessage
+	// Review is "pending" when a governed registry serves the skill's
+	// version before a reviewer approved it (observe mode,
+	// docs/registry-governance.md); entries then say so in _meta. Empty
+	// otherwise.
+	Review string
 }
 
 // File is one published file.

@@ -125,7 +125,7 @@ func entry(sk *catalog.Skill) wire.Skill {
 	for i, f := range sk.Files {
 		rs[i] = wire.SkillResource{URI: f.URI, Digest: f.Digest, Size: f.Size}
 	}
-	return wire.Skill{URI: sk.URI, Frontmatter: sk.Frontmatter, Resources: &wire.Resources{Files: rs}, Meta: signatureMeta(sk)}
+	return wire.Skill{URI: sk.URI, Frontmatter: sk.Frontmatter, Resources: &wire.Resources{Files: rs}, Meta: entryMeta(sk)}
 }
 
 func (srv *Server) getSkill(ctx context.Context, p *wire.GetSkillParams) (*wire.GetSkillResult, error) {

@@ -299,7 +299,7 @@ func (ps *profileSet) list(ctx context.Context, init *mcp.InitializeParams, p *w
 		var le wire.ListEntry
 		if srv.ext {
 			res := e.Resources
-			le.URI, le.Frontmatter, le.Resources = e.URI, e.Frontmatter.JSON(), res
+			le.URI, le.Frontmatter, le.Resources, le.Meta = e.URI, e.Frontmatter.JSON(), res, e.Meta
 		}
 		if sk := snap.Skill(e.URI); sk != nil {
 			le.Name, le.Description = sk.Name, sk.Frontmatter.Description()

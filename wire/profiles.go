@@ -108,6 +108,9 @@ type ListEntry struct {
 	URI         string          `json:"uri,omitempty"`
 	Frontmatter json.RawMessage `json:"frontmatter,omitempty"`
 	Resources   *Resources      `json:"resources,omitempty"`
+	// Meta is the extension entry's _meta ([Skill.Meta]): a signature, a
+	// review state.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 
 	Name         string             `json:"name,omitempty"`
 	Title        string             `json:"title,omitempty"`

@@ -133,6 +133,10 @@ const MetaSignature = "io.skillport/signature"
 // flattened; docs/registry-scanning.md). Absent when there are none.
 const MetaScanFindings = "io.skillport/scan-findings"
 
+// MetaReview is the _meta key of an entry served before review: a JSON
+// object {"state": "pending"} (docs/registry-governance.md).
+const MetaReview = "io.skillport/review"
+
 // ListSkillsParams are the parameters of skills/list.
 type ListSkillsParams struct {
 	mcp.ParamsBase

@@ -48,8 +48,17 @@ func startProtectedServe(t *testing.T) (string, *oidctest.OP) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "hello"), 0o755)
 	os.WriteFile(filepath.Join(dir, "hello", "SKILL.md"), []byte("---\nname: hello\ndescription: Says hello to anyone who asks for a greeting.\n---\nHello.\n"), 0o644)
-	cmd := exec.Command(os.Args[0], "serve", "--http", addr, "--watch=false",
+	startCLIProcess(t, base, "serve", "--http", addr, "--watch=false",
 		"--auth-issuer", op.URL, "--auth-audience", base+"/mcp", "--auth-scope", "skills:read", dir)
+	return base + "/mcp", op
+}
+
+// startCLIProcess runs this package's command with args as a process of
+// its own, stopped when the test ends, and waits until base/healthz
+// answers.
+func startCLIProcess(t *testing.T, base string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "SKILLPORT_AS_CLI=1")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -60,14 +69,13 @@ func startProtectedServe(t *testing.T) (string, *oidctest.OP) {
 		resp, err := http.Get(base + "/healthz")
 		if err == nil {
 			resp.Body.Close()
-			break
+			return
 		}
 		if i == 200 {
-			t.Fatalf("serve did not start: %v", err)
+			t.Fatalf("%s did not start: %v", args[0], err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return base + "/mcp", op
 }
 
 func readTokens(t *testing.T) map[string]*oauth.Token {

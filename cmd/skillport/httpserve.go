@@ -76,13 +76,12 @@ func serveHTTPWith(ctx context.Context, ln net.Listener, h http.Handler, opts *e
 // mountWeb adds the web catalog and the discovery document of src (package
 // web) to ep.
 func mountWeb(ep *endpoint.Endpoint, src skillserver.Source, log *slog.Logger) error {
-	return mountWebRegistry(ep, src, log, nil)
+	return mountWebWith(ep, src, &web.Options{MCPPath: ep.Options().Path, Logger: log})
 }
 
-// mountWebRegistry is mountWeb, with a registry's versions, findings and
-// usage on the pages when reg is not nil.
-func mountWebRegistry(ep *endpoint.Endpoint, src skillserver.Source, log *slog.Logger, reg web.Registry) error {
-	h, err := web.New(src, &web.Options{MCPPath: ep.Options().Path, Logger: log, Registry: reg})
+// mountWebWith is mountWeb with the web catalog's options.
+func mountWebWith(ep *endpoint.Endpoint, src skillserver.Source, opts *web.Options) error {
+	h, err := web.New(src, opts)
 	if err != nil {
 		return err
 	}

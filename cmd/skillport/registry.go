@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/user"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -21,6 +20,7 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/gitsource"
+	"github.com/skillport/skillport/internal/regapi"
 	"github.com/skillport/skillport/internal/registry"
 )
 
@@ -45,6 +45,9 @@ func registryConn(cmd *cobra.Command, what string, connectTimeout time.Duration)
 	}
 	if dsn == "" {
 		return nil, usageErrorf("%s: name the registry with --registry postgres://USER@HOST/DB (or set SKILLPORT_REGISTRY)", what)
+	}
+	if isHTTPURL(dsn) {
+		return nil, usageErrorf("%s needs the database (--registry postgres://...); over HTTP a replica offers publish and registry versions, rollback, yank, approve, reject, review-mode and audit", what)
 	}
 	if !registry.IsDSN(dsn) {
 		return nil, usageErrorf("%s: --registry %q: a registry is a postgres:// or postgresql:// URL", what, dsn)
@@ -78,7 +81,7 @@ func who(cmd *cobra.Command) string {
 
 func init() {
 	publishCmd := &cobra.Command{
-		Use:   "publish --registry DSN [--prefix NS] SOURCE...",
+		Use:   "publish [--registry DSN|URL | URL] [--prefix NS] SOURCE...",
 		Short: "Publish directories or git sources of skills to a PostgreSQL registry as new versions",
 		Long: `publish validates each SOURCE (a directory, or git+URL[@REF][#SUBDIR]) with the
 same rules as serve, then stores each added or changed skill as a new immutable
@@ -97,9 +100,20 @@ refused naming both sources, and nothing is published. A git source records
 its commit with its versions, a directory the HEAD of the git work tree it is
 in (or --commit, for every source).
 
+Publishers without the database's credentials publish through a replica that
+accepts changes (skillport serve --accept-publish; docs/registry-governance.md):
+name its URL, as signed in to with auth login, as the first argument or as
+--registry. In CI, give the client credentials in $` + clientIDEnv + ` and
+$` + clientSecretEnv + ` (or --client-id with --client-secret-env NAME); never a
+secret in a flag. Over HTTP one source is published per command, and the
+replica decides what you may publish from its rules.
+
+  skillport auth login https://skills.example.com/mcp
+  skillport publish https://skills.example.com/mcp --prefix acme/billing ./billing
+
 Exit status: 0 when published (or nothing changed), 1 when refused (invalid
 skills, colliding sources, a conflicting concurrent publish, overlapping
-namespace, limits), 2 on usage errors.`,
+namespace, limits, a role you do not hold), 2 on usage errors.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: runPublish,
 	}
@@ -111,13 +125,15 @@ namespace, limits), 2 on usage errors.`,
 	f.Int64("max-bytes", registry.DefaultMaxPublishBytes, "refuse a publish storing more than `N` bytes of new content")
 	f.String("sign-key", "", "sign every skill as the registry serves it with the PEM private key `FILE` (docs/signing.md); the bundle is stored with the version")
 	scannerFlags(f)
+	apiAuthFlags(f)
 	rootCmd.AddCommand(publishCmd)
 
 	regCmd := &cobra.Command{
 		Use:   "registry",
-		Short: "Manage a PostgreSQL skills registry: migrate, ls, versions, diff, rollback, yank, log",
+		Short: "Manage a PostgreSQL skills registry: migrate, ls, versions, diff, rollback, yank, log, approve, reject, review-mode, audit",
 	}
 	registryFlag(regCmd.PersistentFlags())
+	apiAuthFlags(regCmd.PersistentFlags())
 	regCmd.PersistentFlags().Duration("timeout", time.Minute, "fail when the database has not answered within `D` (a hung database fails the command instead of holding it)")
 	regCmd.AddCommand(
 		&cobra.Command{Use: "migrate", Short: "Create or upgrade the registry schema", Args: cobra.NoArgs,
@@ -133,27 +149,24 @@ namespace, limits), 2 on usage errors.`,
 			}},
 		&cobra.Command{Use: "versions SKILL", Short: "List a skill's versions: who published, when, digest, size", Args: exactArgs(1, "registry versions SKILL, e.g. acme/billing/refunds"),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				return withRegistry(cmd, "registry versions", func(ctx context.Context, conn *pgx.Conn) error {
+				print := func(vs []registry.Version) error {
+					if asJSON(cmd) {
+						return writeJSON(cmd.OutOrStdout(), versionsJSON(vs))
+					}
+					return printVersionsTable(cmd, vs)
+				}
+				return withEither(cmd, "registry versions", func(ctx context.Context, conn *pgx.Conn) error {
 					vs, err := registry.Versions(ctx, conn, args[0])
 					if err != nil {
 						return err
 					}
-					if asJSON(cmd) {
-						return writeJSON(cmd.OutOrStdout(), versionsJSON(vs))
+					return print(vs)
+				}, func(ctx context.Context, c *regapi.Client) error {
+					vs, err := c.Versions(ctx, args[0])
+					if err != nil {
+						return err
 					}
-					w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-					fmt.Fprintln(w, "VERSION\tSTATE\tPUBLISHED\tBY\tFILES\tSIZE\tFINDINGS\tCOMMIT\tDIGEST")
-					for _, v := range vs {
-						state := ""
-						switch {
-						case v.YankedBy != "":
-							state = "yanked by " + v.YankedBy
-						case v.Current:
-							state = "current"
-						}
-						fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", v.Version, state, v.PublishedAt.UTC().Format(time.RFC3339), v.PublishedBy, v.Files, size(v.Size), findingsSummary(v), v.Commit, v.Digest)
-					}
-					return w.Flush()
+					return print(vs)
 				})
 			}},
 		&cobra.Command{Use: "diff SKILL FROM TO", Short: "Show the files added, removed and changed between two versions", Args: exactArgs(3, "registry diff SKILL FROM TO, e.g. acme/pdf 1 2"),
@@ -176,8 +189,14 @@ namespace, limits), 2 on usage errors.`,
 				if v < 1 {
 					return usageErrorf("registry rollback: VERSION is a positive number (see registry versions %s)", args[0])
 				}
-				return withRegistry(cmd, "registry rollback", func(ctx context.Context, conn *pgx.Conn) error {
+				return withEither(cmd, "registry rollback", func(ctx context.Context, conn *pgx.Conn) error {
 					if err := registry.Rollback(ctx, conn, args[0], v, who(cmd)); err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "%s now serves version %d\n", args[0], v)
+					return nil
+				}, func(ctx context.Context, c *regapi.Client) error {
+					if _, err := c.Change(ctx, "rollback", regapi.Change{Skill: args[0], Version: v}); err != nil {
 						return err
 					}
 					fmt.Fprintf(cmd.OutOrStdout(), "%s now serves version %d\n", args[0], v)
@@ -200,13 +219,18 @@ namespace, limits), 2 on usage errors.`,
 						return writeJSON(cmd.OutOrStdout(), eventsJSON(evs))
 					}
 					for _, e := range evs {
-						fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s %s v%d %s\n", e.At.UTC().Format(time.RFC3339), e.Who, e.Action, e.Path, e.Version, e.Detail)
+						action := e.Action
+						if e.Outcome == "refused" {
+							action = "refused " + action
+						}
+						fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s %s v%d %s\n", e.At.UTC().Format(time.RFC3339), esc(e.Who), action, e.Path, e.Version, esc(oneLineText(e.Detail)))
 					}
 					return nil
 				})
 			}},
 	)
 	regCmd.AddCommand(registryLsCmd(), rescanCmd(), scanPolicyCmd())
+	regCmd.AddCommand(governCmds()...)
 	addJSONFlags(regCmd, "versions", "log", "diff", "rescan", "scan-policy")
 	rootCmd.AddCommand(regCmd)
 }
@@ -219,11 +243,24 @@ func yankCmd() *cobra.Command {
 			if v < 1 {
 				return usageErrorf("registry yank: VERSION is a positive number (see registry versions %s)", args[0])
 			}
-			return withRegistry(cmd, "registry yank", func(ctx context.Context, conn *pgx.Conn) error {
+			return withEither(cmd, "registry yank", func(ctx context.Context, conn *pgx.Conn) error {
 				if err := registry.Yank(ctx, conn, args[0], v, who(cmd), reason); err != nil {
 					return err
 				}
 				return printYanked(ctx, cmd, conn, args[0], v)
+			}, func(ctx context.Context, c *regapi.Client) error {
+				vs, err := c.Change(ctx, "yank", regapi.Change{Skill: args[0], Version: v, Reason: reason})
+				if err != nil {
+					return err
+				}
+				cur := 0
+				for _, x := range vs {
+					if x.Current {
+						cur = x.Version
+					}
+				}
+				printYankedAt(cmd, args[0], v, cur)
+				return nil
 			})
 		}}
 	c.Flags().StringVar(&reason, "reason", "", "why, recorded with the yank")
@@ -281,6 +318,29 @@ func runPublish(cmd *cobra.Command, args []string) error {
 	commit, _ := f.GetString("commit")
 	dotfiles, _ := f.GetBool("include-dotfiles")
 	maxBytes, _ := f.GetInt64("max-bytes")
+	// A server's URL, first or as --registry, publishes over HTTP.
+	server := ""
+	if len(args) > 0 && isHTTPURL(args[0]) {
+		server, args = args[0], args[1:]
+		if t, _ := f.GetString("registry"); t != "" {
+			return usageErrorf("publish: name the registry once: %s or --registry %s", server, t)
+		}
+	} else if t := registryTarget(cmd); isHTTPURL(t) {
+		server = t
+	}
+	if server != "" {
+		switch {
+		case len(args) != 1:
+			return usageErrorf("publish: over HTTP, publish one source per command (give each namespace its own publish), e.g. skillport publish %s --prefix acme ./skills", server)
+		case f.Changed("max-bytes"):
+			return usageErrorf("publish: --max-bytes applies to a database; the replica bounds what it accepts")
+		}
+		p, src := splitPrefix(args[0])
+		if p == "" {
+			p = prefix
+		}
+		return runPublishHTTP(cmd, server, p, src, commit, dotfiles)
+	}
 	if len(args) == 0 {
 		return usageErrorf("publish: name a source of skills (a directory or git+URL[@REF][#SUBDIR]), e.g. skillport publish --registry postgres://... --prefix acme ./skills")
 	}
@@ -289,6 +349,9 @@ func runPublish(cmd *cobra.Command, args []string) error {
 	}
 	if maxBytes <= 0 {
 		return usageErrorf("publish: --max-bytes must be positive")
+	}
+	if apiAuth.clientID != "" || apiAuth.login {
+		return usageErrorf("publish: --client-id and --login sign in to a server; name its URL (skillport publish https://... SOURCE)")
 	}
 	// Every argument is checked before anything is opened or fetched.
 	type source struct {
@@ -381,6 +444,14 @@ func printPublish(w io.Writer, res *registry.PublishResult) {
 	}
 	for _, c := range res.Removed {
 		fmt.Fprintf(w, "  - %s (was v%d)\n", c.Path, c.Version)
+	}
+	if n := len(res.Added) + len(res.Changed); n > 0 {
+		switch res.Review {
+		case registry.ReviewEnforce:
+			fmt.Fprintf(w, "  %d new versions pending review, not served until a reviewer approves them (skillport registry approve SKILL VERSION)\n", n)
+		case registry.ReviewObserve:
+			fmt.Fprintf(w, "  %d new versions served, pending review (observe mode)\n", n)
+		}
 	}
 }
 

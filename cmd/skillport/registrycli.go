@@ -50,13 +50,25 @@ type versionJSON struct {
 	// one scanned clean.
 	Scanned  *time.Time     `json:"scannedAt,omitempty"`
 	Findings []scan.Finding `json:"findings,omitempty"`
+	// State is the review state: published (review off), pending,
+	// approved or rejected. A current version that is pending is served
+	// unreviewed (observe mode).
+	State        string     `json:"state"`
+	ReviewedBy   string     `json:"reviewedBy,omitempty"`
+	ReviewedAt   *time.Time `json:"reviewedAt,omitempty"`
+	ReviewReason string     `json:"reviewReason,omitempty"`
 }
 
 func versionsJSON(vs []registry.Version) []versionJSON {
 	out := make([]versionJSON, len(vs))
 	for i, v := range vs {
 		out[i] = versionJSON{Version: v.Version, Current: v.Current, Yanked: v.YankedBy != "", YankedBy: v.YankedBy,
-			PublishedBy: v.PublishedBy, PublishedAt: v.PublishedAt.UTC(), Files: v.Files, Size: v.Size, Commit: v.Commit, Digest: v.Digest}
+			PublishedBy: v.PublishedBy, PublishedAt: v.PublishedAt.UTC(), Files: v.Files, Size: v.Size, Commit: v.Commit, Digest: v.Digest,
+			State: v.Review, ReviewedBy: v.ReviewedBy, ReviewReason: v.ReviewReason}
+		if v.ReviewedBy != "" {
+			at := v.ReviewedAt.UTC()
+			out[i].ReviewedAt = &at
+		}
 		if v.YankedBy != "" {
 			at := v.YankedAt.UTC()
 			out[i].YankedAt = &at
@@ -77,12 +89,13 @@ type eventJSON struct {
 	Path    string    `json:"path,omitempty"`
 	Version int       `json:"version,omitempty"`
 	Detail  string    `json:"detail,omitempty"`
+	Outcome string    `json:"outcome"` // ok, or refused
 }
 
 func eventsJSON(evs []registry.Event) []eventJSON {
 	out := make([]eventJSON, len(evs))
 	for i, e := range evs {
-		out[i] = eventJSON{At: e.At.UTC(), Who: e.Who, Action: e.Action, Path: e.Path, Version: e.Version, Detail: e.Detail}
+		out[i] = eventJSON{At: e.At.UTC(), Who: e.Who, Action: e.Action, Path: e.Path, Version: e.Version, Detail: e.Detail, Outcome: e.Outcome}
 	}
 	return out
 }
@@ -142,6 +155,13 @@ func printYanked(ctx context.Context, cmd *cobra.Command, conn *pgx.Conn, path s
 	if err != nil {
 		return err
 	}
+	printYankedAt(cmd, path, v, cur)
+	return nil
+}
+
+// printYankedAt says what a yank of version v left served: version cur,
+// or nothing when cur is 0.
+func printYankedAt(cmd *cobra.Command, path string, v, cur int) {
 	w := cmd.OutOrStdout()
 	switch {
 	case cur == 0:
@@ -149,7 +169,6 @@ func printYanked(ctx context.Context, cmd *cobra.Command, conn *pgx.Conn, path s
 	default:
 		fmt.Fprintf(w, "%s version %d yanked; %s serves version %d\n", path, v, path, cur)
 	}
-	return nil
 }
 
 func registryLsCmd() *cobra.Command {

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillport/skillport/internal/endpoint"
+	"github.com/skillport/skillport/internal/regapi"
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/internal/sandbox"
 	"github.com/skillport/skillport/internal/stdio"
@@ -72,6 +73,8 @@ func init() {
 	f.Bool("no-web", false, "with --http, do not serve the web catalog at / nor /.well-known/agent-skills/index.json")
 	f.Bool("legacy-error-codes", false, "answer seed-001 methods with its -32002/-32004 codes instead of -32602")
 	f.Duration("usage-flush", registry.DefaultUsageFlush, "serving a registry over HTTP, add the loads counted to the database every `D` (and at shutdown)")
+	f.Bool("accept-publish", false, "serving a registry over --http with --auth-issuer and --auth-rules, also accept publishes, rollbacks, yanks and reviews over HTTP from callers the rules grant roles (see docs/registry-governance.md)")
+	f.Int64("publish-max-bytes", regapi.DefaultMaxArchiveBytes, "with --accept-publish, refuse a publish whose archive is larger than `N` bytes (413)")
 	f.Duration("registry-timeout", registry.DefaultQueryTimeout, "serving a registry, fail a database read or reload that takes longer than `D` (a hung database fails reads instead of hanging them)")
 	f.Bool("no-fast-path", false, "send resources/read, skills/get, skills/list and resources/directory/read through go-sdk too, instead of the thin read path that answers them with the same bytes several times cheaper")
 	httpFlags(f)
@@ -94,6 +97,8 @@ func runServe(cmd *cobra.Command, args []string) error {
 	strict, _ := f.GetBool("strict")
 	allowHardlinks, _ := f.GetBool("allow-hardlinks")
 	noWeb, _ := f.GetBool("no-web")
+	acceptPub, _ := f.GetBool("accept-publish")
+	pubMax, _ := f.GetInt64("publish-max-bytes")
 	switch {
 	case len(args) == 0:
 		return usageErrorf("serve: name the directory of skills to serve, e.g. skillport serve ./skills")
@@ -120,6 +125,18 @@ func runServe(cmd *cobra.Command, args []string) error {
 	authz, err := authOptions(cmd.Context(), f, "serve", addr != "")
 	if err != nil {
 		return err
+	}
+	if acceptPub {
+		// Who may change what comes from the rules, checked on tokens:
+		// without both there is no one to accept a change from.
+		switch {
+		case len(args) != 1 || !registry.IsDSN(args[0]):
+			return usageErrorf("serve: --accept-publish applies to a registry: skillport serve --http ADDR --accept-publish --auth-issuer URL --auth-audience URI --auth-rules FILE postgres://...")
+		case addr == "" || authz == nil || authz.rules == nil:
+			return usageErrorf("serve: --accept-publish needs --http, --auth-issuer and --auth-rules (the rules grant the publish, review and admin roles)")
+		case pubMax <= 0:
+			return usageErrorf("serve: --publish-max-bytes must be positive")
+		}
 	}
 	var profiles []skillserver.Profile
 	if profileList != "" {
@@ -152,6 +169,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		hook      *httpRoute
 		usage     *registry.Usage
 		regInfo   *registry.Source
+		versions  web.VersionsFunc // a registry's skill pages list versions
 	)
 	if slices.ContainsFunc(args, registry.IsDSN) {
 		// A registry is served alone: its namespaces are already one catalog.
@@ -171,6 +189,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		}
 		defer rs.Close()
 		src, summarize = rs, func(where string) { registrySummary(rs, where) }
+		versions = webVersions(rs)
 		if httpOpts != nil {
 			// Loads are counted over HTTP, where callers are known
 			// (docs/registry-scanning.md).
@@ -273,9 +292,18 @@ func runServe(cmd *cobra.Command, args []string) error {
 		// The last counts are flushed before the database is let go.
 		defer func() { stopUsage(); <-flushed }()
 	}
+	closeAPI := func() {}
+	defer func() { closeAPI() }()
 	err = serveHTTPWith(ctx, ln, mcpH, httpOpts, "serve", func(ep *endpoint.Endpoint) error {
 		for _, r := range routes {
 			ep.Handle(r.path, r.h)
+		}
+		if acceptPub {
+			rulesFile, _ := f.GetString("auth-rules")
+			var err error
+			if closeAPI, err = acceptPublish(ctx, ep, args[0], rulesFile, authz, pubMax, log); err != nil {
+				return err
+			}
 		}
 		if noWeb {
 			return nil
@@ -284,7 +312,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		if regInfo != nil {
 			reg = registryWeb{regInfo}
 		}
-		return mountWebVisible(ep, src, log, authz, reg)
+		return mountWebVisible(ep, src, log, authz, reg, versions)
 	})
 	if err == nil {
 		log.Info("shut down")

@@ -25,6 +25,20 @@
 // skill when every one of its "paths" (a prefix of the skill path, matched
 // at a segment boundary; "" is every skill) and "metadata" that is set
 // matches; a rule with neither matches every skill. No rule, no skill.
+//
+// The same file says who may change a governed registry
+// (docs/registry-governance.md): a rule with "roles" grants them on the
+// namespaces its "paths" name (every namespace without paths):
+//
+//	{"group": "billing-devs", "roles": ["publish"], "paths": ["acme/billing"]},
+//	{"group": "security", "roles": ["review"], "paths": ["acme"]},
+//	{"subject": "root@example.com", "roles": ["admin"]}
+//
+// The roles are read (see the skills, as a rule without roles does),
+// publish (publish, roll back, yank), review (approve or reject a version
+// pending review) and admin (all of them, and the review mode). A rule
+// with roles that do not include read or admin grants no visibility.
+// [Rules.Allowed] is the decision.
 package access
 
 import (
@@ -61,7 +75,18 @@ type Rule struct {
 	// Metadata are frontmatter "metadata" entries the skill must have,
 	// with these string values.
 	Metadata map[string]string `json:"metadata,omitempty"`
+	// Roles, when set, are what the rule grants on the namespaces Paths
+	// names: read, publish, review, admin. Without it the rule grants read.
+	Roles []string `json:"roles,omitempty"`
 }
+
+// The roles a rule may grant.
+const (
+	RoleRead    = "read"
+	RolePublish = "publish"
+	RoleReview  = "review"
+	RoleAdmin   = "admin"
+)
 
 // Rules is a parsed rules file. The zero value shows nothing to anyone.
 type Rules struct {
@@ -103,6 +128,24 @@ func Parse(file string, data []byte) (*Rules, error) {
 				return nil, fmt.Errorf("access: %s: rules[%d].paths[%d] %q must be a relative skill path prefix such as \"team/\"", file, i, j, p)
 			}
 		}
+		for j, role := range ru.Roles {
+			switch role {
+			case RoleRead, RolePublish, RoleReview, RoleAdmin:
+			default:
+				return nil, fmt.Errorf("access: %s: rules[%d].roles[%d] %q is not a role; the roles are read, publish, review and admin", file, i, j, role)
+			}
+			if role == RoleRead {
+				continue
+			}
+			// Changing the registry is never granted to anonymous callers,
+			// nor by a skill's own frontmatter.
+			if ru.Anyone {
+				return nil, fmt.Errorf("access: %s: rules[%d] grants %q to anyone; grant it by subject, scope or group", file, i, role)
+			}
+			if len(ru.Metadata) > 0 {
+				return nil, fmt.Errorf("access: %s: rules[%d] grants %q by metadata, which only read can be; name the namespaces in \"paths\"", file, i, role)
+			}
+		}
 	}
 	return &r, nil
 }
@@ -114,11 +157,38 @@ func (r *Rules) Visible(c *skillserver.Caller, sk *catalog.Skill) bool {
 		return false
 	}
 	for i := range r.Rules {
-		if r.Rules[i].matchesCaller(c) && r.Rules[i].matchesSkill(sk) {
+		if r.Rules[i].grantsRead() && r.Rules[i].matchesCaller(c) && r.Rules[i].matchesSkill(sk) {
 			return true
 		}
 	}
 	return false
+}
+
+// Allowed reports whether caller c (nil for anonymous) holds role on the
+// registry namespace ns: a rule matching c grants the role, or admin, on
+// a prefix of ns (matched at a "/" boundary; "" and a rule without paths
+// are every namespace). Read is granted by rules without roles too.
+func (r *Rules) Allowed(c *skillserver.Caller, role, ns string) bool {
+	if r == nil {
+		return false
+	}
+	for i := range r.Rules {
+		ru := &r.Rules[i]
+		if !(slices.Contains(ru.Roles, role) || slices.Contains(ru.Roles, RoleAdmin) || role == RoleRead && ru.grantsRead()) {
+			continue
+		}
+		if !ru.matchesCaller(c) || role == RoleRead && len(ru.Metadata) > 0 {
+			continue
+		}
+		if len(ru.Paths) == 0 || slices.ContainsFunc(ru.Paths, func(p string) bool { return underPrefix(ns, p) }) {
+			return true
+		}
+	}
+	return false
+}
+
+func (ru *Rule) grantsRead() bool {
+	return len(ru.Roles) == 0 || slices.Contains(ru.Roles, RoleRead) || slices.Contains(ru.Roles, RoleAdmin)
 }
 
 func (ru *Rule) matchesCaller(c *skillserver.Caller) bool {

@@ -334,6 +334,12 @@ func (a *Auth) require(next http.Handler) http.Handler {
 	})
 }
 
+// Require is the middleware that protects /mcp, for other routes that
+// need a valid token (a registry's write API): no or a bad token gets 401
+// with the metadata URL, a token missing a required scope 403, and a good
+// one reaches next with its [skillserver.Caller] in the request context.
+func (a *Auth) Require(next http.Handler) http.Handler { return a.require(next) }
+
 // challenge refuses r with code, the RFC 6750 challenge naming errCode
 // and desc, and a JSON-RPC error answering r's id.
 func (a *Auth) challenge(w http.ResponseWriter, r *http.Request, code int, errCode, desc string) {

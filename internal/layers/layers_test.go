@@ -51,6 +51,7 @@ var rank = map[string]int{
 	"internal/gitorigin":  4,
 	"host":                4,
 	"internal/gateway":    5,
+	"internal/regapi":     5,
 	"internal/siteorigin": 5,
 	"cmd/skillport":       6,
 	"internal/install":    2,

@@ -269,6 +269,10 @@ const (
 	Password  = "verysecure"
 )
 
+// UserSubject is the subject ("sub") of the tokens [User] signs in for
+// (the id zitadel's example user store gives the user).
+const UserSubject = "id1"
+
 // User is the user name to sign in with.
 func (o *OP) User() string {
 	u, _ := url.Parse(o.URL)

@@ -155,7 +155,8 @@ func TestCLI(t *testing.T) {
 	skillport(t, 1, "registry", "rollback", "--registry", dsn, "acme/code-review", "2")
 	skillport(t, 2, "registry", "rollback", "--registry", dsn, "acme/code-review", "two")
 	out = skillport(t, 0, "registry", "log", "--registry", dsn, "acme/code-review")
-	if n := strings.Count(out, "\n"); n != 4 || !strings.Contains(out, "ci yank acme/code-review v2 broken") {
+	// The refused rollback is in the log too (docs/registry-governance.md).
+	if n := strings.Count(out, "\n"); n != 5 || !strings.Contains(out, "ci yank acme/code-review v2 broken") || !strings.Contains(out, "ci refused rollback acme/code-review v2 registry: acme/code-review version 2: version is yanked") {
 		t.Errorf("log:\n%s", out)
 	}
 

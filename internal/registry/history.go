@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/skillport/skillport/internal/scan"
 )
@@ -21,6 +22,7 @@ func sortChanges(cs []Change) {
 // Version is one immutable version of a skill.
 type Version struct {
 	Path        string
+	Namespace   string
 	Version     int
 	Digest      string
 	Size        int64
@@ -36,26 +38,33 @@ type Version struct {
 	Scanned time.Time
 	// Findings are the scanners' findings of the last scan.
 	Findings []scan.Finding
+	// Review is the version's review state: published (review off),
+	// pending, approved or rejected.
+	Review       string
+	ReviewedBy   string // "" unless reviewed
+	ReviewedAt   time.Time
+	ReviewReason string // why it was rejected
 }
 
 // Versions lists a skill's versions, oldest first.
 func Versions(ctx context.Context, conn *pgx.Conn, path string) ([]Version, error) {
-	rows, err := conn.Query(ctx, `SELECT v.version, v.digest, v.size, v.files, v.published_by, v.published_at, v.source_commit,
-		coalesce(s.current = v.version, false), coalesce(v.yanked_by, ''), coalesce(v.yanked_at, 'epoch')
+	rows, err := conn.Query(ctx, `SELECT v.namespace, v.version, v.digest, v.size, v.files, v.published_by, v.published_at, v.source_commit,
+		coalesce(s.current = v.version, false), coalesce(v.yanked_by, ''), coalesce(v.yanked_at, 'epoch'),
+		v.review, coalesce(v.reviewed_by, ''), coalesce(v.reviewed_at, 'epoch'), v.review_reason
 		FROM versions v LEFT JOIN skills s ON s.path = v.path WHERE v.path = $1 ORDER BY v.version`, path)
 	if err != nil {
-		return nil, dbError("versions", err)
+		return nil, versionsError(err)
 	}
 	var out []Version
 	for rows.Next() {
 		v := Version{Path: path}
-		if err := rows.Scan(&v.Version, &v.Digest, &v.Size, &v.Files, &v.PublishedBy, &v.PublishedAt, &v.Commit, &v.Current, &v.YankedBy, &v.YankedAt); err != nil {
+		if err := rows.Scan(&v.Namespace, &v.Version, &v.Digest, &v.Size, &v.Files, &v.PublishedBy, &v.PublishedAt, &v.Commit, &v.Current, &v.YankedBy, &v.YankedAt, &v.Review, &v.ReviewedBy, &v.ReviewedAt, &v.ReviewReason); err != nil {
 			return nil, dbError("versions", err)
 		}
 		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, dbError("versions", err)
+		return nil, versionsError(err)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("registry: skill %q: %w (skill paths look like acme/billing/refunds)", path, ErrUnknown)
@@ -68,6 +77,17 @@ func Versions(ctx context.Context, conn *pgx.Conn, path string) ([]Version, erro
 		out[i].Findings, out[i].Scanned = found[out[i].Version], scanned[out[i].Version]
 	}
 	return out, nil
+}
+
+// versionsError says what to do about an error listing versions: on a
+// schema older than the binary (a replica upgraded before the database),
+// migrate.
+func versionsError(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42703" {
+		return errors.New("registry: versions: the database's schema is older than this binary (it has no review states); run skillport registry migrate")
+	}
+	return dbError("versions", err)
 }
 
 // FileChange is one file that differs between two versions.
@@ -129,36 +149,36 @@ func versionManifest(ctx context.Context, conn *pgx.Conn, path string, v int) (m
 // Rollback makes version v the current version of a skill (serving it
 // again if it was removed), records who did it, and notifies replicas.
 func Rollback(ctx context.Context, conn *pgx.Conn, path string, v int, who string) error {
-	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if err := lockSkill(ctx, tx, path); err != nil {
-			return dbError("rollback", err)
+	return RollbackAs(ctx, conn, path, v, Actor{Who: who})
+}
+
+// RollbackAs is [Rollback] as the actor, who needs the publish role on the
+// skill's namespace. A version review has not released (pending where
+// review is enforced, or rejected) cannot be made current.
+func RollbackAs(ctx context.Context, conn *pgx.Conn, path string, v int, a Actor) error {
+	return control(ctx, conn, path, v, a, "rollback", RolePublish, func(tx pgx.Tx, r versionRow) (string, error) {
+		if r.yanked {
+			return "", fmt.Errorf("registry: %s version %d: %w and cannot be served again; roll back to another version", path, v, ErrYanked)
 		}
-		var ns string
-		var yanked bool
-		err := tx.QueryRow(ctx, `SELECT namespace, yanked_at IS NOT NULL FROM versions WHERE path = $1 AND version = $2`, path, v).Scan(&ns, &yanked)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("registry: %s version %d: %w; list them with skillport registry versions %s", path, v, ErrUnknown, path)
+		if r.review == StateRejected {
+			return "", fmt.Errorf("registry: %s version %d was rejected in review: %w; roll back to another version", path, v, ErrNotPending)
 		}
-		if err != nil {
-			return dbError("rollback", err)
-		}
-		if yanked {
-			return fmt.Errorf("registry: %s version %d: %w and cannot be served again; roll back to another version", path, v, ErrYanked)
-		}
-		gen, err := bump(ctx, tx)
-		if err != nil {
-			return dbError("rollback", err)
-		}
-		if _, err := tx.Exec(ctx, `UPDATE skills SET current = $2, digest = (SELECT digest FROM versions WHERE path = $1 AND version = $2),
-			generation = $3, updated_at = now() WHERE path = $1`, path, v, gen); err != nil {
-			return dbError("rollback", err)
+		if r.review == StatePending {
+			var mode string
+			if err := tx.QueryRow(ctx, `SELECT skillport_review_mode($1)`, r.ns).Scan(&mode); err != nil {
+				return "", err
+			}
+			if mode == ReviewEnforce {
+				return "", fmt.Errorf("registry: %s version %d is pending review in %s, where review is enforced: %w; approve it (skillport registry approve %s %d) instead", path, v, nsName(r.ns), ErrNotPending, path, v)
+			}
 		}
 		// A rollback changes the namespace: a publish planned before it conflicts.
-		if _, err := tx.Exec(ctx, `UPDATE namespaces SET revision = revision + 1 WHERE prefix = $1`, ns); err != nil {
-			return dbError("rollback", err)
+		gen, err := changeNamespace(ctx, tx, r.ns)
+		if err != nil {
+			return "", err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO events (who, action, path, version) VALUES ($1, 'rollback', $2, $3)`, orUnknown(who), path, v)
-		return dbError("rollback", err)
+		_, err = tx.Exec(ctx, `UPDATE skills SET current = $2, digest = $3, generation = $4, updated_at = now() WHERE path = $1`, path, v, r.digest, gen)
+		return "", err
 	})
 }
 
@@ -178,38 +198,27 @@ func lockSkill(ctx context.Context, tx pgx.Tx, path string) error {
 // or rolled back to. If it is the current version, the skill falls back to
 // its latest earlier version that is not yanked, else (after a rollback)
 // to its latest later one, and stops being served only when no version is
-// left ([Served] tells which).
+// left ([Served] tells which). Only versions review released are fallen
+// back to.
 func Yank(ctx context.Context, conn *pgx.Conn, path string, v int, who, reason string) error {
-	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if err := lockSkill(ctx, tx, path); err != nil {
-			return dbError("yank", err)
+	return YankAs(ctx, conn, path, v, reason, Actor{Who: who})
+}
+
+// YankAs is [Yank] as the actor, who needs the publish role on the
+// skill's namespace.
+func YankAs(ctx context.Context, conn *pgx.Conn, path string, v int, reason string, a Actor) error {
+	return control(ctx, conn, path, v, a, "yank", RolePublish, func(tx pgx.Tx, r versionRow) (string, error) {
+		if r.yanked {
+			return "", fmt.Errorf("registry: %s version %d: %w or already yanked; list them with skillport registry versions %s", path, v, ErrUnknown, path)
 		}
-		var ns string
-		tag, err := tx.Exec(ctx, `UPDATE versions SET yanked_at = now(), yanked_by = $3 WHERE path = $1 AND version = $2 AND yanked_at IS NULL`, path, v, orUnknown(who))
+		if _, err := tx.Exec(ctx, `UPDATE versions SET yanked_at = now(), yanked_by = $3 WHERE path = $1 AND version = $2`, path, v, a.who()); err != nil {
+			return "", err
+		}
+		gen, err := changeNamespace(ctx, tx, r.ns)
 		if err != nil {
-			return dbError("yank", err)
+			return "", err
 		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("registry: %s version %d: %w or already yanked; list them with skillport registry versions %s", path, v, ErrUnknown, path)
-		}
-		if err := tx.QueryRow(ctx, `SELECT namespace FROM versions WHERE path = $1 AND version = $2`, path, v).Scan(&ns); err != nil {
-			return dbError("yank", err)
-		}
-		gen, err := bump(ctx, tx)
-		if err != nil {
-			return dbError("yank", err)
-		}
-		if _, err := tx.Exec(ctx, `UPDATE skills s SET current = f.version, digest = coalesce(f.digest, ''), generation = $3, updated_at = now()
-			FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT version, digest FROM versions
-				WHERE path = $1 AND version <> $2 AND yanked_at IS NULL ORDER BY version < $2 DESC, version DESC LIMIT 1) f ON true
-			WHERE s.path = $1 AND s.current = $2`, path, v, gen); err != nil {
-			return dbError("yank", err)
-		}
-		if _, err := tx.Exec(ctx, `UPDATE namespaces SET revision = revision + 1 WHERE prefix = $1`, ns); err != nil {
-			return dbError("yank", err)
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO events (who, action, path, version, detail) VALUES ($1, 'yank', $2, $3, $4)`, orUnknown(who), path, v, reason)
-		return dbError("yank", err)
+		return reason, fallBack(ctx, tx, path, v, gen)
 	})
 }
 
@@ -217,23 +226,26 @@ func Yank(ctx context.Context, conn *pgx.Conn, path string, v int, who, reason s
 type Event struct {
 	At      time.Time
 	Who     string
-	Action  string // publish, remove, rollback, yank
+	Action  string // publish, remove, rollback, yank, approve, reject, review-mode, roles
 	Path    string
 	Version int
 	Detail  string
+	// Outcome is "ok", or "refused" for an attempt the registry refused
+	// (Detail says why).
+	Outcome string
 }
 
 // Events returns the recorded changes of a skill, or of every skill when
 // path is "", oldest first, at most limit of the latest.
 func Events(ctx context.Context, conn *pgx.Conn, path string, limit int) ([]Event, error) {
-	rows, err := conn.Query(ctx, `SELECT at, who, action, path, coalesce(version, 0), detail FROM
+	rows, err := conn.Query(ctx, `SELECT at, who, action, path, coalesce(version, 0), detail, outcome FROM
 		(SELECT * FROM events WHERE $1 = '' OR path = $1 ORDER BY id DESC LIMIT $2) e ORDER BY id`, path, limit)
 	if err != nil {
 		return nil, dbError("events", err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
 		var e Event
-		err := r.Scan(&e.At, &e.Who, &e.Action, &e.Path, &e.Version, &e.Detail)
+		err := r.Scan(&e.At, &e.Who, &e.Action, &e.Path, &e.Version, &e.Detail, &e.Outcome)
 		return e, err
 	})
 }

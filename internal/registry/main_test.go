@@ -22,20 +22,7 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 func run(m *testing.M) int {
 	_, file, _, _ := runtime.Caller(0)
 	examples = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(file))), "examples", "skills")
-	dir, err := os.MkdirTemp("", "skillport-registry-pg-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	pg, err = pgtest.Start(dir)
-	if err != nil {
-		// Never skip: the registry's tests need the real database.
-		fmt.Fprintf(os.Stderr, "FAIL: the registry tests need PostgreSQL and it could not start: %v\n", err)
-		return 1
-	}
-	defer pg.Stop()
-	return m.Run()
+	return pgtest.Main(m, &pg)
 }
 
 var dbSeq atomic.Int64

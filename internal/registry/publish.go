@@ -48,6 +48,15 @@ type PublishOptions struct {
 	// the namespace's scan policy decides whether a finding blocks the
 	// publish (docs/registry-scanning.md).
 	Scan *ScanOptions
+	// From is where the publish came from (a client's address), recorded
+	// in the audit log; empty means the database client's address.
+	From string
+	// Allow, when set, decides whether the publisher holds a role on a
+	// namespace: a publish needs [RolePublish] on every namespace it
+	// writes, else it is refused ([ErrForbidden]) before anything is
+	// written. Nil allows everything (an operator with the database's
+	// credentials).
+	Allow func(role, ns string) bool
 
 	beforeCommit func(tx pgx.Tx) // test hook: runs just before COMMIT
 }
@@ -78,6 +87,10 @@ type PublishResult struct {
 	// Timing is where the publish spent its time (the same for every
 	// namespace of one publish).
 	Timing PublishTiming
+	// Review is the namespace's review mode ([ReviewOff], [ReviewObserve],
+	// [ReviewEnforce]): unless off, the new versions are pending review,
+	// and where enforced they are not served until approved.
+	Review string
 }
 
 // manifest is what a version records of a skill besides its content.
@@ -222,7 +235,22 @@ type nsPlan struct {
 	cur      map[string]*currentSkill
 	news     []newVersion
 	res      *PublishResult
+	// pending holds path+"\x00"+digest of the namespace's versions
+	// pending review: publishing their content again adds no version.
+	pending map[string]bool
 }
+
+// state is the review state of the plan's new versions.
+func (p *nsPlan) state() string {
+	if p.res.Review == ReviewOff || p.res.Review == "" {
+		return StatePublished
+	}
+	return StatePending
+}
+
+// held reports whether the plan's new versions wait for approval before
+// they are served.
+func (p *nsPlan) held() bool { return p.res.Review == ReviewEnforce }
 
 type newVersion struct {
 	s       *catalog.Skill
@@ -259,6 +287,30 @@ func Publish(ctx context.Context, conn *pgx.Conn, cat *catalog.Catalog, opts *Pu
 // naming both parts, before the registry is touched. It returns one result
 // per namespace, in the order the parts first name them.
 func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *PublishOptions) ([]*PublishResult, error) {
+	res, err := publishParts(ctx, conn, parts, opts)
+	if err != nil && refusal(err) {
+		// A refused publish is recorded, once per namespace it named.
+		a := Actor{}
+		if opts != nil {
+			a.Who, a.From = opts.Publisher, opts.From
+		}
+		seen := map[string]bool{}
+		for _, pt := range parts {
+			if pt.Catalog == nil || seen[pt.Catalog.Options().Prefix] {
+				continue
+			}
+			ns := pt.Catalog.Options().Prefix
+			seen[ns] = true
+			if _, merr := Migrate(ctx, conn); merr != nil {
+				break
+			}
+			err = refused(ctx, conn, a, "publish", ns, "", 0, err)
+		}
+	}
+	return res, err
+}
+
+func publishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *PublishOptions) ([]*PublishResult, error) {
 	var o PublishOptions
 	if opts != nil {
 		o = *opts
@@ -286,6 +338,9 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 	nss := make([]string, len(plans))
 	for i, p := range plans {
 		nss[i] = p.ns
+		if o.Allow != nil && !o.Allow(RolePublish, p.ns) && !o.Allow(RoleAdmin, p.ns) {
+			return nil, &ForbiddenError{Who: o.Publisher, Role: RolePublish, Namespace: p.ns, Action: "publishing"}
+		}
 	}
 
 	// The namespaces as they are now, in one round trip; the commit fails
@@ -307,6 +362,23 @@ func PublishParts(ctx context.Context, conn *pgx.Conn, parts []Part, opts *Publi
 		_, err := pgx.ForEachRow(rows, []any{&ns, &path, &c.current, &c.digest}, func() error {
 			cc := c
 			plans[byNS[ns]].cur[path] = &cc
+			return nil
+		})
+		return err
+	})
+	batch.Queue(`SELECT ns, skillport_review_mode(ns) FROM unnest($1::text[]) AS t(ns)`, nss).Query(func(rows pgx.Rows) error {
+		var ns, mode string
+		_, err := pgx.ForEachRow(rows, []any{&ns, &mode}, func() error { plans[byNS[ns]].res.Review = mode; return nil })
+		return err
+	})
+	batch.Queue(`SELECT namespace, path, digest FROM versions WHERE namespace = ANY($1) AND review = 'pending' AND yanked_at IS NULL`, nss).Query(func(rows pgx.Rows) error {
+		var ns, path, digest string
+		_, err := pgx.ForEachRow(rows, []any{&ns, &path, &digest}, func() error {
+			p := plans[byNS[ns]]
+			if p.pending == nil {
+				p.pending = map[string]bool{}
+			}
+			p.pending[path+"\x00"+digest] = true
 			return nil
 		})
 		return err
@@ -583,7 +655,7 @@ func (p *nsPlan) compare(digests map[string]fileRef, again *[]string) error {
 		if ok {
 			c.seen = true
 		}
-		if ok && c.current != 0 && c.digest == n.digest {
+		if ok && c.current != 0 && c.digest == n.digest || p.pending[n.s.Path+"\x00"+n.digest] {
 			p.res.Unchanged++
 			continue
 		}
@@ -661,10 +733,10 @@ const (
 // ([copyVersions], [copySkills]) and only the updates are queued.
 func queueVersions(b *pgx.Batch, plans []*nsPlan, o PublishOptions, bulk bool) error {
 	var v struct {
-		path, ns, digest, manifest, commit []string
-		version, files                     []int32
-		size                               []int64
-		signature                          []*string
+		path, ns, digest, manifest, commit, review []string
+		version, files                             []int32
+		size                                       []int64
+		signature                                  []*string
 	}
 	var fresh, seen struct {
 		path, ns, digest []string
@@ -672,8 +744,8 @@ func queueVersions(b *pgx.Batch, plans []*nsPlan, o PublishOptions, bulk bool) e
 	}
 	var gone, goneNS []string
 	var ev struct {
-		action, path, detail []string
-		version              []int32
+		action, path, detail, ns []string
+		version                  []int32
 	}
 	for _, p := range plans {
 		for _, n := range p.news {
@@ -683,7 +755,13 @@ func queueVersions(b *pgx.Batch, plans []*nsPlan, o PublishOptions, bulk bool) e
 			} else if bulk {
 				continue
 			}
-			to.path, to.ns, to.digest, to.version = append(to.path, n.s.Path), append(to.ns, p.ns), append(to.digest, n.digest), append(to.version, int32(n.version))
+			switch {
+			case !p.held():
+				to.path, to.ns, to.digest, to.version = append(to.path, n.s.Path), append(to.ns, p.ns), append(to.digest, n.digest), append(to.version, int32(n.version))
+			case to == &fresh:
+				// Pending approval: the skill exists, serving nothing yet.
+				to.path, to.ns, to.digest, to.version = append(to.path, n.s.Path), append(to.ns, p.ns), append(to.digest, ""), append(to.version, 0)
+			}
 			if bulk {
 				continue
 			}
@@ -692,27 +770,27 @@ func queueVersions(b *pgx.Batch, plans []*nsPlan, o PublishOptions, bulk bool) e
 				return err
 			}
 			v.path, v.ns, v.digest, v.manifest, v.commit = append(v.path, n.s.Path), append(v.ns, p.ns), append(v.digest, n.digest), append(v.manifest, string(m)), append(v.commit, n.commit)
-			v.version, v.files, v.size = append(v.version, int32(n.version)), append(v.files, int32(len(n.s.Files))), append(v.size, n.s.Size)
+			v.version, v.files, v.size, v.review = append(v.version, int32(n.version)), append(v.files, int32(len(n.s.Files))), append(v.size, n.s.Size), append(v.review, p.state())
 			v.signature = append(v.signature, signatureOf(n.s))
-			ev.action, ev.path, ev.version, ev.detail = append(ev.action, "publish"), append(ev.path, n.s.Path), append(ev.version, int32(n.version)), append(ev.detail, publishDetail(n))
+			ev.action, ev.path, ev.version, ev.detail, ev.ns = append(ev.action, "publish"), append(ev.path, n.s.Path), append(ev.version, int32(n.version)), append(ev.detail, p.publishDetail(n)), append(ev.ns, p.ns)
 		}
 		for _, c := range p.res.Removed {
 			gone, goneNS = append(gone, c.Path), append(goneNS, p.ns)
 			if !bulk {
-				ev.action, ev.path, ev.version, ev.detail = append(ev.action, "remove"), append(ev.path, c.Path), append(ev.version, int32(c.Version)), append(ev.detail, removeDetail)
+				ev.action, ev.path, ev.version, ev.detail, ev.ns = append(ev.action, "remove"), append(ev.path, c.Path), append(ev.version, int32(c.Version)), append(ev.detail, removeDetail), append(ev.ns, p.ns)
 			}
 		}
 	}
 	if len(v.path) > 0 {
-		b.Queue(`INSERT INTO versions (path, version, namespace, digest, size, files, manifest, published_by, source_commit, signature)
-			SELECT p, v, n, d, s, f, m::json, $9, c, g FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::text[], $8::text[], $10::text[]) AS t(p, v, n, d, s, f, m, c, g)`,
-			v.path, v.version, v.ns, v.digest, v.size, v.files, v.manifest, v.commit, o.Publisher, v.signature)
+		b.Queue(`INSERT INTO versions (path, version, namespace, digest, size, files, manifest, published_by, source_commit, review, signature)
+			SELECT p, v, n, d, s, f, m::json, $9, c, r, g FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::text[], $8::text[], $10::text[], $11::text[]) AS t(p, v, n, d, s, f, m, c, r, g)`,
+			v.path, v.version, v.ns, v.digest, v.size, v.files, v.manifest, v.commit, o.Publisher, v.review, v.signature)
 	}
 	// New skills are inserted (a skill another publish created meanwhile
 	// fails on its key); skills seen before are updated.
 	if len(fresh.path) > 0 {
 		b.Queue(`INSERT INTO skills (path, namespace, current, digest, generation)
-			SELECT p, n, v, d, (SELECT generation FROM registry_state) FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) AS t(p, n, v, d)`,
+			SELECT p, n, nullif(v, 0), d, (SELECT generation FROM registry_state) FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) AS t(p, n, v, d)`,
 			fresh.path, fresh.ns, fresh.version, fresh.digest)
 	}
 	if len(seen.path) > 0 {
@@ -725,20 +803,30 @@ func queueVersions(b *pgx.Batch, plans []*nsPlan, o PublishOptions, bulk bool) e
 			FROM unnest($1::text[], $2::text[]) AS t(p, n) WHERE s.path = t.p AND s.namespace = t.n`, gone, goneNS)
 	}
 	if len(ev.path) > 0 {
-		b.Queue(`INSERT INTO events (who, action, path, version, detail)
-			SELECT $5, a, p, v, d FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) AS t(a, p, v, d)`,
-			ev.action, ev.path, ev.version, ev.detail, o.Publisher)
+		b.Queue(`INSERT INTO events (who, action, path, version, detail, namespace, origin)
+			SELECT $5, a, p, v, d, n, `+originSQL(7)+` FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $6::text[]) AS t(a, p, v, d, n)`,
+			ev.action, ev.path, ev.version, ev.detail, o.Publisher, ev.ns, o.From)
 	}
 	return nil
 }
 
 const removeDetail = "missing from the published tree"
 
-func publishDetail(n newVersion) string {
+func (p *nsPlan) publishDetail(n newVersion) string {
+	d := "added "
 	if n.changed {
-		return "changed " + n.commit
+		d = "changed "
 	}
-	return "added " + n.commit
+	if p.state() == StatePending {
+		d = "pending review, " + d
+	}
+	return d + n.commit
+}
+
+// originSQL is the expression of an event's origin: parameter $n, else
+// the database client's address.
+func originSQL(n int) string {
+	return fmt.Sprintf(`coalesce(nullif($%d, ''), 'db:' || coalesce(host(inet_client_addr()), 'local'))`, n)
 }
 
 // copyVersions copies the new versions and the events of every namespace:
@@ -746,7 +834,7 @@ func publishDetail(n newVersion) string {
 // decode than they save in round trips. Rows are built, and manifests
 // encoded, as COPY sends them, while the server stores earlier ones.
 func copyVersions(ctx context.Context, tx pgx.Tx, plans []*nsPlan, o PublishOptions) error {
-	var row [10]any
+	var row [11]any
 	p, i := 0, -1
 	// COPY has encoded a row before it asks for the next: the manifest's
 	// buffer is reused.
@@ -754,7 +842,7 @@ func copyVersions(ctx context.Context, tx pgx.Tx, plans []*nsPlan, o PublishOpti
 	enc := json.NewEncoder(&buf)
 	var m manifest
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"versions"},
-		[]string{"path", "version", "namespace", "digest", "size", "files", "manifest", "published_by", "source_commit", "signature"},
+		[]string{"path", "version", "namespace", "digest", "size", "files", "manifest", "published_by", "source_commit", "review", "signature"},
 		pgx.CopyFromFunc(func() ([]any, error) {
 			for i++; p < len(plans) && i >= len(plans[p].news); i = 0 {
 				p++
@@ -769,15 +857,21 @@ func copyVersions(ctx context.Context, tx pgx.Tx, plans []*nsPlan, o PublishOpti
 				return nil, err
 			}
 			// Encode ends the value with a newline; json.Marshal would not.
-			row = [10]any{n.s.Path, int32(n.version), plans[p].ns, n.digest, n.s.Size, int32(len(n.s.Files)), bytes.TrimSuffix(buf.Bytes(), []byte("\n")), o.Publisher, n.commit, signatureOf(n.s)}
+			row = [11]any{n.s.Path, int32(n.version), plans[p].ns, n.digest, n.s.Size, int32(len(n.s.Files)), bytes.TrimSuffix(buf.Bytes(), []byte("\n")), o.Publisher, n.commit, plans[p].state(), signatureOf(n.s)}
 			return row[:], nil
 		}))
 	if err != nil {
 		return err
 	}
-	var ev [5]any
+	origin := o.From
+	if origin == "" {
+		if err := tx.QueryRow(ctx, `SELECT `+originSQL(1), "").Scan(&origin); err != nil {
+			return err
+		}
+	}
+	var ev [7]any
 	p, i = 0, -1
-	_, err = tx.CopyFrom(ctx, pgx.Identifier{"events"}, []string{"who", "action", "path", "version", "detail"},
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"events"}, []string{"who", "action", "path", "version", "detail", "namespace", "origin"},
 		pgx.CopyFromFunc(func() ([]any, error) {
 			for i++; p < len(plans) && i >= len(plans[p].news)+len(plans[p].res.Removed); i = 0 {
 				p++
@@ -787,10 +881,10 @@ func copyVersions(ctx context.Context, tx pgx.Tx, plans []*nsPlan, o PublishOpti
 			}
 			if pl := plans[p]; i < len(pl.news) {
 				n := &pl.news[i]
-				ev = [5]any{o.Publisher, "publish", n.s.Path, int32(n.version), publishDetail(*n)}
+				ev = [7]any{o.Publisher, "publish", n.s.Path, int32(n.version), pl.publishDetail(*n), pl.ns, origin}
 			} else {
 				c := pl.res.Removed[i-len(pl.news)]
-				ev = [5]any{o.Publisher, "remove", c.Path, int32(c.Version), removeDetail}
+				ev = [7]any{o.Publisher, "remove", c.Path, int32(c.Version), removeDetail, pl.ns, origin}
 			}
 			return ev[:], nil
 		}))
@@ -814,6 +908,10 @@ func copySkills(ctx context.Context, tx pgx.Tx, plans []*nsPlan, gen int64) erro
 				n := &plans[p].news[i]
 				if _, known := plans[p].cur[n.s.Path]; !known {
 					row = [5]any{n.s.Path, plans[p].ns, int32(n.version), n.digest, gen}
+					if plans[p].held() {
+						// Pending approval: the skill exists, serving nothing yet.
+						row[2], row[3] = nil, ""
+					}
 					return row[:], nil
 				}
 			}
@@ -880,6 +978,11 @@ func bump(ctx context.Context, tx pgx.Tx) (int64, error) {
 	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, Channel, strconv.FormatInt(gen, 10))
 	return gen, err
 }
+
+// CheckPublishable returns the error a publish of cat would refuse it
+// with for its invalid skills ([ErrInvalid]), nil when it has none: a
+// client publishing over HTTP checks before it uploads.
+func CheckPublishable(cat *catalog.Catalog) error { return invalid(cat) }
 
 // invalid refuses a catalog that left skills out: publishing it would
 // remove them from the registry.

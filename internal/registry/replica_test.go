@@ -210,9 +210,10 @@ func TestReplicasFollowChanges(t *testing.T) {
 	}
 	var actions []string
 	for _, e := range evs {
-		actions = append(actions, e.Action+":"+e.Who)
+		actions = append(actions, e.Action+":"+e.Who+":"+e.Outcome)
 	}
-	if got := strings.Join(actions, " "); got != "publish:unknown publish:carol rollback:dave yank:erin" {
+	// The refused rollback is recorded too (docs/registry-governance.md).
+	if got := strings.Join(actions, " "); got != "publish:unknown:ok publish:carol:ok rollback:dave:ok yank:erin:ok rollback:frank:refused" {
 		t.Errorf("recorded events: %s", got)
 	}
 }

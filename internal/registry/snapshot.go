@@ -67,6 +67,7 @@ type row struct {
 	// signature is the version's Sigstore bundle, nil when unsigned.
 	signature []byte
 	findings  []byte // the version's scan findings, a JSON array; nil when none
+	review    string // the version's review state
 }
 
 // buildSnapshot applies rows to base (nil for a full load).
@@ -155,6 +156,11 @@ func indexSkill(r row) (*skillIndex, error) {
 	sk.Name = sk.Frontmatter.Name()
 	sk.Signature = r.signature
 	sk.ScanFindings = r.findings
+	if r.review == StatePending {
+		// Served before review (observe mode): entries say so, and the
+		// snapshot changes when a reviewer decides.
+		sk.Review = StatePending
+	}
 	ix := &skillIndex{sk: sk}
 	h := sha256.New()
 	h.Write([]byte(sk.URI))
@@ -162,6 +168,8 @@ func indexSkill(r row) (*skillIndex, error) {
 	h.Write(sk.Frontmatter.JSON())
 	// A rescan changes what the entry carries: the snapshot's id too.
 	h.Write(r.findings)
+	h.Write([]byte{0})
+	h.Write([]byte(sk.Review))
 	for _, mf := range m.Files {
 		f := &catalog.File{URI: sk.Root + "/" + mf.Rel, Path: r.path + "/" + mf.Rel, Name: mf.Name, Size: mf.Size, Digest: mf.Digest, MIMEType: mf.MIME, Text: mf.Text}
 		sk.Files = append(sk.Files, f)

@@ -256,8 +256,20 @@ func (s *Source) load(ctx context.Context, base *snapshot) (*snapshot, error) {
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var gen int64
 		var at time.Time
-		if err := tx.QueryRow(ctx, `SELECT generation, changed_at FROM registry_state`).Scan(&gen, &at); err != nil {
+		// A replica may run a newer binary than the schema (before the next
+		// publish or migrate): review states exist from migration 4 on.
+		// and signatures from migration 6 on.
+		var reviews, signatures bool
+		if err := tx.QueryRow(ctx, `SELECT generation, changed_at, EXISTS (SELECT 1 FROM skillport_migrations WHERE version >= 4), EXISTS (SELECT 1 FROM skillport_migrations WHERE version >= 6) FROM registry_state`).Scan(&gen, &at, &reviews, &signatures); err != nil {
 			return fmt.Errorf("no registry here (run skillport registry migrate, or publish): %w", err)
+		}
+		signature := "NULL::text"
+		if signatures {
+			signature = "v.signature"
+		}
+		review := "''"
+		if reviews {
+			review = "coalesce(v.review, '')"
 		}
 		// The served versions' scan findings travel with them
 		// (docs/registry-scanning.md); a schema older than scanning has none.
@@ -270,7 +282,7 @@ func (s *Source) load(ctx context.Context, base *snapshot) (*snapshot, error) {
 			findings = `(SELECT json_agg(json_build_object('scanner', f.scanner, 'ruleId', f.rule_id, 'level', f.level, 'file', f.file, 'line', f.line, 'message', f.message)
 				ORDER BY f.file, f.line, f.rule_id)::text FROM findings f WHERE f.path = s.path AND f.version = s.current)`
 		}
-		rows, err := tx.Query(ctx, `SELECT s.path, v.manifest::text, v.signature, `+findings+` FROM skills s
+		rows, err := tx.Query(ctx, `SELECT s.path, v.manifest::text, `+signature+`, `+findings+`, `+review+` FROM skills s
 			LEFT JOIN versions v ON v.path = s.path AND v.version = s.current
 			WHERE s.generation > $1 AND (s.current IS NOT NULL OR $1 >= 0)`, since)
 		if err != nil {
@@ -280,7 +292,7 @@ func (s *Source) load(ctx context.Context, base *snapshot) (*snapshot, error) {
 		for rows.Next() {
 			var r row
 			var m, sig, fs *string
-			if err := rows.Scan(&r.path, &m, &sig, &fs); err != nil {
+			if err := rows.Scan(&r.path, &m, &sig, &fs, &r.review); err != nil {
 				return err
 			}
 			if m != nil {

@@ -126,6 +126,9 @@ type skillPage struct {
 	Signed      string
 	Registry    *SkillInfo
 	RegistryErr string
+	// Versions lists the skill's versions and their review state, when the
+	// source keeps versions (nil otherwise).
+	Versions *versionsSection
 }
 
 func (h *Handler) serveSkillOrFile(w http.ResponseWriter, r *http.Request) {
@@ -185,6 +188,7 @@ func (h *Handler) serveSkill(w http.ResponseWriter, r *http.Request, snap skills
 		}
 		p.Registry = info
 	}
+	p.Versions = h.versionsOf(r, sk)
 	h.render(w, "skill.html", p)
 }
 

@@ -81,6 +81,9 @@ type Options struct {
 	// Registry, when the catalog is a registry's, adds each skill's
 	// versions, scan findings and recent loads to its pages.
 	Registry Registry
+	// Versions, when set, lists a skill's versions and their review state
+	// on its page (a governed registry; docs/registry-governance.md).
+	Versions VersionsFunc
 }
 
 // Handler serves the web catalog. Create it with [New].
