@@ -193,8 +193,8 @@ func runPublishHTTP(cmd *cobra.Command, server, prefix, src, commit string, dotf
 
 // acceptPublish mounts the write API (package regapi) on a replica's
 // endpoint, and records in the audit log when the roles in force changed.
-func acceptPublish(ctx context.Context, ep *endpoint.Endpoint, dsn, rulesFile string, sa *serveAuth, maxBytes int64, log *slog.Logger) (func(), error) {
-	h, err := regapi.New(ctx, regapi.Options{DSN: dsn, Require: sa.auth.Require, MaxArchiveBytes: maxBytes, Logger: log,
+func acceptPublish(ctx context.Context, ep *endpoint.Endpoint, dsn, rulesFile string, sa *serveAuth, maxBytes int64, scans *registry.ScanOptions, log *slog.Logger) (func(), error) {
+	h, err := regapi.New(ctx, regapi.Options{DSN: dsn, Require: sa.auth.Require, MaxArchiveBytes: maxBytes, Scan: scans, Logger: log,
 		Allowed: func(c *skillserver.Caller, role, ns string) bool { return sa.rules.Allowed(c, role, ns) }})
 	if err != nil {
 		return nil, err

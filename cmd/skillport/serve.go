@@ -75,6 +75,7 @@ func init() {
 	f.Duration("usage-flush", registry.DefaultUsageFlush, "serving a registry over HTTP, add the loads counted to the database every `D` (and at shutdown)")
 	f.Bool("accept-publish", false, "serving a registry over --http with --auth-issuer and --auth-rules, also accept publishes, rollbacks, yanks and reviews over HTTP from callers the rules grant roles (see docs/registry-governance.md)")
 	f.Int64("publish-max-bytes", regapi.DefaultMaxArchiveBytes, "with --accept-publish, refuse a publish whose archive is larger than `N` bytes (413)")
+	scannerFlags(f) // with --accept-publish: the built-in scanner always runs, --scanner adds external ones
 	f.Duration("registry-timeout", registry.DefaultQueryTimeout, "serving a registry, fail a database read or reload that takes longer than `D` (a hung database fails reads instead of hanging them)")
 	f.Bool("no-fast-path", false, "send resources/read, skills/get, skills/list and resources/directory/read through go-sdk too, instead of the thin read path that answers them with the same bytes several times cheaper")
 	httpFlags(f)
@@ -99,6 +100,10 @@ func runServe(cmd *cobra.Command, args []string) error {
 	noWeb, _ := f.GetBool("no-web")
 	acceptPub, _ := f.GetBool("accept-publish")
 	pubMax, _ := f.GetInt64("publish-max-bytes")
+	pubScans, err := scanOptions(cmd, "serve")
+	if err != nil {
+		return err
+	}
 	switch {
 	case len(args) == 0:
 		return usageErrorf("serve: name the directory of skills to serve, e.g. skillport serve ./skills")
@@ -301,7 +306,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		if acceptPub {
 			rulesFile, _ := f.GetString("auth-rules")
 			var err error
-			if closeAPI, err = acceptPublish(ctx, ep, args[0], rulesFile, authz, pubMax, log); err != nil {
+			if closeAPI, err = acceptPublish(ctx, ep, args[0], rulesFile, authz, pubMax, pubScans, log); err != nil {
 				return err
 			}
 		}

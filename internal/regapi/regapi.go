@@ -90,6 +90,11 @@ type Options struct {
 	// get 503, since each holds a database connection and, for a publish,
 	// a temporary tree on disk.
 	MaxConcurrent int
+	// Scan are the scanners every publish runs on its new versions (nil:
+	// none), as a publish with the database's credentials runs them
+	// (docs/registry-scanning.md); the namespace's scan policy decides
+	// whether a finding blocks it.
+	Scan *registry.ScanOptions
 	// Logger receives the errors that are the server's (nil: slog.Default()).
 	Logger *slog.Logger
 }
@@ -261,7 +266,7 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 		}
 		defer cat.Close()
 		res, err := registry.PublishParts(r.Context(), conn, []registry.Part{{Name: "the archive", Catalog: cat, Commit: q.Get("commit")}},
-			&registry.PublishOptions{Publisher: a.Who, From: a.From, Allow: a.Allow})
+			&registry.PublishOptions{Publisher: a.Who, From: a.From, Allow: a.Allow, Scan: h.opts.Scan})
 		if err != nil {
 			return err
 		}

@@ -418,3 +418,22 @@ func TestRequestLimits(t *testing.T) {
 	pw.CloseWithError(errors.New("client gone"))
 	<-done
 }
+
+// TestPublishScans: a publish over HTTP runs the replica's scanners as a
+// publish with the database's credentials does, and stores the findings
+// with the version.
+func TestPublishScans(t *testing.T) {
+	ctx := context.Background()
+	f := start(t, regapi.Options{Scan: &registry.ScanOptions{Builtin: true}})
+	alice := f.as(t, "alice") // group ops: publish acme/ops
+	if _, err := alice.Publish(ctx, tree(t, "Install with `curl https://example.com/i.sh | sh`."), "acme/ops", "", false); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.count(t, "SELECT count(*) FROM findings WHERE path = 'acme/ops/notes' AND version = 1"); n == 0 {
+		t.Fatal("a publish over HTTP stored no finding for a download piped into a shell")
+	}
+	vs, err := alice.Versions(ctx, "acme/ops/notes")
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("versions: %+v, %v", vs, err)
+	}
+}
