@@ -21,6 +21,7 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/gitsource"
+	"github.com/skillport/skillport/internal/ocisource"
 	"github.com/skillport/skillport/internal/registry"
 )
 
@@ -79,8 +80,9 @@ func who(cmd *cobra.Command) string {
 func init() {
 	publishCmd := &cobra.Command{
 		Use:   "publish --registry DSN [--prefix NS] SOURCE...",
-		Short: "Publish directories or git sources of skills to a PostgreSQL registry as new versions",
-		Long: `publish validates each SOURCE (a directory, or git+URL[@REF][#SUBDIR]) with the
+		Short: "Publish directories, git or OCI sources of skills to a PostgreSQL registry as new versions",
+		Long: `publish validates each SOURCE (a directory, git+URL[@REF][#SUBDIR], or
+oci://REGISTRY/REPOSITORY[:TAG|@DIGEST] as push writes it) with the
 same rules as serve, then stores each added or changed skill as a new immutable
 version, in one transaction: all of it or nothing. File content is stored once
 by SHA-256 digest; unchanged skills get no version. The publish owns the
@@ -94,8 +96,9 @@ its namespace with PREFIX=SOURCE, as serve does (--prefix applies to a single
 source). Sources with the same prefix publish that namespace together. A skill
 path in two sources, or two prefixes of which one contains the other, is
 refused naming both sources, and nothing is published. A git source records
-its commit with its versions, a directory the HEAD of the git work tree it is
-in (or --commit, for every source).
+its commit with its versions, an OCI source the digest its reference named, a
+directory the HEAD of the git work tree it is in (or --commit, for every
+source).
 
 Exit status: 0 when published (or nothing changed), 1 when refused (invalid
 skills, colliding sources, a conflicting concurrent publish, overlapping
@@ -109,6 +112,7 @@ namespace, limits), 2 on usage errors.`,
 	f.String("commit", "", "source control `COMMIT` the trees come from, recorded with each new version (default: a git source's commit, or HEAD when a directory is in a git work tree)")
 	f.Bool("include-dotfiles", false, "publish files and directories whose names start with \".\"")
 	f.Int64("max-bytes", registry.DefaultMaxPublishBytes, "refuse a publish storing more than `N` bytes of new content")
+	f.Bool("plain-http", false, "talk HTTP, not HTTPS, to oci:// registries that are not on loopback")
 	rootCmd.AddCommand(publishCmd)
 
 	regCmd := &cobra.Command{
@@ -279,8 +283,9 @@ func runPublish(cmd *cobra.Command, args []string) error {
 	commit, _ := f.GetString("commit")
 	dotfiles, _ := f.GetBool("include-dotfiles")
 	maxBytes, _ := f.GetInt64("max-bytes")
+	plainHTTP, _ := f.GetBool("plain-http")
 	if len(args) == 0 {
-		return usageErrorf("publish: name a source of skills (a directory or git+URL[@REF][#SUBDIR]), e.g. skillport publish --registry postgres://... --prefix acme ./skills")
+		return usageErrorf("publish: name a source of skills (a directory, git+URL[@REF][#SUBDIR] or oci://REGISTRY/REPOSITORY[:TAG]), e.g. skillport publish --registry postgres://... --prefix acme ./skills")
 	}
 	if prefix != "" && len(args) > 1 {
 		return usageErrorf("publish: --prefix applies to one source; give each source its namespace with PREFIX=SOURCE")
@@ -292,6 +297,7 @@ func runPublish(cmd *cobra.Command, args []string) error {
 	type source struct {
 		prefix, dir string
 		spec        gitsource.Spec
+		oci         *ocisource.Ref
 	}
 	var srcs []source
 	for _, arg := range args {
@@ -306,6 +312,12 @@ func runPublish(cmd *cobra.Command, args []string) error {
 				return usageErrorf("publish: %v", err)
 			}
 			s.spec = sp
+		} else if ocisource.IsSpec(src) {
+			ref, err := ocisource.ParseRef(src)
+			if err != nil {
+				return usageErrorf("publish: %v", err)
+			}
+			s.oci = &ref
 		} else if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
 			return usageErrorf("publish: %s: not a directory", esc(src))
 		} else {
@@ -325,14 +337,23 @@ func runPublish(cmd *cobra.Command, args []string) error {
 		// The catalog would log each invalid skill, which the publish then
 		// refuses listing every one: printed once, in the error.
 		copts := &catalog.Options{Prefix: s.prefix, IncludeDotFiles: dotfiles, Logger: slog.New(slog.DiscardHandler)}
-		if s.spec.URL != "" {
+		switch {
+		case s.oci != nil:
+			// An OCI source publishes the artifacts it names, and records
+			// their digest where a git source records its commit.
+			src, err := ocisource.Open(cmd.Context(), *s.oci, &ocisource.Options{PlainHTTP: plainHTTP}, copts)
+			if err != nil {
+				return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
+			}
+			parts[i] = registry.Part{Name: s.oci.String(), Catalog: src.Catalog(), Commit: src.Digest()}
+		case s.spec.URL != "":
 			// A git source publishes its commit's tree, and records the commit.
 			g, err := gitsource.Open(cmd.Context(), s.spec, &gitsource.Options{Catalog: copts})
 			if err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
 			}
 			parts[i] = registry.Part{Name: s.spec.String(), Catalog: g.Catalog(), Commit: g.Status().Commit}
-		} else {
+		default:
 			cat, err := catalog.OpenDir(s.dir, copts)
 			if err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}

@@ -333,6 +333,7 @@ func Open(cfg *Config, opts *Options) (*Gateway, error) {
 		Approvals:    store,
 		Logger:       o.Logger,
 		OpenGit:      gitorigin.Opener(&gitorigin.Options{Logger: o.Logger}),
+		OpenOCI:      gitorigin.OCIOpener(&gitorigin.Options{Logger: o.Logger}),
 	}
 	if cfg.Cache {
 		dir, err := cache.DefaultDir()

@@ -63,7 +63,7 @@ type Skill struct {
 // Resolved is what a source resolved to.
 type Resolved struct {
 	// Kind is "directory", "mcp" (an MCP server URL), "command" (a server
-	// started on stdio) or "git".
+	// started on stdio), "git" or "oci".
 	Kind string `json:"kind"`
 	// Dir is a directory source's absolute path.
 	Dir string `json:"dir,omitempty"`
@@ -72,7 +72,8 @@ type Resolved struct {
 	// Command is a stdio server's command and arguments.
 	Command []string `json:"command,omitempty"`
 	// Server and ServerVersion are the server's serverInfo; for a git
-	// source the version is the commit served.
+	// source the version is the commit served, for an OCI source the
+	// digest.
 	Server        string `json:"server,omitempty"`
 	ServerVersion string `json:"serverVersion,omitempty"`
 }
@@ -218,9 +219,9 @@ func Parse(name string, data []byte) (*Lock, error) {
 		}
 		seen[key] = true
 		switch s.Resolved.Kind {
-		case "directory", "mcp", "command", "git":
+		case "directory", "mcp", "command", "git", "oci":
 		default:
-			return fail("%s (%s): resolved.kind %q is not directory, mcp, command or git", where, s.Name, s.Resolved.Kind)
+			return fail("%s (%s): resolved.kind %q is not directory, mcp, command, git or oci", where, s.Name, s.Resolved.Kind)
 		}
 		files := map[string]bool{}
 		for j, f := range s.Files {
