@@ -1,0 +1,42 @@
+package skillserver_test
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/skillport/skillport/internal/ocitest"
+	"github.com/skillport/skillport/internal/peers"
+)
+
+// TestConformanceSuiteOCI pushes the example catalog to a real registry
+// (docker-registry on loopback) with skillport push and runs the SEP-2640
+// scenarios of the official conformance suite against serve of the
+// pushed oci:// tag, with no flag and with --stateless.
+func TestConformanceSuiteOCI(t *testing.T) {
+	reg := ocitest.Start(t)
+	ref := "oci://" + reg.Host + "/acme/skills:v1"
+	push := exec.Command(skillportBin, "push", examples, ref)
+	push.Env = append(push.Environ(), "DOCKER_CONFIG="+t.TempDir())
+	if out, err := push.CombinedOutput(); err != nil {
+		t.Fatalf("skillport push: %v\n%s", err, out)
+	}
+	for _, mode := range [][]string{nil, {"--stateless"}} {
+		srv := serveHTTP(t, ref, mode...)
+		for scenario, n := range serverScenarios {
+			if !strings.HasPrefix(scenario, "sep-2640-") {
+				continue
+			}
+			t.Run(fmt.Sprint(mode, scenario), func(t *testing.T) {
+				checks := peers.ConformanceServer(t, srv.URL, scenario)
+				for _, bad := range peers.JudgeChecks(checks, nil) {
+					t.Error(bad)
+				}
+				if len(checks) != n {
+					t.Errorf("conformance %s ran %d checks, want %d", scenario, len(checks), n)
+				}
+			})
+		}
+	}
+}
