@@ -17,6 +17,7 @@ import (
 
 func init() {
 	var plainHTTP bool
+	var signKey string
 	cmd := &cobra.Command{
 		Use:   "push SOURCE oci://REGISTRY/REPOSITORY[:TAG]",
 		Short: "Publish a skill folder to an OCI registry",
@@ -31,6 +32,11 @@ the Docker configuration file and its credential helpers (docker login).
 The registry is reached over HTTPS; plain HTTP only on a loopback address
 or with --plain-http.
 
+Each skill's signature travels as an OCI referrer of its artifact, in the
+Sigstore bundle layout cosign reads: the bundles skillport sign wrote into
+the folder, or, with --sign-key FILE, bundles made at push time with that
+key (its passphrase from $SKILLPORT_KEY_PASSWORD or $COSIGN_PASSWORD).
+
 Serve what was pushed with: skillport serve oci://REGISTRY/REPOSITORY:TAG`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
@@ -39,10 +45,24 @@ Serve what was pushed with: skillport serve oci://REGISTRY/REPOSITORY:TAG`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPush(cmd.Context(), cmd.OutOrStdout(), args[0], args[1], &ocisource.Options{PlainHTTP: plainHTTP})
+			o := &ocisource.Options{PlainHTTP: plainHTTP}
+			if signKey != "" {
+				s, err := loadSigner(signKey)
+				if err != nil {
+					return err
+				}
+				o.Sign = func(sk *catalog.Skill) ([]byte, error) {
+					if len(sk.Files) == 0 {
+						return nil, nil // a dynamic skill has no resource set to sign
+					}
+					return s.Sign(catalogSet(sk))
+				}
+			}
+			return runPush(cmd.Context(), cmd.OutOrStdout(), args[0], args[1], o)
 		},
 	}
 	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "talk HTTP, not HTTPS, to a registry that is not on loopback")
+	cmd.Flags().StringVar(&signKey, "sign-key", "", "sign each skill with the PEM private key `FILE` and attach the bundles as referrers (as skillport sign --key)")
 	rootCmd.AddCommand(cmd)
 	serveCmd.Flags().Bool("plain-http", false, "talk HTTP, not HTTPS, to oci:// registries that are not on loopback")
 }
@@ -82,8 +102,12 @@ func runPush(ctx context.Context, out io.Writer, src, dest string, o *ocisource.
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("push: %w", err)}
 	}
-	fmt.Fprintf(out, "pushed %s to %s (%s): %s uploaded, %d already in the registry\n",
+	fmt.Fprintf(out, "pushed %s to %s (%s): %s uploaded, %d already in the registry",
 		count(res.Skills, "skill", "skills"), esc(ref.String()), res.Digest, count(res.Uploaded, "blob", "blobs"), res.Present)
+	if sig := res.Signatures; sig.Uploaded+sig.Present > 0 {
+		fmt.Fprintf(out, "; %s attached, %d already attached", count(sig.Uploaded, "signature", "signatures"), sig.Present)
+	}
+	fmt.Fprintln(out)
 	return nil
 }
 

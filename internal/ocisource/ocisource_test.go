@@ -481,3 +481,77 @@ func TestIndexBounds(t *testing.T) {
 		t.Errorf("an index naming a skill twice: %v", err)
 	}
 }
+
+// TestSignatureReferrerBounds: a signature referrer declaring a bundle
+// over the bundle limit is refused before the bundle is fetched, and a
+// bundle whose bytes are not its digest's is refused, naming it.
+func TestSignatureReferrerBounds(t *testing.T) {
+	reg, _, r, _ := pushExamples(t)
+	ctx := context.Background()
+	repo, err := remote.NewRepository(reg.Host + "/team/skills")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.PlainHTTP = true
+	top, err := repo.Resolve(ctx, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := content.FetchAll(ctx, repo, top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx ocispec.Index
+	if err := json.Unmarshal(b, &idx); err != nil {
+		t.Fatal(err)
+	}
+	subject := idx.Manifests[0]
+	bundle := []byte(`{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json"}`)
+	bd := content.NewDescriptorFromBytes(ocisource.SignatureArtifactType, bundle)
+	if err := repo.Push(ctx, bd, bytes.NewReader(bundle)); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Push(ctx, ocispec.DescriptorEmptyJSON, bytes.NewReader(ocispec.DescriptorEmptyJSON.Data)); err != nil {
+		t.Fatal(err)
+	}
+	attach := func(layer ocispec.Descriptor, when string) {
+		m := ocispec.Manifest{
+			Versioned:    specs.Versioned{SchemaVersion: 2},
+			MediaType:    ocispec.MediaTypeImageManifest,
+			ArtifactType: ocisource.SignatureArtifactType,
+			Config:       ocispec.Descriptor{MediaType: ocispec.MediaTypeEmptyJSON, Digest: ocispec.DescriptorEmptyJSON.Digest, Size: 2},
+			Layers:       []ocispec.Descriptor{layer},
+			Subject:      &ocispec.Descriptor{MediaType: subject.MediaType, Digest: subject.Digest, Size: subject.Size},
+			Annotations:  map[string]string{ocispec.AnnotationCreated: when},
+		}
+		mb, _ := json.Marshal(m)
+		if err := repo.Push(ctx, content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, mb), bytes.NewReader(mb)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attach(ocispec.Descriptor{MediaType: ocisource.SignatureArtifactType, Digest: bd.Digest, Size: bd.Size}, "2030-01-01T00:00:00Z")
+	src, err := ocisource.Open(ctx, r, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := 0
+	for _, s := range src.Catalog().Skills() {
+		if bytes.Equal(s.Signature, bundle) {
+			signed++
+		}
+	}
+	if signed != 1 {
+		t.Errorf("%d skills carry the attached bundle, want 1", signed)
+	}
+	if err := os.WriteFile(reg.BlobPath(bd.Digest.String()), bytes.ToUpper(bundle), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ocisource.Open(ctx, r, nil, nil); err == nil || !strings.Contains(err.Error(), "signature bundle "+bd.Digest.String()) {
+		t.Errorf("a forged bundle: %v", err)
+	}
+	// Newer, and declaring a megabyte: refused before fetching.
+	attach(ocispec.Descriptor{MediaType: ocisource.SignatureArtifactType, Digest: bd.Digest, Size: 1 << 20}, "2031-01-01T00:00:00Z")
+	if _, err := ocisource.Open(ctx, r, nil, nil); err == nil || !strings.Contains(err.Error(), "refused before fetching") || !strings.Contains(err.Error(), "signature") {
+		t.Errorf("an oversized bundle: %v", err)
+	}
+}

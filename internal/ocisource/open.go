@@ -20,6 +20,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/sigfile"
 )
 
 // fetchers is how many requests one Open has in flight.
@@ -65,6 +66,7 @@ type skillArtifact struct {
 	path   string
 	digest digest.Digest // of the manifest
 	m      ocispec.Manifest
+	sig    []byte // the newest signature referrer's bundle, or nil
 }
 
 // Open resolves ref, fetches its index or manifest and every manifest the
@@ -253,6 +255,11 @@ func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapF
 			}
 			tree[name] = &fstest.MapFile{Data: data[l.Digest], Mode: 0o444, ModTime: when, Sys: blobID(l.Digest)}
 		}
+		// The bundle where a folder keeps it: the catalog attaches it to
+		// the skill, and verify checks it as a signed folder's.
+		if a.sig != nil {
+			tree[sigfile.Path(a.path)] = &fstest.MapFile{Data: a.sig, Mode: 0o444, ModTime: when}
+		}
 	}
 	// A name that is both a file and a folder ("x" and "x/y") has no
 	// tree to stand for.
@@ -313,5 +320,8 @@ func fetchSkill(ctx context.Context, repo *remote.Repository, ref Ref, d ocispec
 		return skillArtifact{}, fmt.Errorf("%s: config %s: skill path %q is not a relative slash-separated path", where, a.m.Config.Digest, cfg.Path)
 	}
 	a.path, a.where, a.digest = cfg.Path, where, d.Digest
+	if a.sig, err = fetchSignature(ctx, repo, ref, d, cfg.Path, meta, maxMeta); err != nil {
+		return skillArtifact{}, err
+	}
 	return a, nil
 }

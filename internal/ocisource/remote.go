@@ -12,6 +12,8 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 	"oras.land/oras-go/v2/registry/remote/errcode"
 	"oras.land/oras-go/v2/registry/remote/retry"
+
+	"github.com/skillport/skillport/catalog"
 )
 
 // Environment variables holding registry credentials, taken before the
@@ -34,6 +36,10 @@ type Options struct {
 	MaxMetadata int64
 	// Logger receives the failures of Watch; nil discards them.
 	Logger *slog.Logger
+	// Sign, for Push, returns a skill's Sigstore bundle to attach as a
+	// referrer of its artifact; nil attaches the bundle the catalog read
+	// from the folder (catalog.Skill.Signature), if any.
+	Sign func(*catalog.Skill) ([]byte, error)
 }
 
 // repository returns the remote repository of ref, with credentials from
