@@ -195,3 +195,35 @@ func TestPushCommandLine(t *testing.T) {
 		t.Errorf("push of an invalid skill: exit %d, %s", code, errOut)
 	}
 }
+
+// TestPushToolHiveFormat: push --format toolhive writes a skill that serve
+// reads back with the folder's digests; a tree of skills and an unknown
+// format are refused.
+func TestPushToolHiveFormat(t *testing.T) {
+	reg := ocitest.Start(t)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	one := filepath.Join(examplesDir, "code-review")
+	dest := "oci://" + reg.Host + "/code-review:1.0.0"
+	out, errOut, code := runCLI(t, "push", "--format", "toolhive", one, dest)
+	if code != 0 || !strings.HasPrefix(out, "pushed 1 skill to "+dest) {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	want, _ := listServed(t, one)
+	got, _ := listServed(t, dest)
+	if len(want) != 1 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("served from ToolHive's layout:\n%s\nfrom the folder:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"push", "--format", "toolhive", examplesDir, dest}, 1, "one skill per reference"},
+		{[]string{"push", "--format", "zip", one, dest}, 2, "--format zip"},
+	} {
+		_, errOut, code := runCLI(t, c.args...)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d\n%s", c.args, code, errOut)
+		}
+	}
+}

@@ -17,7 +17,7 @@ import (
 
 func init() {
 	var plainHTTP bool
-	var signKey string
+	var signKey, format string
 	cmd := &cobra.Command{
 		Use:   "push SOURCE oci://REGISTRY/REPOSITORY[:TAG]",
 		Short: "Publish a skill folder to an OCI registry",
@@ -37,6 +37,10 @@ Sigstore bundle layout cosign reads: the bundles skillport sign wrote into
 the folder, or, with --sign-key FILE, bundles made at push time with that
 key (its passphrase from $SKILLPORT_KEY_PASSWORD or $COSIGN_PASSWORD).
 
+--format toolhive writes ToolHive's layout instead (thv skill install reads
+it): one skill per reference, its files in one tar+gzip layer, an index over
+linux/amd64 and linux/arm64 manifests. Serve and the host commands read both.
+
 Serve what was pushed with: skillport serve oci://REGISTRY/REPOSITORY:TAG`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
@@ -45,7 +49,13 @@ Serve what was pushed with: skillport serve oci://REGISTRY/REPOSITORY:TAG`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o := &ocisource.Options{PlainHTTP: plainHTTP}
+			if format != "skillport" && format != "toolhive" {
+				return usageErrorf("push: --format %s: give skillport (one layer per file) or toolhive (ToolHive's tar+gzip layout)", esc(format))
+			}
+			if format == "toolhive" && signKey != "" {
+				return usageErrorf("push: --sign-key applies to --format skillport; ToolHive artifacts carry no skillport signature")
+			}
+			o := &ocisource.Options{PlainHTTP: plainHTTP, ToolHive: format == "toolhive"}
 			if signKey != "" {
 				s, err := loadSigner(signKey)
 				if err != nil {
@@ -62,6 +72,7 @@ Serve what was pushed with: skillport serve oci://REGISTRY/REPOSITORY:TAG`,
 		},
 	}
 	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "talk HTTP, not HTTPS, to a registry that is not on loopback")
+	cmd.Flags().StringVar(&format, "format", "skillport", "artifact layout: skillport (one layer per file, docs/oci.md) or toolhive")
 	cmd.Flags().StringVar(&signKey, "sign-key", "", "sign each skill with the PEM private key `FILE` and attach the bundles as referrers (as skillport sign --key)")
 	rootCmd.AddCommand(cmd)
 	serveCmd.Flags().Bool("plain-http", false, "talk HTTP, not HTTPS, to oci:// registries that are not on loopback")
@@ -98,7 +109,11 @@ func runPush(ctx context.Context, out io.Writer, src, dest string, o *ocisource.
 	if n := cat.Stats().Invalid; n > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("push: %s: %s invalid; run skillport validate %s and fix them, nothing was pushed", esc(src), count(n, "skill is", "skills are"), esc(src))}
 	}
-	res, err := ocisource.Push(ctx, cat, ref, o)
+	push := ocisource.Push
+	if o != nil && o.ToolHive {
+		push = ocisource.PushToolHive
+	}
+	res, err := push(ctx, cat, ref, o)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("push: %w", err)}
 	}

@@ -67,6 +67,9 @@ type skillArtifact struct {
 	digest digest.Digest // of the manifest
 	m      ocispec.Manifest
 	sig    []byte // the newest signature referrer's bundle, or nil
+	// files holds an archived skill's files (ToolHive's layout) by path
+	// relative to the skill; nil when each file is a layer.
+	files map[string][]byte
 }
 
 // Open resolves ref, fetches its index or manifest and every manifest the
@@ -139,6 +142,19 @@ func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapF
 		if err := json.Unmarshal(b, &idx); err != nil {
 			return nil, nil, nil, fmt.Errorf("%s: index %s: %v", ref, top.Digest, err)
 		}
+		if idx.ArtifactType == ToolHiveArtifactType {
+			d, err := toolhiveManifest(ref, &idx, top.Digest)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			var meta atomic.Int64
+			a, err := fetchSkill(ctx, repo, ref, d, &meta, s.maxMetadata)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			arts = append(arts, a)
+			break
+		}
 		if idx.ArtifactType != CatalogArtifactType {
 			return nil, nil, nil, fmt.Errorf("%s: index %s has artifactType %q, not a skill catalog (%s)", ref, top.Digest, idx.ArtifactType, CatalogArtifactType)
 		}
@@ -204,6 +220,9 @@ func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapF
 	blobs := map[digest.Digest]want{}
 	var total int64
 	for _, a := range arts {
+		if a.files != nil {
+			continue // fetched with its archive
+		}
 		for _, l := range a.m.Layers {
 			if _, ok := blobs[l.Digest]; ok {
 				continue
@@ -245,6 +264,12 @@ func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapF
 	tree := fstest.MapFS{}
 	when := time.Unix(0, 0)
 	for _, a := range arts {
+		for rel, b := range a.files {
+			tree[path.Join(a.path, rel)] = &fstest.MapFile{Data: b, Mode: 0o444, ModTime: when}
+		}
+		if a.files != nil {
+			continue
+		}
 		for _, l := range a.m.Layers {
 			name := path.Join(a.path, l.Annotations[AnnotationTitle])
 			if prev, ok := tree[name]; ok {
@@ -298,6 +323,9 @@ func fetchSkill(ctx context.Context, repo *remote.Repository, ref Ref, d ocispec
 	var a skillArtifact
 	if err := json.Unmarshal(b, &a.m); err != nil {
 		return skillArtifact{}, fmt.Errorf("%s: %v", where, err)
+	}
+	if a.m.ArtifactType == ToolHiveArtifactType {
+		return readToolHive(ctx, repo, ref, d, &a.m, where, meta, maxMeta)
 	}
 	if p := a.m.Annotations[AnnotationPath]; p != "" {
 		where += " (" + p + ")"

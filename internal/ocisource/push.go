@@ -137,19 +137,9 @@ func (p *pusher) skill(ctx context.Context, cat *catalog.Catalog, s *catalog.Ski
 		Layers:       layers,
 		Annotations:  map[string]string{AnnotationPath: s.Path},
 	}
-	b, err := json.Marshal(m)
+	desc, err := p.manifest(ctx, m, s.Path)
 	if err != nil {
 		return ocispec.Descriptor{}, err
-	}
-	desc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, b)
-	ok, err := p.repo.Exists(ctx, desc)
-	if err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("%s: %s: %w", p.ref, s.Path, err)
-	}
-	if !ok {
-		if err := p.repo.Push(ctx, desc, bytes.NewReader(b)); err != nil {
-			return ocispec.Descriptor{}, fmt.Errorf("%s: pushing the manifest of %s: %w", p.ref, s.Path, err)
-		}
 	}
 	bundle := s.Signature
 	if p.sign != nil {
@@ -164,6 +154,26 @@ func (p *pusher) skill(ctx context.Context, cat *catalog.Catalog, s *catalog.Ski
 	}
 	desc.ArtifactType = ArtifactType
 	desc.Annotations = map[string]string{AnnotationPath: s.Path}
+	return desc, nil
+}
+
+// manifest puts m unless the registry already holds it, and returns its
+// descriptor.
+func (p *pusher) manifest(ctx context.Context, m ocispec.Manifest, name string) (ocispec.Descriptor, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	desc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, b)
+	ok, err := p.repo.Exists(ctx, desc)
+	if err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("%s: %s: %w", p.ref, name, err)
+	}
+	if !ok {
+		if err := p.repo.Push(ctx, desc, bytes.NewReader(b)); err != nil {
+			return ocispec.Descriptor{}, fmt.Errorf("%s: pushing the manifest of %s: %w", p.ref, name, authHint(p.ref, err))
+		}
+	}
 	return desc, nil
 }
 

@@ -40,6 +40,8 @@ type Options struct {
 	// referrer of its artifact; nil attaches the bundle the catalog read
 	// from the folder (catalog.Skill.Signature), if any.
 	Sign func(*catalog.Skill) ([]byte, error)
+	// ToolHive, for the push command, selects PushToolHive's layout.
+	ToolHive bool
 }
 
 // repository returns the remote repository of ref, with credentials from
