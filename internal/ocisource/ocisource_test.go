@@ -384,7 +384,8 @@ func TestMovedTagIsServedAfterUpdate(t *testing.T) {
 		}
 	}
 	// Manifests already checked are not fetched again: the changed
-	// skill's manifest and config, and of the files only the new SKILL.md.
+	// skill's manifest, and of the files only the new SKILL.md (the
+	// config is not read: the manifest names the skill path).
 	newMD := dir2.File("skill://code-review/SKILL.md").Digest
 	files := 0
 	for _, l := range fileGets {
@@ -398,8 +399,8 @@ func TestMovedTagIsServedAfterUpdate(t *testing.T) {
 			manifests++
 		}
 	}
-	if files != 1 || len(fileGets) != 2 || manifests != 2 {
-		t.Errorf("update fetched %d blobs (want the changed skill's config and SKILL.md) and %d manifests (want the index and the changed skill's):\n%s", len(fileGets), manifests, strings.Join(after[len(before):], "\n"))
+	if files != 1 || len(fileGets) != 1 || manifests != 2 {
+		t.Errorf("update fetched %d blobs (want the changed skill's SKILL.md) and %d manifests (want the index and the changed skill's):\n%s", len(fileGets), manifests, strings.Join(after[len(before):], "\n"))
 	}
 	if !equal(fileSet(c), fileSet(dir2)) || !equal(fileSet(tag.Catalog()), fileSet(dir2)) {
 		t.Error("the updated catalog differs from the pushed tree")
@@ -553,5 +554,67 @@ func TestSignatureReferrerBounds(t *testing.T) {
 	attach(ocispec.Descriptor{MediaType: ocisource.SignatureArtifactType, Digest: bd.Digest, Size: 1 << 20}, "2031-01-01T00:00:00Z")
 	if _, err := ocisource.Open(ctx, r, nil, nil); err == nil || !strings.Contains(err.Error(), "refused before fetching") || !strings.Contains(err.Error(), "signature") {
 		t.Errorf("an oversized bundle: %v", err)
+	}
+}
+
+// TestCacheRestartFetchesNothingUnchanged: a second Open with the same
+// cache folder asks the registry only what moves (the tag and the
+// referrers), never a manifest or blob by digest; a damaged cached blob
+// is fetched again, not served.
+func TestCacheRestartFetchesNothingUnchanged(t *testing.T) {
+	reg, dir, r, _ := pushExamples(t)
+	ctx := context.Background()
+	cache := t.TempDir()
+	o := &ocisource.Options{CacheDir: cache}
+	if _, err := ocisource.Open(ctx, r, o, nil); err != nil {
+		t.Fatal(err)
+	}
+	byDigest := func() []string {
+		reqs, err := reg.Requests("GET")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, q := range reqs {
+			if strings.Contains(q, "/blobs/sha256:") || strings.Contains(q, "/manifests/sha256:") {
+				out = append(out, q)
+			}
+		}
+		return out
+	}
+	before := len(byDigest())
+	src, err := ocisource.Open(ctx, r, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := byDigest()[before:]; len(got) != 0 {
+		t.Errorf("a restart with the cache fetched %d objects by digest:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	if !equal(fileSet(dir), fileSet(src.Catalog())) {
+		t.Error("the catalog from the cache differs from the folder's")
+	}
+	// A cached file damaged on disk is a miss.
+	f := dir.Skills()[0].Files[0]
+	p := filepath.Join(cache, "blobs", "sha256", strings.TrimPrefix(f.Digest, "sha256:"))
+	orig, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, bytes.ToUpper(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before = len(byDigest())
+	src, err = ocisource.Open(ctx, r, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := src.Catalog().ReadFile(src.Catalog().File(f.URI)); !bytes.Equal(got, orig) {
+		t.Errorf("%s served from a damaged cache: %q", f.URI, got)
+	}
+	if got := byDigest()[before:]; len(got) != 1 || !strings.Contains(got[0], f.Digest) {
+		t.Errorf("after damaging one cached blob, fetched %q", got)
+	}
+	if b, _ := os.ReadFile(p); !bytes.Equal(b, orig) {
+		t.Error("the damaged cached blob was not replaced")
 	}
 }

@@ -17,19 +17,18 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2/content"
-	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/sigfile"
 )
 
 // fetchers is how many requests one Open has in flight.
-const fetchers = 8
+const fetchers = 16
 
 // Source is the catalog of one OCI reference.
 type Source struct {
 	ref      Ref
-	repo     *remote.Repository
+	repo     *cachedRepo
 	maxTotal int64
 	// maxMetadata bounds the manifests and configs of one reference.
 	maxMetadata int64
@@ -90,10 +89,11 @@ func Open(ctx context.Context, ref Ref, o *Options, copts *catalog.Options) (*So
 	if src.log == nil {
 		src.log = slog.New(slog.DiscardHandler)
 	}
-	var err error
-	if src.repo, err = repository(ref, o); err != nil {
+	repo, err := repository(ref, o)
+	if err != nil {
 		return nil, err
 	}
+	src.repo = &cachedRepo{Repository: repo, dir: o.CacheDir}
 	top, err := src.resolve(ctx)
 	if err != nil {
 		return nil, err
@@ -311,7 +311,7 @@ func (b blobID) ContentID() string { return string(b) }
 
 // fetchSkill fetches and checks one skill manifest and its config.
 // meta counts the metadata bytes declared so far against maxMeta.
-func fetchSkill(ctx context.Context, repo *remote.Repository, ref Ref, d ocispec.Descriptor, meta *atomic.Int64, maxMeta int64) (skillArtifact, error) {
+func fetchSkill(ctx context.Context, repo *cachedRepo, ref Ref, d ocispec.Descriptor, meta *atomic.Int64, maxMeta int64) (skillArtifact, error) {
 	where := fmt.Sprintf("%s: manifest %s", ref, d.Digest)
 	if d.MediaType != ocispec.MediaTypeImageManifest {
 		return skillArtifact{}, fmt.Errorf("%s: media type %q is not an OCI manifest", where, d.MediaType)
@@ -336,16 +336,24 @@ func fetchSkill(ctx context.Context, repo *remote.Repository, ref Ref, d ocispec
 	if meta.Add(a.m.Config.Size) > maxMeta {
 		return skillArtifact{}, fmt.Errorf("%s: the manifests and configs declare more than %d bytes; refused before fetching", where, maxMeta)
 	}
-	cb, err := content.FetchAll(ctx, repo, a.m.Config)
-	if err != nil {
-		return skillArtifact{}, fmt.Errorf("%s: config %s: %w", where, a.m.Config.Digest, err)
-	}
-	var cfg Config
-	if err := json.Unmarshal(cb, &cfg); err != nil {
-		return skillArtifact{}, fmt.Errorf("%s: config %s: %v", where, a.m.Config.Digest, err)
+	// The manifest names the skill path: the config, which only repeats
+	// it beside the frontmatter for registry interfaces, is a round trip
+	// per skill saved. A manifest without the annotation is read from
+	// its config.
+	cfg := Config{Path: a.m.Annotations[AnnotationPath]}
+	from := "annotation " + AnnotationPath
+	if cfg.Path == "" {
+		cb, err := content.FetchAll(ctx, repo, a.m.Config)
+		if err != nil {
+			return skillArtifact{}, fmt.Errorf("%s: config %s: %w", where, a.m.Config.Digest, err)
+		}
+		if err := json.Unmarshal(cb, &cfg); err != nil {
+			return skillArtifact{}, fmt.Errorf("%s: config %s: %v", where, a.m.Config.Digest, err)
+		}
+		from = "config " + a.m.Config.Digest.String()
 	}
 	if !fs.ValidPath(cfg.Path) || cfg.Path == "." || strings.HasPrefix(cfg.Path, ".") {
-		return skillArtifact{}, fmt.Errorf("%s: config %s: skill path %q is not a relative slash-separated path", where, a.m.Config.Digest, cfg.Path)
+		return skillArtifact{}, fmt.Errorf("%s: %s: skill path %q is not a relative slash-separated path", where, from, cfg.Path)
 	}
 	a.path, a.where, a.digest = cfg.Path, where, d.Digest
 	if a.sig, err = fetchSignature(ctx, repo, ref, d, cfg.Path, meta, maxMeta); err != nil {

@@ -12,7 +12,6 @@ import (
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
-	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/skillport/skillport/internal/sigfile"
 )
@@ -43,7 +42,7 @@ const (
 // newest signature referrer already holds these bytes.
 func (p *pusher) pushSignature(ctx context.Context, subject ocispec.Descriptor, bundle []byte, name string) error {
 	bundleDesc := content.NewDescriptorFromBytes(SignatureArtifactType, bundle)
-	cur, err := newestSignature(ctx, p.repo, p.ref, subject, name)
+	cur, err := newestSignature(ctx, &cachedRepo{Repository: p.repo}, p.ref, subject, name)
 	if err != nil {
 		return err
 	}
@@ -92,7 +91,7 @@ type signatureRef struct {
 // newestSignature returns the signature referrer of subject with the
 // latest creation time (ties: the greater digest), checked against the
 // layout, or nil when there is none. Its bundle is not fetched.
-func newestSignature(ctx context.Context, repo *remote.Repository, ref Ref, subject ocispec.Descriptor, name string) (*signatureRef, error) {
+func newestSignature(ctx context.Context, repo *cachedRepo, ref Ref, subject ocispec.Descriptor, name string) (*signatureRef, error) {
 	var refs []ocispec.Descriptor
 	err := repo.Referrers(ctx, subject, SignatureArtifactType, func(page []ocispec.Descriptor) error {
 		refs = append(refs, page...)
@@ -159,7 +158,7 @@ func compareTime(a, b string) int {
 // fetchSignature returns the bundle of the newest signature referrer of
 // the skill manifest d, verified against its digest, or nil when the
 // skill is unsigned. meta counts the bundle against maxMeta.
-func fetchSignature(ctx context.Context, repo *remote.Repository, ref Ref, d ocispec.Descriptor, name string, meta *atomic.Int64, maxMeta int64) ([]byte, error) {
+func fetchSignature(ctx context.Context, repo *cachedRepo, ref Ref, d ocispec.Descriptor, name string, meta *atomic.Int64, maxMeta int64) ([]byte, error) {
 	sig, err := newestSignature(ctx, repo, ref, ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: d.Digest, Size: d.Size}, name)
 	if err != nil || sig == nil {
 		return nil, err

@@ -20,7 +20,6 @@ import (
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
-	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/filemode"
@@ -66,7 +65,7 @@ func toolhiveManifest(ref Ref, idx *ocispec.Index, d digest.Digest) (ocispec.Des
 // readToolHive checks a ToolHive skill manifest's declared shape and sizes
 // and only then fetches its config and archive, each verified by digest,
 // and unpacks the archive within the skill limits.
-func readToolHive(ctx context.Context, repo *remote.Repository, ref Ref, d ocispec.Descriptor, m *ocispec.Manifest, where string, meta *atomic.Int64, maxMeta int64) (skillArtifact, error) {
+func readToolHive(ctx context.Context, repo *cachedRepo, ref Ref, d ocispec.Descriptor, m *ocispec.Manifest, where string, meta *atomic.Int64, maxMeta int64) (skillArtifact, error) {
 	switch {
 	case m.Config.MediaType != ocispec.MediaTypeImageConfig:
 		return skillArtifact{}, fmt.Errorf("%s: config media type %q, want %s", where, m.Config.MediaType, ocispec.MediaTypeImageConfig)

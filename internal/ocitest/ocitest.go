@@ -73,13 +73,16 @@ func start(t testing.TB, user, password string) *Registry {
 		}
 		authConf = fmt.Sprintf("auth:\n  htpasswd:\n    realm: ocitest\n    path: %s\n", htpasswd)
 	}
-	// The access log is on so that tests can count what a client asked.
+	// The access log is on so that tests can count what a client asked;
+	// the descriptor cache is the Debian package's default configuration.
 	conf := fmt.Sprintf(`version: 0.1
 log:
   level: info
   accesslog:
     disabled: false
 storage:
+  cache:
+    blobdescriptor: inmemory
   filesystem:
     rootdirectory: %s
   delete:
