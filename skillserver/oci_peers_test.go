@@ -16,6 +16,7 @@ import (
 // pushed oci:// tag, with no flag and with --stateless.
 func TestConformanceSuiteOCI(t *testing.T) {
 	reg := ocitest.Start(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // oci:// blobs are cached there
 	ref := "oci://" + reg.Host + "/acme/skills:v1"
 	push := exec.Command(skillportBin, "push", examples, ref)
 	push.Env = append(push.Environ(), "DOCKER_CONFIG="+t.TempDir())

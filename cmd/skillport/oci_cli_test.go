@@ -75,6 +75,7 @@ func listServed(t testing.TB, args ...string) ([]string, map[string][]byte) {
 // digests) as serving the folder, and every file is the same bytes.
 func TestPushThenServeOCI(t *testing.T) {
 	reg := ocitest.Start(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // oci:// blobs are cached there
 	dest := "oci://" + reg.Host + "/acme/skills:v1"
 	var out bytes.Buffer
 	if err := runPush(context.Background(), &out, examplesDir, dest, nil); err != nil {
@@ -87,6 +88,10 @@ func TestPushThenServeOCI(t *testing.T) {
 	set, err := openSources(context.Background(), []string{dest}, sourceOptions{log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil || set.describe() != dest+" ("+digest+")" {
 		t.Errorf("serve describes the source as %q, want %q (%v)", set.describe(), dest+" ("+digest+")", err)
+	}
+	// serve keeps what it fetched, by digest, in the user cache.
+	if ents, err := os.ReadDir(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "skillport", "oci", "blobs", "sha256")); err != nil || len(ents) == 0 {
+		t.Errorf("serve cached no blob: %v", err)
 	}
 	want, wantFiles := listServed(t, examplesDir)
 	got, gotFiles := listServed(t, dest)
@@ -123,6 +128,7 @@ const examplesDir = "../../examples/skills"
 // swaps the moved tag's catalog in through the reload path.
 func TestServeOCIFollowsTag(t *testing.T) {
 	reg := ocitest.Start(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // oci:// blobs are cached there
 	tree := t.TempDir()
 	if err := os.CopyFS(tree, os.DirFS(examplesDir)); err != nil {
 		t.Fatal(err)
@@ -174,6 +180,7 @@ func TestServeOCIFollowsTag(t *testing.T) {
 // TestPushCommandLine runs push as a user types it.
 func TestPushCommandLine(t *testing.T) {
 	reg := ocitest.Start(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // oci:// blobs are cached there
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	out, errOut, code := runCLI(t, "push", examplesDir, "oci://"+reg.Host+"/cli/skills:v1", "--plain-http")
 	if code != 0 || !strings.HasPrefix(out, "pushed 5 skills to oci://"+reg.Host+"/cli/skills:v1 (sha256:") {
@@ -201,6 +208,7 @@ func TestPushCommandLine(t *testing.T) {
 // format are refused.
 func TestPushToolHiveFormat(t *testing.T) {
 	reg := ocitest.Start(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // oci:// blobs are cached there
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	one := filepath.Join(examplesDir, "code-review")
 	dest := "oci://" + reg.Host + "/code-review:1.0.0"

@@ -53,6 +53,7 @@ func sameTree(t *testing.T, got, want string) {
 // a git source is.
 func TestHostCommandsOCISource(t *testing.T) {
 	reg := ocitest.Start(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // oci:// blobs are cached there
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	src := "oci://" + reg.Host + "/acme/skills:v1"
 	if err := runPush(context.Background(), io.Discard, examplesDir, src, nil); err != nil {

@@ -62,6 +62,7 @@ func skillManifests(t *testing.T, repo *remote.Repository, tag string) map[strin
 // skill; push --sign-key signs at push time.
 func TestOCISignatureReferrers(t *testing.T) {
 	reg := ocitest.Start(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // oci:// blobs are cached there
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	keys := t.TempDir()
 	priv, pub := keyFiles(t, keys, "cosign")

@@ -133,10 +133,21 @@ func openOCI(ctx context.Context, src string, copts *catalog.Options, o sourceOp
 	if err != nil {
 		return servedSource{}, usageErrorf("serve: %v", err)
 	}
-	s, err := ocisource.Open(ctx, ref, &ocisource.Options{PlainHTTP: o.plainHTTP, Logger: o.log}, copts)
+	s, err := ocisource.Open(ctx, ref, &ocisource.Options{PlainHTTP: o.plainHTTP, Logger: o.log, CacheDir: ociCacheDir(o.cacheDir)}, copts)
 	if err != nil {
 		return servedSource{}, &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 	}
 	o.log.Info("oci source", "source", ref.String(), "digest", s.Digest(), "pinned", ref.Pinned())
 	return servedSource{name: ref.String(), src: skillserver.NewCatalogSource(s.Catalog()), oci: s}, nil
+}
+
+// ociCacheDir is where fetched OCI blobs are kept: DIR/oci with
+// --cache-dir DIR, else ocisource.DefaultCacheDir; "" (no cache) when
+// there is no user cache directory.
+func ociCacheDir(flagDir string) string {
+	if flagDir != "" {
+		return filepath.Join(flagDir, "oci")
+	}
+	d, _ := ocisource.DefaultCacheDir()
+	return d
 }

@@ -341,7 +341,7 @@ func runPublish(cmd *cobra.Command, args []string) error {
 		case s.oci != nil:
 			// An OCI source publishes the artifacts it names, and records
 			// their digest where a git source records its commit.
-			src, err := ocisource.Open(cmd.Context(), *s.oci, &ocisource.Options{PlainHTTP: plainHTTP}, copts)
+			src, err := ocisource.Open(cmd.Context(), *s.oci, &ocisource.Options{PlainHTTP: plainHTTP, CacheDir: ociCacheDir("")}, copts)
 			if err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
 			}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,7 +27,8 @@ import (
 
 // Options configures [Opener] and [OCIOpener].
 type Options struct {
-	// CacheDir holds the mirrors; "" means gitsource.DefaultCacheDir().
+	// CacheDir holds the mirrors, and OCI blobs in CacheDir/oci; "" means
+	// gitsource.DefaultCacheDir() and ocisource.DefaultCacheDir().
 	CacheDir string
 	// Logger receives fetch progress; nil means slog.Default().
 	Logger *slog.Logger
@@ -89,6 +91,14 @@ func OCIOpener(opts *Options) func(ctx context.Context, ref string) (mcp.Transpo
 			oo = *o.OCI
 		}
 		oo.Logger = o.Logger
+		if oo.CacheDir == "" {
+			// Blobs are kept beside the mirrors, or in the user cache.
+			if o.CacheDir != "" {
+				oo.CacheDir = filepath.Join(o.CacheDir, "oci")
+			} else {
+				oo.CacheDir, _ = ocisource.DefaultCacheDir()
+			}
+		}
 		src, err := ocisource.Open(ctx, ref, &oo, &catalog.Options{Logger: quiet})
 		if err != nil {
 			return nil, nil, err

@@ -46,7 +46,7 @@ func benchTree(b *testing.B) string {
 // `serve DIR` builds, and reports the ratios of their times as oci/dir
 // and restart/dir.
 func BenchmarkColdServeOCIvsDir(b *testing.B) {
-	reg := ocitest.Start(b)
+	reg := ocitest.StartCached(b)
 	ctx := context.Background()
 	tree := benchTree(b)
 	cat, err := catalog.OpenDir(tree, nil)
@@ -98,7 +98,7 @@ func BenchmarkColdServeOCIvsDir(b *testing.B) {
 // one skill's SKILL.md and times Update (what serve does at --poll)
 // against a cold Open of the same tag, reporting update/cold.
 func BenchmarkTagUpdateVsCold(b *testing.B) {
-	reg := ocitest.Start(b)
+	reg := ocitest.StartCached(b)
 	ctx := context.Background()
 	tree := b.TempDir()
 	if err := os.CopyFS(tree, os.DirFS(benchTree(b))); err != nil {

@@ -31,6 +31,10 @@ func DefaultCacheDir() (string, error) {
 type cachedRepo struct {
 	*remote.Repository
 	dir string // "" keeps nothing
+	// referrerTags, when the registry lists referrers through the tag
+	// schema, holds its sha256-<hex> tags: a manifest without one has no
+	// referrer to ask for. nil asks for every manifest's.
+	referrerTags map[string]bool
 }
 
 // path is where the blob d is kept: DIR/blobs/ALGORITHM/HEX, as in an OCI

@@ -593,6 +593,18 @@ func TestCacheRestartFetchesNothingUnchanged(t *testing.T) {
 	if !equal(fileSet(dir), fileSet(src.Catalog())) {
 		t.Error("the catalog from the cache differs from the folder's")
 	}
+	// This registry has no referrers API: one tag listing says no skill
+	// has a referrer, instead of a lookup per skill.
+	all, _ := reg.Requests("GET")
+	lookups := 0
+	for _, q := range all[len(all)-8:] {
+		if strings.Contains(q, "/manifests/sha256-") {
+			lookups++
+		}
+	}
+	if lookups > 1 {
+		t.Errorf("a restart looked up the referrers of %d manifests:\n%s", lookups, strings.Join(all[len(all)-8:], "\n"))
+	}
 	// A cached file damaged on disk is a miss.
 	f := dir.Skills()[0].Files[0]
 	p := filepath.Join(cache, "blobs", "sha256", strings.TrimPrefix(f.Digest, "sha256:"))

@@ -128,6 +128,7 @@ func (s *Source) resolve(ctx context.Context) (ocispec.Descriptor, error) {
 // to build a catalog from and the files by digest.
 func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapFS, map[digest.Digest][]byte, map[digest.Digest]skillArtifact, error) {
 	ref, repo, maxTotal := s.ref, s.repo, s.maxTotal
+	listReferrerTags(ctx, repo, top)
 	s.mu.Lock()
 	held, heldArts := s.blobs, s.arts
 	s.mu.Unlock()

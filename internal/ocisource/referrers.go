@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -140,6 +141,40 @@ func newestSignature(ctx context.Context, repo *cachedRepo, ref Ref, subject oci
 	return &signatureRef{manifest: newest, layer: m.Layers[0]}, nil
 }
 
+// maxTags bounds the tags listed to learn which manifests have
+// referrers; a repository with more is asked manifest by manifest.
+const maxTags = 4 * MaxSkills
+
+// listReferrerTags sets repo.referrerTags when the registry has no
+// referrers API (distribution 2, GHCR): one listing of the tags then
+// replaces a lookup per skill, which dominated a start from the cache.
+// The first Referrers call teaches oras-go whether the API exists; it
+// refuses to be told "unsupported" only when it learnt "supported".
+func listReferrerTags(ctx context.Context, repo *cachedRepo, probe ocispec.Descriptor) {
+	repo.referrerTags = nil
+	if err := repo.Referrers(ctx, probe, SignatureArtifactType, func([]ocispec.Descriptor) error { return nil }); err != nil {
+		return
+	}
+	if repo.SetReferrersCapability(false) != nil {
+		return // the referrers API answers; each manifest is asked
+	}
+	tags := map[string]bool{}
+	err := repo.Tags(ctx, "", func(page []string) error {
+		for _, t := range page {
+			if strings.HasPrefix(t, "sha256-") {
+				tags[t] = true
+			}
+		}
+		if len(tags) > maxTags {
+			return fmt.Errorf("more than %d referrer tags", maxTags)
+		}
+		return nil
+	})
+	if err == nil {
+		repo.referrerTags = tags
+	}
+}
+
 // compareTime orders RFC 3339 times; one that does not parse is oldest.
 func compareTime(a, b string) int {
 	ta, ea := time.Parse(time.RFC3339Nano, a)
@@ -159,6 +194,9 @@ func compareTime(a, b string) int {
 // the skill manifest d, verified against its digest, or nil when the
 // skill is unsigned. meta counts the bundle against maxMeta.
 func fetchSignature(ctx context.Context, repo *cachedRepo, ref Ref, d ocispec.Descriptor, name string, meta *atomic.Int64, maxMeta int64) ([]byte, error) {
+	if repo.referrerTags != nil && !repo.referrerTags["sha256-"+d.Digest.Encoded()] {
+		return nil, nil
+	}
 	sig, err := newestSignature(ctx, repo, ref, ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: d.Digest, Size: d.Size}, name)
 	if err != nil || sig == nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 func TestCLIPublishOCI(t *testing.T) {
 	dsn := newDB(t)
 	reg := ocitest.Start(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // oci:// blobs are cached there
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	ref := "oci://" + reg.Host + "/acme/skills:v1"
 	out := skillport(t, 0, "push", examples, ref)
