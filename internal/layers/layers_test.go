@@ -18,6 +18,7 @@ var rank = map[string]int{
 	"internal/jsonobj":    0,
 	"internal/gitspec":    0,
 	"internal/ociref":     0,
+	"internal/poll":       0,
 	"internal/jsonc":      0,
 	"internal/termsafe":   0,
 	"internal/sdklog":     0,
