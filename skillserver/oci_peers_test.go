@@ -3,11 +3,9 @@ package skillserver_test
 import (
 	"fmt"
 	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/skillport/skillport/internal/ocitest"
-	"github.com/skillport/skillport/internal/peers"
 )
 
 // TestConformanceSuiteOCI pushes the example catalog to a real registry
@@ -25,19 +23,6 @@ func TestConformanceSuiteOCI(t *testing.T) {
 	}
 	for _, mode := range [][]string{nil, {"--stateless"}} {
 		srv := serveHTTP(t, ref, mode...)
-		for scenario, n := range serverScenarios {
-			if !strings.HasPrefix(scenario, "sep-2640-") {
-				continue
-			}
-			t.Run(fmt.Sprint(mode, scenario), func(t *testing.T) {
-				checks := peers.ConformanceServer(t, srv.URL, scenario)
-				for _, bad := range peers.JudgeChecks(checks, nil) {
-					t.Error(bad)
-				}
-				if len(checks) != n {
-					t.Errorf("conformance %s ran %d checks, want %d", scenario, len(checks), n)
-				}
-			})
-		}
+		sepScenarios(t, fmt.Sprint(mode), srv.URL)
 	}
 }

@@ -21,14 +21,7 @@ import (
 // verifyOCI runs verify against an OCI source, trusting pubs.
 func verifyOCI(t *testing.T, src string, pubs ...string) (string, error) {
 	t.Helper()
-	f := flags()
-	f.trust.files = pubs
-	if err := f.trust.load("verify"); err != nil {
-		t.Fatal(err)
-	}
-	var out, errOut bytes.Buffer
-	err := runVerify(context.Background(), &out, &errOut, f, []host.Origin{{Label: "docs", OCI: src}}, false)
-	return out.String() + errOut.String(), err
+	return verifyOrigin(t, host.Origin{Label: "docs", OCI: src}, pubs...)
 }
 
 // skillManifests returns the manifest descriptors of the index a tag
