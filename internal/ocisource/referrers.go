@@ -142,8 +142,9 @@ func newestSignature(ctx context.Context, repo *cachedRepo, ref Ref, subject oci
 }
 
 // maxTags bounds the tags listed to learn which manifests have
-// referrers; a repository with more is asked manifest by manifest.
-const maxTags = 4 * MaxSkills
+// referrers; a repository with more is asked manifest by manifest. A
+// variable for the test of the bound.
+var maxTags = 4 * MaxSkills
 
 // listReferrerTags sets repo.referrerTags when the registry has no
 // referrers API (distribution 2, GHCR): one listing of the tags then
@@ -159,13 +160,14 @@ func listReferrerTags(ctx context.Context, repo *cachedRepo, probe ocispec.Descr
 		return // the referrers API answers; each manifest is asked
 	}
 	tags := map[string]bool{}
+	seen := 0
 	err := repo.Tags(ctx, "", func(page []string) error {
 		for _, t := range page {
 			if strings.HasPrefix(t, "sha256-") {
 				tags[t] = true
 			}
 		}
-		if len(tags) > maxTags {
+		if seen += len(page); seen > maxTags {
 			return fmt.Errorf("more than %d referrer tags", maxTags)
 		}
 		return nil
