@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -144,5 +145,25 @@ func TestOCISignatureReferrers(t *testing.T) {
 	stdout, stderr, code = runCLI(t, "verify", "--trusted-key", pub, src2)
 	if code != 0 || !strings.Contains(stdout, "signature verified") {
 		t.Errorf("verify --trusted-key %s: exit %d\n%s%s", src2, code, stdout, stderr)
+	}
+
+	// Pushed unsigned, signed in the registry afterwards.
+	src3 := "oci://" + reg.Host + "/acme/signlater:v1"
+	if err := runPush(context.Background(), io.Discard, plain, src3, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := verifyOCI(t, src3, pub); err == nil || !strings.Contains(got, "unsigned") {
+		t.Errorf("verify of an unsigned push: %v\n%s", err, got)
+	}
+	// Each sign makes new bundles (ECDSA signatures differ each time):
+	// a second sign attaches newer ones, and the newest is read.
+	for range 2 {
+		stdout, stderr, code = runCLI(t, "sign", "--key", priv, src3)
+		if code != 0 || !strings.Contains(stdout, "signed 2 skills of "+src3) || !strings.Contains(stdout, ": 2 signatures attached") {
+			t.Errorf("sign --key %s: exit %d\n%s%s", src3, code, stdout, stderr)
+		}
+	}
+	if got, err := verifyOCI(t, src3, pub); err != nil || !strings.Contains(got, "2 skills verified, 0 failed") {
+		t.Errorf("verify after sign %s: %v\n%s", src3, err, got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/ocisource"
+	"github.com/skillport/skillport/internal/signature"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -150,4 +151,30 @@ func ociCacheDir(flagDir string) string {
 	}
 	d, _ := ocisource.DefaultCacheDir()
 	return d
+}
+
+// signOCI signs every skill of an oci:// reference as it is served and
+// attaches the bundles as referrers of the skills' artifacts.
+func signOCI(stdout io.Writer, s *signature.Signer, src string) error {
+	ref, err := ocisource.ParseRef(src)
+	if err != nil {
+		return usageErrorf("sign: %v", err)
+	}
+	ctx := context.Background()
+	o, err := ocisource.Open(ctx, ref, &ocisource.Options{CacheDir: ociCacheDir("")}, nil)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("sign: %w", err)}
+	}
+	attached, present, err := o.Attach(ctx, func(sk *catalog.Skill) ([]byte, error) {
+		if len(sk.Files) == 0 {
+			return nil, nil
+		}
+		return s.Sign(catalogSet(sk))
+	})
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("sign: %w", err)}
+	}
+	fmt.Fprintf(stdout, "signed %s of %s (%s) with key %s: %s attached, %d already attached\n",
+		count(attached+present, "skill", "skills"), esc(ref.String()), o.Digest(), s.KeyID()[:16], count(attached, "signature", "signatures"), present)
+	return nil
 }

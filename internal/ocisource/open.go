@@ -64,6 +64,7 @@ type skillArtifact struct {
 	where  string // reference and skill path, for errors
 	path   string
 	digest digest.Digest // of the manifest
+	size   int64         // of the manifest
 	m      ocispec.Manifest
 	sig    []byte // the newest signature referrer's bundle, or nil
 	// files holds an archived skill's files (ToolHive's layout) by path
@@ -356,7 +357,7 @@ func fetchSkill(ctx context.Context, repo *cachedRepo, ref Ref, d ocispec.Descri
 	if !fs.ValidPath(cfg.Path) || cfg.Path == "." || strings.HasPrefix(cfg.Path, ".") {
 		return skillArtifact{}, fmt.Errorf("%s: %s: skill path %q is not a relative slash-separated path", where, from, cfg.Path)
 	}
-	a.path, a.where, a.digest = cfg.Path, where, d.Digest
+	a.path, a.where, a.digest, a.size = cfg.Path, where, d.Digest, d.Size
 	if a.sig, err = fetchSignature(ctx, repo, ref, d, cfg.Path, meta, maxMeta); err != nil {
 		return skillArtifact{}, err
 	}

@@ -10,10 +10,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
 
+	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/sigfile"
 )
 
@@ -81,6 +83,45 @@ func (p *pusher) pushSignature(ctx context.Context, subject ocispec.Descriptor, 
 	}
 	p.res.Signatures.Uploaded++
 	return nil
+}
+
+// Attach signs each skill of the source as its catalog publishes it and
+// attaches the bundle as a referrer of the skill's manifest, unless the
+// newest referrer already holds the same bundle: signing what was pushed
+// without re-pushing it. ToolHive artifacts are left out (they carry no
+// skillport signature). It returns the bundles attached and those
+// already attached.
+func (s *Source) Attach(ctx context.Context, sign func(*catalog.Skill) ([]byte, error)) (attached, present int, err error) {
+	s.update.Lock()
+	defer s.update.Unlock()
+	s.mu.Lock()
+	cat, arts := s.cat, s.arts
+	s.mu.Unlock()
+	byPath := map[string]skillArtifact{}
+	for _, a := range arts {
+		if a.files == nil {
+			byPath[a.path] = a
+		}
+	}
+	p := &pusher{repo: s.repo.Repository, ref: s.ref, res: &PushResult{}, seen: map[digest.Digest]bool{}}
+	for _, sk := range cat.Skills() {
+		a, ok := byPath[sk.Path]
+		if !ok {
+			continue
+		}
+		bundle, err := sign(sk)
+		if err != nil {
+			return p.res.Signatures.Uploaded, p.res.Signatures.Present, fmt.Errorf("signing %s: %w", sk.URI, err)
+		}
+		if len(bundle) == 0 {
+			continue
+		}
+		subject := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: a.digest, Size: a.size}
+		if err := p.pushSignature(ctx, subject, bundle, sk.Path); err != nil {
+			return p.res.Signatures.Uploaded, p.res.Signatures.Present, err
+		}
+	}
+	return p.res.Signatures.Uploaded, p.res.Signatures.Present, nil
 }
 
 // signatureRef is a signature referrer, checked, with its bundle's layer.
