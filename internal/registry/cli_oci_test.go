@@ -13,7 +13,10 @@ import (
 func TestCLIPublishOCI(t *testing.T) {
 	dsn := newDB(t)
 	reg := ocitest.Start(t)
-	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // oci:// blobs are cached there
+	// The shared binary is built (and kept) in the user cache before it
+	// moves to this test's folder, where the OCI blobs are cached.
+	skillportBin(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	ref := "oci://" + reg.Host + "/acme/skills:v1"
 	out := skillport(t, 0, "push", examples, ref)
