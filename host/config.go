@@ -15,6 +15,7 @@ import (
 
 	"github.com/skillport/skillport/internal/gitspec"
 	"github.com/skillport/skillport/internal/jsonc"
+	"github.com/skillport/skillport/internal/ociref"
 	"github.com/skillport/skillport/skill"
 )
 
@@ -307,6 +308,13 @@ func (c *Config) origins(base string) ([]Origin, []string, error) {
 				return nil, nil, fmt.Errorf("skillDirs[%d]: %w", i, err)
 			}
 			origins = append(origins, Origin{Label: d.Label, Git: p})
+			continue
+		}
+		if ociref.IsSpec(p) {
+			if _, err := ociref.Parse(p); err != nil {
+				return nil, nil, fmt.Errorf("skillDirs[%d]: %w", i, err)
+			}
+			origins = append(origins, Origin{Label: d.Label, OCI: p})
 			continue
 		}
 		if strings.HasPrefix(p, "~/") {

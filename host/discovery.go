@@ -64,12 +64,17 @@ func (o *originState) deviation(uri, msg string) {
 	}
 }
 
-// openGit connects to a git origin through Options.OpenGit.
-func (o *originState) openGit(ctx context.Context) (mcp.Transport, error) {
-	if o.h.opts.OpenGit == nil {
-		return nil, fmt.Errorf("%w: %s: this host cannot read git sources (host.Options.OpenGit is not set)", ErrUnavailable, o.cfg.Git)
+// openSource connects to a git or OCI origin through Options.OpenGit or
+// Options.OpenOCI.
+func (o *originState) openSource(ctx context.Context) (mcp.Transport, error) {
+	open, spec, kind, field := o.h.opts.OpenGit, o.cfg.Git, "git", "OpenGit"
+	if o.cfg.OCI != "" {
+		open, spec, kind, field = o.h.opts.OpenOCI, o.cfg.OCI, "OCI", "OpenOCI"
 	}
-	t, warnings, err := o.h.opts.OpenGit(ctx, o.cfg.Git)
+	if open == nil {
+		return nil, fmt.Errorf("%w: %s: this host cannot read %s sources (host.Options.%s is not set)", ErrUnavailable, spec, kind, field)
+	}
+	t, warnings, err := open(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -178,8 +183,8 @@ func (o *originState) connect(ctx context.Context, then func()) (_ <-chan struct
 		rec = &httpRecorder{}
 	}
 	inner := o.cfg.transport(o.h.opts.ServerStderr, rec)
-	if o.cfg.Git != "" {
-		if inner, err = o.openGit(ctx); err != nil {
+	if o.cfg.Git != "" || o.cfg.OCI != "" {
+		if inner, err = o.openSource(ctx); err != nil {
 			return nil, err
 		}
 	}

@@ -86,6 +86,9 @@ type Options struct {
 	// warnings about what it left out. gitorigin.Opener is the usual one;
 	// without it, git origins are unavailable.
 	OpenGit func(ctx context.Context, spec string) (mcp.Transport, []string, error)
+	// OpenOCI connects to an origin with an OCI source (Origin.OCI), as
+	// OpenGit does for git; gitorigin.OCIOpener is the usual one.
+	OpenOCI func(ctx context.Context, ref string) (mcp.Transport, []string, error)
 	// ServerStderr receives the stderr of stdio servers; default discarded.
 	ServerStderr io.Writer
 	// OnChange is called after the registry changed (a refresh, a revoked

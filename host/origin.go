@@ -20,13 +20,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillport/skillport/internal/gitspec"
 	"github.com/skillport/skillport/internal/mcphttp"
+	"github.com/skillport/skillport/internal/ociref"
 	"github.com/skillport/skillport/wire"
 )
 
 // Origin configures one source of skills: an MCP server reached over stdio
 // (Command) or Streamable HTTP (URL), a ready-made Transport (an in-process
-// server), a local skill folder (Dir), or a git source (Git). Exactly one
-// of them is set.
+// server), a local skill folder (Dir), a git source (Git) or an OCI
+// reference (OCI). Exactly one of them is set.
 type Origin struct {
 	// Label is the host-assigned identity of the origin, matching
 	// ^[a-z0-9][a-z0-9-]{0,31}$. It is what the model and the user see, and
@@ -64,6 +65,12 @@ type Origin struct {
 	// and serves it through an in-process skillport server), so its skills
 	// are verified and pulled like those of any MCP server.
 	Git string
+
+	// OCI is an OCI source, oci://REGISTRY/REPOSITORY[:TAG|@DIGEST] (see
+	// docs/oci.md). Options.OpenOCI connects to it (gitorigin.OCIOpener
+	// fetches and checks the artifacts and serves them through an
+	// in-process skillport server), as for Git.
+	OCI string
 }
 
 var labelRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
@@ -89,13 +96,13 @@ func (o *Origin) validate() error {
 		return err
 	}
 	n := 0
-	for _, set := range []bool{o.Command != "", o.URL != "", o.Transport != nil, o.Dir != "", o.Git != ""} {
+	for _, set := range []bool{o.Command != "", o.URL != "", o.Transport != nil, o.Dir != "", o.Git != "", o.OCI != ""} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return fmt.Errorf("origin %s: set exactly one of Command, URL, Transport, Dir or Git", o.Label)
+		return fmt.Errorf("origin %s: set exactly one of Command, URL, Transport, Dir, Git or OCI", o.Label)
 	}
 	return nil
 }
@@ -112,6 +119,11 @@ func (o *Origin) Where() string {
 			return sp.String()
 		}
 		return "git source"
+	case o.OCI != "":
+		if r, err := ociref.Parse(o.OCI); err == nil {
+			return r.String()
+		}
+		return "OCI source"
 	case o.Dir != "":
 		if o.Display != "" {
 			return o.Display

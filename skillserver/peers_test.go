@@ -250,19 +250,25 @@ func TestConformanceSuiteGit(t *testing.T) {
 	repo := gittest.BareRepoOf(t, examples)
 	for _, mode := range [][]string{nil, {"--stateless"}} {
 		srv := serveHTTP(t, "git+file://"+repo, append(mode, "--cache-dir", t.TempDir())...)
-		for scenario, n := range serverScenarios {
-			if !strings.HasPrefix(scenario, "sep-2640-") {
-				continue
-			}
-			t.Run(fmt.Sprint(mode, scenario), func(t *testing.T) {
-				checks := peers.ConformanceServer(t, srv.URL, scenario)
-				for _, bad := range peers.JudgeChecks(checks, nil) {
-					t.Error(bad)
-				}
-				if len(checks) != n {
-					t.Errorf("conformance %s ran %d checks, want %d", scenario, len(checks), n)
-				}
-			})
+		sepScenarios(t, fmt.Sprint(mode), srv.URL)
+	}
+}
+
+// sepScenarios runs the SEP-2640 server scenarios against url: every
+// check passes, and each scenario runs all its checks.
+func sepScenarios(t *testing.T, name, url string) {
+	for scenario, n := range serverScenarios {
+		if !strings.HasPrefix(scenario, "sep-2640-") {
+			continue
 		}
+		t.Run(name+scenario, func(t *testing.T) {
+			checks := peers.ConformanceServer(t, url, scenario)
+			for _, bad := range peers.JudgeChecks(checks, nil) {
+				t.Error(bad)
+			}
+			if len(checks) != n {
+				t.Errorf("conformance %s ran %d checks, want %d", scenario, len(checks), n)
+			}
+		})
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/skillport/skillport/internal/gitsource"
 	"github.com/skillport/skillport/internal/mcphttp"
 	"github.com/skillport/skillport/internal/oauth"
+	"github.com/skillport/skillport/internal/ociref"
 	"github.com/skillport/skillport/internal/siteorigin"
 )
 
@@ -123,12 +124,22 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 			out = append(out, host.Origin{Label: f.label, Git: u})
 			break
 		}
+		if ociref.IsSpec(u) {
+			if _, err := ociref.Parse(u); err != nil {
+				return nil, usageErrorf("%s: %v", name, err)
+			}
+			if err := host.ValidLabel(f.label); err != nil {
+				return nil, usageErrorf("%s: --label: %v", name, err)
+			}
+			out = append(out, host.Origin{Label: f.label, OCI: u})
+			break
+		}
 		pu, err := url.Parse(u)
 		if fi, serr := os.Stat(u); serr == nil && (fi.IsDir() || filepath.Base(u) == "SKILL.md") && (err != nil || pu.Scheme == "") {
 			return nil, usageErrorf("%s: %s is a local folder, not a server; give it with --skills-dir %s", name, esc(u), esc(u))
 		}
 		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			return nil, usageErrorf("%s: %q is not an http(s) URL or git source; give a server URL, git+URL[@REF][#SUBDIR], or a command after --", name, u)
+			return nil, usageErrorf("%s: %q is not an http(s) URL, git source or OCI source; give a server URL, git+URL[@REF][#SUBDIR], oci://REGISTRY/REPOSITORY[:TAG], or a command after --", name, u)
 		}
 		if err := host.ValidLabel(f.label); err != nil {
 			return nil, usageErrorf("%s: --label: %v", name, err)
@@ -181,7 +192,7 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 	}
 	for _, d := range f.skillDirs {
 		label, path, ok := strings.Cut(d, "=")
-		if !ok || gitsource.IsSpec(label) {
+		if !ok || gitsource.IsSpec(label) || ociref.IsSpec(label) {
 			label, path = "dir", d
 		}
 		if err := host.ValidLabel(label); err != nil {
@@ -196,6 +207,13 @@ func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer)
 				return nil, usageErrorf("%s: --skills-dir: %v", name, err)
 			}
 			out = append(out, host.Origin{Label: label, Git: path})
+			continue
+		}
+		if ociref.IsSpec(path) {
+			if _, err := ociref.Parse(path); err != nil {
+				return nil, usageErrorf("%s: --skills-dir: %v", name, err)
+			}
+			out = append(out, host.Origin{Label: label, OCI: path})
 			continue
 		}
 		if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
@@ -286,6 +304,7 @@ func (f *hostFlags) newHost(ctx context.Context, origins []host.Origin, opts *ho
 	opts.AllowDynamic = f.allowDynamic
 	opts.Trust = f.trust.hook()
 	opts.OpenGit = gitorigin.Opener(nil)
+	opts.OpenOCI = gitorigin.OCIOpener(nil)
 	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 1})) // diagnostics are printed by the commands
 	if logLevel.Level() <= slog.LevelDebug {
 		opts.Logger = slog.Default()

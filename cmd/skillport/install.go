@@ -24,6 +24,7 @@ import (
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/gitsource"
 	"github.com/skillport/skillport/internal/install"
+	"github.com/skillport/skillport/internal/ociref"
 	"github.com/skillport/skillport/skill"
 )
 
@@ -204,6 +205,13 @@ func sourceOf(ctx context.Context, stderr io.Writer, cmd, given string, timeout 
 		}
 		s.origin = host.Origin{Git: given}
 		s.resolved = install.Resolved{Kind: "git", URL: spec.String()}
+	case ociref.IsSpec(given):
+		ref, err := ociref.Parse(given)
+		if err != nil {
+			return s, usageErrorf("install: %v", err)
+		}
+		s.origin = host.Origin{OCI: given}
+		s.resolved = install.Resolved{Kind: "oci", URL: ref.String()}
 	case strings.HasPrefix(given, "http://") || strings.HasPrefix(given, "https://"):
 		if u, err := url.Parse(given); err != nil || u.Host == "" {
 			return s, usageErrorf("install: %q is not a URL; give a server URL, git+URL[@REF][#SUBDIR], a folder, or a command after --", given)
@@ -226,7 +234,7 @@ func sourceOf(ctx context.Context, stderr io.Writer, cmd, given string, timeout 
 		}
 		fi, err := os.Stat(abs)
 		if err != nil || !fi.IsDir() {
-			return s, usageErrorf("install: %s is not a folder, a server URL (http:// or https://) or git+URL; give one of those, or a command after --", esc(given))
+			return s, usageErrorf("install: %s is not a folder, a server URL (http:// or https://), git+URL or oci://REGISTRY/REPOSITORY; give one of those, or a command after --", esc(given))
 		}
 		s.origin = host.Origin{Dir: abs, Display: given}
 		s.resolved = install.Resolved{Kind: "directory", Dir: abs}
@@ -880,6 +888,9 @@ func compareLock(todo []*fetched, locked map[string]*install.Skill, differ func(
 		}
 		if f.rec.Resolved.Kind == "site" && f.rec.Resolved.Document != old.Resolved.Document {
 			differ(who, fmt.Sprintf("the site's discovery document is now %s; %s has %s", f.rec.Resolved.Document, install.LockName, old.Resolved.Document))
+		}
+		if f.rec.Resolved.Kind == "oci" && old.Resolved.ServerVersion != "" && f.rec.Resolved.ServerVersion != old.Resolved.ServerVersion {
+			differ(who, fmt.Sprintf("the OCI source now names %s; %s has %s", f.rec.Resolved.ServerVersion, install.LockName, old.Resolved.ServerVersion))
 		}
 		for _, d := range install.Compare(old.Files, f.rec.Files) {
 			differ(who, d.String())

@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/gitsource"
+	"github.com/skillport/skillport/internal/ociref"
 )
 
 func init() {
@@ -133,7 +134,7 @@ func runLoad(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 // isServerArg reports whether a command-line argument names a server (a
 // URL or git source) rather than a skill.
 func isServerArg(s string) bool {
-	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") || gitsource.IsSpec(s)
+	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") || gitsource.IsSpec(s) || ociref.IsSpec(s)
 }
 
 // isTerminal reports whether f is a terminal.

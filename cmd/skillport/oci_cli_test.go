@@ -75,6 +75,7 @@ func listServed(t testing.TB, args ...string) ([]string, map[string][]byte) {
 // digests) as serving the folder, and every file is the same bytes.
 func TestPushThenServeOCI(t *testing.T) {
 	reg := ocitest.Start(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // oci:// blobs are cached there
 	dest := "oci://" + reg.Host + "/acme/skills:v1"
 	var out bytes.Buffer
 	if err := runPush(context.Background(), &out, examplesDir, dest, nil); err != nil {
@@ -87,6 +88,10 @@ func TestPushThenServeOCI(t *testing.T) {
 	set, err := openSources(context.Background(), []string{dest}, sourceOptions{log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil || set.describe() != dest+" ("+digest+")" {
 		t.Errorf("serve describes the source as %q, want %q (%v)", set.describe(), dest+" ("+digest+")", err)
+	}
+	// serve keeps what it fetched, by digest, in the user cache.
+	if ents, err := os.ReadDir(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "skillport", "oci", "blobs", "sha256")); err != nil || len(ents) == 0 {
+		t.Errorf("serve cached no blob: %v", err)
 	}
 	want, wantFiles := listServed(t, examplesDir)
 	got, gotFiles := listServed(t, dest)
@@ -123,6 +128,7 @@ const examplesDir = "../../examples/skills"
 // swaps the moved tag's catalog in through the reload path.
 func TestServeOCIFollowsTag(t *testing.T) {
 	reg := ocitest.Start(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // oci:// blobs are cached there
 	tree := t.TempDir()
 	if err := os.CopyFS(tree, os.DirFS(examplesDir)); err != nil {
 		t.Fatal(err)
@@ -174,6 +180,7 @@ func TestServeOCIFollowsTag(t *testing.T) {
 // TestPushCommandLine runs push as a user types it.
 func TestPushCommandLine(t *testing.T) {
 	reg := ocitest.Start(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // oci:// blobs are cached there
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	out, errOut, code := runCLI(t, "push", examplesDir, "oci://"+reg.Host+"/cli/skills:v1", "--plain-http")
 	if code != 0 || !strings.HasPrefix(out, "pushed 5 skills to oci://"+reg.Host+"/cli/skills:v1 (sha256:") {
@@ -193,5 +200,38 @@ func TestPushCommandLine(t *testing.T) {
 	_, errOut, code = runCLI(t, "push", bad, "oci://"+reg.Host+"/cli/bad:v1")
 	if code != 1 || !strings.Contains(errOut, "1 skill is invalid; run skillport validate") {
 		t.Errorf("push of an invalid skill: exit %d, %s", code, errOut)
+	}
+}
+
+// TestPushToolHiveFormat: push --format toolhive writes a skill that serve
+// reads back with the folder's digests; a tree of skills and an unknown
+// format are refused.
+func TestPushToolHiveFormat(t *testing.T) {
+	reg := ocitest.Start(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // oci:// blobs are cached there
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	one := filepath.Join(examplesDir, "code-review")
+	dest := "oci://" + reg.Host + "/code-review:1.0.0"
+	out, errOut, code := runCLI(t, "push", "--format", "toolhive", one, dest)
+	if code != 0 || !strings.HasPrefix(out, "pushed 1 skill to "+dest) {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	want, _ := listServed(t, one)
+	got, _ := listServed(t, dest)
+	if len(want) != 1 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("served from ToolHive's layout:\n%s\nfrom the folder:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"push", "--format", "toolhive", examplesDir, dest}, 1, "one skill per reference"},
+		{[]string{"push", "--format", "zip", one, dest}, 2, "--format zip"},
+	} {
+		_, errOut, code := runCLI(t, c.args...)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d\n%s", c.args, code, errOut)
+		}
 	}
 }

@@ -12,11 +12,13 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/ocisource"
+	"github.com/skillport/skillport/internal/signature"
 	"github.com/skillport/skillport/skillserver"
 )
 
 func init() {
 	var plainHTTP bool
+	var signKey, format string
 	cmd := &cobra.Command{
 		Use:   "push SOURCE oci://REGISTRY/REPOSITORY[:TAG]",
 		Short: "Publish a skill folder to an OCI registry",
@@ -31,6 +33,15 @@ the Docker configuration file and its credential helpers (docker login).
 The registry is reached over HTTPS; plain HTTP only on a loopback address
 or with --plain-http.
 
+Each skill's signature travels as an OCI referrer of its artifact, in the
+Sigstore bundle layout cosign reads: the bundles skillport sign wrote into
+the folder, or, with --sign-key FILE, bundles made at push time with that
+key (its passphrase from $SKILLPORT_KEY_PASSWORD or $COSIGN_PASSWORD).
+
+--format toolhive writes ToolHive's layout instead (thv skill install reads
+it): one skill per reference, its files in one tar+gzip layer, an index over
+linux/amd64 and linux/arm64 manifests. Serve and the host commands read both.
+
 Serve what was pushed with: skillport serve oci://REGISTRY/REPOSITORY:TAG`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
@@ -39,10 +50,31 @@ Serve what was pushed with: skillport serve oci://REGISTRY/REPOSITORY:TAG`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPush(cmd.Context(), cmd.OutOrStdout(), args[0], args[1], &ocisource.Options{PlainHTTP: plainHTTP})
+			if format != "skillport" && format != "toolhive" {
+				return usageErrorf("push: --format %s: give skillport (one layer per file) or toolhive (ToolHive's tar+gzip layout)", esc(format))
+			}
+			if format == "toolhive" && signKey != "" {
+				return usageErrorf("push: --sign-key applies to --format skillport; ToolHive artifacts carry no skillport signature")
+			}
+			o := &ocisource.Options{PlainHTTP: plainHTTP, ToolHive: format == "toolhive"}
+			if signKey != "" {
+				s, err := loadSigner("push", "--sign-key", signKey)
+				if err != nil {
+					return err
+				}
+				o.Sign = func(sk *catalog.Skill) ([]byte, error) {
+					if len(sk.Files) == 0 {
+						return nil, nil // a dynamic skill has no resource set to sign
+					}
+					return s.Sign(catalogSet(sk))
+				}
+			}
+			return runPush(cmd.Context(), cmd.OutOrStdout(), args[0], args[1], o)
 		},
 	}
 	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "talk HTTP, not HTTPS, to a registry that is not on loopback")
+	cmd.Flags().StringVar(&format, "format", "skillport", "artifact layout: skillport (one layer per file, docs/oci.md) or toolhive")
+	cmd.Flags().StringVar(&signKey, "sign-key", "", "sign each skill with the PEM private key `FILE` and attach the bundles as referrers (as skillport sign --key)")
 	rootCmd.AddCommand(cmd)
 	serveCmd.Flags().Bool("plain-http", false, "talk HTTP, not HTTPS, to oci:// registries that are not on loopback")
 }
@@ -78,12 +110,20 @@ func runPush(ctx context.Context, out io.Writer, src, dest string, o *ocisource.
 	if n := cat.Stats().Invalid; n > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("push: %s: %s invalid; run skillport validate %s and fix them, nothing was pushed", esc(src), count(n, "skill is", "skills are"), esc(src))}
 	}
-	res, err := ocisource.Push(ctx, cat, ref, o)
+	push := ocisource.Push
+	if o != nil && o.ToolHive {
+		push = ocisource.PushToolHive
+	}
+	res, err := push(ctx, cat, ref, o)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("push: %w", err)}
 	}
-	fmt.Fprintf(out, "pushed %s to %s (%s): %s uploaded, %d already in the registry\n",
+	fmt.Fprintf(out, "pushed %s to %s (%s): %s uploaded, %d already in the registry",
 		count(res.Skills, "skill", "skills"), esc(ref.String()), res.Digest, count(res.Uploaded, "blob", "blobs"), res.Present)
+	if sig := res.Signatures; sig.Uploaded+sig.Present > 0 {
+		fmt.Fprintf(out, "; %s attached, %d already attached", count(sig.Uploaded, "signature", "signatures"), sig.Present)
+	}
+	fmt.Fprintln(out)
 	return nil
 }
 
@@ -94,10 +134,47 @@ func openOCI(ctx context.Context, src string, copts *catalog.Options, o sourceOp
 	if err != nil {
 		return servedSource{}, usageErrorf("serve: %v", err)
 	}
-	s, err := ocisource.Open(ctx, ref, &ocisource.Options{PlainHTTP: o.plainHTTP, Logger: o.log}, copts)
+	s, err := ocisource.Open(ctx, ref, &ocisource.Options{PlainHTTP: o.plainHTTP, Logger: o.log, CacheDir: ociCacheDir(o.cacheDir)}, copts)
 	if err != nil {
 		return servedSource{}, &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 	}
 	o.log.Info("oci source", "source", ref.String(), "digest", s.Digest(), "pinned", ref.Pinned())
 	return servedSource{name: ref.String(), src: skillserver.NewCatalogSource(s.Catalog()), oci: s}, nil
+}
+
+// ociCacheDir is where fetched OCI blobs are kept: DIR/oci with
+// --cache-dir DIR, else ocisource.DefaultCacheDir; "" (no cache) when
+// there is no user cache directory.
+func ociCacheDir(flagDir string) string {
+	if flagDir != "" {
+		return filepath.Join(flagDir, "oci")
+	}
+	d, _ := ocisource.DefaultCacheDir()
+	return d
+}
+
+// signOCI signs every skill of an oci:// reference as it is served and
+// attaches the bundles as referrers of the skills' artifacts.
+func signOCI(stdout io.Writer, s *signature.Signer, src string) error {
+	ref, err := ocisource.ParseRef(src)
+	if err != nil {
+		return usageErrorf("sign: %v", err)
+	}
+	ctx := context.Background()
+	o, err := ocisource.Open(ctx, ref, &ocisource.Options{CacheDir: ociCacheDir("")}, nil)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("sign: %w", err)}
+	}
+	attached, present, err := o.Attach(ctx, func(sk *catalog.Skill) ([]byte, error) {
+		if len(sk.Files) == 0 {
+			return nil, nil
+		}
+		return s.Sign(catalogSet(sk))
+	})
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("sign: %w", err)}
+	}
+	fmt.Fprintf(stdout, "signed %s of %s (%s) with key %s: %s attached, %d already attached\n",
+		count(attached+present, "skill", "skills"), esc(ref.String()), o.Digest(), s.KeyID()[:16], count(attached, "signature", "signatures"), present)
+	return nil
 }

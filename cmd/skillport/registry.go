@@ -20,6 +20,7 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/gitsource"
+	"github.com/skillport/skillport/internal/ocisource"
 	"github.com/skillport/skillport/internal/regapi"
 	"github.com/skillport/skillport/internal/registry"
 )
@@ -82,8 +83,9 @@ func who(cmd *cobra.Command) string {
 func init() {
 	publishCmd := &cobra.Command{
 		Use:   "publish [--registry DSN|URL | URL] [--prefix NS] SOURCE...",
-		Short: "Publish directories or git sources of skills to a PostgreSQL registry as new versions",
-		Long: `publish validates each SOURCE (a directory, or git+URL[@REF][#SUBDIR]) with the
+		Short: "Publish directories, git or OCI sources of skills to a PostgreSQL registry as new versions",
+		Long: `publish validates each SOURCE (a directory, git+URL[@REF][#SUBDIR], or
+oci://REGISTRY/REPOSITORY[:TAG|@DIGEST] as push writes it) with the
 same rules as serve, then stores each added or changed skill as a new immutable
 version, in one transaction: all of it or nothing. File content is stored once
 by SHA-256 digest; unchanged skills get no version. The publish owns the
@@ -97,8 +99,9 @@ its namespace with PREFIX=SOURCE, as serve does (--prefix applies to a single
 source). Sources with the same prefix publish that namespace together. A skill
 path in two sources, or two prefixes of which one contains the other, is
 refused naming both sources, and nothing is published. A git source records
-its commit with its versions, a directory the HEAD of the git work tree it is
-in (or --commit, for every source).
+its commit with its versions, an OCI source the digest its reference named, a
+directory the HEAD of the git work tree it is in (or --commit, for every
+source).
 
 Publishers without the database's credentials publish through a replica that
 accepts changes (skillport serve --accept-publish; docs/registry-governance.md):
@@ -126,6 +129,7 @@ namespace, limits, a role you do not hold), 2 on usage errors.`,
 	f.String("sign-key", "", "sign every skill as the registry serves it with the PEM private key `FILE` (docs/signing.md); the bundle is stored with the version")
 	scannerFlags(f)
 	apiAuthFlags(f)
+	f.Bool("plain-http", false, "talk HTTP, not HTTPS, to oci:// registries that are not on loopback")
 	rootCmd.AddCommand(publishCmd)
 
 	regCmd := &cobra.Command{
@@ -341,8 +345,9 @@ func runPublish(cmd *cobra.Command, args []string) error {
 		}
 		return runPublishHTTP(cmd, server, p, src, commit, dotfiles)
 	}
+	plainHTTP, _ := f.GetBool("plain-http")
 	if len(args) == 0 {
-		return usageErrorf("publish: name a source of skills (a directory or git+URL[@REF][#SUBDIR]), e.g. skillport publish --registry postgres://... --prefix acme ./skills")
+		return usageErrorf("publish: name a source of skills (a directory, git+URL[@REF][#SUBDIR] or oci://REGISTRY/REPOSITORY[:TAG]), e.g. skillport publish --registry postgres://... --prefix acme ./skills")
 	}
 	if prefix != "" && len(args) > 1 {
 		return usageErrorf("publish: --prefix applies to one source; give each source its namespace with PREFIX=SOURCE")
@@ -357,6 +362,7 @@ func runPublish(cmd *cobra.Command, args []string) error {
 	type source struct {
 		prefix, dir string
 		spec        gitsource.Spec
+		oci         *ocisource.Ref
 	}
 	var srcs []source
 	for _, arg := range args {
@@ -371,6 +377,12 @@ func runPublish(cmd *cobra.Command, args []string) error {
 				return usageErrorf("publish: %v", err)
 			}
 			s.spec = sp
+		} else if ocisource.IsSpec(src) {
+			ref, err := ocisource.ParseRef(src)
+			if err != nil {
+				return usageErrorf("publish: %v", err)
+			}
+			s.oci = &ref
 		} else if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
 			return usageErrorf("publish: %s: not a directory", esc(src))
 		} else {
@@ -390,14 +402,23 @@ func runPublish(cmd *cobra.Command, args []string) error {
 		// The catalog would log each invalid skill, which the publish then
 		// refuses listing every one: printed once, in the error.
 		copts := &catalog.Options{Prefix: s.prefix, IncludeDotFiles: dotfiles, Logger: slog.New(slog.DiscardHandler)}
-		if s.spec.URL != "" {
+		switch {
+		case s.oci != nil:
+			// An OCI source publishes the artifacts it names, and records
+			// their digest where a git source records its commit.
+			src, err := ocisource.Open(cmd.Context(), *s.oci, &ocisource.Options{PlainHTTP: plainHTTP, CacheDir: ociCacheDir("")}, copts)
+			if err != nil {
+				return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
+			}
+			parts[i] = registry.Part{Name: s.oci.String(), Catalog: src.Catalog(), Commit: src.Digest()}
+		case s.spec.URL != "":
 			// A git source publishes its commit's tree, and records the commit.
 			g, err := gitsource.Open(cmd.Context(), s.spec, &gitsource.Options{Catalog: copts})
 			if err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}
 			}
 			parts[i] = registry.Part{Name: s.spec.String(), Catalog: g.Catalog(), Commit: g.Status().Commit}
-		} else {
+		default:
 			cat, err := catalog.OpenDir(s.dir, copts)
 			if err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("publish: %w", err)}

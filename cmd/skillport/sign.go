@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/ocisource"
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/internal/sigfile"
 	"github.com/skillport/skillport/internal/signature"
@@ -32,6 +33,10 @@ func init() {
 one Sigstore bundle per skill to DIR/.skillport/signatures/<skill dir>.sigstore.json
 (a dot-folder, never served as a skill file; serve attaches each bundle to
 its skill's entry under _meta "io.skillport/signature").
+
+DIR may be oci://REGISTRY/REPOSITORY[:TAG|@DIGEST], written by push: each
+skill is signed as the reference serves it, and the bundle is attached as a
+Sigstore bundle referrer of the skill's artifact (docs/oci.md).
 
 What is signed is the skill's complete resource set: its URI, every file's
 URI, digest and size, and its frontmatter (docs/signing.md). Sign again
@@ -82,6 +87,9 @@ func runSign(stdout io.Writer, keyFile, dir string) error {
 	s, err := loadSigner("sign", "--key", keyFile)
 	if err != nil {
 		return err
+	}
+	if ocisource.IsSpec(dir) {
+		return signOCI(stdout, s, dir)
 	}
 	c, err := catalog.OpenDir(dir, &catalog.Options{})
 	if err != nil {

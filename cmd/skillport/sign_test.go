@@ -64,13 +64,19 @@ func keyFiles(t *testing.T, dir, name string) (priv, pub string) {
 // verifyWith runs verify against dir served in-process, trusting pubs.
 func verifyWith(t *testing.T, dir string, pubs ...string) (string, error) {
 	t.Helper()
+	return verifyOrigin(t, dirOrigin(t, dir, "docs"), pubs...)
+}
+
+// verifyOrigin runs verify against origin, trusting pubs.
+func verifyOrigin(t *testing.T, origin host.Origin, pubs ...string) (string, error) {
+	t.Helper()
 	f := flags()
 	f.trust.keys = pubs
 	if err := f.trust.load("verify"); err != nil {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	err := runVerify(context.Background(), &out, &errOut, f, []host.Origin{dirOrigin(t, dir, "docs")}, false)
+	err := runVerify(context.Background(), &out, &errOut, f, []host.Origin{origin}, false)
 	return out.String() + errOut.String(), err
 }
 

@@ -24,7 +24,7 @@ const EnvWebhookSecret = "SKILLPORT_WEBHOOK_SECRET"
 func init() {
 	f := serveCmd.Flags()
 	f.Duration("poll", gitsource.DefaultPoll, "re-resolve git branches and oci:// tags every `D` (git tags, commits and oci:// digests never move)")
-	f.String("cache-dir", "", "keep git mirrors in `DIR` (default: skillport/git under the user cache directory)")
+	f.String("cache-dir", "", "keep git mirrors in `DIR`, and oci:// blobs in DIR/oci (default: skillport/git and skillport/oci under the user cache directory)")
 	f.Int64("git-max-fetch", gitsource.DefaultMaxFetch, "a fetch of a git source fails once it has written `N` bytes to the cache")
 	f.String("webhook-secret-file", "", "with --http, accept push webhooks at "+gitsource.WebhookPath+" signed with the secret in `FILE` (or $"+EnvWebhookSecret+")")
 }

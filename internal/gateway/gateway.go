@@ -341,6 +341,7 @@ func Open(cfg *Config, opts *Options) (*Gateway, error) {
 		Logger:       o.Logger,
 		OpenGit:      gitorigin.Opener(&gitorigin.Options{Logger: o.Logger}),
 		Trust:        o.Trust,
+		OpenOCI:      gitorigin.OCIOpener(&gitorigin.Options{Logger: o.Logger}),
 	}
 	if cfg.Cache {
 		dir, err := cache.DefaultDir()

@@ -43,6 +43,7 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/poll"
 )
 
 // Defaults for [Options].
@@ -241,28 +242,12 @@ func (s *Source) Trigger() {
 // and on [Source.Trigger], until ctx ends, and calls fn with each new
 // catalog, from one goroutine. For a pin it only waits for ctx. Failures
 // are logged and kept in Status; the last good catalog stays current.
-func (s *Source) Watch(ctx context.Context, poll time.Duration, fn func(*catalog.Catalog)) {
-	if poll <= 0 {
-		poll = DefaultPoll
+func (s *Source) Watch(ctx context.Context, every time.Duration, fn func(*catalog.Catalog)) {
+	if every <= 0 {
+		every = DefaultPoll
 	}
-	if s.Pinned() {
-		<-ctx.Done()
-		return
-	}
-	t := time.NewTicker(poll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-s.trigger:
-		}
-		c, changed, err := s.Update(ctx)
-		if err == nil && changed {
-			fn(c)
-		}
-	}
+	// Update logs and keeps its failures (Status).
+	poll.Run(ctx, every, s.Pinned(), s.trigger, s.Update, fn, nil)
 }
 
 // Update fetches the branch once and, if it moved, builds and returns the

@@ -81,8 +81,8 @@ func SignerChange(old, next *Skill) string {
 // Resolved is what a source resolved to.
 type Resolved struct {
 	// Kind is "directory", "mcp" (an MCP server URL), "command" (a server
-	// started on stdio), "git" or "site" (a web site with an Agent Skills
-	// discovery document).
+	// started on stdio), "git", "oci" or "site" (a web site with an Agent
+	// Skills discovery document).
 	Kind string `json:"kind"`
 	// Dir is a directory source's absolute path.
 	Dir string `json:"dir,omitempty"`
@@ -92,7 +92,8 @@ type Resolved struct {
 	// Command is a stdio server's command and arguments.
 	Command []string `json:"command,omitempty"`
 	// Server and ServerVersion are the server's serverInfo; for a git
-	// source the version is the commit served.
+	// source the version is the commit served, for an OCI source the
+	// digest.
 	Server        string `json:"server,omitempty"`
 	ServerVersion string `json:"serverVersion,omitempty"`
 	// Document is, for a site, "sha256:" and the hex SHA-256 of its
@@ -241,13 +242,13 @@ func Parse(name string, data []byte) (*Lock, error) {
 		}
 		seen[key] = true
 		switch s.Resolved.Kind {
-		case "directory", "mcp", "command", "git":
+		case "directory", "mcp", "command", "git", "oci":
 		case "site":
 			if d, ok := strings.CutPrefix(s.Resolved.Document, "sha256:"); !ok || !hexDigest(d) {
 				return fail("%s (%s): resolved.document must be sha256: and 64 lowercase hex digits", where, s.Name)
 			}
 		default:
-			return fail("%s (%s): resolved.kind %q is not directory, mcp, command, git or site", where, s.Name, s.Resolved.Kind)
+			return fail("%s (%s): resolved.kind %q is not directory, mcp, command, git, oci or site", where, s.Name, s.Resolved.Kind)
 		}
 		files := map[string]bool{}
 		for j, f := range s.Files {

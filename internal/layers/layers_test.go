@@ -17,6 +17,8 @@ const module = "github.com/skillport/skillport/"
 var rank = map[string]int{
 	"internal/jsonobj":    0,
 	"internal/gitspec":    0,
+	"internal/ociref":     0,
+	"internal/poll":       0,
 	"internal/jsonc":      0,
 	"internal/termsafe":   0,
 	"internal/sdklog":     0,
@@ -145,8 +147,8 @@ func TestHostBuildsWithoutGit(t *testing.T) {
 			t.Fatalf("go list -deps %s: %v", pkg, err)
 		}
 		for _, dep := range strings.Fields(string(out)) {
-			if strings.Contains(dep, "go-git") || strings.Contains(dep, "jackc/pgx") {
-				t.Errorf("%s depends on %s: keep git and database code out of the consuming side's build", pkg, dep)
+			if strings.Contains(dep, "go-git") || strings.Contains(dep, "jackc/pgx") || strings.Contains(dep, "oras.land") {
+				t.Errorf("%s depends on %s: keep git, OCI registry and database code out of the consuming side's build", pkg, dep)
 			}
 		}
 	}

@@ -55,3 +55,26 @@ func FuzzParseRef(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUntarSkill feeds archives a registry could send as a ToolHive
+// skill's layer: untarSkill never panics, and what it accepts keeps within
+// the skill limits, at valid paths, with SKILL.md.
+func FuzzUntarSkill(f *testing.F) {
+	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		files, err := untarSkill(b)
+		if err != nil {
+			return
+		}
+		var total int
+		for name, data := range files {
+			if !fs.ValidPath(name) {
+				t.Fatalf("accepted path %q", name)
+			}
+			total += len(data)
+		}
+		if len(files) > maxFiles || total > maxBytes || files["SKILL.md"] == nil {
+			t.Fatalf("accepted %d files, %d bytes", len(files), total)
+		}
+	})
+}

@@ -13,6 +13,8 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/registry"
+
+	"github.com/skillport/skillport/internal/ociref"
 )
 
 // Media types and annotations of the layout (docs/oci.md).
@@ -60,21 +62,22 @@ type Config struct {
 }
 
 // Scheme starts every OCI source argument.
-const Scheme = "oci://"
+const Scheme = ociref.Scheme
 
 // IsSpec reports whether s names an OCI source (oci://…).
-func IsSpec(s string) bool { return strings.HasPrefix(s, Scheme) }
+func IsSpec(s string) bool { return ociref.IsSpec(s) }
 
 // Ref is a parsed oci://REGISTRY/REPOSITORY[:TAG|@sha256:…].
 type Ref struct {
 	registry.Reference
 }
 
-// ParseRef parses an oci:// reference. A reference without tag or digest
-// names the tag "latest".
+// ParseRef parses an oci:// reference (the grammar of package ociref,
+// which a host checks with). A reference without tag or digest names the
+// tag "latest".
 func ParseRef(s string) (Ref, error) {
-	if !IsSpec(s) {
-		return Ref{}, fmt.Errorf("%s: an OCI source starts with %s (e.g. oci://ghcr.io/acme/skills:v1)", s, Scheme)
+	if _, err := ociref.Parse(s); err != nil {
+		return Ref{}, err
 	}
 	r, err := registry.ParseReference(strings.TrimPrefix(s, Scheme))
 	if err != nil {

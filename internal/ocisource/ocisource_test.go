@@ -384,7 +384,8 @@ func TestMovedTagIsServedAfterUpdate(t *testing.T) {
 		}
 	}
 	// Manifests already checked are not fetched again: the changed
-	// skill's manifest and config, and of the files only the new SKILL.md.
+	// skill's manifest, and of the files only the new SKILL.md (the
+	// config is not read: the manifest names the skill path).
 	newMD := dir2.File("skill://code-review/SKILL.md").Digest
 	files := 0
 	for _, l := range fileGets {
@@ -398,8 +399,8 @@ func TestMovedTagIsServedAfterUpdate(t *testing.T) {
 			manifests++
 		}
 	}
-	if files != 1 || len(fileGets) != 2 || manifests != 2 {
-		t.Errorf("update fetched %d blobs (want the changed skill's config and SKILL.md) and %d manifests (want the index and the changed skill's):\n%s", len(fileGets), manifests, strings.Join(after[len(before):], "\n"))
+	if files != 1 || len(fileGets) != 1 || manifests != 2 {
+		t.Errorf("update fetched %d blobs (want the changed skill's SKILL.md) and %d manifests (want the index and the changed skill's):\n%s", len(fileGets), manifests, strings.Join(after[len(before):], "\n"))
 	}
 	if !equal(fileSet(c), fileSet(dir2)) || !equal(fileSet(tag.Catalog()), fileSet(dir2)) {
 		t.Error("the updated catalog differs from the pushed tree")
@@ -479,5 +480,153 @@ func TestIndexBounds(t *testing.T) {
 	_, err = ocisource.Open(ctx, ref(t, "oci://"+reg.Host+"/team/skills:twice"), nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "both hold the skill "+dir.Skills()[0].Path) {
 		t.Errorf("an index naming a skill twice: %v", err)
+	}
+}
+
+// TestSignatureReferrerBounds: a signature referrer declaring a bundle
+// over the bundle limit is refused before the bundle is fetched, and a
+// bundle whose bytes are not its digest's is refused, naming it.
+func TestSignatureReferrerBounds(t *testing.T) {
+	reg, _, r, _ := pushExamples(t)
+	ctx := context.Background()
+	repo, err := remote.NewRepository(reg.Host + "/team/skills")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.PlainHTTP = true
+	top, err := repo.Resolve(ctx, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := content.FetchAll(ctx, repo, top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx ocispec.Index
+	if err := json.Unmarshal(b, &idx); err != nil {
+		t.Fatal(err)
+	}
+	subject := idx.Manifests[0]
+	bundle := []byte(`{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json"}`)
+	bd := content.NewDescriptorFromBytes(ocisource.SignatureArtifactType, bundle)
+	if err := repo.Push(ctx, bd, bytes.NewReader(bundle)); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Push(ctx, ocispec.DescriptorEmptyJSON, bytes.NewReader(ocispec.DescriptorEmptyJSON.Data)); err != nil {
+		t.Fatal(err)
+	}
+	attach := func(layer ocispec.Descriptor, when string) {
+		m := ocispec.Manifest{
+			Versioned:    specs.Versioned{SchemaVersion: 2},
+			MediaType:    ocispec.MediaTypeImageManifest,
+			ArtifactType: ocisource.SignatureArtifactType,
+			Config:       ocispec.Descriptor{MediaType: ocispec.MediaTypeEmptyJSON, Digest: ocispec.DescriptorEmptyJSON.Digest, Size: 2},
+			Layers:       []ocispec.Descriptor{layer},
+			Subject:      &ocispec.Descriptor{MediaType: subject.MediaType, Digest: subject.Digest, Size: subject.Size},
+			Annotations:  map[string]string{ocispec.AnnotationCreated: when},
+		}
+		mb, _ := json.Marshal(m)
+		if err := repo.Push(ctx, content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, mb), bytes.NewReader(mb)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attach(ocispec.Descriptor{MediaType: ocisource.SignatureArtifactType, Digest: bd.Digest, Size: bd.Size}, "2030-01-01T00:00:00Z")
+	src, err := ocisource.Open(ctx, r, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := 0
+	for _, s := range src.Catalog().Skills() {
+		if bytes.Equal(s.Signature, bundle) {
+			signed++
+		}
+	}
+	if signed != 1 {
+		t.Errorf("%d skills carry the attached bundle, want 1", signed)
+	}
+	if err := os.WriteFile(reg.BlobPath(bd.Digest.String()), bytes.ToUpper(bundle), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ocisource.Open(ctx, r, nil, nil); err == nil || !strings.Contains(err.Error(), "signature bundle "+bd.Digest.String()) {
+		t.Errorf("a forged bundle: %v", err)
+	}
+	// Newer, and declaring a megabyte: refused before fetching.
+	attach(ocispec.Descriptor{MediaType: ocisource.SignatureArtifactType, Digest: bd.Digest, Size: 1 << 20}, "2031-01-01T00:00:00Z")
+	if _, err := ocisource.Open(ctx, r, nil, nil); err == nil || !strings.Contains(err.Error(), "refused before fetching") || !strings.Contains(err.Error(), "signature") {
+		t.Errorf("an oversized bundle: %v", err)
+	}
+}
+
+// TestCacheRestartFetchesNothingUnchanged: a second Open with the same
+// cache folder asks the registry only what moves (the tag and the
+// referrers), never a manifest or blob by digest; a damaged cached blob
+// is fetched again, not served.
+func TestCacheRestartFetchesNothingUnchanged(t *testing.T) {
+	reg, dir, r, _ := pushExamples(t)
+	ctx := context.Background()
+	cache := t.TempDir()
+	o := &ocisource.Options{CacheDir: cache}
+	if _, err := ocisource.Open(ctx, r, o, nil); err != nil {
+		t.Fatal(err)
+	}
+	byDigest := func() []string {
+		reqs, err := reg.Requests("GET")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, q := range reqs {
+			if strings.Contains(q, "/blobs/sha256:") || strings.Contains(q, "/manifests/sha256:") {
+				out = append(out, q)
+			}
+		}
+		return out
+	}
+	before := len(byDigest())
+	src, err := ocisource.Open(ctx, r, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := byDigest()[before:]; len(got) != 0 {
+		t.Errorf("a restart with the cache fetched %d objects by digest:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	if !equal(fileSet(dir), fileSet(src.Catalog())) {
+		t.Error("the catalog from the cache differs from the folder's")
+	}
+	// This registry has no referrers API: one tag listing says no skill
+	// has a referrer, instead of a lookup per skill.
+	all, _ := reg.Requests("GET")
+	lookups := 0
+	for _, q := range all[len(all)-8:] {
+		if strings.Contains(q, "/manifests/sha256-") {
+			lookups++
+		}
+	}
+	if lookups > 1 {
+		t.Errorf("a restart looked up the referrers of %d manifests:\n%s", lookups, strings.Join(all[len(all)-8:], "\n"))
+	}
+	// A cached file damaged on disk is a miss.
+	f := dir.Skills()[0].Files[0]
+	p := filepath.Join(cache, "blobs", "sha256", strings.TrimPrefix(f.Digest, "sha256:"))
+	orig, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, bytes.ToUpper(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before = len(byDigest())
+	src, err = ocisource.Open(ctx, r, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := src.Catalog().ReadFile(src.Catalog().File(f.URI)); !bytes.Equal(got, orig) {
+		t.Errorf("%s served from a damaged cache: %q", f.URI, got)
+	}
+	if got := byDigest()[before:]; len(got) != 1 || !strings.Contains(got[0], f.Digest) {
+		t.Errorf("after damaging one cached blob, fetched %q", got)
+	}
+	if b, _ := os.ReadFile(p); !bytes.Equal(b, orig) {
+		t.Error("the damaged cached blob was not replaced")
 	}
 }

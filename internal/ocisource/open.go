@@ -17,18 +17,18 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2/content"
-	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/sigfile"
 )
 
 // fetchers is how many requests one Open has in flight.
-const fetchers = 8
+const fetchers = 16
 
 // Source is the catalog of one OCI reference.
 type Source struct {
 	ref      Ref
-	repo     *remote.Repository
+	repo     *cachedRepo
 	maxTotal int64
 	// maxMetadata bounds the manifests and configs of one reference.
 	maxMetadata int64
@@ -64,7 +64,12 @@ type skillArtifact struct {
 	where  string // reference and skill path, for errors
 	path   string
 	digest digest.Digest // of the manifest
+	size   int64         // of the manifest
 	m      ocispec.Manifest
+	sig    []byte // the newest signature referrer's bundle, or nil
+	// files holds an archived skill's files (ToolHive's layout) by path
+	// relative to the skill; nil when each file is a layer.
+	files map[string][]byte
 }
 
 // Open resolves ref, fetches its index or manifest and every manifest the
@@ -85,10 +90,11 @@ func Open(ctx context.Context, ref Ref, o *Options, copts *catalog.Options) (*So
 	if src.log == nil {
 		src.log = slog.New(slog.DiscardHandler)
 	}
-	var err error
-	if src.repo, err = repository(ref, o); err != nil {
+	repo, err := repository(ref, o)
+	if err != nil {
 		return nil, err
 	}
+	src.repo = &cachedRepo{Repository: repo, dir: o.CacheDir}
 	top, err := src.resolve(ctx)
 	if err != nil {
 		return nil, err
@@ -123,6 +129,7 @@ func (s *Source) resolve(ctx context.Context) (ocispec.Descriptor, error) {
 // to build a catalog from and the files by digest.
 func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapFS, map[digest.Digest][]byte, map[digest.Digest]skillArtifact, error) {
 	ref, repo, maxTotal := s.ref, s.repo, s.maxTotal
+	listReferrerTags(ctx, repo, top)
 	s.mu.Lock()
 	held, heldArts := s.blobs, s.arts
 	s.mu.Unlock()
@@ -136,6 +143,19 @@ func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapF
 		var idx ocispec.Index
 		if err := json.Unmarshal(b, &idx); err != nil {
 			return nil, nil, nil, fmt.Errorf("%s: index %s: %v", ref, top.Digest, err)
+		}
+		if idx.ArtifactType == ToolHiveArtifactType {
+			d, err := toolhiveManifest(ref, &idx, top.Digest)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			var meta atomic.Int64
+			a, err := fetchSkill(ctx, repo, ref, d, &meta, s.maxMetadata)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			arts = append(arts, a)
+			break
 		}
 		if idx.ArtifactType != CatalogArtifactType {
 			return nil, nil, nil, fmt.Errorf("%s: index %s has artifactType %q, not a skill catalog (%s)", ref, top.Digest, idx.ArtifactType, CatalogArtifactType)
@@ -202,6 +222,9 @@ func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapF
 	blobs := map[digest.Digest]want{}
 	var total int64
 	for _, a := range arts {
+		if a.files != nil {
+			continue // fetched with its archive
+		}
 		for _, l := range a.m.Layers {
 			if _, ok := blobs[l.Digest]; ok {
 				continue
@@ -243,6 +266,12 @@ func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapF
 	tree := fstest.MapFS{}
 	when := time.Unix(0, 0)
 	for _, a := range arts {
+		for rel, b := range a.files {
+			tree[path.Join(a.path, rel)] = &fstest.MapFile{Data: b, Mode: 0o444, ModTime: when}
+		}
+		if a.files != nil {
+			continue
+		}
 		for _, l := range a.m.Layers {
 			name := path.Join(a.path, l.Annotations[AnnotationTitle])
 			if prev, ok := tree[name]; ok {
@@ -252,6 +281,11 @@ func (s *Source) fetch(ctx context.Context, top ocispec.Descriptor) (fstest.MapF
 				continue
 			}
 			tree[name] = &fstest.MapFile{Data: data[l.Digest], Mode: 0o444, ModTime: when, Sys: blobID(l.Digest)}
+		}
+		// The bundle where a folder keeps it: the catalog attaches it to
+		// the skill, and verify checks it as a signed folder's.
+		if a.sig != nil {
+			tree[sigfile.Path(a.path)] = &fstest.MapFile{Data: a.sig, Mode: 0o444, ModTime: when}
 		}
 	}
 	// A name that is both a file and a folder ("x" and "x/y") has no
@@ -279,7 +313,7 @@ func (b blobID) ContentID() string { return string(b) }
 
 // fetchSkill fetches and checks one skill manifest and its config.
 // meta counts the metadata bytes declared so far against maxMeta.
-func fetchSkill(ctx context.Context, repo *remote.Repository, ref Ref, d ocispec.Descriptor, meta *atomic.Int64, maxMeta int64) (skillArtifact, error) {
+func fetchSkill(ctx context.Context, repo *cachedRepo, ref Ref, d ocispec.Descriptor, meta *atomic.Int64, maxMeta int64) (skillArtifact, error) {
 	where := fmt.Sprintf("%s: manifest %s", ref, d.Digest)
 	if d.MediaType != ocispec.MediaTypeImageManifest {
 		return skillArtifact{}, fmt.Errorf("%s: media type %q is not an OCI manifest", where, d.MediaType)
@@ -292,6 +326,9 @@ func fetchSkill(ctx context.Context, repo *remote.Repository, ref Ref, d ocispec
 	if err := json.Unmarshal(b, &a.m); err != nil {
 		return skillArtifact{}, fmt.Errorf("%s: %v", where, err)
 	}
+	if a.m.ArtifactType == ToolHiveArtifactType {
+		return readToolHive(ctx, repo, ref, d, &a.m, where, meta, maxMeta)
+	}
 	if p := a.m.Annotations[AnnotationPath]; p != "" {
 		where += " (" + p + ")"
 	}
@@ -301,17 +338,28 @@ func fetchSkill(ctx context.Context, repo *remote.Repository, ref Ref, d ocispec
 	if meta.Add(a.m.Config.Size) > maxMeta {
 		return skillArtifact{}, fmt.Errorf("%s: the manifests and configs declare more than %d bytes; refused before fetching", where, maxMeta)
 	}
-	cb, err := content.FetchAll(ctx, repo, a.m.Config)
-	if err != nil {
-		return skillArtifact{}, fmt.Errorf("%s: config %s: %w", where, a.m.Config.Digest, err)
-	}
-	var cfg Config
-	if err := json.Unmarshal(cb, &cfg); err != nil {
-		return skillArtifact{}, fmt.Errorf("%s: config %s: %v", where, a.m.Config.Digest, err)
+	// The manifest names the skill path: the config, which only repeats
+	// it beside the frontmatter for registry interfaces, is a round trip
+	// per skill saved. A manifest without the annotation is read from
+	// its config.
+	cfg := Config{Path: a.m.Annotations[AnnotationPath]}
+	from := "annotation " + AnnotationPath
+	if cfg.Path == "" {
+		cb, err := content.FetchAll(ctx, repo, a.m.Config)
+		if err != nil {
+			return skillArtifact{}, fmt.Errorf("%s: config %s: %w", where, a.m.Config.Digest, err)
+		}
+		if err := json.Unmarshal(cb, &cfg); err != nil {
+			return skillArtifact{}, fmt.Errorf("%s: config %s: %v", where, a.m.Config.Digest, err)
+		}
+		from = "config " + a.m.Config.Digest.String()
 	}
 	if !fs.ValidPath(cfg.Path) || cfg.Path == "." || strings.HasPrefix(cfg.Path, ".") {
-		return skillArtifact{}, fmt.Errorf("%s: config %s: skill path %q is not a relative slash-separated path", where, a.m.Config.Digest, cfg.Path)
+		return skillArtifact{}, fmt.Errorf("%s: %s: skill path %q is not a relative slash-separated path", where, from, cfg.Path)
 	}
-	a.path, a.where, a.digest = cfg.Path, where, d.Digest
+	a.path, a.where, a.digest, a.size = cfg.Path, where, d.Digest, d.Size
+	if a.sig, err = fetchSignature(ctx, repo, ref, d, cfg.Path, meta, maxMeta); err != nil {
+		return skillArtifact{}, err
+	}
 	return a, nil
 }

@@ -26,12 +26,17 @@ type PushResult struct {
 	// Uploaded and Present count the blobs (files and configs) uploaded
 	// and those the registry already held.
 	Uploaded, Present int
+	// Signatures counts the signature referrers attached, and those
+	// already the newest of their artifact.
+	Signatures struct{ Uploaded, Present int }
 }
 
 // Push writes every skill of cat to the repository named by ref, one
 // artifact per skill, and tags (with ref's tag) an index over them, or
 // the artifact itself when cat is a single skill served from its own
-// folder. Blobs the registry already holds are not uploaded again.
+// folder. Blobs the registry already holds are not uploaded again. Each
+// skill's signature (o.Sign's, else the catalog's Skill.Signature) is
+// attached to its manifest as a referrer.
 func Push(ctx context.Context, cat *catalog.Catalog, ref Ref, o *Options) (*PushResult, error) {
 	if ref.Pinned() {
 		return nil, fmt.Errorf("%s: push to a tag, not a digest (a digest names content that exists)", ref)
@@ -46,6 +51,9 @@ func Push(ctx context.Context, cat *catalog.Catalog, ref Ref, o *Options) (*Push
 	}
 	res := &PushResult{Skills: len(skills)}
 	p := &pusher{repo: repo, ref: ref, res: res, seen: map[digest.Digest]bool{}}
+	if o != nil {
+		p.sign = o.Sign
+	}
 	var entries []ocispec.Descriptor
 	for _, s := range skills {
 		desc, err := p.skill(ctx, cat, s)
@@ -84,6 +92,7 @@ type pusher struct {
 	ref  Ref
 	res  *PushResult
 	seen map[digest.Digest]bool // blobs known to be in the registry
+	sign func(*catalog.Skill) ([]byte, error)
 }
 
 // skill pushes one skill's blobs and manifest and returns the manifest's
@@ -128,6 +137,29 @@ func (p *pusher) skill(ctx context.Context, cat *catalog.Catalog, s *catalog.Ski
 		Layers:       layers,
 		Annotations:  map[string]string{AnnotationPath: s.Path},
 	}
+	desc, err := p.manifest(ctx, m, s.Path)
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	bundle := s.Signature
+	if p.sign != nil {
+		if bundle, err = p.sign(s); err != nil {
+			return ocispec.Descriptor{}, fmt.Errorf("push: signing %s: %w", s.URI, err)
+		}
+	}
+	if len(bundle) > 0 {
+		if err := p.pushSignature(ctx, desc, bundle, s.Path); err != nil {
+			return ocispec.Descriptor{}, err
+		}
+	}
+	desc.ArtifactType = ArtifactType
+	desc.Annotations = map[string]string{AnnotationPath: s.Path}
+	return desc, nil
+}
+
+// manifest puts m unless the registry already holds it, and returns its
+// descriptor.
+func (p *pusher) manifest(ctx context.Context, m ocispec.Manifest, name string) (ocispec.Descriptor, error) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return ocispec.Descriptor{}, err
@@ -135,15 +167,13 @@ func (p *pusher) skill(ctx context.Context, cat *catalog.Catalog, s *catalog.Ski
 	desc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, b)
 	ok, err := p.repo.Exists(ctx, desc)
 	if err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("%s: %s: %w", p.ref, s.Path, err)
+		return ocispec.Descriptor{}, fmt.Errorf("%s: %s: %w", p.ref, name, err)
 	}
 	if !ok {
 		if err := p.repo.Push(ctx, desc, bytes.NewReader(b)); err != nil {
-			return ocispec.Descriptor{}, fmt.Errorf("%s: pushing the manifest of %s: %w", p.ref, s.Path, err)
+			return ocispec.Descriptor{}, fmt.Errorf("%s: pushing the manifest of %s: %w", p.ref, name, authHint(p.ref, err))
 		}
 	}
-	desc.ArtifactType = ArtifactType
-	desc.Annotations = map[string]string{AnnotationPath: s.Path}
 	return desc, nil
 }
 

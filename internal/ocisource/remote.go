@@ -12,6 +12,8 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 	"oras.land/oras-go/v2/registry/remote/errcode"
 	"oras.land/oras-go/v2/registry/remote/retry"
+
+	"github.com/skillport/skillport/catalog"
 )
 
 // Environment variables holding registry credentials, taken before the
@@ -34,6 +36,16 @@ type Options struct {
 	MaxMetadata int64
 	// Logger receives the failures of Watch; nil discards them.
 	Logger *slog.Logger
+	// Sign, for Push, returns a skill's Sigstore bundle to attach as a
+	// referrer of its artifact; nil attaches the bundle the catalog read
+	// from the folder (catalog.Skill.Signature), if any.
+	Sign func(*catalog.Skill) ([]byte, error)
+	// CacheDir keeps the manifests and blobs Open and Update fetched, by
+	// digest, so that a restart fetches only what changed; "" keeps
+	// nothing (DefaultCacheDir is the command line's).
+	CacheDir string
+	// ToolHive, for the push command, selects PushToolHive's layout.
+	ToolHive bool
 }
 
 // repository returns the remote repository of ref, with credentials from
@@ -47,7 +59,11 @@ func repository(ref Ref, o *Options) (*remote.Repository, error) {
 		return nil, fmt.Errorf("%s: %v", ref, err)
 	}
 	repo.PlainHTTP = o.PlainHTTP || loopback(ref.Registry)
-	client := &auth.Client{Client: retry.DefaultClient, Cache: auth.NewCache()}
+	// Connections are kept for every fetch in flight: the default keeps
+	// two per host, and the others would each open a new one per request.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = fetchers
+	client := &auth.Client{Client: &http.Client{Transport: retry.NewTransport(tr)}, Cache: auth.NewCache()}
 	client.SetUserAgent("skillport")
 	if u, p := os.Getenv(EnvUsername), os.Getenv(EnvPassword); u != "" || p != "" {
 		client.Credential = auth.StaticCredential(ref.Registry, auth.Credential{Username: u, Password: p})

@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"oras.land/oras-go/v2/registry/remote/auth"
+
+	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/ocitest"
 )
 
 // TestPlainHTTPOnlyOnLoopback: HTTPS unless the registry is on a loopback
@@ -87,5 +90,45 @@ func TestCredentialsFromDockerConfig(t *testing.T) {
 	}
 	if _, err := repository(r, nil); err == nil || !strings.Contains(err.Error(), EnvUsername) {
 		t.Errorf("a broken Docker configuration: %v", err)
+	}
+}
+
+// TestReferrerTagsBound: a repository with more tags than maxTags is not
+// listed to the end; each manifest's referrers are asked instead, and a
+// signature is still found.
+func TestReferrerTagsBound(t *testing.T) {
+	reg := ocitest.Start(t)
+	ctx := context.Background()
+	cat, err := catalog.OpenDir("../../examples/skills", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	r, _ := ParseRef("oci://" + reg.Host + "/bound/skills:v1")
+	sign := func(s *catalog.Skill) ([]byte, error) { return []byte(`{"bundle":"` + s.Path + `"}`), nil }
+	for _, tag := range []string{"v1", "v2", "v3"} {
+		r.Reference.Reference = tag
+		if _, err := Push(ctx, cat, r, &Options{Sign: sign}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, bound := range []int{4 * MaxSkills, 2} {
+		maxTags = bound
+		src, err := Open(ctx, r, nil, nil)
+		maxTags = 4 * MaxSkills
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bound == 2 && src.repo.referrerTags != nil {
+			t.Errorf("a repository of more than %d tags was listed to the end", bound)
+		}
+		if bound > 2 && src.repo.referrerTags == nil {
+			t.Error("the referrer tags were not listed")
+		}
+		for _, s := range src.Catalog().Skills() {
+			if want := `{"bundle":"` + s.Path + `"}`; string(s.Signature) != want {
+				t.Errorf("bound %d: %s carries %q, want %q", bound, s.Path, s.Signature, want)
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/poll"
 )
 
 // DefaultPoll is how often Watch re-resolves a tag when no interval is given.
@@ -50,29 +51,14 @@ func (s *Source) Update(ctx context.Context) (c *catalog.Catalog, changed bool, 
 // ctx ends, and fn with each new catalog, from one goroutine. For a
 // digest reference it only waits for ctx. Failures are logged; the last
 // good catalog stays current.
-func (s *Source) Watch(ctx context.Context, poll time.Duration, fn func(*catalog.Catalog)) {
-	if poll <= 0 {
-		poll = DefaultPoll
+func (s *Source) Watch(ctx context.Context, every time.Duration, fn func(*catalog.Catalog)) {
+	if every <= 0 {
+		every = DefaultPoll
 	}
-	if s.ref.Pinned() {
-		<-ctx.Done()
-		return
-	}
-	t := time.NewTicker(poll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		c, changed, err := s.Update(ctx)
-		switch {
-		case err != nil:
-			s.log.Warn("oci source: update failed; serving the last good snapshot", "source", s.ref.String(), "err", err)
-		case changed:
-			s.log.Info("oci source moved", "source", s.ref.String(), "digest", s.Digest())
-			fn(c)
-		}
-	}
+	poll.Run(ctx, every, s.ref.Pinned(), nil, s.Update, func(c *catalog.Catalog) {
+		s.log.Info("oci source moved", "source", s.ref.String(), "digest", s.Digest())
+		fn(c)
+	}, func(err error) {
+		s.log.Warn("oci source: update failed; serving the last good snapshot", "source", s.ref.String(), "err", err)
+	})
 }

@@ -35,17 +35,26 @@ type Registry struct {
 // fails the test saying why.
 func Start(t testing.TB) *Registry {
 	t.Helper()
-	return start(t, "", "")
+	return start(t, "", "", false)
+}
+
+// StartCached runs a registry with the in-memory blob descriptor cache of
+// the Debian package's configuration, as deployed: for benchmarks. Its
+// sizes come from the cache, so a blob tampered with in storage is sent
+// at its first length; tests that tamper use Start.
+func StartCached(t testing.TB) *Registry {
+	t.Helper()
+	return start(t, "", "", true)
 }
 
 // StartBasicAuth runs a registry that admits only user with password,
 // through HTTP basic authentication (an htpasswd file with a bcrypt hash).
 func StartBasicAuth(t testing.TB, user, password string) *Registry {
 	t.Helper()
-	return start(t, user, password)
+	return start(t, user, password, false)
 }
 
-func start(t testing.TB, user, password string) *Registry {
+func start(t testing.TB, user, password string, cached bool) *Registry {
 	t.Helper()
 	bin := Binary
 	if b := os.Getenv("SKILLPORT_REGISTRY_BIN"); b != "" {
@@ -73,6 +82,10 @@ func start(t testing.TB, user, password string) *Registry {
 		}
 		authConf = fmt.Sprintf("auth:\n  htpasswd:\n    realm: ocitest\n    path: %s\n", htpasswd)
 	}
+	cache := ""
+	if cached {
+		cache = "  cache:\n    blobdescriptor: inmemory\n"
+	}
 	// The access log is on so that tests can count what a client asked.
 	conf := fmt.Sprintf(`version: 0.1
 log:
@@ -80,13 +93,13 @@ log:
   accesslog:
     disabled: false
 storage:
-  filesystem:
+%s  filesystem:
     rootdirectory: %s
   delete:
     enabled: true
 http:
   addr: %s
-%s`, r.Storage, r.Host, authConf)
+%s`, cache, r.Storage, r.Host, authConf)
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
