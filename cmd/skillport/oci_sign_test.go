@@ -125,7 +125,7 @@ func TestOCISignatureReferrers(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err = verifyOCI(t, src, pub)
-	if err == nil || !strings.Contains(got, "FAIL docs:docx") || !strings.Contains(got, "moved to another skill") || !strings.Contains(got, "1 skill verified, 1 failed") {
+	if err == nil || !strings.Contains(got, "FAIL docs: skill://acme/docx/SKILL.md") || !strings.Contains(got, "moved to another skill") || !strings.Contains(got, "1 skill verified, 1 failed") {
 		t.Errorf("verify after moving a signature: %v\n%s", err, got)
 	}
 

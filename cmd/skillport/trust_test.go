@@ -97,7 +97,7 @@ func TestTrustPolicyEndToEnd(t *testing.T) {
 		{"no policy: verified when present and reported", []string{"verify", url}, 0,
 			[]string{"ok   server:pdf", "signed by key ", "not checked", "ok   server:extra", "3 skills verified, 0 failed"}, nil, nil},
 		{"install refuses the untrusted skills and writes nothing", []string{"install", url, "--project", "--agent", "agents", "--trusted-key", acmePub}, 1,
-			nil, []string{"install: " + url + ": skill skill://docx/SKILL.md from origin src-1 refused: signature refused"}, nil},
+			nil, []string{"install: " + url + ": skill skill://docx/SKILL.md from origin ", " refused: signature refused: signed by key"}, nil},
 		{"install of the trusted skill", []string{"install", url, "--project", "--agent", "agents", "--skill", "pdf", "--trusted-key", acmePub}, 0,
 			[]string{"pdf -> "}, nil, nil},
 	}
