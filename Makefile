@@ -16,11 +16,14 @@ TARGETS     := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 w
 serve:
 	$(GO) run ./cmd/skillport serve --http $(ADDR) examples/skills
 
-# go test runs every fuzz target on its seeds and testdata/fuzz corpus; the
-# mutation pass is make fuzz (on a loaded 2-core machine it took 80 s a
-# target, 59 targets: longer than the rest of make test).
+# go test runs every fuzz target on its seeds and testdata/fuzz corpus; then
+# every target mutates briefly (CI_FUZZTIME each, 65 targets: about 5 minutes
+# on 2 idle cores), so a parser change that crashes on a near-seed input
+# fails here; make fuzz digs longer.
+CI_FUZZTIME ?= 3s
 test: packages interop lint cross
 	$(GO) test -count=1 -timeout 45m ./...
+	GO=$(GO) FUZZTIME=$(CI_FUZZTIME) ./.ci/fuzz
 
 packages:
 	./.ci/install-packages

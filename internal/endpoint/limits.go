@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -313,14 +314,19 @@ func onLoopback(r *http.Request) bool {
 func ParseHost(s string) (string, error) {
 	bad := errors.New("want a host name such as skills.example.com, without scheme, path or wildcard")
 	h := strings.ToLower(strings.TrimSpace(s))
-	if strings.ContainsAny(h, "/@?#*\\ ") {
+	// A host name holds no space or control character anywhere: one left
+	// inside would make the result differ from what it parses as.
+	if strings.ContainsAny(h, "/@?#*\\ ") || strings.ContainsFunc(h, func(r rune) bool { return r < ' ' || r == 0x7f || unicode.IsSpace(r) }) {
 		return "", bad
 	}
 	if hp, _, err := net.SplitHostPort(h); err == nil {
 		h = hp
 	}
-	h = strings.Trim(h, "[]")
-	if h == "" || (strings.Contains(h, ":") && net.ParseIP(h) == nil) {
+	// Brackets only around an IPv6 literal, as a pair.
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		h = h[1 : len(h)-1]
+	}
+	if h == "" || strings.ContainsAny(h, "[]") || (strings.Contains(h, ":") && net.ParseIP(h) == nil) {
 		return "", bad
 	}
 	return h, nil
