@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // SpecPrefix starts every git source: git+URL[@REF][#SUBDIR].
@@ -42,7 +43,15 @@ func IsSpec(s string) bool { return strings.HasPrefix(s, SpecPrefix) }
 // follows the first "#". Errors say what to write instead.
 func ParseSpec(s string) (Spec, error) {
 	bad := func(format string, args ...any) (Spec, error) {
-		return Spec{}, fmt.Errorf("%w %q: %s", ErrBadSpec, redactSpec(s), fmt.Sprintf(format, args...))
+		// What the user wrote is quoted clipped: %q of invalid UTF-8 takes
+		// four bytes a byte, and the spec can be quoted twice (whole, then
+		// the part at fault), so an error stays one readable line.
+		for i, a := range args {
+			if str, ok := a.(string); ok {
+				args[i] = clip(str)
+			}
+		}
+		return Spec{}, fmt.Errorf("%w %q: %s", ErrBadSpec, clip(redactSpec(s)), fmt.Sprintf(format, args...))
 	}
 	if len(s) > MaxSpecLength {
 		return Spec{}, fmt.Errorf("%w: longer than %d bytes", ErrBadSpec, MaxSpecLength)
@@ -115,6 +124,11 @@ func ParseSpec(s string) (Spec, error) {
 		return bad("the URL has no repository path")
 	}
 	sp.URL = u.String()
+	// Percent-encoding can triple what was written: a spec is kept only if
+	// its normal form also parses, so String round-trips.
+	if len(sp.String()) > MaxSpecLength {
+		return bad("longer than %d bytes once percent-encoded", MaxSpecLength)
+	}
 	return sp, nil
 }
 
@@ -212,4 +226,20 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// clipLen bounds what an error quotes of the user's input.
+const clipLen = 96
+
+// clip shortens s to at most clipLen bytes, cut on a rune boundary, marked
+// with "…" when cut.
+func clip(s string) string {
+	if len(s) <= clipLen {
+		return s
+	}
+	i := clipLen
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
