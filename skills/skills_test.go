@@ -58,8 +58,22 @@ func TestAddDirectoryWithoutWatchStaysPut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sv.Close()
+	// A watched twin of the same folder is the witness: the unwatched one
+	// is judged once the watched one has seen the change, not after a
+	// fixed sleep.
+	watched, err := skills.AddDirectory(mcp.NewServer(&mcp.Implementation{Name: "w"}, nil), dir, &skills.Options{Watch: true, Server: skillserver.Options{Logger: quiet}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watched.Close()
 	skilltest.WriteFile(t, filepath.Join(dir, "b", "SKILL.md"), "---\nname: b\ndescription: B.\n---\n")
-	time.Sleep(300 * time.Millisecond)
+	deadline := time.Now().Add(20 * time.Second)
+	for len(watched.Catalog().Skills()) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the watched twin did not see the new skill within 20 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if n := len(sv.Catalog().Skills()); n != 1 {
 		t.Fatalf("without Watch the catalog changed by itself: %d skills", n)
 	}
