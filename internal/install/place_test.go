@@ -58,13 +58,24 @@ func TestPlaceIsOneStep(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for !stop.Load() {
-			before, err := os.Stat(target)
+			// The open folder is held through the walk, so its inode number
+			// cannot pass to a folder staged meanwhile (Place deletes the
+			// version it replaced at once): the same inode after the walk
+			// means the walk read one version, all of it.
+			held, err := os.Open(target)
 			if err != nil {
+				bad.Store(err.Error())
+				return
+			}
+			before, err := held.Stat()
+			if err != nil {
+				held.Close()
 				bad.Store(err.Error())
 				return
 			}
 			files, odd, err := ReadTree(target)
 			after, serr := os.Stat(target)
+			held.Close()
 			if serr != nil {
 				bad.Store(serr.Error())
 				return
@@ -79,12 +90,6 @@ func TestPlaceIsOneStep(t *testing.T) {
 			seen.Add(1)
 		}
 	}()
-	// The replaced versions are removed only after the reader stops: a
-	// folder deleted meanwhile can give its inode number to the next
-	// staged one, and the reader's same-folder check (before and after
-	// its walk) would then take a half-deleted old version for the
-	// current one.
-	var replaced []string
 	for i := range 200 {
 		v := v1
 		if i%2 == 0 {
@@ -94,13 +99,10 @@ func TestPlaceIsOneStep(t *testing.T) {
 		if err := Place(stage, target); err != nil {
 			t.Fatal(err)
 		}
-		replaced = append(replaced, filepath.Dir(stage))
+		os.RemoveAll(filepath.Dir(stage))
 	}
 	stop.Store(true)
 	wg.Wait()
-	for _, d := range replaced {
-		os.RemoveAll(d)
-	}
 	if b := bad.Load(); b != nil {
 		t.Errorf("a reader saw a folder that is neither version: %v", b)
 	}
