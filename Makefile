@@ -17,10 +17,13 @@ serve:
 	$(GO) run ./cmd/skillport serve --http $(ADDR) examples/skills
 
 # go test runs every fuzz target on its seeds and testdata/fuzz corpus; then
-# every target mutates briefly (CI_FUZZTIME each, 65 targets: about 5 minutes
-# on 2 idle cores), so a parser change that crashes on a near-seed input
-# fails here; make fuzz digs longer.
-CI_FUZZTIME ?= 3s
+# every target mutates briefly (CI_FUZZTIME each, 65 targets), so a parser
+# change that crashes on a near-seed input fails here; make fuzz digs
+# longer. A count, not a duration: Go 1.26's fuzz coordinator can report a
+# bare "context deadline exceeded" when a -fuzztime duration ends while a
+# worker is mid-input (go.dev/issue/75804, fixed in Go 1.27), which failed
+# a CI run with nothing found; a count has no deadline to race.
+CI_FUZZTIME ?= 2000x
 test: packages interop lint cross
 	$(GO) test -count=1 -timeout 45m ./...
 	GO=$(GO) FUZZTIME=$(CI_FUZZTIME) ./.ci/fuzz
