@@ -169,7 +169,7 @@ func scanPolicyCmd() *cobra.Command {
 type registryWeb struct{ rs *registry.Source }
 
 func (r registryWeb) SkillInfo(ctx context.Context, path string) (*web.SkillInfo, error) {
-	vs, err := r.rs.SkillVersions(ctx, path)
+	vs, err := r.rs.Versions(ctx, path)
 	if errors.Is(err, registry.ErrUnknown) {
 		return nil, nil
 	}

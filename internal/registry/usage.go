@@ -12,7 +12,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/skillport/skillport/skillserver"
@@ -303,20 +302,6 @@ type Load struct {
 
 // RecentLoadDays is the window of "recent" loads the web catalog shows.
 const RecentLoadDays = 7
-
-// SkillVersions is [Versions] through the replica's connections, with the
-// timeout of its queries.
-func (s *Source) SkillVersions(ctx context.Context, path string) ([]Version, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	var vs []Version
-	err := s.pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
-		var err error
-		vs, err = Versions(ctx, c.Conn(), path)
-		return err
-	})
-	return vs, err
-}
 
 // SkillLoads returns the loads of each of paths over the last days days,
 // and the distinct callers of each, through the replica's connections.
