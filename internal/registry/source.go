@@ -258,9 +258,11 @@ func (s *Source) load(ctx context.Context, base *snapshot) (*snapshot, error) {
 		var at time.Time
 		// A replica may run a newer binary than the schema (before the next
 		// publish or migrate): review states exist from migration 4 on.
-		// and signatures from migration 6 on.
-		var reviews, signatures bool
-		if err := tx.QueryRow(ctx, `SELECT generation, changed_at, EXISTS (SELECT 1 FROM skillport_migrations WHERE version >= 4), EXISTS (SELECT 1 FROM skillport_migrations WHERE version >= 6) FROM registry_state`).Scan(&gen, &at, &reviews, &signatures); err != nil {
+		// scan findings from 5 and signatures from 6 on.
+		var reviews, scanned, signatures bool
+		if err := tx.QueryRow(ctx, `SELECT generation, changed_at, EXISTS (SELECT 1 FROM skillport_migrations WHERE version >= 4),
+			EXISTS (SELECT 1 FROM skillport_migrations WHERE version >= 5), EXISTS (SELECT 1 FROM skillport_migrations WHERE version >= 6)
+			FROM registry_state`).Scan(&gen, &at, &reviews, &scanned, &signatures); err != nil {
 			return fmt.Errorf("no registry here (run skillport registry migrate, or publish): %w", err)
 		}
 		signature := "NULL::text"
@@ -273,10 +275,6 @@ func (s *Source) load(ctx context.Context, base *snapshot) (*snapshot, error) {
 		}
 		// The served versions' scan findings travel with them
 		// (docs/registry-scanning.md); a schema older than scanning has none.
-		var scanned bool
-		if err := tx.QueryRow(ctx, `SELECT to_regclass('findings') IS NOT NULL`).Scan(&scanned); err != nil {
-			return err
-		}
 		findings := `NULL::text`
 		if scanned {
 			findings = `(SELECT json_agg(json_build_object('scanner', f.scanner, 'ruleId', f.rule_id, 'level', f.level, 'file', f.file, 'line', f.line, 'message', f.message)
