@@ -173,7 +173,6 @@ func runServe(cmd *cobra.Command, args []string) error {
 		hook      *httpRoute
 		usage     *registry.Usage
 		regInfo   *registry.Source
-		versions  web.VersionsFunc // a registry's skill pages list versions
 	)
 	if slices.ContainsFunc(args, registry.IsDSN) {
 		// A registry is served alone: its namespaces are already one catalog.
@@ -193,7 +192,6 @@ func runServe(cmd *cobra.Command, args []string) error {
 		}
 		defer rs.Close()
 		src, summarize = rs, func(where string) { registrySummary(rs, where) }
-		versions = webVersions(rs)
 		if httpOpts != nil {
 			// Loads are counted over HTTP, where callers are known
 			// (docs/registry-scanning.md).
@@ -319,7 +317,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		if regInfo != nil {
 			reg = registryWeb{regInfo}
 		}
-		return mountWebVisible(ep, src, log, authz, reg, versions)
+		return mountWebVisible(ep, src, log, authz, reg)
 	})
 	if err == nil {
 		log.Info("shut down")

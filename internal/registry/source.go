@@ -50,6 +50,9 @@ type Options struct {
 	QueryTimeout time.Duration
 	// Logger receives reconnections and reloads; nil means slog.Default().
 	Logger *slog.Logger
+	// Tracer, when set, sees every query of the replica's pooled
+	// connections (tests count a page's queries with it).
+	Tracer pgx.QueryTracer
 }
 
 // Source is a replica: a [skillserver.Source] serving the registry's current
@@ -108,6 +111,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Source, error) {
 		return nil, fmt.Errorf("registry: %s: %w", redact(dsn), err)
 	}
 	cfg.MaxConns = o.MaxConns
+	if o.Tracer != nil {
+		cfg.ConnConfig.Tracer = o.Tracer
+	}
 	if cfg.ConnConfig.ConnectTimeout <= 0 || cfg.ConnConfig.ConnectTimeout > o.QueryTimeout {
 		cfg.ConnConfig.ConnectTimeout = o.QueryTimeout
 	}
