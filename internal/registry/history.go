@@ -86,7 +86,7 @@ func versions(ctx context.Context, conn *pgx.Conn, path string, scanning bool) (
 	for rows.Next() {
 		v := Version{Path: path}
 		var scanned *time.Time
-		var findings *string
+		var findings []byte // NULL: none
 		if err := rows.Scan(&v.Namespace, &v.Version, &v.Digest, &v.Size, &v.Files, &v.PublishedBy, &v.PublishedAt, &v.Commit, &v.Current, &v.YankedBy, &v.YankedAt,
 			&v.Review, &v.ReviewedBy, &v.ReviewedAt, &v.ReviewReason, &scanned, &findings); err != nil {
 			rows.Close()
@@ -96,7 +96,7 @@ func versions(ctx context.Context, conn *pgx.Conn, path string, scanning bool) (
 			v.Scanned = *scanned
 		}
 		if findings != nil {
-			if err := json.Unmarshal([]byte(*findings), &v.Findings); err != nil {
+			if err := json.Unmarshal(findings, &v.Findings); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("the scan findings of %s version %d: %w", path, v.Version, err)
 			}
