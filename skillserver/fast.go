@@ -310,6 +310,7 @@ func strictDecode(raw json.RawMessage, v any) bool {
 func (srv *Server) fastResult(ctx context.Context, method string, p fastParams, v fastView) ([][]byte, bool) {
 	ctx = callerContext(ctx, v.token) // as withCaller: a caller the transport already named stays
 	var res interface{ SetMeta(map[string]any) }
+	loaded := "" // the skill a skills/get loads
 	switch method {
 	case wire.MethodListSkills:
 		// The entry shape is chosen by the slow path's own function, from
@@ -327,7 +328,7 @@ func (srv *Server) fastResult(ctx context.Context, method string, p fastParams, 
 		if err != nil {
 			return nil, false
 		}
-		res = r
+		res, loaded = r, r.loaded
 	case wire.MethodReadDirectory:
 		if !srv.ext {
 			return nil, false // not served: go-sdk says so
@@ -349,7 +350,11 @@ func (srv *Server) fastResult(ctx context.Context, method string, p fastParams, 
 		if err != nil {
 			return nil, false
 		}
-		return srv.fastEncoded(body, v)
+		out, ok := srv.fastEncoded(body, v)
+		if ok {
+			srv.loadedFile(ctx, snap, p.uri)
+		}
+		return out, ok
 	}
 	if v.version != "" {
 		// go-sdk names the server in every result of a 2026-07-28 request.
@@ -369,6 +374,7 @@ func (srv *Server) fastResult(ctx context.Context, method string, p fastParams, 
 		return nil, false
 	}
 	srv.fast.Add(1)
+	srv.loaded(ctx, loaded)
 	return [][]byte{data}, true
 }
 

@@ -322,10 +322,11 @@ func (srv *Server) readResource(ctx context.Context, req *mcp.ReadResourceReques
 // read serves one file, always with bytes matching the digest published in
 // the snapshot it is read from.
 func (srv *Server) read(ctx context.Context, uri string) (*ReadResourceResult, error) {
-	_, f, data, err := srv.readFile(ctx, uri)
+	snap, f, data, err := srv.readFile(ctx, uri)
 	if err != nil {
 		return nil, err
 	}
+	srv.loadedFile(ctx, snap, uri)
 	return srv.readResult(uri, f, data), nil
 }
 
@@ -416,6 +417,7 @@ type getResponse struct {
 	stable *wire.GetSkillResult
 	entry  []byte // the encoded entry of stable, whose Skill is then unset
 	other  func(mcp.ResultBase) ([]byte, error)
+	loaded string // the path of the skill the extension's answer loads
 }
 
 // MarshalJSON writes the chosen result, with the _meta go-sdk may have set.
@@ -460,7 +462,7 @@ func (srv *Server) getAny(ctx context.Context, p *wire.GetParams) (*getResponse,
 	if err != nil {
 		return nil, err
 	}
-	return &getResponse{stable: res, entry: enc}, nil
+	return &getResponse{stable: res, entry: enc, loaded: sk.Path}, nil
 }
 
 // decorate lets the compatibility profiles add to an initialize or

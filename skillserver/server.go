@@ -99,6 +99,17 @@ type Options struct {
 	// middleware added to the server does not see them, so set this when
 	// you add any.
 	NoFastPath bool
+	// OnSkillLoaded, when set, is told of each load of a skill: a
+	// skills/get by uri, or a resources/read of a skill's SKILL.md,
+	// answered with a result. It is called once per such answer, after
+	// the result is made, on every path that answers (go-sdk's handlers
+	// and the thin read path, over HTTP and stdio), with the request's
+	// context ([CallerFromContext] names the caller) and the skill's
+	// path. Errors, other files, skills the caller is not served and
+	// skills/get by name are no loads. It runs on the request's
+	// goroutine: it must be cheap and must not block (count, do not
+	// write to a database).
+	OnSkillLoaded func(ctx context.Context, skillPath string)
 }
 
 // Server is what [Attach] installed on an [mcp.Server]: the skills half of
@@ -277,7 +288,11 @@ func (srv *Server) register() error {
 		return fmt.Errorf("server: %w", err)
 	}
 	if err := mcp.AddReceivingCustomMethod(s, wire.MethodGetSkill, func(ctx context.Context, _ *mcp.ServerSession, p *wire.GetParams) (*getResponse, error) {
-		return srv.getAny(ctx, p)
+		res, err := srv.getAny(ctx, p)
+		if err == nil {
+			srv.loaded(ctx, res.loaded)
+		}
+		return res, err
 	}); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}

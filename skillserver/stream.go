@@ -181,7 +181,7 @@ type streamedMessage struct {
 // the message fastResult would; ok is false, and the file was not
 // counted as served, for go-sdk to answer (an error).
 func (srv *Server) largeReadMessage(ctx context.Context, prefix string, id []byte, uri string, v fastView, suffix string) (*streamedMessage, bool) {
-	_, f, data, err := srv.readFile(ctx, uri)
+	snap, f, data, err := srv.readFile(ctx, uri)
 	if err != nil {
 		return nil, false
 	}
@@ -199,6 +199,7 @@ func (srv *Server) largeReadMessage(ctx context.Context, prefix string, id []byt
 		head = [][]byte{meta, sr.head[1:]}
 	}
 	srv.fast.Add(1)
+	srv.loadedFile(ctx, snap, uri)
 	// The message without its closing brace, then the content, then the
 	// rest.
 	msg := fastMessage(prefix, id, head, "")

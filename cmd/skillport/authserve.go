@@ -131,13 +131,13 @@ func (sa *serveAuth) endpointAuth() *endpoint.Auth {
 
 // mountWebVisible is mountWeb, showing each caller of an authorized server
 // only the skills the rules grant it.
-func mountWebVisible(ep *endpoint.Endpoint, src skillserver.Source, log *slog.Logger, sa *serveAuth, reg web.Registry, versions web.VersionsFunc) error {
+func mountWebVisible(ep *endpoint.Endpoint, src skillserver.Source, log *slog.Logger, sa *serveAuth, reg web.Registry) error {
 	if sa == nil {
-		return mountWebWith(ep, src, &web.Options{MCPPath: ep.Options().Path, Logger: log, Registry: reg, Versions: versions})
+		return mountWebWith(ep, src, &web.Options{MCPPath: ep.Options().Path, Logger: log, Registry: reg})
 	}
 	// The web answers from the same per-caller views as MCP (sa.source),
 	// so a hidden skill nested in a visible one is absent there too.
-	h, err := web.New(sa.source(src), &web.Options{MCPPath: ep.Options().Path, Logger: log, Registry: reg, Versions: versions, Visible: func(r *http.Request, sk *catalog.Skill) bool {
+	h, err := web.New(sa.source(src), &web.Options{MCPPath: ep.Options().Path, Logger: log, Registry: reg, Visible: func(r *http.Request, sk *catalog.Skill) bool {
 		return sa.visible(skillserver.CallerFromContext(r.Context()), sk)
 	}})
 	if err != nil {

@@ -25,7 +25,6 @@ import (
 	"github.com/skillport/skillport/internal/oauth"
 	"github.com/skillport/skillport/internal/regapi"
 	"github.com/skillport/skillport/internal/registry"
-	"github.com/skillport/skillport/internal/web"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -437,24 +436,4 @@ func printVersionsTable(cmd *cobra.Command, vs []registry.Version) error {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", v.Version, esc(strings.Join(state, ", ")), v.PublishedAt.UTC().Format(time.RFC3339), esc(v.PublishedBy), v.Files, size(v.Size), findingsSummary(v), esc(v.Commit), v.Digest)
 	}
 	return w.Flush()
-}
-
-// webVersions lists a replica's versions for the web catalog's skill
-// pages: yanked, else the review state.
-func webVersions(rs *registry.Source) web.VersionsFunc {
-	return func(ctx context.Context, path string) ([]web.VersionState, error) {
-		vs, err := rs.Versions(ctx, path)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]web.VersionState, len(vs))
-		for i, v := range vs {
-			out[i] = web.VersionState{Version: v.Version, State: v.Review, Current: v.Current, PublishedBy: v.PublishedBy, PublishedAt: v.PublishedAt,
-				ReviewedBy: v.ReviewedBy, Reason: v.ReviewReason, Digest: v.Digest}
-			if v.YankedBy != "" {
-				out[i].State, out[i].Reason = "yanked", ""
-			}
-		}
-		return out, nil
-	}
 }

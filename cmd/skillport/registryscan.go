@@ -164,8 +164,9 @@ func scanPolicyCmd() *cobra.Command {
 	return c
 }
 
-// registryWeb shows a replica's versions, findings and usage on the web
-// catalog's pages (web.Registry).
+// registryWeb shows a replica's versions, their review state, findings
+// and usage on the web catalog's pages (web.Registry): one query of the
+// versions per skill page, whose rows make both its sections.
 type registryWeb struct{ rs *registry.Source }
 
 func (r registryWeb) SkillInfo(ctx context.Context, path string) (*web.SkillInfo, error) {
@@ -180,7 +181,8 @@ func (r registryWeb) SkillInfo(ctx context.Context, path string) (*web.SkillInfo
 	if err != nil {
 		return nil, err
 	}
-	info := &web.SkillInfo{Loads: loads[path].Loads, Callers: loads[path].Callers, LoadDays: registry.RecentLoadDays}
+	info := &web.SkillInfo{Loads: loads[path].Loads, Callers: loads[path].Callers, LoadDays: registry.RecentLoadDays,
+		Versions: make([]web.VersionInfo, 0, len(vs)), Reviews: make([]web.VersionState, 0, len(vs))}
 	for i := len(vs) - 1; i >= 0; i-- {
 		v := vs[i]
 		state := ""
@@ -192,6 +194,13 @@ func (r registryWeb) SkillInfo(ctx context.Context, path string) (*web.SkillInfo
 		}
 		info.Versions = append(info.Versions, web.VersionInfo{Version: v.Version, State: state, PublishedBy: v.PublishedBy, PublishedAt: v.PublishedAt,
 			Scanned: !v.Scanned.IsZero(), Findings: v.Findings})
+		// The review state, yanked before all.
+		review := web.VersionState{Version: v.Version, State: v.Review, Current: v.Current, PublishedBy: v.PublishedBy, PublishedAt: v.PublishedAt,
+			ReviewedBy: v.ReviewedBy, Reason: v.ReviewReason, Digest: v.Digest}
+		if v.YankedBy != "" {
+			review.State, review.Reason = "yanked", ""
+		}
+		info.Reviews = append(info.Reviews, review)
 	}
 	return info, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -174,7 +173,6 @@ func runServe(cmd *cobra.Command, args []string) error {
 		hook      *httpRoute
 		usage     *registry.Usage
 		regInfo   *registry.Source
-		versions  web.VersionsFunc // a registry's skill pages list versions
 	)
 	if slices.ContainsFunc(args, registry.IsDSN) {
 		// A registry is served alone: its namespaces are already one catalog.
@@ -194,7 +192,6 @@ func runServe(cmd *cobra.Command, args []string) error {
 		}
 		defer rs.Close()
 		src, summarize = rs, func(where string) { registrySummary(rs, where) }
-		versions = webVersions(rs)
 		if httpOpts != nil {
 			// Loads are counted over HTTP, where callers are known
 			// (docs/registry-scanning.md).
@@ -231,6 +228,11 @@ func runServe(cmd *cobra.Command, args []string) error {
 	served := authz.source(src) // what each caller may see, when --auth-rules is set
 	opts := &skillserver.Options{PageSize: pageSize, Logger: log, Profiles: profiles, LegacyErrorCodes: legacyCodes}
 	opts.NoFastPath, _ = f.GetBool("no-fast-path")
+	if usage != nil {
+		// The server says which skill each answer loaded, on every path
+		// it answers by: nothing re-reads the request to count it.
+		opts.OnSkillLoaded = usage.Loaded
+	}
 	if authz != nil {
 		// Answers depend on who asks: no shared cache may keep them.
 		opts.CacheScope = wire.CacheScopePrivate
@@ -288,9 +290,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	h := skills.HTTPHandler(hopts)
 	defer h.Close()
 	httpOpts.Sessions = h.Sessions
-	var mcpH http.Handler = h
 	if usage != nil {
-		mcpH = usage.Handler(h, served)
 		uctx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))
 		flushed := make(chan struct{})
 		go func() { defer close(flushed); usage.Run(uctx) }()
@@ -299,7 +299,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	}
 	closeAPI := func() {}
 	defer func() { closeAPI() }()
-	err = serveHTTPWith(ctx, ln, mcpH, httpOpts, "serve", func(ep *endpoint.Endpoint) error {
+	err = serveHTTPWith(ctx, ln, h, httpOpts, "serve", func(ep *endpoint.Endpoint) error {
 		for _, r := range routes {
 			ep.Handle(r.path, r.h)
 		}
@@ -317,7 +317,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		if regInfo != nil {
 			reg = registryWeb{regInfo}
 		}
-		return mountWebVisible(ep, src, log, authz, reg, versions)
+		return mountWebVisible(ep, src, log, authz, reg)
 	})
 	if err == nil {
 		log.Info("shut down")

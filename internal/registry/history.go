@@ -46,37 +46,64 @@ type Version struct {
 	ReviewReason string // why it was rejected
 }
 
-// Versions lists a skill's versions, oldest first.
+// Versions lists a skill's versions, oldest first, with their review
+// state and scan findings, in one statement.
 func Versions(ctx context.Context, conn *pgx.Conn, path string) ([]Version, error) {
-	rows, err := conn.Query(ctx, `SELECT v.namespace, v.version, v.digest, v.size, v.files, v.published_by, v.published_at, v.source_commit,
-		coalesce(s.current = v.version, false), coalesce(v.yanked_by, ''), coalesce(v.yanked_at, 'epoch'),
-		v.review, coalesce(v.reviewed_by, ''), coalesce(v.reviewed_at, 'epoch'), v.review_reason
-		FROM versions v LEFT JOIN skills s ON s.path = v.path WHERE v.path = $1 ORDER BY v.version`, path)
+	out, err := versions(ctx, conn, path, true)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42P01" {
+		// A schema older than scanning (registry migrate upgrades it):
+		// nothing was ever scanned.
+		out, err = versions(ctx, conn, path, false)
+	}
 	if err != nil {
-		return nil, versionsError(err)
-	}
-	var out []Version
-	for rows.Next() {
-		v := Version{Path: path}
-		if err := rows.Scan(&v.Namespace, &v.Version, &v.Digest, &v.Size, &v.Files, &v.PublishedBy, &v.PublishedAt, &v.Commit, &v.Current, &v.YankedBy, &v.YankedAt, &v.Review, &v.ReviewedBy, &v.ReviewedAt, &v.ReviewReason); err != nil {
-			return nil, dbError("versions", err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, versionsError(err)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("registry: skill %q: %w (skill paths look like acme/billing/refunds)", path, ErrUnknown)
 	}
-	found, scanned, err := findingsOf(ctx, conn, path)
+	return out, nil
+}
+
+// versions runs the statement of Versions, with the scans and findings
+// tables or (scanning false) without.
+func versions(ctx context.Context, conn *pgx.Conn, path string, scanning bool) ([]Version, error) {
+	scans := `NULL::timestamptz, NULL::text`
+	if scanning {
+		// Ordered as the snapshot's findings are (source.go).
+		scans = `(SELECT sc.scanned_at FROM scans sc WHERE sc.path = v.path AND sc.version = v.version),
+		(SELECT json_agg(json_build_object('scanner', f.scanner, 'ruleId', f.rule_id, 'level', f.level, 'file', f.file, 'line', f.line, 'message', f.message)
+			ORDER BY f.file, f.line, f.rule_id)::text FROM findings f WHERE f.path = v.path AND f.version = v.version)`
+	}
+	rows, err := conn.Query(ctx, `SELECT v.namespace, v.version, v.digest, v.size, v.files, v.published_by, v.published_at, v.source_commit,
+		coalesce(s.current = v.version, false), coalesce(v.yanked_by, ''), coalesce(v.yanked_at, 'epoch'),
+		v.review, coalesce(v.reviewed_by, ''), coalesce(v.reviewed_at, 'epoch'), v.review_reason, `+scans+`
+		FROM versions v LEFT JOIN skills s ON s.path = v.path WHERE v.path = $1 ORDER BY v.version`, path)
 	if err != nil {
 		return nil, err
 	}
-	for i := range out {
-		out[i].Findings, out[i].Scanned = found[out[i].Version], scanned[out[i].Version]
+	var out []Version
+	for rows.Next() {
+		v := Version{Path: path}
+		var scanned *time.Time
+		var findings []byte // NULL: none
+		if err := rows.Scan(&v.Namespace, &v.Version, &v.Digest, &v.Size, &v.Files, &v.PublishedBy, &v.PublishedAt, &v.Commit, &v.Current, &v.YankedBy, &v.YankedAt,
+			&v.Review, &v.ReviewedBy, &v.ReviewedAt, &v.ReviewReason, &scanned, &findings); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if scanned != nil {
+			v.Scanned = *scanned
+		}
+		if findings != nil {
+			if err := json.Unmarshal(findings, &v.Findings); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("the scan findings of %s version %d: %w", path, v.Version, err)
+			}
+		}
+		out = append(out, v)
 	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // versionsError says what to do about an error listing versions: on a

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/scan"
@@ -547,37 +546,4 @@ func Rescan(ctx context.Context, conn *pgx.Conn, target string, o *ScanOptions, 
 		return err
 	})
 	return out, dbError("rescan (the findings are stored; notifying replicas failed)", err)
-}
-
-// findingsOf returns the findings of a skill's versions, by version, and
-// when each was scanned (absent: never scanned).
-func findingsOf(ctx context.Context, conn *pgx.Conn, path string) (map[int][]scan.Finding, map[int]time.Time, error) {
-	found := map[int][]scan.Finding{}
-	scanned := map[int]time.Time{}
-	b := &pgx.Batch{}
-	b.Queue(`SELECT version, scanner, rule_id, level, file, line, message FROM findings WHERE path = $1 ORDER BY version, file, line, rule_id`, path).Query(func(rows pgx.Rows) error {
-		var v int
-		var f scan.Finding
-		_, err := pgx.ForEachRow(rows, []any{&v, &f.Scanner, &f.RuleID, &f.Level, &f.File, &f.Line, &f.Message}, func() error {
-			found[v] = append(found[v], f)
-			return nil
-		})
-		return err
-	})
-	b.Queue(`SELECT version, scanned_at FROM scans WHERE path = $1`, path).Query(func(rows pgx.Rows) error {
-		var v int
-		var at time.Time
-		_, err := pgx.ForEachRow(rows, []any{&v, &at}, func() error { scanned[v] = at; return nil })
-		return err
-	})
-	if err := conn.SendBatch(ctx, b).Close(); err != nil {
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "42P01" {
-			// A schema older than scanning (registry migrate upgrades it):
-			// nothing was ever scanned.
-			return map[int][]scan.Finding{}, map[int]time.Time{}, nil
-		}
-		return nil, nil, dbError("findings", err)
-	}
-	return found, scanned, nil
 }

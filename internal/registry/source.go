@@ -50,6 +50,9 @@ type Options struct {
 	QueryTimeout time.Duration
 	// Logger receives reconnections and reloads; nil means slog.Default().
 	Logger *slog.Logger
+	// Tracer, when set, sees every query of the replica's pooled
+	// connections (tests count a page's queries with it).
+	Tracer pgx.QueryTracer
 }
 
 // Source is a replica: a [skillserver.Source] serving the registry's current
@@ -108,6 +111,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Source, error) {
 		return nil, fmt.Errorf("registry: %s: %w", redact(dsn), err)
 	}
 	cfg.MaxConns = o.MaxConns
+	if o.Tracer != nil {
+		cfg.ConnConfig.Tracer = o.Tracer
+	}
 	if cfg.ConnConfig.ConnectTimeout <= 0 || cfg.ConnConfig.ConnectTimeout > o.QueryTimeout {
 		cfg.ConnConfig.ConnectTimeout = o.QueryTimeout
 	}
@@ -289,20 +295,16 @@ func (s *Source) load(ctx context.Context, base *snapshot) (*snapshot, error) {
 		var rs []row
 		for rows.Next() {
 			var r row
-			var m, sig, fs *string
-			if err := rows.Scan(&r.path, &m, &sig, &fs, &r.review); err != nil {
+			var fs []byte
+			// Into bytes, as they are kept: a string first would copy
+			// every manifest once more (NULL leaves nil).
+			if err := rows.Scan(&r.path, &r.manifest, &r.signature, &fs, &r.review); err != nil {
 				return err
-			}
-			if m != nil {
-				r.manifest = []byte(*m)
-			}
-			if sig != nil {
-				r.signature = []byte(*sig)
 			}
 			if fs != nil {
 				// json_build_object spaces its output; entries are compact.
 				var buf bytes.Buffer
-				if err := json.Compact(&buf, []byte(*fs)); err != nil {
+				if err := json.Compact(&buf, fs); err != nil {
 					return fmt.Errorf("the scan findings of %s: %w", r.path, err)
 				}
 				r.findings = buf.Bytes()

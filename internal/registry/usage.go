@@ -1,12 +1,9 @@
 package registry
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
@@ -174,122 +171,18 @@ func (u *Usage) Run(ctx context.Context) {
 // database; run it with [Usage.Run].
 func (s *Source) Usage(o *UsageOptions) *Usage { return NewUsage(s.pool, o) }
 
-// usageBodyMax bounds the request bodies Handler reads for a load: a
-// skills/get or resources/read is small, and a large body is something
-// else.
-const usageBodyMax = 64 << 10
-
-// Handler counts, in front of an MCP HTTP handler, every request that
-// loads a skill the caller is served: a skills/get by uri, or a
-// resources/read of a skill's SKILL.md, answered with a result (not an
-// error). The caller is the request's [skillserver.Caller] subject, ""
-// for an anonymous one.
-func (u *Usage) Handler(next http.Handler, src skillserver.Source) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			next.ServeHTTP(w, r)
-			return
-		}
-		b, ok := r.Body.(interface{ Buffered() []byte })
-		if !ok {
-			next.ServeHTTP(w, r)
-			return
-		}
-		path := loadedSkill(r.Context(), b.Buffered(), src)
-		if path == "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		sw := &sniffer{ResponseWriter: w}
-		next.ServeHTTP(sw, r)
-		if sw.succeeded() {
-			caller := ""
-			if c := skillserver.CallerFromContext(r.Context()); c != nil {
-				caller = c.Subject
-			}
-			u.Count(path, caller, 1)
-		}
-	})
-}
-
-// loadedSkill returns the path of the skill body loads, "" when it loads
-// none.
-func loadedSkill(ctx context.Context, body []byte, src skillserver.Source) string {
-	if len(body) > usageBodyMax || (!bytes.Contains(body, []byte("skills/get")) && !bytes.Contains(body, []byte("/SKILL.md"))) {
-		return ""
+// Loaded counts a load of the skill at path by the caller of ctx (its
+// [skillserver.Caller] subject, "" for an anonymous one). It is what a
+// server's skillserver.Options.OnSkillLoaded is set to: the server calls
+// it once per skills/get or resources/read of a SKILL.md it answered
+// with a result, on every path it answers by, so the request is parsed
+// once, by the server, and nothing here reads it again.
+func (u *Usage) Loaded(ctx context.Context, path string) {
+	caller := ""
+	if c := skillserver.CallerFromContext(ctx); c != nil {
+		caller = c.Subject
 	}
-	var req struct {
-		Method string `json:"method"`
-		Params struct {
-			URI string `json:"uri"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &req) != nil || (req.Method != "skills/get" && req.Method != "resources/read") {
-		return ""
-	}
-	snap := src.Snapshot()
-	if vs, ok := src.(skillserver.ViewSource); ok {
-		var err error
-		if snap, err = vs.View(ctx, nil, skillserver.CallerFromContext(ctx)); err != nil {
-			return ""
-		}
-	}
-	if sk := snap.Skill(req.Params.URI); sk != nil {
-		return sk.Path
-	}
-	return ""
-}
-
-// sniffer keeps the start of a response, to tell a JSON-RPC result from
-// an error, and passes everything on.
-type sniffer struct {
-	http.ResponseWriter
-	status int
-	head   []byte
-}
-
-func (s *sniffer) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *sniffer) Write(p []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	if len(s.head) < 512 {
-		s.head = append(s.head, p[:min(len(p), 512-len(s.head))]...)
-	}
-	return s.ResponseWriter.Write(p)
-}
-
-// Flush, Unwrap and SetRPCMethod keep what the handler finds on the
-// writer it is given (streaming, the endpoint's method label).
-func (s *sniffer) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (s *sniffer) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-func (s *sniffer) SetRPCMethod(m string) {
-	if l, ok := s.ResponseWriter.(interface{ SetRPCMethod(string) }); ok {
-		l.SetRPCMethod(m)
-	}
-}
-
-// succeeded reports whether the response is a JSON-RPC result (in JSON
-// or in an SSE event).
-func (s *sniffer) succeeded() bool {
-	if s.status != http.StatusOK {
-		return false
-	}
-	res := bytes.Index(s.head, []byte(`"result":`))
-	e := bytes.Index(s.head, []byte(`"error":`))
-	return res >= 0 && (e < 0 || res < e)
+	u.Count(path, caller, 1)
 }
 
 // Load is the loads of one skill over recent days, from every replica's

@@ -2,10 +2,12 @@ package registry_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -18,12 +20,15 @@ import (
 	"github.com/skillport/skillport/internal/peers"
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/skillclient"
+	"github.com/skillport/skillport/skillserver"
 )
 
-// startServeProcess is serveReplica, returning the process too.
-func startServeProcess(t *testing.T, dsn string) (*peers.Process, string) {
+// startServeProcess is serveReplica, returning the process too; flags
+// are added to serve's.
+func startServeProcess(t *testing.T, dsn string, flags ...string) (*peers.Process, string) {
 	t.Helper()
-	p := peers.Start(t, peers.Command{Args: []string{skillportBin(t), "serve", "--http", "127.0.0.1:0", "--stateless", "--usage-flush", "100ms", dsn}, Env: os.Environ()})
+	args := append([]string{skillportBin(t), "serve", "--http", "127.0.0.1:0", "--stateless", "--usage-flush", "100ms"}, flags...)
+	p := peers.Start(t, peers.Command{Args: append(args, dsn), Env: os.Environ()})
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		_, stderr := p.Output()
 		if m := servingRE.FindStringSubmatch(stderr); m != nil {
@@ -55,7 +60,8 @@ func usageRows(t *testing.T, dsn string) map[string]int64 {
 }
 
 // Two replicas of one database count the loads they serve (skills/get,
-// resources/read of SKILL.md; not other files, not errors), expose
+// resources/read of SKILL.md; not other files, not errors), the first
+// answering them on its thin read path, the second through go-sdk, expose
 // per-skill totals without callers on /metrics, and add their counts to
 // the database: after a known number of loads, the usage table holds
 // exactly them.
@@ -66,7 +72,11 @@ func TestUsageTwoReplicas(t *testing.T) {
 	loads := []struct{ get, read int }{{3, 1}, {2, 4}}
 	want := map[string]int64{}
 	for i, n := range loads {
-		proc, url := startServeProcess(t, dsn)
+		var flags []string
+		if i == 1 {
+			flags = []string{"--no-fast-path"}
+		}
+		proc, url := startServeProcess(t, dsn, flags...)
 		client := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil)
 		if err := skillclient.Register(client); err != nil {
 			t.Fatal(err)
@@ -213,6 +223,72 @@ func TestUsageCallers(t *testing.T) {
 	for deadline := time.Now().Add(30 * time.Second); fmt.Sprint(usageRows(t, dsn)) != fmt.Sprint(want); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("usage %v, want %v", usageRows(t, dsn), want)
+		}
+	}
+}
+
+// A replica counts loads without reading the request again: the server
+// parses each body once and tells the counter which skill it served
+// (skillserver.Options.OnSkillLoaded). Serving a skills/get with the
+// counter costs no more allocations than without it, fewer than one
+// json.Unmarshal of the body (what the HTTP middleware that counted
+// before did, beside keeping the response's head), on the thin path and
+// on go-sdk's.
+func TestUsageParsesNothing(t *testing.T) {
+	dsn := newDB(t)
+	publish(t, connect(t, dsn), openCat(t, copyTree(t, examples), "acme"), nil)
+	rs := openReplica(t, dsn)
+	body := `{"jsonrpc":"2.0","id":1,"method":"skills/get","params":{"uri":"skill://acme/code-review/SKILL.md"}}`
+	parse := testing.AllocsPerRun(100, func() {
+		var req struct {
+			Method string `json:"method"`
+			Params struct {
+				URI string `json:"uri"`
+			} `json:"params"`
+		}
+		if json.Unmarshal([]byte(body), &req) != nil {
+			t.Fatal("the body does not parse")
+		}
+	})
+	var want int64
+	for _, noFast := range []bool{false, true} {
+		u := rs.Usage(&registry.UsageOptions{Logger: discard})
+		var allocs [2]float64
+		for i, count := range []bool{false, true} {
+			opts := &skillserver.Options{Logger: discard, NoFastPath: noFast}
+			if count {
+				opts.OnSkillLoaded = u.Loaded
+			}
+			_, srv, err := skillserver.New(nil, rs, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := srv.HTTPHandler(&skillserver.HTTPOptions{Logger: discard, Stateless: true})
+			defer h.Close()
+			serve := func() {
+				req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if !strings.Contains(w.Body.String(), `"result"`) {
+					t.Fatalf("skills/get: %d %s", w.Code, w.Body)
+				}
+			}
+			allocs[i] = testing.AllocsPerRun(50, serve)
+		}
+		t.Logf("noFastPath=%v: %.0f allocations without counting, %.0f with; one parse of the body: %.0f", noFast, allocs[0], allocs[1], parse)
+		if extra := allocs[1] - allocs[0]; extra >= parse {
+			t.Errorf("noFastPath=%v: counting a load costs %.0f allocations (one parse of the body: %.0f)", noFast, extra, parse)
+		}
+		// Every request with the counter was a load: 51 (AllocsPerRun
+		// warms up once).
+		if err := u.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		want += 51
+		if got := usageRows(t, dsn)["acme/code-review by "]; got != want {
+			t.Errorf("noFastPath=%v: %d loads in the database, want %d", noFast, got, want)
 		}
 	}
 }

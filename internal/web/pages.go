@@ -126,8 +126,8 @@ type skillPage struct {
 	Signed      string
 	Registry    *SkillInfo
 	RegistryErr string
-	// Versions lists the skill's versions and their review state, when the
-	// source keeps versions (nil otherwise).
+	// Versions lists the skill's versions and their review state, from
+	// the registry's SkillInfo (nil otherwise).
 	Versions *versionsSection
 }
 
@@ -186,9 +186,8 @@ func (h *Handler) serveSkill(w http.ResponseWriter, r *http.Request, snap skills
 			h.log.Warn("web: reading the registry", "skill", sk.Path, "err", err)
 			p.RegistryErr = "The registry could not be read; versions and findings are not shown. Reload the page."
 		}
-		p.Registry = info
+		p.Registry, p.Versions = info, versionsOf(info)
 	}
-	p.Versions = h.versionsOf(r, sk)
 	h.render(w, "skill.html", p)
 }
 

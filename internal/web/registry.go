@@ -9,12 +9,15 @@ import (
 )
 
 // Registry is what a registry knows of its skills beyond their files: the
-// versions, their state and scan findings, and recent loads. The pages of
-// a skill the caller may see show it; a catalog without a registry (a
-// directory, git) shows nothing of it.
+// versions, their review state and scan findings, and recent loads. The
+// pages of a skill the caller may see show it; a catalog without a
+// registry (a directory, git) shows nothing of it.
 type Registry interface {
 	// SkillInfo returns the versions and recent loads of the skill at
-	// path; nil, nil for a skill the registry does not hold.
+	// path; nil, nil for a skill the registry does not hold. It is asked
+	// once per skill page, and only for a skill the caller may see, so a
+	// version's state is shown to those allowed to see the skill and no
+	// one else.
 	SkillInfo(ctx context.Context, path string) (*SkillInfo, error)
 	// RecentLoads returns the recent loads of each of paths (absent: none).
 	RecentLoads(ctx context.Context, paths []string) (map[string]int64, error)
@@ -23,6 +26,9 @@ type Registry interface {
 // SkillInfo is a skill as its registry knows it.
 type SkillInfo struct {
 	Versions []VersionInfo // newest first
+	// Reviews are the same versions with their review state, newest
+	// first (the versions section of a governed registry).
+	Reviews []VersionState
 	// Loads and Callers count the last LoadDays days, from every replica.
 	Loads    int64
 	Callers  int

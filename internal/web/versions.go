@@ -1,12 +1,6 @@
 package web
 
-import (
-	"context"
-	"net/http"
-	"time"
-
-	"github.com/skillport/skillport/catalog"
-)
+import "time"
 
 // VersionState is one version of a skill as its page shows it, for a
 // source that keeps versions (a governed registry).
@@ -24,11 +18,6 @@ type VersionState struct {
 	Digest string
 }
 
-// VersionsFunc returns the versions of the skill at path, newest last.
-// It is asked only for a skill the caller may see, so a version's state is
-// shown to those allowed to see the skill and no one else.
-type VersionsFunc func(ctx context.Context, path string) ([]VersionState, error)
-
 // MaxVersionsShown bounds the versions a skill page lists (the latest).
 const MaxVersionsShown = 50
 
@@ -40,20 +29,15 @@ type versionsSection struct {
 	// Pending is set when the version served has not been reviewed yet
 	// (observe mode): the page says so above everything else.
 	Pending bool
-	Error   string
 }
 
-// versionsOf fills the skill page's versions section, when the source
-// keeps versions.
-func (h *Handler) versionsOf(r *http.Request, sk *catalog.Skill) *versionsSection {
-	if h.opts.Versions == nil {
+// versionsOf is the skill page's versions section of a registry's
+// skill, newest first.
+func versionsOf(info *SkillInfo) *versionsSection {
+	if info == nil || info.Reviews == nil {
 		return nil
 	}
-	vs, err := h.opts.Versions(r.Context(), sk.Path)
-	if err != nil {
-		h.log.Warn("web: reading versions", "skill", sk.Path, "err", err)
-		return &versionsSection{Error: "The versions could not be read; reload the page."}
-	}
+	vs := info.Reviews
 	s := &versionsSection{}
 	for _, v := range vs {
 		if v.Current && v.State == "pending" {
@@ -61,11 +45,8 @@ func (h *Handler) versionsOf(r *http.Request, sk *catalog.Skill) *versionsSectio
 		}
 	}
 	if len(vs) > MaxVersionsShown {
-		s.Older, vs = len(vs)-MaxVersionsShown, vs[len(vs)-MaxVersionsShown:]
+		s.Older, vs = len(vs)-MaxVersionsShown, vs[:MaxVersionsShown]
 	}
-	// Newest first, as people read a history.
-	for i := len(vs) - 1; i >= 0; i-- {
-		s.Rows = append(s.Rows, vs[i])
-	}
+	s.Rows = vs
 	return s
 }

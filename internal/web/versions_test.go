@@ -16,27 +16,43 @@ import (
 	"github.com/skillport/skillport/skillserver"
 )
 
-// TestVersionStates: a skill page of a source keeping versions lists
-// each with its state, newest first, escapes what people wrote (a
-// rejection's reason), says so above everything when the version served
-// is pending review, and is asked only for skills the caller may see.
+// reviews is a registry whose skills' versions have review states,
+// newest first; every SkillInfo asked is recorded.
+type reviews struct {
+	states []web.VersionState
+	err    error
+	asked  []string
+}
+
+func (r *reviews) SkillInfo(_ context.Context, path string) (*web.SkillInfo, error) {
+	r.asked = append(r.asked, path)
+	if r.err != nil {
+		return nil, r.err
+	}
+	return &web.SkillInfo{Reviews: r.states, LoadDays: 7}, nil
+}
+
+func (r *reviews) RecentLoads(context.Context, []string) (map[string]int64, error) {
+	return nil, nil
+}
+
+// TestVersionStates: a registry's skill page lists each version with its
+// state, newest first, escapes what people wrote (a rejection's reason),
+// says so above everything when the version served is pending review,
+// and asks the registry once, only for skills the caller may see.
 func TestVersionStates(t *testing.T) {
 	cat := openCatalog(t, fstest.MapFS{
 		"acme/notes/SKILL.md":  skillMD("notes", "Notes with versions.", "# Notes\n"),
 		"acme/hidden/SKILL.md": skillMD("hidden", "A skill nobody may see.", "# Hidden\n"),
 	})
 	at := time.Date(2026, 11, 28, 1, 2, 3, 0, time.UTC)
-	var asked []string
-	versions := func(_ context.Context, path string) ([]web.VersionState, error) {
-		asked = append(asked, path)
-		return []web.VersionState{
-			{Version: 1, State: "yanked", PublishedBy: "alice", PublishedAt: at},
-			{Version: 2, State: "rejected", PublishedBy: "alice", PublishedAt: at, ReviewedBy: "bob", Reason: "<script>alert(1)</script>"},
-			{Version: 3, State: "approved", PublishedBy: "alice", PublishedAt: at, ReviewedBy: "bob"},
-			{Version: 4, State: "pending", Current: true, PublishedBy: "alice", PublishedAt: at},
-		}, nil
-	}
-	ts := serveWeb(t, skillserver.NewCatalogSource(cat), &web.Options{Versions: versions,
+	reg := &reviews{states: []web.VersionState{
+		{Version: 4, State: "pending", Current: true, PublishedBy: "alice", PublishedAt: at},
+		{Version: 3, State: "approved", PublishedBy: "alice", PublishedAt: at, ReviewedBy: "bob"},
+		{Version: 2, State: "rejected", PublishedBy: "alice", PublishedAt: at, ReviewedBy: "bob", Reason: "<script>alert(1)</script>"},
+		{Version: 1, State: "yanked", PublishedBy: "alice", PublishedAt: at},
+	}}
+	ts := serveWeb(t, skillserver.NewCatalogSource(cat), &web.Options{Registry: reg,
 		Visible: func(_ *http.Request, sk *catalog.Skill) bool { return sk.Path != "acme/hidden" }})
 	_, page := get(t, ts.URL+"/s/acme/notes/")
 	for _, want := range []string{
@@ -57,16 +73,23 @@ func TestVersionStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound || strings.Join(asked, " ") != "acme/notes" {
-		t.Errorf("a hidden skill's page: %d, versions asked for %v", resp.StatusCode, asked)
+	if resp.StatusCode != http.StatusNotFound || strings.Join(reg.asked, " ") != "acme/notes" {
+		t.Errorf("a hidden skill's page: %d, the registry asked for %v", resp.StatusCode, reg.asked)
 	}
 
-	// A failing source of versions: the page says so and still renders.
-	ts = serveWeb(t, skillserver.NewCatalogSource(cat), &web.Options{Versions: func(context.Context, string) ([]web.VersionState, error) {
-		return nil, errors.New("database down")
-	}})
-	if _, page := get(t, ts.URL+"/s/acme/notes/"); !strings.Contains(page, "The versions could not be read") || !strings.Contains(page, "<h1>notes</h1>") || strings.Contains(page, "database down") {
+	// A failing registry: the page says so and still renders.
+	ts = serveWeb(t, skillserver.NewCatalogSource(cat), &web.Options{Registry: &reviews{err: errors.New("database down")}})
+	if _, page := get(t, ts.URL+"/s/acme/notes/"); !strings.Contains(page, "The registry could not be read; versions and findings are not shown") || !strings.Contains(page, "<h1>notes</h1>") || strings.Contains(page, "database down") {
 		t.Errorf("page with versions unreadable:\n%s", page)
+	}
+	// Older versions past MaxVersionsShown are counted, not listed.
+	many := &reviews{}
+	for v := web.MaxVersionsShown + 3; v > 0; v-- {
+		many.states = append(many.states, web.VersionState{Version: v, State: "approved", Current: v == web.MaxVersionsShown+3})
+	}
+	ts = serveWeb(t, skillserver.NewCatalogSource(cat), &web.Options{Registry: many})
+	if _, page := get(t, ts.URL+"/s/acme/notes/"); strings.Count(page, `<tr class="state-approved">`) != web.MaxVersionsShown || !strings.Contains(page, "3 older versions not shown") || strings.Contains(page, `<td class="num">3</td>`) {
+		t.Errorf("a skill of %d versions:\n%s", web.MaxVersionsShown+3, page)
 	}
 	// A source without versions: no section.
 	ts = serveWeb(t, skillserver.NewCatalogSource(cat), nil)
@@ -82,13 +105,11 @@ func TestVersionStates(t *testing.T) {
 func TestBrowserVersions(t *testing.T) {
 	cat := openCatalog(t, fstest.MapFS{"acme/notes/SKILL.md": skillMD("notes", "Notes with versions.", "# Notes\n")})
 	evil := `<img src=x onerror=alert(1)><script>alert(2)</script>`
-	versions := func(context.Context, string) ([]web.VersionState, error) {
-		return []web.VersionState{
-			{Version: 1, State: "rejected", PublishedBy: evil, PublishedAt: time.Now(), ReviewedBy: evil, Reason: evil},
-			{Version: 2, State: "pending", Current: true, PublishedBy: "alice", PublishedAt: time.Now()},
-		}, nil
-	}
-	ts := serveWeb(t, skillserver.NewCatalogSource(cat), &web.Options{Versions: versions})
+	reg := &reviews{states: []web.VersionState{
+		{Version: 2, State: "pending", Current: true, PublishedBy: "alice", PublishedAt: time.Now()},
+		{Version: 1, State: "rejected", PublishedBy: evil, PublishedAt: time.Now(), ReviewedBy: evil, Reason: evil},
+	}}
+	ts := serveWeb(t, skillserver.NewCatalogSource(cat), &web.Options{Registry: reg})
 	ctx := chromium(t)
 	w := watchPage(t, ctx, ts.URL)
 	var banner, rejectedColor string

@@ -79,11 +79,9 @@ type Options struct {
 	// Logger receives errors reading files; nil means slog.Default().
 	Logger *slog.Logger
 	// Registry, when the catalog is a registry's, adds each skill's
-	// versions, scan findings and recent loads to its pages.
+	// versions, their review state (docs/registry-governance.md), scan
+	// findings and recent loads to its pages, from one SkillInfo a page.
 	Registry Registry
-	// Versions, when set, lists a skill's versions and their review state
-	// on its page (a governed registry; docs/registry-governance.md).
-	Versions VersionsFunc
 }
 
 // Handler serves the web catalog. Create it with [New].
