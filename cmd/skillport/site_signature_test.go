@@ -83,7 +83,7 @@ func cloneDoc(t *testing.T, doc map[string]any) map[string]any {
 // TestSiteSignatures: a real skillport serve of a signed folder, exported
 // as a static site (a discovery document without an MCP endpoint, on a
 // plain file server), carries each skill's bundle in the document; ls,
-// verify, pull and install read the site over HTTP and apply the trust
+// verify, pull, load and install read the site over HTTP and apply the trust
 // policy to it as to an MCP server: the skill signed by the trusted key
 // (one at a nested path too) is accepted and its signer recorded in the
 // lock, the others are refused naming skill, origin and reason. A
@@ -175,6 +175,10 @@ func TestSiteSignatures(t *testing.T) {
 			[]string{"pdf", "lint"}, []string{refusedDocx, refusedExtra}, []string{"Read DOCX"}},
 		{"pull", append([]string{"pull", "--to", pulled}, trusted...), 1,
 			[]string{"pdf -> "}, []string{refusedDocx, refusedExtra}, nil},
+		{"load trusted", []string{"load", "pdf", site, "--label", "site", "--trusted-key", acmePub, "--yes"}, 0,
+			[]string{"Run scripts/run.sh."}, nil, nil},
+		{"load refused", []string{"load", "docx", site, "--label", "site", "--trusted-key", acmePub, "--yes"}, 1,
+			nil, []string{refusedDocx}, []string{"Body."}},
 		{"install of the trusted skill", append([]string{"install", "--skill", "pdf"}, installTrusted...), 0,
 			[]string{"pdf -> "}, nil, nil},
 		{"install refuses the untrusted skills and writes nothing", append([]string{"install", "--skill", "docx"}, installTrusted...), 1,
