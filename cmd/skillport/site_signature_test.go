@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -110,12 +109,7 @@ func TestSiteSignatures(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	startServeProcess(t, bin, addr, dir)
 	export, doc := exportSite(t, "http://"+addr)
 	for _, name := range []string{"pdf", "docx", "lint"} {
@@ -133,41 +127,10 @@ func TestSiteSignatures(t *testing.T) {
 	refusedDocx := "skill skill://docx/SKILL.md from origin site refused: signature refused: signed by key "
 	refusedExtra := `skill skill://extra/SKILL.md from origin site refused: unsigned: the server sent no _meta "io.skillport/signature" signature, and the trust policy requires one`
 	pulled := filepath.Join(project, "pulled")
-	type check struct {
-		name        string
-		args        []string
-		code        int
-		out, errOut []string
-		notIn       []string
-	}
-	run := func(cases []check) {
-		t.Helper()
-		for _, tc := range cases {
-			out, errOut, code := runCLI(t, tc.args...)
-			if code != tc.code {
-				t.Errorf("%s: exit %d, want %d\n%s%s", tc.name, code, tc.code, out, errOut)
-			}
-			for _, w := range tc.out {
-				if !strings.Contains(out, w) {
-					t.Errorf("%s: stdout lacks %q:\n%s", tc.name, w, out)
-				}
-			}
-			for _, w := range tc.errOut {
-				if !strings.Contains(errOut, w) {
-					t.Errorf("%s: stderr lacks %q:\n%s", tc.name, w, errOut)
-				}
-			}
-			for _, w := range tc.notIn {
-				if strings.Contains(out+errOut, w) {
-					t.Errorf("%s: output has %q:\n%s%s", tc.name, w, out, errOut)
-				}
-			}
-		}
-	}
 	trusted := []string{"--label", "site", "--trusted-key", acmePub, site}
 	// install names a source's origin by its address, not --label.
 	installTrusted := []string{"--project", "--agent", "agents", "--trusted-key", acmePub, site}
-	run([]check{
+	runCases(t, []cliCase{
 		{"verify", append([]string{"verify"}, trusted...), 1,
 			[]string{"ok   site:pdf", "ok   site:lint", "signature verified: signed by key ", "2 skills verified, 2 failed"},
 			[]string{"names no MCP endpoint", refusedDocx, refusedExtra}, nil},
@@ -236,7 +199,7 @@ func TestSiteSignatures(t *testing.T) {
 		{"huge", huge, []string{`index.json: skill "pdf": _meta "io.skillport/signature" is 65546 bytes, over the 65536-byte limit of a signature bundle; the entry is skipped`}, "pdf"},
 	} {
 		writeSiteDoc(t, export, tc.doc)
-		run([]check{
+		runCases(t, []cliCase{
 			{tc.name + ": verify", append([]string{"verify"}, trusted...), 1, nil, tc.want, []string{"ok   site:" + tc.gone + ":"}},
 			{tc.name + ": install", append([]string{"install"}, installTrusted...), 1, nil, tc.want, nil},
 		})
