@@ -31,6 +31,13 @@ import (
 // name, each with its right digest unless wrong lists it.
 func site(t *testing.T, skills map[string]string, wrong ...string) *host.Site {
 	t.Helper()
+	return signedSite(t, skills, nil, wrong...)
+}
+
+// signedSite is site with an entry's _meta signature for each name of
+// bundles.
+func signedSite(t *testing.T, skills map[string]string, bundles map[string][]byte, wrong ...string) *host.Site {
+	t.Helper()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != wire.WellKnownPath {
 			w.Write([]byte(skills[strings.Trim(r.URL.Path, "/")]))
@@ -45,7 +52,11 @@ func site(t *testing.T, skills map[string]string, wrong ...string) *host.Site {
 					d = strings.Repeat("0", 64)
 				}
 			}
-			ents = append(ents, fmt.Sprintf(`{"name":%q,"type":"skill-md","description":"d","url":"/%s","digest":"sha256:%s"}`, name, name, d))
+			meta := ""
+			if b := bundles[name]; b != nil {
+				meta = fmt.Sprintf(`,"_meta":{%q:%s}`, wire.MetaSignature, b)
+			}
+			ents = append(ents, fmt.Sprintf(`{"name":%q,"type":"skill-md","description":"d","url":"/%s","digest":"sha256:%s"%s}`, name, name, d, meta))
 		}
 		fmt.Fprintf(w, `{"$schema":%q,"skills":[%s]}`, wire.IndexSchema, strings.Join(ents, ","))
 	}))
@@ -134,24 +145,7 @@ func TestOpenSigned(t *testing.T) {
 		return b
 	}
 	metas := map[string][]byte{"pdf": bundle("skill://acme/pdf/SKILL.md"), "docx": bundle("skill://acme/pdf/SKILL.md")}
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != wire.WellKnownPath {
-			w.Write([]byte(body[strings.Trim(r.URL.Path, "/")]))
-			return
-		}
-		var ents []string
-		for name, b := range body {
-			sum := sha256.Sum256([]byte(b))
-			ents = append(ents, fmt.Sprintf(`{"name":%q,"type":"skill-md","description":"d","url":"/%s","digest":"sha256:%x","_meta":{%q:%s}}`,
-				name, name, sum, wire.MetaSignature, metas[name]))
-		}
-		fmt.Fprintf(w, `{"$schema":%q,"skills":[%s]}`, wire.IndexSchema, strings.Join(ents, ","))
-	}))
-	defer ts.Close()
-	s, err := host.ReadSite(context.Background(), nil, ts.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := signedSite(t, body, metas)
 	tr, warnings, err := siteorigin.Open(context.Background(), s, nil)
 	if err != nil || len(warnings) != 0 {
 		t.Fatal(err, warnings)
