@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillport/skillport/internal/gittest"
+	"github.com/skillport/skillport/internal/ocitest"
 	"github.com/skillport/skillport/internal/sigfile"
 	"github.com/skillport/skillport/internal/skilltest"
 	"github.com/skillport/skillport/wire"
@@ -79,6 +83,28 @@ func cloneDoc(t *testing.T, doc map[string]any) map[string]any {
 	return c
 }
 
+// signedSiteTree is signedTree (pdf signed by acme, docx by another key,
+// extra unsigned) with a skill at a nested path, group/lint, signed by
+// acme: a discovery document names it "lint" only, its signature binds
+// group/lint.
+func signedSiteTree(t *testing.T) (dir, acmePub string) {
+	t.Helper()
+	dir, acmePub, _, acmePriv := signedTree(t)
+	docx, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(sigfile.Path("docx"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	skilltest.WriteFile(t, filepath.Join(dir, "group", "lint", "SKILL.md"), "---\nname: lint\ndescription: Lint things\n---\nLint.\n")
+	if err := runSign(&bytes.Buffer{}, acmePriv, dir); err != nil {
+		t.Fatal(err)
+	}
+	skilltest.WriteFile(t, filepath.Join(dir, filepath.FromSlash(sigfile.Path("docx"))), string(docx))
+	if err := os.Remove(filepath.Join(dir, filepath.FromSlash(sigfile.Path("extra")))); err != nil {
+		t.Fatal(err)
+	}
+	return dir, acmePub
+}
+
 // TestSiteSignatures: a real skillport serve of a signed folder, exported
 // as a static site (a discovery document without an MCP endpoint, on a
 // plain file server), carries each skill's bundle in the document; ls,
@@ -93,21 +119,7 @@ func TestSiteSignatures(t *testing.T) {
 	fakeHome(t)
 	project := t.TempDir()
 	t.Chdir(project)
-	dir, acmePub, _, acmePriv := signedTree(t)
-	// A skill at a nested path, signed by acme: the document names it
-	// "lint" only, its signature binds group/lint.
-	docx, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(sigfile.Path("docx"))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	skilltest.WriteFile(t, filepath.Join(dir, "group", "lint", "SKILL.md"), "---\nname: lint\ndescription: Lint things\n---\nLint.\n")
-	if err := runSign(&bytes.Buffer{}, acmePriv, dir); err != nil {
-		t.Fatal(err)
-	}
-	skilltest.WriteFile(t, filepath.Join(dir, filepath.FromSlash(sigfile.Path("docx"))), string(docx))
-	if err := os.Remove(filepath.Join(dir, filepath.FromSlash(sigfile.Path("extra")))); err != nil {
-		t.Fatal(err)
-	}
+	dir, acmePub := signedSiteTree(t)
 
 	addr := freeAddr(t)
 	startServeProcess(t, bin, addr, dir)
@@ -203,5 +215,35 @@ func TestSiteSignatures(t *testing.T) {
 			{tc.name + ": verify", append([]string{"verify"}, trusted...), 1, nil, tc.want, []string{"ok   site:" + tc.gone + ":"}},
 			{tc.name + ": install", append([]string{"install"}, installTrusted...), 1, nil, tc.want, nil},
 		})
+	}
+}
+
+// TestSiteSignaturesEveryServeMode: serve of a git source and of an OCI
+// source carries the bundles in its discovery document as serve of a
+// folder does (the committed .skillport/signatures, the pushed Sigstore
+// referrers), and a host reading the site copy verifies them.
+func TestSiteSignaturesEveryServeMode(t *testing.T) {
+	bin := skilltest.Binary(t)
+	fakeHome(t)
+	dir, acmePub := signedSiteTree(t)
+	reg := ocitest.Start(t)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	oci := "oci://" + reg.Host + "/acme/site:v1"
+	if err := runPush(context.Background(), io.Discard, dir, oci, nil); err != nil {
+		t.Fatalf("push: %v", err)
+	}
+	for _, mode := range []struct{ name, src string }{
+		{"git", "git+file://" + gittest.BareRepoOf(t, dir) + "@main"},
+		{"oci", oci},
+	} {
+		addr := freeAddr(t)
+		startServeProcess(t, bin, addr, mode.src)
+		export, _ := exportSite(t, "http://"+addr)
+		ts := httptest.NewServer(http.FileServer(http.Dir(export)))
+		defer ts.Close()
+		runCases(t, []cliCase{{mode.name, []string{"verify", "--label", "site", "--trusted-key", acmePub, ts.URL + "/"}, 1,
+			[]string{"ok   site:pdf", "ok   site:lint", "signature verified: signed by key ", "2 skills verified, 2 failed"},
+			[]string{"skill skill://docx/SKILL.md from origin site refused: signature refused: signed by key ",
+				`skill skill://extra/SKILL.md from origin site refused: unsigned: the server sent no _meta "io.skillport/signature" signature`}, nil}})
 	}
 }
