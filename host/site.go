@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"strings"
 	"testing/fstest"
 
+	"github.com/skillport/skillport/internal/sigfile"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/wire"
 )
@@ -55,6 +57,15 @@ type SiteOptions struct {
 	MaxSkillBytes int64 // default MaxSiteSkillBytes
 	MaxFiles      int   // default MaxSiteSkillFiles
 	MaxTotalBytes int64 // default MaxSiteBytes
+	// SkillDir, when set, is asked the folder a signed entry's skill is
+	// laid out at, given the entry's name and its signature bundle: the
+	// skill path the publisher signed (a signature binds the skill's
+	// path, and a publisher's may be nested, acme/pdf, where a document
+	// names the skill only). "" keeps the name. A folder that is not a
+	// relative path ending in the name, or that overlaps another skill's,
+	// is not used. The bundle is not verified yet: a wrong folder makes
+	// the signature's check fail, as a wrong path would over MCP.
+	SkillDir func(name string, bundle []byte) string
 }
 
 // SiteSkillError says why one entry of a discovery document was not used;
@@ -84,6 +95,12 @@ func (e *SiteSkillError) Unwrap() []error { return []error{e.Err, ErrSiteSkill} 
 // catalog's. An entry that cannot be used (bad name, download failure,
 // digest mismatch, unsafe or oversized archive, unknown type) is left out
 // and reported as a [*SiteSkillError]; no unverified byte is kept.
+//
+// An entry's signature bundle (its _meta, as a skills/list entry carries
+// it) is laid out as the catalog reads a source's bundles, at
+// sigfile.Path of the skill's folder, for the host's trust policy to
+// verify as it verifies an MCP server's; a bundle over sigfile.MaxBytes,
+// or that is not a JSON object, gets its entry refused.
 func FetchSite(ctx context.Context, client *http.Client, site *Site, headers map[string]string, opts *SiteOptions) (fs.FS, []error) {
 	var o SiteOptions
 	if opts != nil {
@@ -106,6 +123,7 @@ func FetchSite(ctx context.Context, client *http.Client, site *Site, headers map
 	var total int64
 	seen := map[string]bool{}
 	got := map[string]map[string][]byte{} // verified files by entry name
+	bundles := map[string][]byte{}        // their signature bundles
 	for _, e := range site.Doc.Skills {
 		fail := func(u string, format string, args ...any) {
 			errs = append(errs, &SiteSkillError{Name: e.Name, URL: u, Err: fmt.Errorf(format, args...)})
@@ -121,6 +139,11 @@ func FetchSite(ctx context.Context, client *http.Client, site *Site, headers map
 		seen[e.Name] = true
 		if e.Type != wire.IndexTypeSkillMD && e.Type != indexTypeArchive {
 			fail("", "type %q is not %q or %q; the entry is skipped", e.Type, wire.IndexTypeSkillMD, indexTypeArchive)
+			continue
+		}
+		bundle, err := siteBundle(e.Meta)
+		if err != nil {
+			fail("", "%v; the entry is skipped", err)
 			continue
 		}
 		want, ok := strings.CutPrefix(e.Digest, "sha256:")
@@ -168,22 +191,103 @@ func FetchSite(ctx context.Context, client *http.Client, site *Site, headers map
 			total += int64(len(data))
 		}
 		got[e.Name] = files
+		if bundle != nil {
+			bundles[e.Name] = bundle
+		}
 	}
+	dirs := map[string]string{}   // the folder of each skill laid out on its own
+	nested := map[string]string{} // the others: "container/sub/folder"
 	for name, files := range got {
-		if !nestedElsewhere(got, name, files) {
-			for p, data := range files {
-				tree[name+"/"+p] = &fstest.MapFile{Data: data, Mode: 0o644}
+		if in := nestedElsewhere(got, name, files); in != "" {
+			nested[name] = in
+			continue
+		}
+		dirs[name] = name
+		if o.SkillDir != nil && bundles[name] != nil {
+			if d := o.SkillDir(name, bundles[name]); validSkillDir(d, name) {
+				dirs[name] = d
 			}
 		}
+	}
+	keepApart(dirs)
+	for name, d := range dirs {
+		for p, data := range got[name] {
+			tree[d+"/"+p] = &fstest.MapFile{Data: data, Mode: 0o644}
+		}
+	}
+	// A nested skill's folder is inside its container's, wherever that
+	// went; a container may be nested too (each is strictly larger, so
+	// this ends).
+	var place func(name string) string
+	place = func(name string) string {
+		if d, ok := dirs[name]; ok {
+			return d
+		}
+		container, sub, _ := strings.Cut(nested[name], "/")
+		dirs[name] = place(container) + "/" + sub
+		return dirs[name]
+	}
+	for name, b := range bundles {
+		tree[sigfile.Path(place(name))] = &fstest.MapFile{Data: b, Mode: 0o644}
 	}
 	return tree, errs
 }
 
-// nestedElsewhere reports whether the skill name, with exactly files, is
+// siteBundle returns the signature bundle a discovery document's entry
+// carries under _meta (as a skills/list entry does), nil when it carries
+// none; one that could not be a bundle is an error.
+func siteBundle(meta json.RawMessage) ([]byte, error) {
+	b := metaSignature(meta)
+	switch {
+	case b == nil:
+		return nil, nil
+	case len(b) > sigfile.MaxBytes:
+		return nil, fmt.Errorf("_meta %q is %d bytes, over the %d-byte limit of a signature bundle", wire.MetaSignature, len(b), sigfile.MaxBytes)
+	case b[0] != '{' || !json.Valid(b):
+		return nil, fmt.Errorf("_meta %q is not a JSON object (a Sigstore bundle)", wire.MetaSignature)
+	}
+	return b, nil
+}
+
+// validSkillDir reports whether d can hold the skill name: a relative
+// slash-separated path ending in name, at most skill.MaxURISegments deep,
+// with no dot-folder (never published) and not under "index.json"
+// (reserved).
+func validSkillDir(d, name string) bool {
+	return d != "" && fs.ValidPath(d) && path.Base(d) == name && !strings.Contains(d, "\\") &&
+		strings.Count(d, "/") < skill.MaxURISegments && !strings.HasPrefix(d, "index.json/") &&
+		!strings.HasPrefix(d, ".") && !strings.Contains(d, "/.")
+}
+
+// keepApart gives back its name as folder to every skill whose folder
+// would be inside another's, or hold it: each skill keeps its own files.
+// Names never overlap, so this ends, the same whatever the map's order.
+func keepApart(dirs map[string]string) {
+	for {
+		var clash []string
+		for a, da := range dirs {
+			for b, db := range dirs {
+				if a != b && da != a && (strings.HasPrefix(da+"/", db+"/") || strings.HasPrefix(db+"/", da+"/")) {
+					clash = append(clash, a)
+					break
+				}
+			}
+		}
+		if len(clash) == 0 {
+			return
+		}
+		for _, a := range clash {
+			dirs[a] = a
+		}
+	}
+}
+
+// nestedElsewhere returns where the skill name, with exactly files, is
 // also inside another entry's archive (a nested skill, which the
-// publisher lists on its own too): it is then kept there only, so that
-// the host does not see one skill twice.
-func nestedElsewhere(got map[string]map[string][]byte, name string, files map[string][]byte) bool {
+// publisher lists on its own too), as "container/sub/folder", "" when it
+// is not: it is then kept there only, so that the host does not see one
+// skill twice.
+func nestedElsewhere(got map[string]map[string][]byte, name string, files map[string][]byte) string {
 	for other, ofiles := range got {
 		if other == name || len(ofiles) <= len(files) {
 			continue // strictly larger only: two entries never drop each other
@@ -206,11 +310,11 @@ func nestedElsewhere(got map[string]map[string][]byte, name string, files map[st
 				}
 			}
 			if same {
-				return true
+				return other + "/" + strings.TrimSuffix(dir, "/")
 			}
 		}
 	}
-	return false
+	return ""
 }
 
 // indexTypeArchive is the discovery entry type of a skill folder packed as

@@ -1,8 +1,11 @@
 package host
 
 import (
+	"encoding/json"
 	"io/fs"
 	"testing"
+
+	"github.com/skillport/skillport/internal/sigfile"
 )
 
 // FuzzUnpack: whatever a site serves as an archive, unpack never panics,
@@ -26,6 +29,25 @@ func FuzzUnpack(f *testing.F) {
 		}
 		if len(files) > maxFiles || total > maxBytes || files["SKILL.md"] == nil {
 			t.Errorf("accepted %d files, %d bytes, SKILL.md %v", len(files), total, files["SKILL.md"] != nil)
+		}
+	})
+}
+
+// FuzzSiteBundle: whatever _meta a discovery entry carries, siteBundle
+// never panics, and a bundle it accepts is a JSON object within the
+// bundle size limit.
+func FuzzSiteBundle(f *testing.F) {
+	f.Add([]byte(`{"io.skillport/signature":{"mediaType":"x"}}`))
+	f.Add([]byte(`{"io.skillport/signature":"x","io.skillport/signature":{}}`))
+	f.Add([]byte(`{"io.skillport/signature":[]}`))
+	f.Add([]byte(`[1]`))
+	f.Fuzz(func(t *testing.T, meta []byte) {
+		b, err := siteBundle(meta)
+		if err != nil || b == nil {
+			return
+		}
+		if len(b) > sigfile.MaxBytes || b[0] != '{' || !json.Valid(b) {
+			t.Errorf("accepted bundle %q", b)
 		}
 	})
 }

@@ -196,7 +196,11 @@ func siteOf(t *testing.T, base string, entries ...wire.IndexEntry) *host.Site {
 			if i > 0 {
 				w.Write([]byte(","))
 			}
-			fmt.Fprintf(w, `{"name":%q,"type":%q,"description":"d","url":%q,"digest":%q}`, e.Name, e.Type, e.URL, e.Digest)
+			fmt.Fprintf(w, `{"name":%q,"type":%q,"description":"d","url":%q,"digest":%q`, e.Name, e.Type, e.URL, e.Digest)
+			if len(e.Meta) > 0 {
+				fmt.Fprintf(w, `,"_meta":%s`, e.Meta)
+			}
+			w.Write([]byte("}"))
 		}
 		w.Write([]byte("]}"))
 	}))

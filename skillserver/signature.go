@@ -28,3 +28,10 @@ func signatureMeta(sk *catalog.Skill) json.RawMessage {
 	}
 	return b
 }
+
+// EntryMeta is the _meta object of sk's skills/list and skills/get
+// entries (its signature bundle, a registry's scan findings and review
+// state), nil when it has none. The web catalog's discovery document
+// carries the same object in the skill's entry, so that a host reading a
+// site without an MCP endpoint gets the bundle an MCP host gets.
+func EntryMeta(sk *catalog.Skill) json.RawMessage { return entryMeta(sk) }

@@ -41,6 +41,10 @@ type IndexEntry struct {
 	// Frontmatter is the SKILL.md frontmatter verbatim (the ADR 2026-06-05
 	// revision of the index); absent in older indexes.
 	Frontmatter json.RawMessage `json:"frontmatter,omitempty"`
+	// Meta is the entry's _meta object in a discovery document
+	// ([Discovery]): the same object as the skill's skills/list entry
+	// carries, such as its signature bundle under [MetaSignature].
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // Method names of the legacy designs. skills/list and skills/get are

@@ -93,6 +93,9 @@ const serverArgs = "[URL | git+URL[@REF][#SUBDIR] | -- COMMAND [ARGS...]]"
 func (f *hostFlags) origins(cmd *cobra.Command, args []string, stderr io.Writer) ([]host.Origin, error) {
 	name := cmd.Name()
 	f.timeoutSet = cmd.Flags().Changed("timeout")
+	// This run's, not an earlier in-process run's (a command's flags
+	// outlive it: tests run the CLI many times in one process).
+	f.refused, f.noDiscovery = nil, nil
 	var out []host.Origin
 	dash := cmd.ArgsLenAtDash()
 	if len(args) == 0 && !f.noServerArg && (cmd.Flags().Changed("header") || cmd.Flags().Changed("label")) {

@@ -70,14 +70,7 @@ func TestTrustPolicyEndToEnd(t *testing.T) {
 
 	refusedDocx := "skill://docx/SKILL.md from origin acme refused: signature refused: signed by key "
 	refusedExtra := `skill://extra/SKILL.md from origin acme refused: unsigned: the server sent no _meta "io.skillport/signature" signature, and the trust policy requires one`
-	cases := []struct {
-		name  string
-		args  []string
-		code  int
-		out   []string // in stdout
-		err   []string // in stderr
-		notIn []string // in neither
-	}{
+	runCases(t, []cliCase{
 		{"verify", []string{"verify", "--trust-policy", policy, "--label", "acme", url}, 1,
 			[]string{"ok   acme:pdf", "signature verified: signed by key ", "1 skill verified, 2 failed", "which is not a trusted key"}, []string{refusedDocx, refusedExtra}, nil},
 		{"ls", []string{"ls", "--trust-policy", policy, "--label", "acme", url}, 0,
@@ -100,28 +93,7 @@ func TestTrustPolicyEndToEnd(t *testing.T) {
 			nil, []string{"install: " + url + ": skill skill://docx/SKILL.md from origin ", " refused: signature refused: signed by key"}, nil},
 		{"install of the trusted skill", []string{"install", url, "--project", "--agent", "agents", "--skill", "pdf", "--trusted-key", acmePub}, 0,
 			[]string{"pdf -> "}, nil, nil},
-	}
-	for _, tc := range cases {
-		out, errOut, code := runCLI(t, tc.args...)
-		if code != tc.code {
-			t.Errorf("%s: exit %d, want %d\n%s%s", tc.name, code, tc.code, out, errOut)
-		}
-		for _, w := range tc.out {
-			if !strings.Contains(out, w) {
-				t.Errorf("%s: stdout lacks %q:\n%s", tc.name, w, out)
-			}
-		}
-		for _, w := range tc.err {
-			if !strings.Contains(errOut, w) {
-				t.Errorf("%s: stderr lacks %q:\n%s", tc.name, w, errOut)
-			}
-		}
-		for _, w := range tc.notIn {
-			if strings.Contains(out+errOut, w) {
-				t.Errorf("%s: output has %q:\n%s%s", tc.name, w, out, errOut)
-			}
-		}
-	}
+	})
 	if _, err := os.Stat(filepath.Join(project, "pulled", "pdf", "SKILL.md")); err != nil {
 		t.Errorf("pull did not write the trusted skill: %v", err)
 	}
@@ -194,4 +166,41 @@ func TestTrustPolicyEndToEnd(t *testing.T) {
 		t.Errorf("the lock does not record the new signer: %+v", l.Skills)
 	}
 
+}
+
+// cliCase is one in-process CLI run and what its output must hold.
+type cliCase struct {
+	name  string
+	args  []string
+	code  int
+	out   []string // in stdout
+	err   []string // in stderr
+	notIn []string // in neither
+}
+
+// runCases runs each case with runCLI and checks its exit status and
+// output.
+func runCases(t *testing.T, cases []cliCase) {
+	t.Helper()
+	for _, tc := range cases {
+		out, errOut, code := runCLI(t, tc.args...)
+		if code != tc.code {
+			t.Errorf("%s: exit %d, want %d\n%s%s", tc.name, code, tc.code, out, errOut)
+		}
+		for _, w := range tc.out {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: stdout lacks %q:\n%s", tc.name, w, out)
+			}
+		}
+		for _, w := range tc.err {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%s: stderr lacks %q:\n%s", tc.name, w, errOut)
+			}
+		}
+		for _, w := range tc.notIn {
+			if strings.Contains(out+errOut, w) {
+				t.Errorf("%s: output has %q:\n%s%s", tc.name, w, out, errOut)
+			}
+		}
+	}
 }

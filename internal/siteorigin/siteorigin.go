@@ -3,7 +3,10 @@
 // skills host.FetchSite downloaded and checked against the document's
 // digests are built into a catalog and served to the host by an
 // in-process skillport server, so that listing, verification and pull
-// are the code paths of every MCP origin. Like package gitorigin it sits
+// are the code paths of every MCP origin. The signature bundles the
+// document carries sit where the catalog reads a source's, so the
+// server carries them in its entries and the host's trust policy
+// verifies them as it verifies any server's. Like package gitorigin it sits
 // above both the publishing side (server) and the consuming side (host),
 // so that host itself never depends on a server.
 package siteorigin
@@ -14,11 +17,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/signature"
+	"github.com/skillport/skillport/internal/skilluri"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/skillserver"
 )
@@ -45,7 +51,14 @@ func Open(ctx context.Context, site *host.Site, opts *Options) (mcp.Transport, [
 	if opts != nil {
 		o = *opts
 	}
-	tree, errs := host.FetchSite(ctx, o.Client, site, o.Headers, o.Limits)
+	var limits host.SiteOptions
+	if o.Limits != nil {
+		limits = *o.Limits
+	}
+	if limits.SkillDir == nil {
+		limits.SkillDir = signedDir
+	}
+	tree, errs := host.FetchSite(ctx, o.Client, site, o.Headers, &limits)
 	var warnings []string
 	for _, err := range errs {
 		warnings = append(warnings, fmt.Sprintf("%s: %v", site.URL, err))
@@ -82,4 +95,19 @@ func (t *transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	return client.Connect(ctx)
+}
+
+// signedDir is the folder of the skill a bundle's statement names
+// (skill://acme/pdf/SKILL.md: acme/pdf), "" when it names none: the
+// signature binds the skill's path, which the document does not give.
+func signedDir(_ string, bundle []byte) string {
+	uri, err := signature.SubjectURI(bundle)
+	if err != nil || !strings.HasPrefix(uri, "skill://") {
+		return ""
+	}
+	sk, err := skilluri.ParseSkill(uri)
+	if err != nil {
+		return ""
+	}
+	return strings.Join(sk.Path, "/")
 }

@@ -1,9 +1,16 @@
 package siteorigin_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/signature"
 	"github.com/skillport/skillport/internal/siteorigin"
 	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/wire"
@@ -22,6 +30,13 @@ import (
 // site serves a discovery document listing the given SKILL.md files by
 // name, each with its right digest unless wrong lists it.
 func site(t *testing.T, skills map[string]string, wrong ...string) *host.Site {
+	t.Helper()
+	return signedSite(t, skills, nil, wrong...)
+}
+
+// signedSite is site with an entry's _meta signature for each name of
+// bundles.
+func signedSite(t *testing.T, skills map[string]string, bundles map[string][]byte, wrong ...string) *host.Site {
 	t.Helper()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != wire.WellKnownPath {
@@ -37,7 +52,11 @@ func site(t *testing.T, skills map[string]string, wrong ...string) *host.Site {
 					d = strings.Repeat("0", 64)
 				}
 			}
-			ents = append(ents, fmt.Sprintf(`{"name":%q,"type":"skill-md","description":"d","url":"/%s","digest":"sha256:%s"}`, name, name, d))
+			meta := ""
+			if b := bundles[name]; b != nil {
+				meta = fmt.Sprintf(`,"_meta":{%q:%s}`, wire.MetaSignature, b)
+			}
+			ents = append(ents, fmt.Sprintf(`{"name":%q,"type":"skill-md","description":"d","url":"/%s","digest":"sha256:%s"%s}`, name, name, d, meta))
 		}
 		fmt.Fprintf(w, `{"$schema":%q,"skills":[%s]}`, wire.IndexSchema, strings.Join(ents, ","))
 	}))
@@ -101,5 +120,58 @@ func TestOpenNothingUsable(t *testing.T) {
 	_, warnings, err := siteorigin.Open(context.Background(), s, nil)
 	if !errors.Is(err, host.ErrDiscovery) || !strings.Contains(err.Error(), "none of its 1 skills") || len(warnings) != 1 {
 		t.Errorf("%v, %q", err, warnings)
+	}
+}
+
+// A signed skill is served at the path its bundle's statement names,
+// carrying the bundle in its entry's _meta, for the host's trust policy;
+// a bundle naming another skill leaves the skill at its name.
+func TestOpenSigned(t *testing.T) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKCS8PrivateKey(k)
+	signer, err := signature.LoadSigner(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := map[string]string{"pdf": "---\nname: pdf\ndescription: d\n---\n", "docx": "---\nname: docx\ndescription: d\n---\n"}
+	bundle := func(uri string) []byte {
+		b, err := signer.Sign(&signature.Set{URI: uri, Frontmatter: json.RawMessage(`{"name":"pdf","description":"d"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	metas := map[string][]byte{"pdf": bundle("skill://acme/pdf/SKILL.md"), "docx": bundle("skill://acme/pdf/SKILL.md")}
+	s := signedSite(t, body, metas)
+	tr, warnings, err := siteorigin.Open(context.Background(), s, nil)
+	if err != nil || len(warnings) != 0 {
+		t.Fatal(err, warnings)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil)
+	skillclient.Register(c)
+	sess, err := c.Connect(context.Background(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	got := map[string]string{}
+	for sk, err := range skillclient.New(sess, nil).List(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]json.RawMessage
+		json.Unmarshal(sk.Meta, &m)
+		var b bytes.Buffer
+		json.Compact(&b, metas[sk.Frontmatter.Name()])
+		if !bytes.Equal(m[wire.MetaSignature], b.Bytes()) {
+			t.Errorf("%s: _meta %s does not carry the bundle", sk.URI, sk.Meta)
+		}
+		got[sk.Frontmatter.Name()] = sk.URI
+	}
+	if got["pdf"] != "skill://acme/pdf/SKILL.md" || got["docx"] != "skill://docx/SKILL.md" {
+		t.Errorf("served at %v", got)
 	}
 }

@@ -44,7 +44,7 @@ func TestSignatureShownAndCarried(t *testing.T) {
 		t.Fatal(err)
 	}
 	fsys[sigfile.Path("pdf")] = &fstest.MapFile{Data: bundle}
-	fsys[sigfile.Path("evil")] = &fstest.MapFile{Data: []byte(`{"x":"\u0000 /raw/elsewhere"}`)}
+	fsys[sigfile.Path("evil")] = &fstest.MapFile{Data: []byte(`{"x":"\u0000 /raw/elsewhere","url":"\u0000"}`)}
 	ts := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, fsys)), nil)
 
 	_, body := get(t, ts.URL+web.WellKnownPath)

@@ -67,14 +67,20 @@ func (c *wellKnownCache) get(ctx context.Context, snap skillserver.Snapshot, log
 			}
 			e.Type, e.URL, e.Digest = indexTypeArchive, urlMark+"/archive/"+sk.Path+archiveSuffix, digestOf(data)
 		}
+		// The entry's _meta is its skills/list entry's (the signature
+		// bundle): a host reading the site without MCP verifies the same.
+		e.Meta = skillserver.EntryMeta(sk)
 		b, err := json.Marshal(e)
-		// The mark is the last escaped NUL: a description (which may hold
-		// one, by a YAML escape) comes before url, the digest after is hex.
-		i := bytes.LastIndex(b, []byte(`\u0000`))
+		// The mark follows the first "url":": an encoded string holds no
+		// unescaped quote, so the description before it (which may hold
+		// a NUL, by a YAML escape) cannot, and the _meta after it (which
+		// may hold anything) comes later.
+		i := bytes.Index(b, []byte(`"url":"\u0000`))
 		if err != nil || i < 0 {
 			continue
 		}
-		skills, entries = append(skills, sk), append(entries, [2][]byte{b[:i], withSignature(b[i+len(`\u0000`):], sk.Signature)})
+		i += len(`"url":"`)
+		skills, entries = append(skills, sk), append(entries, [2][]byte{b[:i], b[i+len(`\u0000`):]})
 	}
 	if complete {
 		if c.byID == nil || len(c.byID) >= maxCachedViews {
@@ -123,24 +129,4 @@ func (h *Handler) serveWellKnown(w http.ResponseWriter, r *http.Request) {
 	}
 	bw.WriteString("\n]}\n")
 	bw.Flush()
-}
-
-// withSignature adds a skill's signature bundle to the end of its encoded
-// discovery entry, under _meta as skills/list carries it (docs/signing.md),
-// after the URL mark was found: the bundle's content never moves it.
-func withSignature(tail, sig []byte) []byte {
-	if len(sig) == 0 || !json.Valid(sig) || !bytes.HasSuffix(tail, []byte("}")) {
-		return tail
-	}
-	var c bytes.Buffer
-	if json.Compact(&c, sig) != nil {
-		return tail
-	}
-	key, _ := json.Marshal(wire.MetaSignature)
-	out := append([]byte{}, tail[:len(tail)-1]...)
-	out = append(out, `,"_meta":{`...)
-	out = append(out, key...)
-	out = append(out, ':')
-	out = append(out, c.Bytes()...)
-	return append(out, "}}"...)
 }
