@@ -50,19 +50,30 @@ type Set struct {
 	Resources []Resource
 }
 
-// canonicalSet is the encoded form: fields in byte order of their names,
-// as the canonical JSON requires of every object.
-type canonicalSet struct {
-	Frontmatter json.RawMessage `json:"frontmatter"`
-	Resources   []Resource      `json:"resources"`
-	URI         string          `json:"uri"`
-}
-
 // Canonical returns the set's canonical JSON: object keys sorted by
 // byte, no insignificant white space, no HTML escaping, numbers as
 // written, resources sorted by URI. Two sets are equal exactly when their
 // canonical encodings are.
 func (s *Set) Canonical() ([]byte, error) {
+	e, err := s.encode()
+	if err != nil {
+		return nil, err
+	}
+	return e.canonical, nil
+}
+
+// encoded is a set's canonical encoding and the parts of it its
+// statement repeats, subslices of canonical: the verifier rebuilds the
+// statement it expects from them instead of decoding the one it got.
+type encoded struct {
+	canonical, frontmatter, resources, uri []byte
+	digest                                 [sha256.Size]byte
+}
+
+// encode is Canonical, keeping the parts. It writes what encoding/json
+// writes for canonicalSet (TestCanonicalEncoding holds it to that), part
+// by part, so that the parts need not be found again.
+func (s *Set) encode() (*encoded, error) {
 	if s.URI == "" {
 		return nil, errors.New("signature: the skill URI is empty")
 	}
@@ -80,17 +91,38 @@ func (s *Set) Canonical() ([]byte, error) {
 	if rs == nil {
 		rs = []Resource{}
 	}
-	return encode(canonicalSet{Frontmatter: fm, Resources: rs, URI: s.URI})
+	rsJSON, err := encode(rs)
+	if err != nil {
+		return nil, err
+	}
+	uri, err := encode(s.URI)
+	if err != nil {
+		return nil, err
+	}
+	c := make([]byte, 0, len(`{"frontmatter":,"resources":,"uri":}`)+len(fm)+len(rsJSON)+len(uri))
+	c = append(c, `{"frontmatter":`...)
+	f0 := len(c)
+	c = append(c, fm...)
+	f1 := len(c)
+	c = append(c, `,"resources":`...)
+	r0 := len(c)
+	c = append(c, rsJSON...)
+	r1 := len(c)
+	c = append(c, `,"uri":`...)
+	u0 := len(c)
+	c = append(c, uri...)
+	u1 := len(c)
+	c = append(c, '}')
+	return &encoded{canonical: c, frontmatter: c[f0:f1], resources: c[r0:r1], uri: c[u0:u1], digest: sha256.Sum256(c)}, nil
 }
 
 // Digest returns the SHA-256 of the canonical encoding.
 func (s *Set) Digest() ([]byte, error) {
-	c, err := s.Canonical()
+	e, err := s.encode()
 	if err != nil {
 		return nil, err
 	}
-	d := sha256.Sum256(c)
-	return d[:], nil
+	return e.digest[:], nil
 }
 
 // Statement is the in-toto v1 Statement a bundle's DSSE envelope carries.
@@ -126,21 +158,33 @@ type Predicate struct {
 
 // Statement returns the JSON of the in-toto statement over s.
 func (s *Set) Statement() ([]byte, error) {
-	c, err := s.Canonical()
+	e, err := s.encode()
 	if err != nil {
 		return nil, err
 	}
-	var cs canonicalSet
-	if err := json.Unmarshal(c, &cs); err != nil {
-		return nil, err
-	}
-	d := sha256.Sum256(c)
-	return encode(Statement{
-		Type:          statementType,
-		Subject:       []Subject{{Name: s.URI, Digest: map[string]string{"sha256": hex.EncodeToString(d[:])}}},
-		PredicateType: PredicateType,
-		Predicate:     Predicate{Frontmatter: cs.Frontmatter, Resources: cs.Resources},
-	})
+	return e.statement(), nil
+}
+
+// statement writes what encoding/json writes for the Statement over the
+// set (TestCanonicalEncoding holds it to that), from the canonical
+// encoding's parts.
+func (e *encoded) statement() []byte {
+	const (
+		head = `{"_type":"` + statementType + `","subject":[{"name":`
+		dig  = `,"digest":{"sha256":"`
+		pred = `"}}],"predicateType":"` + PredicateType + `","predicate":{"frontmatter":`
+		res  = `,"resources":`
+	)
+	b := make([]byte, 0, len(head)+len(e.uri)+len(dig)+2*sha256.Size+len(pred)+len(e.frontmatter)+len(res)+len(e.resources)+2)
+	b = append(b, head...)
+	b = append(b, e.uri...)
+	b = append(b, dig...)
+	b = hex.AppendEncode(b, e.digest[:])
+	b = append(b, pred...)
+	b = append(b, e.frontmatter...)
+	b = append(b, res...)
+	b = append(b, e.resources...)
+	return append(b, "}}"...)
 }
 
 // parseStatement decodes a statement payload and checks its shape: the
