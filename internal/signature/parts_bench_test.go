@@ -50,8 +50,12 @@ func checkDigests(tb testing.TB, set *Set, data [][]byte) {
 // of 4 KiB) into its parts, each timed over the same 1,000 skills in the
 // same run, on one goroutine, beside the digest check it is compared
 // with and the bare public-key checks of the standard library: how much
-// of a verification is ours (decoding, the canonical set) and how much
-// is the cryptography sigstore-go calls.
+// of a verification is ours (decoding the bundle, encoding the set and
+// matching the statement) and how much is the cryptography sigstore-go
+// calls (sigstore-sigcheck: the DSSE signature, ECDSA P-256 over the
+// SHA-256 of the statement's pre-authentication encoding). Metrics are
+// µs per skill, and the x-digests ratios of a whole verification and of
+// the bare public-key check alone to the digest check.
 func BenchmarkVerifyParts(b *testing.B) {
 	const skills = 1000
 	sets, data := benchSkills(skills, 3, 4<<10)
@@ -87,16 +91,25 @@ func BenchmarkVerifyParts(b *testing.B) {
 	edPub, edKey, _ := ed25519.GenerateKey(rand.Reader)
 	edSig := ed25519.Sign(edKey, msg)
 
-	var sum struct {
+	// Each part is timed in chunks of 100 skills and the fastest chunk
+	// of the run is kept: on a shared machine a neighbour's burst lands
+	// on some chunks, and the fastest is the part's own cost.
+	const chunk = 100
+	var best struct {
 		digests, ecdsa, ed25519, decode, match, sigCheck, verifyEC, verifyEd time.Duration
 	}
 	timed := func(d *time.Duration, f func(i int)) {
-		t0 := time.Now()
-		for i := range skills {
-			f(i)
+		for c := 0; c < skills; c += chunk {
+			t0 := time.Now()
+			for i := c; i < c+chunk; i++ {
+				f(i)
+			}
+			if t := time.Since(t0); *d == 0 || t < *d {
+				*d = t
+			}
 		}
-		*d += time.Since(t0)
 	}
+	sum := &best
 	for b.Loop() {
 		b.StopTimer()
 		vEC, _ := LoadVerifier(ec.pub)
@@ -143,7 +156,7 @@ func BenchmarkVerifyParts(b *testing.B) {
 			}
 		})
 	}
-	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(b.N) / skills }
+	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / chunk }
 	b.ReportMetric(per(sum.digests), "sha256-3x4KiB-µs")
 	b.ReportMetric(per(sum.ecdsa), "ecdsa-p256-verify-µs")
 	b.ReportMetric(per(sum.ed25519), "ed25519-verify-µs")

@@ -191,3 +191,36 @@ func FuzzParseBundle(f *testing.F) {
 		_, _ = parseStatement(raw)
 	})
 }
+
+// TestInspectorRemembers: an Inspector answers for a bundle it decoded
+// before as Inspect does, for the same and for a changed set, and each
+// bundle for its own signer.
+func TestInspectorRemembers(t *testing.T) {
+	priv, _ := newKeys(t, false)
+	otherPriv, _ := newKeys(t, true)
+	s, _ := LoadSigner(priv, nil)
+	o, _ := LoadSigner(otherPriv, nil)
+	set := sampleSet("skill://acme/pdf/SKILL.md")
+	raw, _ := s.Sign(set)
+	other, _ := o.Sign(set)
+	var in Inspector
+	for range 2 {
+		for _, c := range []struct {
+			raw []byte
+			key string
+		}{{raw, s.KeyID()}, {other, o.KeyID()}} {
+			id, err := in.Inspect(set, c.raw)
+			if err != nil || id.KeyID != c.key {
+				t.Fatalf("Inspect: %v, %v; want key %s", id, err, c.key)
+			}
+			changed := sampleSet("skill://acme/pdf/SKILL.md")
+			changed.Resources[1].Size++
+			if _, err := in.Inspect(changed, c.raw); err == nil || !strings.Contains(err.Error(), "changed after signing") {
+				t.Fatalf("a changed set: %v", err)
+			}
+		}
+	}
+	if _, err := in.Inspect(set, []byte("{}")); err == nil {
+		t.Fatal("Inspector accepted a bundle that is not one")
+	}
+}
