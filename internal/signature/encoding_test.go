@@ -13,9 +13,20 @@ import (
 // canonicalSet is the canonical encoding as docs/signing.md defines it:
 // encoding/json's output for this struct (keys in byte order).
 type canonicalSet struct {
-	Frontmatter json.RawMessage `json:"frontmatter"`
-	Resources   []Resource      `json:"resources"`
-	URI         string          `json:"uri"`
+	Frontmatter json.RawMessage     `json:"frontmatter"`
+	Resources   []canonicalResource `json:"resources"`
+	URI         string              `json:"uri"`
+}
+
+// referenceStatement is Statement with the canonical resources.
+type referenceStatement struct {
+	Type          string    `json:"_type"`
+	Subject       []Subject `json:"subject"`
+	PredicateType string    `json:"predicateType"`
+	Predicate     struct {
+		Frontmatter json.RawMessage     `json:"frontmatter"`
+		Resources   []canonicalResource `json:"resources"`
+	} `json:"predicate"`
 }
 
 // referenceEncoding encodes s with encoding/json, struct by struct, as
@@ -25,22 +36,24 @@ func referenceEncoding(t testing.TB, s *Set) (canonical, statement []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := slices.Clone(s.Resources)
-	slices.SortFunc(rs, func(a, b Resource) int { return strings.Compare(a.URI, b.URI) })
-	if rs == nil {
-		rs = []Resource{}
+	sorted := slices.Clone(s.Resources)
+	slices.SortFunc(sorted, func(a, b Resource) int { return strings.Compare(a.URI, b.URI) })
+	rs := []canonicalResource{}
+	for _, r := range sorted {
+		rs = append(rs, canonicalResource{Digest: r.Digest, Size: r.Size, URI: r.URI})
 	}
 	c, err := encode(canonicalSet{Frontmatter: fm, Resources: rs, URI: s.URI})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := sha256.Sum256(c)
-	st, err := encode(Statement{
+	rst := referenceStatement{
 		Type:          statementType,
 		Subject:       []Subject{{Name: s.URI, Digest: map[string]string{"sha256": hex.EncodeToString(d[:])}}},
 		PredicateType: PredicateType,
-		Predicate:     Predicate{Frontmatter: fm, Resources: rs},
-	})
+	}
+	rst.Predicate.Frontmatter, rst.Predicate.Resources = fm, rs
+	st, err := encode(rst)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +79,24 @@ func checkEncoding(t testing.TB, s *Set) {
 	// What the verifier decodes when the bytes are not its own.
 	if _, err := parseStatement(st); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCanonicalForm pins the canonical encoding docs/signing.md defines:
+// every object's keys in byte order, the resources' too (the encoding
+// signed before this test wrote a resource's keys in the wire's order,
+// uri first, against the documented form).
+func TestCanonicalForm(t *testing.T) {
+	c, err := sampleSet("skill://acme/pdf/SKILL.md").Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"frontmatter":{"description":"Read PDFs <fast> & well","metadata":{"a":[1.50,"x"],"b":1},"name":"pdf"},` +
+		`"resources":[{"digest":"sha256:` + strings.Repeat("a", 64) + `","size":120,"uri":"skill://acme/pdf/SKILL.md"},` +
+		`{"digest":"sha256:` + strings.Repeat("b", 64) + `","size":7,"uri":"skill://acme/pdf/scripts/run.sh"}],` +
+		`"uri":"skill://acme/pdf/SKILL.md"}`
+	if string(c) != want {
+		t.Fatalf("canonical encoding:\n got %s\nwant %s", c, want)
 	}
 }
 

@@ -62,6 +62,15 @@ func (s *Set) Canonical() ([]byte, error) {
 	return e.canonical, nil
 }
 
+// canonicalResource is a Resource with its keys in byte order, as the
+// canonical encoding requires of every object (Resource itself keeps the
+// wire's order: uri, digest, size).
+type canonicalResource struct {
+	Digest string `json:"digest"`
+	Size   int64  `json:"size"`
+	URI    string `json:"uri"`
+}
+
 // encoded is a set's canonical encoding and the parts of it its
 // statement repeats, subslices of canonical: the verifier rebuilds the
 // statement it expects from them instead of decoding the one it got.
@@ -91,7 +100,11 @@ func (s *Set) encode() (*encoded, error) {
 	if rs == nil {
 		rs = []Resource{}
 	}
-	rsJSON, err := encode(rs)
+	crs := make([]canonicalResource, len(rs))
+	for i, r := range rs {
+		crs[i] = canonicalResource{Digest: r.Digest, Size: r.Size, URI: r.URI}
+	}
+	rsJSON, err := encode(crs)
 	if err != nil {
 		return nil, err
 	}
