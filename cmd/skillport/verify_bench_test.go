@@ -4,12 +4,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -76,7 +78,8 @@ func signedBenchTree(b *testing.B, n int) (unsigned, signed, pub string) {
 // Metrics, each measured in the same run: x-digests (trusted-key wall ÷
 // digests wall, the issue's ≤ 1.5×), x-digests-cpu (the same in this
 // process's CPU time; the servers are other processes), and the no-policy
-// run's ratios.
+// run's ratios. With -cpuprofile, the samples carry the run's name:
+// go tool pprof -tagfocus=run=trusted-key (or digests, nopolicy).
 func BenchmarkVerifySigned1000(b *testing.B) {
 	const n = 1000
 	bin := skilltest.Binary(b)
@@ -91,12 +94,13 @@ func BenchmarkVerifySigned1000(b *testing.B) {
 	startServeProcess(b, bin, signedAddr, signed)
 	plainURL, signedURL := "http://"+plainAddr+"/mcp", "http://"+signedAddr+"/mcp"
 	runs := []struct {
+		name      string
 		args      []string
 		wall, cpu time.Duration
 	}{
-		{args: []string{"verify", plainURL}},
-		{args: []string{"verify", signedURL}},
-		{args: []string{"verify", "--trusted-key", pub, signedURL}},
+		{name: "digests", args: []string{"verify", plainURL}},
+		{name: "nopolicy", args: []string{"verify", signedURL}},
+		{name: "trusted-key", args: []string{"verify", "--trusted-key", pub, signedURL}},
 	}
 	// The first verify of each server warms its caches and this process's
 	// connections; it is not measured.
@@ -110,7 +114,7 @@ func BenchmarkVerifySigned1000(b *testing.B) {
 		for k := range runs {
 			r := &runs[(k+i)%len(runs)]
 			t0, c0 := time.Now(), cputime.Self()
-			runQuiet(b, r.args...)
+			pprof.Do(context.Background(), pprof.Labels("run", r.name), func(context.Context) { runQuiet(b, r.args...) })
 			r.wall += time.Since(t0)
 			r.cpu += cputime.Self() - c0
 		}
