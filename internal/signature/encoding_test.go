@@ -76,7 +76,20 @@ func checkEncoding(t testing.TB, s *Set) {
 	if !bytes.Equal(st, wantSt) {
 		t.Fatalf("statement of %q:\n got %s\nwant %s", s.URI, st, wantSt)
 	}
-	// What the verifier decodes when the bytes are not its own.
+	// What the verifier compares a payload with, and what it decodes when
+	// the bytes are not its own.
+	e, err := s.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.isStatement(wantSt) {
+		t.Fatalf("isStatement refused the statement of %q", s.URI)
+	}
+	for _, other := range [][]byte{wantSt[:len(wantSt)-1], append(bytes.Clone(wantSt), ' '), append([]byte{' '}, wantSt...)} {
+		if e.isStatement(other) {
+			t.Fatalf("isStatement took %q for the statement of %q", other, s.URI)
+		}
+	}
 	if _, err := parseStatement(st); err != nil {
 		t.Fatal(err)
 	}

@@ -86,46 +86,41 @@ func (s *Set) encode() (*encoded, error) {
 	if s.URI == "" {
 		return nil, errors.New("signature: the skill URI is empty")
 	}
-	fm, err := canonicalJSON(s.Frontmatter)
-	if err != nil {
-		return nil, fmt.Errorf("signature: %s: frontmatter: %w", s.URI, err)
-	}
 	rs := slices.Clone(s.Resources)
 	slices.SortFunc(rs, func(a, b Resource) int { return strings.Compare(a.URI, b.URI) })
-	for i := 1; i < len(rs); i++ {
-		if rs[i].URI == rs[i-1].URI {
+	size := len(`{"frontmatter":,"resources":[],"uri":}`) + len(s.Frontmatter) + 2*len(s.URI)
+	for i := range rs {
+		if i > 0 && rs[i].URI == rs[i-1].URI {
 			return nil, fmt.Errorf("signature: %s: resource %s is listed twice", s.URI, rs[i].URI)
 		}
-	}
-	if rs == nil {
-		rs = []Resource{}
+		size += len(`{"digest":"","size":,"uri":""},`) + 20 + len(rs[i].Digest) + 2*len(rs[i].URI)
 	}
 	crs := make([]canonicalResource, len(rs))
 	for i, r := range rs {
 		crs[i] = canonicalResource{Digest: r.Digest, Size: r.Size, URI: r.URI}
 	}
-	rsJSON, err := encode(crs)
-	if err != nil {
+	// One buffer and one encoder for the whole set.
+	w := newJSONWriter(size)
+	w.b.WriteString(`{"frontmatter":`)
+	f0 := w.b.Len()
+	if err := w.canonical(s.Frontmatter); err != nil {
+		return nil, fmt.Errorf("signature: %s: frontmatter: %w", s.URI, err)
+	}
+	f1 := w.b.Len()
+	w.b.WriteString(`,"resources":`)
+	r0 := w.b.Len()
+	if err := w.value(crs); err != nil {
 		return nil, err
 	}
-	uri, err := encode(s.URI)
-	if err != nil {
+	r1 := w.b.Len()
+	w.b.WriteString(`,"uri":`)
+	u0 := w.b.Len()
+	if err := w.value(s.URI); err != nil {
 		return nil, err
 	}
-	c := make([]byte, 0, len(`{"frontmatter":,"resources":,"uri":}`)+len(fm)+len(rsJSON)+len(uri))
-	c = append(c, `{"frontmatter":`...)
-	f0 := len(c)
-	c = append(c, fm...)
-	f1 := len(c)
-	c = append(c, `,"resources":`...)
-	r0 := len(c)
-	c = append(c, rsJSON...)
-	r1 := len(c)
-	c = append(c, `,"uri":`...)
-	u0 := len(c)
-	c = append(c, uri...)
-	u1 := len(c)
-	c = append(c, '}')
+	u1 := w.b.Len()
+	w.b.WriteByte('}')
+	c := w.b.Bytes()
 	return &encoded{canonical: c, frontmatter: c[f0:f1], resources: c[r0:r1], uri: c[u0:u1], digest: sha256.Sum256(c)}, nil
 }
 
@@ -178,26 +173,50 @@ func (s *Set) Statement() ([]byte, error) {
 	return e.statement(), nil
 }
 
-// statement writes what encoding/json writes for the Statement over the
-// set (TestCanonicalEncoding holds it to that), from the canonical
-// encoding's parts.
+// The statement's constant parts, between the set's.
+var (
+	stmtHead      = []byte(`{"_type":"` + statementType + `","subject":[{"name":`)
+	stmtDigest    = []byte(`,"digest":{"sha256":"`)
+	stmtPredicate = []byte(`"}}],"predicateType":"` + PredicateType + `","predicate":{"frontmatter":`)
+	stmtResources = []byte(`,"resources":`)
+	stmtEnd       = []byte(`}}`)
+)
+
+// statementParts is the statement over the set, in order: what
+// encoding/json writes for the Statement (TestCanonicalEncoding holds it
+// to that), from the canonical encoding's parts. hexDigest is filled with
+// the set's digest in hex.
+func (e *encoded) statementParts(hexDigest *[2 * sha256.Size]byte) [9][]byte {
+	hex.Encode(hexDigest[:], e.digest[:])
+	return [9][]byte{stmtHead, e.uri, stmtDigest, hexDigest[:], stmtPredicate, e.frontmatter, stmtResources, e.resources, stmtEnd}
+}
+
+// statement returns the statement over the set.
 func (e *encoded) statement() []byte {
-	const (
-		head = `{"_type":"` + statementType + `","subject":[{"name":`
-		dig  = `,"digest":{"sha256":"`
-		pred = `"}}],"predicateType":"` + PredicateType + `","predicate":{"frontmatter":`
-		res  = `,"resources":`
-	)
-	b := make([]byte, 0, len(head)+len(e.uri)+len(dig)+2*sha256.Size+len(pred)+len(e.frontmatter)+len(res)+len(e.resources)+2)
-	b = append(b, head...)
-	b = append(b, e.uri...)
-	b = append(b, dig...)
-	b = hex.AppendEncode(b, e.digest[:])
-	b = append(b, pred...)
-	b = append(b, e.frontmatter...)
-	b = append(b, res...)
-	b = append(b, e.resources...)
-	return append(b, "}}"...)
+	var d [2 * sha256.Size]byte
+	parts := e.statementParts(&d)
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	b := make([]byte, 0, n)
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b
+}
+
+// isStatement reports whether payload is byte for byte the statement
+// over the set, without writing that statement.
+func (e *encoded) isStatement(payload []byte) bool {
+	var d [2 * sha256.Size]byte
+	for _, p := range e.statementParts(&d) {
+		if !bytes.HasPrefix(payload, p) {
+			return false
+		}
+		payload = payload[len(p):]
+	}
+	return len(payload) == 0
 }
 
 // parseStatement decodes a statement payload and checks its shape: the
@@ -266,27 +285,59 @@ func mustCanonical(raw json.RawMessage) []byte {
 // canonicalJSON re-encodes raw: Go sorts map keys by byte and keeps
 // json.Number literals as written.
 func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
+	w := newJSONWriter(len(raw))
+	if err := w.canonical(raw); err != nil {
+		return nil, err
+	}
+	return w.b.Bytes(), nil
+}
+
+// jsonWriter writes JSON values one after another into one buffer, each
+// as encode writes it.
+type jsonWriter struct {
+	b   bytes.Buffer
+	enc *json.Encoder
+}
+
+func newJSONWriter(size int) *jsonWriter {
+	w := &jsonWriter{}
+	w.b.Grow(size)
+	w.enc = json.NewEncoder(&w.b)
+	w.enc.SetEscapeHTML(false)
+	return w
+}
+
+// value writes v as encode does: no HTML escaping, no newline.
+func (w *jsonWriter) value(v any) error {
+	if err := w.enc.Encode(v); err != nil {
+		return err
+	}
+	w.b.Truncate(w.b.Len() - 1) // Encode ends every value with a newline
+	return nil
+}
+
+// canonical writes raw as canonicalJSON returns it.
+func (w *jsonWriter) canonical(raw json.RawMessage) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return json.RawMessage("null"), nil
+		w.b.WriteString("null")
+		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, err
+		return err
 	}
 	if dec.More() {
-		return nil, errors.New("trailing data after the JSON value")
+		return errors.New("trailing data after the JSON value")
 	}
-	return encode(v)
+	return w.value(v)
 }
 
 func encode(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	w := newJSONWriter(0)
+	if err := w.value(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return w.b.Bytes(), nil
 }

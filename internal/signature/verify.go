@@ -1,7 +1,6 @@
 package signature
 
 import (
-	"bytes"
 	"crypto"
 	"crypto/sha256"
 	"encoding/hex"
@@ -319,7 +318,7 @@ func match(set *Set, payload []byte) (*encoded, error) {
 	if err != nil {
 		return nil, err
 	}
-	if bytes.Equal(payload, e.statement()) {
+	if e.isStatement(payload) {
 		return e, nil
 	}
 	st, err := parseStatement(payload)
