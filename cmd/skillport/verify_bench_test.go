@@ -5,18 +5,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
 	"github.com/skillport/skillport/internal/cputime"
 	"github.com/skillport/skillport/internal/skilltest"
@@ -36,26 +29,8 @@ func signedBenchTree(b *testing.B, n int) (unsigned, signed, pub string) {
 		}
 	}
 	unsigned, signed = skilltest.WriteTree(b, files), skilltest.WriteTree(b, files)
-	sk, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		b.Fatal(err)
-	}
-	privPEM, err := cryptoutils.MarshalPrivateKeyToPEM(sk)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pubPEM, err := cryptoutils.MarshalPublicKeyToPEM(sk.Public())
-	if err != nil {
-		b.Fatal(err)
-	}
-	keys := b.TempDir()
-	priv, pub := filepath.Join(keys, "acme.key"), filepath.Join(keys, "acme.pub")
-	if err := os.WriteFile(priv, privPEM, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(pub, pubPEM, 0o644); err != nil {
-		b.Fatal(err)
-	}
+	priv, pub := keyFiles(b, b.TempDir(), "acme")
+	b.Setenv("SKILLPORT_KEY_PASSWORD", "pw")
 	if err := runSign(&bytes.Buffer{}, priv, signed); err != nil {
 		b.Fatal(err)
 	}
@@ -83,11 +58,7 @@ func signedBenchTree(b *testing.B, n int) (unsigned, signed, pub string) {
 func BenchmarkVerifySigned1000(b *testing.B) {
 	const n = 1000
 	bin := skilltest.Binary(b)
-	home := b.TempDir()
-	b.Setenv("HOME", home)
-	b.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	b.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
-	b.Setenv("CI", "")
+	fakeHome(b)
 	unsigned, signed, pub := signedBenchTree(b, n)
 	plainAddr, signedAddr := freeAddr(b), freeAddr(b)
 	startServeProcess(b, bin, plainAddr, unsigned)
