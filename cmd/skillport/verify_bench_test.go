@@ -52,8 +52,9 @@ func signedBenchTree(b *testing.B, n int) (unsigned, signed, pub string) {
 //
 // Metrics, each measured in the same run: x-digests (trusted-key wall ÷
 // digests wall, the issue's ≤ 1.5×), x-digests-cpu (the same in this
-// process's CPU time; the servers are other processes), and the no-policy
-// run's ratios. With -cpuprofile, the samples carry the run's name:
+// process's CPU time; the servers are other processes), the no-policy
+// run's ratios to digests, and x-nopolicy (trusted-key ÷ no policy, the
+// same signed server with and without a trust policy). With -cpuprofile, the samples carry the run's name:
 // go tool pprof -tagfocus=run=trusted-key (or digests, nopolicy).
 func BenchmarkVerifySigned1000(b *testing.B) {
 	const n = 1000
@@ -99,6 +100,8 @@ func BenchmarkVerifySigned1000(b *testing.B) {
 	b.ReportMetric(float64(trusted.cpu)/float64(digests.cpu), "x-digests-cpu")
 	b.ReportMetric(float64(noPolicy.wall)/float64(digests.wall), "nopolicy-x-digests")
 	b.ReportMetric(float64(noPolicy.cpu)/float64(digests.cpu), "nopolicy-x-digests-cpu")
+	b.ReportMetric(float64(trusted.wall)/float64(noPolicy.wall), "x-nopolicy")
+	b.ReportMetric(float64(trusted.cpu)/float64(noPolicy.cpu), "x-nopolicy-cpu")
 	b.Logf("%d skills of 12 KiB over loopback: verify (unsigned) %v wall, %v CPU; verify (signed, no policy) %v, %v; verify --trusted-key %v, %v: %.2fx wall, %.2fx CPU",
 		n, digests.wall/time.Duration(i), digests.cpu/time.Duration(i), noPolicy.wall/time.Duration(i), noPolicy.cpu/time.Duration(i),
 		trusted.wall/time.Duration(i), trusted.cpu/time.Duration(i), float64(trusted.wall)/float64(digests.wall), float64(trusted.cpu)/float64(digests.cpu))
