@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"hash/maphash"
 	"sync"
-
-	"github.com/sigstore/sigstore-go/pkg/bundle"
 )
 
 // Inspector is Inspect that decodes each distinct bundle once: a host
@@ -24,14 +22,12 @@ type Inspector struct {
 // opened is a decoded bundle, kept with its bytes: a hash match is
 // confirmed byte for byte before the decoded form is reused.
 type opened struct {
-	raw     []byte
-	b       *bundle.Bundle
-	payload []byte
-	id      Identity
+	raw, payload []byte
+	id           Identity
 }
 
-// maxInspected bounds Inspector.decoded (a few KiB each); when full it
-// starts over.
+// maxInspected bounds Inspector.decoded (a bundle and its statement,
+// about 2 KiB each for a small skill); when full it starts over.
 const maxInspected = 4096
 
 // Inspect is the package's Inspect, remembering the decoded bundle.
@@ -45,12 +41,12 @@ func (in *Inspector) Inspect(set *Set, raw []byte) (Identity, error) {
 	o := in.decoded[key]
 	in.mu.Unlock()
 	if o == nil || !bytes.Equal(o.raw, raw) {
-		b, payload, id, err := open(raw)
+		_, payload, id, err := open(raw)
 		if err != nil {
 			return id, err
 		}
 		// raw is cloned: the caller may reuse its buffer.
-		o = &opened{raw: bytes.Clone(raw), b: b, payload: payload, id: id}
+		o = &opened{raw: bytes.Clone(raw), payload: payload, id: id}
 		in.mu.Lock()
 		if len(in.decoded) >= maxInspected {
 			in.decoded = map[uint64]*opened{}
