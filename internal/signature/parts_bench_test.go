@@ -91,10 +91,12 @@ func BenchmarkVerifyParts(b *testing.B) {
 	edPub, edKey, _ := ed25519.GenerateKey(rand.Reader)
 	edSig := ed25519.Sign(edKey, msg)
 
-	// Each part is timed in chunks of 100 skills and the fastest chunk
-	// of the run is kept: on a shared machine a neighbour's burst lands
-	// on some chunks, and the fastest is the part's own cost.
-	const chunk = 100
+	// Each part is timed in chunks of 10 skills (about a millisecond, less
+	// than a scheduler time slice) and the fastest chunk of the run is
+	// kept: on a shared machine a neighbour's burst lands on some chunks,
+	// and the fastest is the part's own cost (chunks of 100 were
+	// preempted at load 10 and more).
+	const chunk = 10
 	var best struct {
 		digests, ecdsa, ed25519, decode, match, sigCheck, verifyEC, verifyEd time.Duration
 	}
