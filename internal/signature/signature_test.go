@@ -186,8 +186,18 @@ func FuzzParseBundle(f *testing.F) {
 	f.Add([]byte(`{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json","dsseEnvelope":{"payload":"e30=","payloadType":"application/vnd.in-toto+json","signatures":[{"sig":"AA=="}]}}`))
 	st, _ := sampleSet("skill://x/SKILL.md").Statement()
 	f.Add(st)
+	var in Inspector
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		_, _ = Inspect(sampleSet("skill://acme/pdf/SKILL.md"), raw)
+		set := sampleSet("skill://acme/pdf/SKILL.md")
+		id, err := Inspect(set, raw)
+		// An Inspector answers as Inspect does, the first time and from
+		// its memory of the bundle.
+		for range 2 {
+			id2, err2 := in.Inspect(set, raw)
+			if id2 != id || (err2 == nil) != (err == nil) || (err != nil && err2.Error() != err.Error()) {
+				t.Fatalf("Inspector: %v, %v; Inspect: %v, %v", id2, err2, id, err)
+			}
+		}
 		_, _ = parseStatement(raw)
 	})
 }
