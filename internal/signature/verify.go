@@ -373,9 +373,6 @@ func parseBundle(raw []byte) (*bundle.Bundle, []byte, error) {
 	if env.GetPayloadType() != PayloadType {
 		return nil, nil, fmt.Errorf("bundle payload type is %q, want %q", env.GetPayloadType(), PayloadType)
 	}
-	if len(env.GetPayload()) > MaxBundleBytes {
-		return nil, nil, fmt.Errorf("statement is %d bytes, over the %d-byte limit", len(env.GetPayload()), MaxBundleBytes)
-	}
 	return &b, env.GetPayload(), nil
 }
 
