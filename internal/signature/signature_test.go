@@ -198,6 +198,15 @@ func FuzzParseBundle(f *testing.F) {
 				t.Fatalf("Inspector: %v, %v; Inspect: %v, %v", id2, err2, id, err)
 			}
 		}
+		// parseBundle decodes the statement open leaves as bytes: it
+		// accepts a bundle exactly when open does and its payload parses.
+		_, st, perr := parseBundle(raw)
+		_, payload, _, oerr := open(raw)
+		if b, _, _ := decodeBundle(raw); b != nil && oerr == nil {
+			if _, serr := parseStatement(payload); (serr == nil) != (perr == nil) || (perr == nil && st == nil) {
+				t.Fatalf("parseBundle: %v; the payload parses: %v", perr, serr)
+			}
+		}
 		_, _ = parseStatement(raw)
 	})
 }

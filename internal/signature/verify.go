@@ -346,7 +346,7 @@ func Inspect(set *Set, raw []byte) (Identity, error) {
 // open decodes a bundle and names its signer, nothing verified yet; it
 // returns the DSSE payload, the statement's bytes, undecoded.
 func open(raw []byte) (*bundle.Bundle, []byte, Identity, error) {
-	b, payload, err := parseBundle(raw)
+	b, payload, err := decodeBundle(raw)
 	if err != nil {
 		return nil, nil, Identity{}, err
 	}
@@ -354,11 +354,25 @@ func open(raw []byte) (*bundle.Bundle, []byte, Identity, error) {
 	return b, payload, id, err
 }
 
-// parseBundle decodes a bundle's JSON, bounded by MaxBundleBytes, and
+// parseBundle decodes a bundle and its statement, for a caller that
+// needs the statement itself (verifying needs only its bytes: open).
+func parseBundle(raw []byte) (*bundle.Bundle, *parsedStatement, error) {
+	b, payload, err := decodeBundle(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := parseStatement(payload)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, st, nil
+}
+
+// decodeBundle decodes a bundle's JSON, bounded by MaxBundleBytes, and
 // returns its DSSE envelope's payload. The payload is taken from the
 // decoded protobuf as it is: sigstore-go's Envelope would encode it in
 // base64 again for the caller to decode.
-func parseBundle(raw []byte) (*bundle.Bundle, []byte, error) {
+func decodeBundle(raw []byte) (*bundle.Bundle, []byte, error) {
 	if len(raw) > MaxBundleBytes {
 		return nil, nil, fmt.Errorf("bundle is %d bytes, over the %d-byte limit", len(raw), MaxBundleBytes)
 	}
