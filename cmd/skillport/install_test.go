@@ -27,7 +27,7 @@ import (
 
 // fakeHome points HOME and the user's configuration and cache folders at
 // a new temporary folder, and returns it.
-func fakeHome(t *testing.T) string {
+func fakeHome(t testing.TB) string {
 	t.Helper()
 	home := t.TempDir()
 	t.Setenv("HOME", home)

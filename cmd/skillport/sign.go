@@ -251,6 +251,9 @@ func readBounded(path string, max int64) ([]byte, error) {
 // silently ignored; its cryptography needs the key or trusted root.
 func (t *trustFlag) hook() func(host.Origin, []*host.Entry) []error {
 	p := t.policy
+	// A host lists a server again on every change; the bundles of the
+	// skills that did not change are decoded once.
+	var insp signature.Inspector
 	return func(o host.Origin, entries []*host.Entry) []error {
 		errs := make([]error, len(entries))
 		if p == nil {
@@ -258,7 +261,7 @@ func (t *trustFlag) hook() func(host.Origin, []*host.Entry) []error {
 				if len(e.Signature) == 0 {
 					continue
 				}
-				id, err := signature.Inspect(entrySet(e), e.Signature)
+				id, err := insp.Inspect(entrySet(e), e.Signature)
 				if err != nil {
 					errs[i] = fmt.Errorf("signature invalid: %w", err)
 					continue

@@ -37,7 +37,7 @@ func writeTree(t *testing.T, files map[string]string) string {
 // keyFiles writes an ECDSA P-256 key pair: the private key in cosign's
 // encrypted format (passphrase in $SKILLPORT_KEY_PASSWORD), the public
 // key as PEM.
-func keyFiles(t *testing.T, dir, name string) (priv, pub string) {
+func keyFiles(t testing.TB, dir, name string) (priv, pub string) {
 	t.Helper()
 	sk, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

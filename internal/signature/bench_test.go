@@ -1,9 +1,6 @@
 package signature
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -16,25 +13,16 @@ import (
 // skill, the digest check a host does on every fetch), and reports the
 // ratio. Issue #30 asks for at most 1.5x. The signatures are checked as
 // a host checks a listing (VerifyAll, one goroutine per CPU); the serial
-// ratio is reported beside it.
+// ratio is reported beside it. This is the bare check in memory; what a
+// user waits for (fetching and hashing every file, with and without a
+// trust policy) is cmd/skillport's BenchmarkVerifySigned1000, and
+// BenchmarkVerifyParts splits a verification into its costs.
 func BenchmarkVerify1000(b *testing.B) {
-	const skills, files, size = 1000, 3, 4 << 10
 	priv, pub := newKeys(b, false)
 	s, _ := LoadSigner(priv, nil)
-	sets := make([]*Set, skills)
-	bundles := make([][]byte, skills)
-	data := make([][][]byte, skills)
-	for i := range sets {
-		uri := fmt.Sprintf("skill://acme/s%d/SKILL.md", i)
-		set := &Set{URI: uri, Frontmatter: []byte(fmt.Sprintf(`{"name":"s%d","description":"d"}`, i))}
-		for j := range files {
-			content := make([]byte, size)
-			content[0], content[1] = byte(i), byte(j)
-			d := sha256.Sum256(content)
-			data[i] = append(data[i], content)
-			set.Resources = append(set.Resources, Resource{URI: fmt.Sprintf("skill://acme/s%d/f%d", i, j), Digest: "sha256:" + hex.EncodeToString(d[:]), Size: size})
-		}
-		sets[i] = set
+	sets, data := benchSkills(1000, 3, 4<<10)
+	bundles := make([][]byte, len(sets))
+	for i, set := range sets {
 		var err error
 		if bundles[i], err = s.Sign(set); err != nil {
 			b.Fatal(err)
@@ -51,12 +39,7 @@ func BenchmarkVerify1000(b *testing.B) {
 		c0 := cputime.Self()
 		t0 := time.Now()
 		for i, set := range sets {
-			for j, r := range set.Resources {
-				d := sha256.Sum256(data[i][j])
-				if "sha256:"+hex.EncodeToString(d[:]) != r.Digest {
-					b.Fatal("digest")
-				}
-			}
+			checkDigests(b, set, data[i])
 		}
 		t1 := time.Now()
 		c1 := cputime.Self()

@@ -140,31 +140,3 @@ func (k *keypair) SignData(_ context.Context, data []byte) ([]byte, []byte, erro
 	sig, err := k.priv.Sign(rand.Reader, msg, hf)
 	return sig, msg, err
 }
-
-// parseBundle decodes a bundle's JSON, bounded by MaxBundleBytes, and
-// its statement.
-func parseBundle(raw []byte) (*bundle.Bundle, *parsedStatement, error) {
-	if len(raw) > MaxBundleBytes {
-		return nil, nil, fmt.Errorf("bundle is %d bytes, over the %d-byte limit", len(raw), MaxBundleBytes)
-	}
-	var b bundle.Bundle
-	if err := b.UnmarshalJSON(raw); err != nil {
-		return nil, nil, fmt.Errorf("not a Sigstore bundle: %w", err)
-	}
-	env, err := b.Envelope()
-	if err != nil || env == nil {
-		return nil, nil, errors.New("bundle holds no DSSE envelope (a message signature is not a skill signature)")
-	}
-	if env.PayloadType != PayloadType {
-		return nil, nil, fmt.Errorf("bundle payload type is %q, want %q", env.PayloadType, PayloadType)
-	}
-	payload, err := env.DecodeB64Payload()
-	if err != nil {
-		return nil, nil, fmt.Errorf("bundle payload: %w", err)
-	}
-	st, err := parseStatement(payload)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &b, st, nil
-}

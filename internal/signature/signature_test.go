@@ -186,8 +186,60 @@ func FuzzParseBundle(f *testing.F) {
 	f.Add([]byte(`{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json","dsseEnvelope":{"payload":"e30=","payloadType":"application/vnd.in-toto+json","signatures":[{"sig":"AA=="}]}}`))
 	st, _ := sampleSet("skill://x/SKILL.md").Statement()
 	f.Add(st)
+	var in Inspector
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		_, _ = Inspect(sampleSet("skill://acme/pdf/SKILL.md"), raw)
+		set := sampleSet("skill://acme/pdf/SKILL.md")
+		id, err := Inspect(set, raw)
+		// An Inspector answers as Inspect does, the first time and from
+		// its memory of the bundle.
+		for range 2 {
+			id2, err2 := in.Inspect(set, raw)
+			if id2 != id || (err2 == nil) != (err == nil) || (err != nil && err2.Error() != err.Error()) {
+				t.Fatalf("Inspector: %v, %v; Inspect: %v, %v", id2, err2, id, err)
+			}
+		}
+		// parseBundle decodes the statement open leaves as bytes: it
+		// accepts a bundle exactly when open does and its payload parses.
+		_, st, perr := parseBundle(raw)
+		_, payload, _, oerr := open(raw)
+		if b, _, _ := decodeBundle(raw); b != nil && oerr == nil {
+			if _, serr := parseStatement(payload); (serr == nil) != (perr == nil) || (perr == nil && st == nil) {
+				t.Fatalf("parseBundle: %v; the payload parses: %v", perr, serr)
+			}
+		}
 		_, _ = parseStatement(raw)
 	})
+}
+
+// TestInspectorRemembers: an Inspector answers for a bundle it decoded
+// before as Inspect does, for the same and for a changed set, and each
+// bundle for its own signer.
+func TestInspectorRemembers(t *testing.T) {
+	priv, _ := newKeys(t, false)
+	otherPriv, _ := newKeys(t, true)
+	s, _ := LoadSigner(priv, nil)
+	o, _ := LoadSigner(otherPriv, nil)
+	set := sampleSet("skill://acme/pdf/SKILL.md")
+	raw, _ := s.Sign(set)
+	other, _ := o.Sign(set)
+	var in Inspector
+	for range 2 {
+		for _, c := range []struct {
+			raw []byte
+			key string
+		}{{raw, s.KeyID()}, {other, o.KeyID()}} {
+			id, err := in.Inspect(set, c.raw)
+			if err != nil || id.KeyID != c.key {
+				t.Fatalf("Inspect: %v, %v; want key %s", id, err, c.key)
+			}
+			changed := sampleSet("skill://acme/pdf/SKILL.md")
+			changed.Resources[1].Size++
+			if _, err := in.Inspect(changed, c.raw); err == nil || !strings.Contains(err.Error(), "changed after signing") {
+				t.Fatalf("a changed set: %v", err)
+			}
+		}
+	}
+	if _, err := in.Inspect(set, []byte("{}")); err == nil {
+		t.Fatal("Inspector accepted a bundle that is not one")
+	}
 }

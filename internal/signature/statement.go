@@ -50,47 +50,87 @@ type Set struct {
 	Resources []Resource
 }
 
-// canonicalSet is the encoded form: fields in byte order of their names,
-// as the canonical JSON requires of every object.
-type canonicalSet struct {
-	Frontmatter json.RawMessage `json:"frontmatter"`
-	Resources   []Resource      `json:"resources"`
-	URI         string          `json:"uri"`
-}
-
 // Canonical returns the set's canonical JSON: object keys sorted by
 // byte, no insignificant white space, no HTML escaping, numbers as
 // written, resources sorted by URI. Two sets are equal exactly when their
 // canonical encodings are.
 func (s *Set) Canonical() ([]byte, error) {
+	e, err := s.encode()
+	if err != nil {
+		return nil, err
+	}
+	return e.canonical, nil
+}
+
+// canonicalResource is a Resource with its keys in byte order, as the
+// canonical encoding requires of every object (Resource itself keeps the
+// wire's order: uri, digest, size).
+type canonicalResource struct {
+	Digest string `json:"digest"`
+	Size   int64  `json:"size"`
+	URI    string `json:"uri"`
+}
+
+// encoded is a set's canonical encoding and the parts of it its
+// statement repeats, subslices of canonical: the verifier rebuilds the
+// statement it expects from them instead of decoding the one it got.
+type encoded struct {
+	canonical, frontmatter, resources, uri []byte
+	digest                                 [sha256.Size]byte
+}
+
+// encode is Canonical, keeping the parts. It writes what encoding/json
+// writes for canonicalSet (TestCanonicalEncoding holds it to that), part
+// by part, so that the parts need not be found again.
+func (s *Set) encode() (*encoded, error) {
 	if s.URI == "" {
 		return nil, errors.New("signature: the skill URI is empty")
 	}
-	fm, err := canonicalJSON(s.Frontmatter)
-	if err != nil {
-		return nil, fmt.Errorf("signature: %s: frontmatter: %w", s.URI, err)
-	}
 	rs := slices.Clone(s.Resources)
 	slices.SortFunc(rs, func(a, b Resource) int { return strings.Compare(a.URI, b.URI) })
-	for i := 1; i < len(rs); i++ {
-		if rs[i].URI == rs[i-1].URI {
+	size := len(`{"frontmatter":,"resources":[],"uri":}`) + len(s.Frontmatter) + 2*len(s.URI)
+	for i := range rs {
+		if i > 0 && rs[i].URI == rs[i-1].URI {
 			return nil, fmt.Errorf("signature: %s: resource %s is listed twice", s.URI, rs[i].URI)
 		}
+		size += len(`{"digest":"","size":,"uri":""},`) + 20 + len(rs[i].Digest) + 2*len(rs[i].URI)
 	}
-	if rs == nil {
-		rs = []Resource{}
+	crs := make([]canonicalResource, len(rs))
+	for i, r := range rs {
+		crs[i] = canonicalResource{Digest: r.Digest, Size: r.Size, URI: r.URI}
 	}
-	return encode(canonicalSet{Frontmatter: fm, Resources: rs, URI: s.URI})
+	// One buffer and one encoder for the whole set.
+	w := newJSONWriter(size)
+	w.b.WriteString(`{"frontmatter":`)
+	f0 := w.b.Len()
+	if err := w.canonical(s.Frontmatter); err != nil {
+		return nil, fmt.Errorf("signature: %s: frontmatter: %w", s.URI, err)
+	}
+	f1 := w.b.Len()
+	w.b.WriteString(`,"resources":`)
+	r0 := w.b.Len()
+	if err := w.value(crs); err != nil {
+		return nil, err
+	}
+	r1 := w.b.Len()
+	w.b.WriteString(`,"uri":`)
+	u0 := w.b.Len()
+	if err := w.value(s.URI); err != nil {
+		return nil, err
+	}
+	u1 := w.b.Len()
+	w.b.WriteByte('}')
+	c := w.b.Bytes()
+	return &encoded{canonical: c, frontmatter: c[f0:f1], resources: c[r0:r1], uri: c[u0:u1], digest: sha256.Sum256(c)}, nil
 }
 
 // Digest returns the SHA-256 of the canonical encoding.
 func (s *Set) Digest() ([]byte, error) {
-	c, err := s.Canonical()
+	e, err := s.encode()
 	if err != nil {
 		return nil, err
 	}
-	d := sha256.Sum256(c)
-	return d[:], nil
+	return e.digest[:], nil
 }
 
 // Statement is the in-toto v1 Statement a bundle's DSSE envelope carries.
@@ -126,21 +166,57 @@ type Predicate struct {
 
 // Statement returns the JSON of the in-toto statement over s.
 func (s *Set) Statement() ([]byte, error) {
-	c, err := s.Canonical()
+	e, err := s.encode()
 	if err != nil {
 		return nil, err
 	}
-	var cs canonicalSet
-	if err := json.Unmarshal(c, &cs); err != nil {
-		return nil, err
+	return e.statement(), nil
+}
+
+// The statement's constant parts, between the set's.
+var (
+	stmtHead      = []byte(`{"_type":"` + statementType + `","subject":[{"name":`)
+	stmtDigest    = []byte(`,"digest":{"sha256":"`)
+	stmtPredicate = []byte(`"}}],"predicateType":"` + PredicateType + `","predicate":{"frontmatter":`)
+	stmtResources = []byte(`,"resources":`)
+	stmtEnd       = []byte(`}}`)
+)
+
+// statementParts is the statement over the set, in order: what
+// encoding/json writes for the Statement (TestCanonicalEncoding holds it
+// to that), from the canonical encoding's parts. hexDigest is filled with
+// the set's digest in hex.
+func (e *encoded) statementParts(hexDigest *[2 * sha256.Size]byte) [9][]byte {
+	hex.Encode(hexDigest[:], e.digest[:])
+	return [9][]byte{stmtHead, e.uri, stmtDigest, hexDigest[:], stmtPredicate, e.frontmatter, stmtResources, e.resources, stmtEnd}
+}
+
+// statement returns the statement over the set.
+func (e *encoded) statement() []byte {
+	var d [2 * sha256.Size]byte
+	parts := e.statementParts(&d)
+	n := 0
+	for _, p := range parts {
+		n += len(p)
 	}
-	d := sha256.Sum256(c)
-	return encode(Statement{
-		Type:          statementType,
-		Subject:       []Subject{{Name: s.URI, Digest: map[string]string{"sha256": hex.EncodeToString(d[:])}}},
-		PredicateType: PredicateType,
-		Predicate:     Predicate{Frontmatter: cs.Frontmatter, Resources: cs.Resources},
-	})
+	b := make([]byte, 0, n)
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b
+}
+
+// isStatement reports whether payload is byte for byte the statement
+// over the set, without writing that statement.
+func (e *encoded) isStatement(payload []byte) bool {
+	var d [2 * sha256.Size]byte
+	for _, p := range e.statementParts(&d) {
+		if !bytes.HasPrefix(payload, p) {
+			return false
+		}
+		payload = payload[len(p):]
+	}
+	return len(payload) == 0
 }
 
 // parseStatement decodes a statement payload and checks its shape: the
@@ -209,27 +285,59 @@ func mustCanonical(raw json.RawMessage) []byte {
 // canonicalJSON re-encodes raw: Go sorts map keys by byte and keeps
 // json.Number literals as written.
 func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
+	w := newJSONWriter(len(raw))
+	if err := w.canonical(raw); err != nil {
+		return nil, err
+	}
+	return w.b.Bytes(), nil
+}
+
+// jsonWriter writes JSON values one after another into one buffer, each
+// as encode writes it.
+type jsonWriter struct {
+	b   bytes.Buffer
+	enc *json.Encoder
+}
+
+func newJSONWriter(size int) *jsonWriter {
+	w := &jsonWriter{}
+	w.b.Grow(size)
+	w.enc = json.NewEncoder(&w.b)
+	w.enc.SetEscapeHTML(false)
+	return w
+}
+
+// value writes v as encode does: no HTML escaping, no newline.
+func (w *jsonWriter) value(v any) error {
+	if err := w.enc.Encode(v); err != nil {
+		return err
+	}
+	w.b.Truncate(w.b.Len() - 1) // Encode ends every value with a newline
+	return nil
+}
+
+// canonical writes raw as canonicalJSON returns it.
+func (w *jsonWriter) canonical(raw json.RawMessage) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return json.RawMessage("null"), nil
+		w.b.WriteString("null")
+		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, err
+		return err
 	}
 	if dec.More() {
-		return nil, errors.New("trailing data after the JSON value")
+		return errors.New("trailing data after the JSON value")
 	}
-	return encode(v)
+	return w.value(v)
 }
 
 func encode(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	w := newJSONWriter(0)
+	if err := w.value(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return w.b.Bytes(), nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"regexp"
 	"runtime"
 	"slices"
@@ -74,20 +75,24 @@ type Verifier struct {
 	allowed []allowedIdentity
 	policy  []verify.PolicyOption
 
-	// verified remembers the bundles already verified, by their SHA-256:
+	// verified remembers the bundles already verified, by their hash
+	// (maphash, seeded per Verifier: a collision could only return a
+	// signer that signed this very set, since the set is compared too):
 	// a host lists a server again on every change notification, and the
 	// bundles of the skills that did not change verify again for the cost
 	// of a hash and the set's digest. A bundle's verdict does not depend
 	// on the time it is checked (a certificate is checked against the
 	// log's time), so it is not revisited.
 	mu       sync.Mutex
-	verified map[[sha256.Size]byte]verdict
+	seed     maphash.Seed
+	verified map[uint64]verdict
 }
 
 // verdict is a verified bundle's statement subject and signer.
 type verdict struct {
-	name, digest string
-	id           Identity
+	name   string
+	digest [sha256.Size]byte
+	id     Identity
 }
 
 // maxVerified bounds Verifier.verified; when full it starts over.
@@ -105,7 +110,7 @@ func LoadVerifier(pemKeys ...[]byte) (*Verifier, error) {
 
 // NewVerifier parses t once for every bundle the Verifier checks.
 func NewVerifier(t Trust) (*Verifier, error) {
-	v := &Verifier{}
+	v := &Verifier{seed: maphash.MakeSeed()}
 	keys := map[string]*root.ExpiringKey{}
 	for _, p := range t.Keys {
 		pub, err := cryptoutils.UnmarshalPEMToPublicKey(p)
@@ -168,77 +173,86 @@ func NewVerifier(t Trust) (*Verifier, error) {
 // why not: another signer, another skill, changed content, a bad
 // signature, an expired certificate.
 func (v *Verifier) Verify(set *Set, raw []byte) (Identity, error) {
-	key := sha256.Sum256(raw)
+	key := maphash.Bytes(v.seed, raw)
 	v.mu.Lock()
 	seen, ok := v.verified[key]
 	v.mu.Unlock()
 	if ok {
-		d, err := set.Digest()
-		if err == nil && seen.name == set.URI && seen.digest == hex.EncodeToString(d) {
+		e, err := set.encode()
+		if err == nil && seen.name == set.URI && seen.digest == e.digest {
 			return seen.id, nil
 		}
 		// Another set: verify in full, which says what differs.
 	}
-	id, err := v.verifyFresh(set, raw)
+	id, e, err := v.verifyFresh(set, raw)
 	if err == nil {
 		// Verified: the statement's subject is set's URI and digest.
-		d, _ := set.Digest()
 		v.mu.Lock()
 		if v.verified == nil || len(v.verified) >= maxVerified {
-			v.verified = map[[sha256.Size]byte]verdict{}
+			v.verified = map[uint64]verdict{}
 		}
-		v.verified[key] = verdict{set.URI, hex.EncodeToString(d), id}
+		v.verified[key] = verdict{set.URI, e.digest, id}
 		v.mu.Unlock()
 	}
 	return id, err
 }
 
-// verifyFresh is Verify without the memory of verified bundles.
-func (v *Verifier) verifyFresh(set *Set, raw []byte) (Identity, error) {
-	b, st, id, err := open(raw)
+// verifyFresh is Verify without the memory of verified bundles; it
+// returns the set's encoding, which it computed to match the statement.
+func (v *Verifier) verifyFresh(set *Set, raw []byte) (Identity, *encoded, error) {
+	b, payload, id, err := open(raw)
 	if err != nil {
-		return id, err
+		return id, nil, err
 	}
 	if id.KeyID != "" {
 		if !slices.Contains(v.ids, id.KeyID) {
-			return id, fmt.Errorf("signed by key %s, which is not a trusted key", short(id.KeyID))
+			return id, nil, fmt.Errorf("signed by key %s, which is not a trusted key", short(id.KeyID))
 		}
-		if _, err := match(set, st); err != nil {
-			return id, err
+		e, err := match(set, payload)
+		if err != nil {
+			return id, nil, err
 		}
 		// The statement's binding to set is checked above, from the
-		// statement already decoded; what is left is the DSSE signature
-		// over it. sigstore-go's whole-bundle Verify would decode the
-		// statement a second time and check time constraints a key
-		// without validity period does not have: the signature check
-		// alone is a third of the cost.
-		vc, err := b.VerificationContent()
-		if err != nil {
-			return id, fmt.Errorf("bad signature: %w", err)
+		// payload as it is; what is left is the DSSE signature over it.
+		// sigstore-go's whole-bundle Verify would decode the statement
+		// again and check time constraints a key without validity period
+		// does not have.
+		if err := v.checkKeySignature(b); err != nil {
+			return id, nil, err
 		}
-		sc, err := b.SignatureContent()
-		if err != nil {
-			return id, fmt.Errorf("bad signature: %w", err)
-		}
-		if err := verify.VerifySignature(sc, vc, v.keys); err != nil {
-			return id, fmt.Errorf("bad signature: %w", err)
-		}
-		return id, nil
+		return id, e, nil
 	}
 	if v.keyless == nil {
-		return id, fmt.Errorf("signed keyless by %s, and no keyless signer is trusted (a trust policy's keyless identities and trusted root)", id)
+		return id, nil, fmt.Errorf("signed keyless by %s, and no keyless signer is trusted (a trust policy's keyless identities and trusted root)", id)
 	}
 	if !slices.ContainsFunc(v.allowed, func(a allowedIdentity) bool { return a.Issuer == id.Issuer && a.re.MatchString(id.Subject) }) {
-		return id, fmt.Errorf("signed by %s, which the trust policy does not allow", id)
+		return id, nil, fmt.Errorf("signed by %s, which the trust policy does not allow", id)
 	}
-	d, err := match(set, st)
+	e, err := match(set, payload)
 	if err != nil {
-		return id, err
+		return id, nil, err
 	}
-	if _, err := v.keyless.Verify(b, verify.NewPolicy(verify.WithArtifactDigest("sha256", d), v.policy...)); err != nil {
-		return id, fmt.Errorf("bad signature: %w", err)
+	if _, err := v.keyless.Verify(b, verify.NewPolicy(verify.WithArtifactDigest("sha256", e.digest[:]), v.policy...)); err != nil {
+		return id, nil, fmt.Errorf("bad signature: %w", err)
 	}
-	return id, nil
+	return id, e, nil
+}
+
+// checkKeySignature checks a key-based bundle's DSSE signature against
+// the trusted keys (sigstore-go does the cryptography).
+func (v *Verifier) checkKeySignature(b *bundle.Bundle) error {
+	vc, err := b.VerificationContent()
+	if err != nil {
+		return fmt.Errorf("bad signature: %w", err)
+	}
+	sc, err := b.SignatureContent()
+	if err != nil {
+		return fmt.Errorf("bad signature: %w", err)
+	}
+	if err := verify.VerifySignature(sc, vc, v.keys); err != nil {
+		return fmt.Errorf("bad signature: %w", err)
+	}
+	return nil
 }
 
 // Result is the outcome of one bundle of VerifyAll.
@@ -294,40 +308,86 @@ func signer(b *bundle.Bundle) (Identity, error) {
 	return Identity{Issuer: sum.Issuer, Subject: sum.SubjectAlternativeName}, nil
 }
 
-// match checks, without a key, that a statement covers exactly set,
-// and returns the set's digest.
-func match(set *Set, st *parsedStatement) ([]byte, error) {
-	d, err := set.Digest()
+// match checks, without a key, that a statement payload covers exactly
+// set, and returns the set's encoding. A payload that is byte for byte
+// the statement this package writes for set matches without being
+// decoded; any other (another signer's encoder, or another set) is
+// decoded and its subject compared.
+func match(set *Set, payload []byte) (*encoded, error) {
+	e, err := set.encode()
 	if err != nil {
 		return nil, err
 	}
-	if st.Subject[0].Name != set.URI || st.Subject[0].Digest["sha256"] != hex.EncodeToString(d) {
+	if e.isStatement(payload) {
+		return e, nil
+	}
+	st, err := parseStatement(payload)
+	if err != nil {
+		return nil, err
+	}
+	if st.Subject[0].Name != set.URI || st.Subject[0].Digest["sha256"] != hex.EncodeToString(e.digest[:]) {
 		return nil, fmt.Errorf("signature does not match: %s", st.diff(set))
 	}
-	return d, nil
+	return e, nil
 }
 
 // Inspect parses raw and matches it against set without trusted
 // material, returning the signer it names: the signature itself cannot
 // be checked without the key or trusted root, the binding can.
 func Inspect(set *Set, raw []byte) (Identity, error) {
-	_, st, id, err := open(raw)
+	_, payload, id, err := open(raw)
 	if err != nil {
 		return id, err
 	}
-	_, err = match(set, st)
+	_, err = match(set, payload)
 	return id, err
 }
 
-// open decodes a bundle and its statement and names its signer, nothing
-// verified yet.
-func open(raw []byte) (*bundle.Bundle, *parsedStatement, Identity, error) {
-	b, st, err := parseBundle(raw)
+// open decodes a bundle and names its signer, nothing verified yet; it
+// returns the DSSE payload, the statement's bytes, undecoded.
+func open(raw []byte) (*bundle.Bundle, []byte, Identity, error) {
+	b, payload, err := decodeBundle(raw)
 	if err != nil {
 		return nil, nil, Identity{}, err
 	}
 	id, err := signer(b)
-	return b, st, id, err
+	return b, payload, id, err
+}
+
+// parseBundle decodes a bundle and its statement, for a caller that
+// needs the statement itself (verifying needs only its bytes: open).
+func parseBundle(raw []byte) (*bundle.Bundle, *parsedStatement, error) {
+	b, payload, err := decodeBundle(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := parseStatement(payload)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, st, nil
+}
+
+// decodeBundle decodes a bundle's JSON, bounded by MaxBundleBytes, and
+// returns its DSSE envelope's payload. The payload is taken from the
+// decoded protobuf as it is: sigstore-go's Envelope would encode it in
+// base64 again for the caller to decode.
+func decodeBundle(raw []byte) (*bundle.Bundle, []byte, error) {
+	if len(raw) > MaxBundleBytes {
+		return nil, nil, fmt.Errorf("bundle is %d bytes, over the %d-byte limit", len(raw), MaxBundleBytes)
+	}
+	var b bundle.Bundle
+	if err := b.UnmarshalJSON(raw); err != nil {
+		return nil, nil, fmt.Errorf("not a Sigstore bundle: %w", err)
+	}
+	env := b.GetDsseEnvelope()
+	if env == nil || env.GetPayload() == nil {
+		return nil, nil, errors.New("bundle holds no DSSE envelope (a message signature is not a skill signature)")
+	}
+	if env.GetPayloadType() != PayloadType {
+		return nil, nil, fmt.Errorf("bundle payload type is %q, want %q", env.GetPayloadType(), PayloadType)
+	}
+	return &b, env.GetPayload(), nil
 }
 
 func short(id string) string {
