@@ -270,7 +270,7 @@ func unreachable(err error, flag string, timeout time.Duration) string {
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return fmt.Sprintf("no answer within %s; check %s and the network, or raise --timeout", timeout, flag)
+		return fmt.Sprintf("no answer within %s; check %s and the network, or raise --sigstore-timeout", timeout, flag)
 	case errors.As(err, new(*net.OpError)), errors.As(err, new(*net.DNSError)):
 		return fmt.Sprintf("cannot connect (%s); check %s and the network", oneLine(err.Error()), flag)
 	}

@@ -112,7 +112,7 @@ func TestKeylessSignErrors(t *testing.T) {
 		{name: "wrong audience", token: op.Token(t, "other"), want: []string{"Fulcio at " + ss.FulcioURL, "HTTP 401", `audience is "https://elsewhere.test/mcp", not "sigstore"`}},
 		{name: "issuer Fulcio does not accept", token: idToken(t, other, "a@b.example"), want: []string{"Fulcio at", "HTTP 401", "check that Fulcio accepts tokens of the issuer " + other.URL}},
 		{name: "Fulcio unreachable", token: good, fulcio: closed, want: []string{"keyless: Fulcio at " + closed + ": cannot connect", "check --fulcio-url"}},
-		{name: "Fulcio hangs", token: good, fulcio: hung.URL, timeout: 300 * time.Millisecond, want: []string{"Fulcio at " + hung.URL + ": no answer within 300ms", "raise --timeout"}},
+		{name: "Fulcio hangs", token: good, fulcio: hung.URL, timeout: 300 * time.Millisecond, want: []string{"Fulcio at " + hung.URL + ": no answer within 300ms", "raise --sigstore-timeout"}},
 		{name: "Rekor unreachable", token: good, rekor: closed, signToo: true, want: []string{"keyless: Rekor at " + closed, "check --rekor-url"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
