@@ -180,3 +180,45 @@ func TestEnvIDToken(t *testing.T) {
 		}
 	}
 }
+
+// TestKeylessRenews: a certificate near its end (Fulcio's live 10
+// minutes) is replaced before the next signature, so that no log entry is
+// integrated after its certificate expired; the bundles verify.
+func TestKeylessRenews(t *testing.T) {
+	op := oidctest.Start(t, sigstoretest.Audience)
+	ss := sigstoretest.Start(t, op.URL)
+	ss.CertAge = 9 * time.Minute // a minute left: under renewBefore
+	s, err := NewKeylessSigner(context.Background(), KeylessOptions{IDToken: idToken(t, op, "release@acme.example"), FulcioURL: ss.FulcioURL, RekorURL: ss.RekorURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := mustVerifier(t, Trust{Root: ss.TrustedRoot(t), Keyless: []Keyless{{Issuer: op.URL, Subject: `release@acme\.example`}}})
+	for _, uri := range []string{"skill://acme/pdf/SKILL.md", "skill://acme/docx/SKILL.md"} {
+		set := sampleSet(uri)
+		b, err := s.Sign(set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.Verify(set, b); err != nil {
+			t.Errorf("%s: %v", uri, err)
+		}
+	}
+	if ss.Certificates() != 3 {
+		t.Errorf("%d certificates, want 3 (the first, and one per signature)", ss.Certificates())
+	}
+}
+
+// FuzzReadClaims: any token gives claims or a one-line error, never a
+// panic.
+func FuzzReadClaims(f *testing.F) {
+	f.Add("eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJodHRwczovL2EiLCJhdWQiOlsic2lnc3RvcmUiXSwiZXhwIjoxfQ.c2ln")
+	f.Add("a.b.c")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, tok string) {
+		c, err := readClaims(tok)
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("not one line: %q", err)
+		}
+		_ = c.expired(time.Now())
+	})
+}

@@ -60,6 +60,11 @@ type Sigstore struct {
 	// --fulcio-url and --rekor-url take them.
 	FulcioURL, RekorURL string
 
+	// CertAge is how old a certificate is when Fulcio issues it (its
+	// validity is 10 minutes from then): to make certificates that are
+	// near their end. Set it before the first request.
+	CertAge time.Duration
+
 	issuers []string
 	vs      *ca.VirtualSigstore
 	fulcio  *root.FulcioCertificateAuthority
@@ -209,7 +214,7 @@ func (s *Sigstore) signingCert(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, 3, "The signature supplied in the request could not be verified")
 		return
 	}
-	leaf, err := ca.GenerateLeafCert(subject, issuer, time.Now().Truncate(time.Second), publicOnly{pub}, s.fulcio.Intermediates[0], s.caKey)
+	leaf, err := ca.GenerateLeafCert(subject, issuer, time.Now().Add(-s.CertAge).Truncate(time.Second), publicOnly{pub}, s.fulcio.Intermediates[0], s.caKey)
 	if err != nil {
 		apiError(w, http.StatusInternalServerError, 13, err.Error())
 		return
