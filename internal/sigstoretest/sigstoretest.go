@@ -135,16 +135,30 @@ func (s *Sigstore) TrustedRoot(t testing.TB) []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.rootJSON == nil {
-		tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, []root.CertificateAuthority{s.fulcio},
-			rawLogIDs(t, s.vs.CTLogs()), s.vs.TimestampingAuthorities(), rawLogIDs(t, s.vs.RekorLogs()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.rootJSON, err = tr.MarshalJSON(); err != nil {
-			t.Fatal(err)
-		}
+		s.rootJSON = trustedRoot(t, s.vs, []root.CertificateAuthority{s.fulcio})
 	}
 	return s.rootJSON
+}
+
+// VirtualRoot returns the trusted root of sigstore-go's in-process
+// VirtualSigstore vs: its own CA, logs and timestamp authority.
+func VirtualRoot(t testing.TB, vs *ca.VirtualSigstore) []byte {
+	t.Helper()
+	return trustedRoot(t, vs, vs.FulcioCertificateAuthorities())
+}
+
+// trustedRoot is the trusted-root JSON of the CAs and vs's logs.
+func trustedRoot(t testing.TB, vs *ca.VirtualSigstore, cas []root.CertificateAuthority) []byte {
+	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, cas,
+		rawLogIDs(t, vs.CTLogs()), vs.TimestampingAuthorities(), rawLogIDs(t, vs.RekorLogs()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := tr.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
 }
 
 // rawLogIDs gives the VirtualSigstore's logs the raw key ID a trusted-root
