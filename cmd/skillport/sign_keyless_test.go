@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/skillport/skillport/internal/oidctest"
 	"github.com/skillport/skillport/internal/signature"
@@ -19,15 +18,6 @@ func noAmbientToken(t *testing.T) {
 	for _, k := range []string{signature.EnvIDToken, signature.EnvActionsRequestURL, signature.EnvActionsRequestTok} {
 		t.Setenv(k, "")
 	}
-}
-
-// emailToken is an ID token of op for email, for Fulcio's audience.
-func emailToken(t *testing.T, op *oidctest.OP, email string) string {
-	now := time.Now()
-	return op.Sign(t, nil, map[string]any{
-		"iss": op.URL, "sub": "user-1", "aud": sigstoretest.Audience, "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(),
-		"email": email, "email_verified": true,
-	})
 }
 
 // TestKeylessSignServeVerify: skillport sign --keyless against the test
@@ -48,7 +38,7 @@ func TestKeylessSignServeVerify(t *testing.T) {
 	})
 	files := t.TempDir()
 	tokenFile := filepath.Join(files, "token")
-	skilltest.WriteFile(t, tokenFile, emailToken(t, op, "release@acme.example")+"\n")
+	skilltest.WriteFile(t, tokenFile, sigstoretest.IDToken(t, op, "release@acme.example")+"\n")
 	services := []string{"--fulcio-url", ss.FulcioURL, "--rekor-url", ss.RekorURL}
 
 	out, errOut, code := runCLI(t, append([]string{"sign", "--keyless", "--oidc-token-file", tokenFile, dir}, services...)...)
@@ -101,7 +91,7 @@ func TestKeylessSignServeVerify(t *testing.T) {
 
 	// Without --key, sign finds the environment's token and says that it
 	// signs keyless, and as whom.
-	t.Setenv(signature.EnvIDToken, emailToken(t, op, "ci@acme.example"))
+	t.Setenv(signature.EnvIDToken, sigstoretest.IDToken(t, op, "ci@acme.example"))
 	out, errOut, code = runCLI(t, append([]string{"sign", dir}, services...)...)
 	if code != 0 || !strings.Contains(out, "signed 2 skills keyless as ci@acme.example") ||
 		!strings.Contains(errOut, "signing keyless (no --key given and an ID token found) as ci@acme.example (issuer "+op.URL+"), ID token from $SIGSTORE_ID_TOKEN") {

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/skillport/skillport/internal/oidctest"
 	"github.com/skillport/skillport/internal/sigstoretest"
@@ -20,12 +19,8 @@ func TestPublishKeyless(t *testing.T) {
 	op := oidctest.Start(t, sigstoretest.Audience)
 	ss := sigstoretest.Start(t, op.URL)
 	files := t.TempDir()
-	now := time.Now()
 	tokenFile := filepath.Join(files, "token")
-	skilltest.WriteFile(t, tokenFile, op.Sign(t, nil, map[string]any{
-		"iss": op.URL, "sub": "user-1", "aud": sigstoretest.Audience, "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(),
-		"email": "release@acme.example", "email_verified": true,
-	}))
+	skilltest.WriteFile(t, tokenFile, sigstoretest.IDToken(t, op, "release@acme.example"))
 	skilltest.WriteFile(t, filepath.Join(files, "trusted_root.json"), string(ss.TrustedRoot(t)))
 	policy := func(name, subject string) string {
 		p := filepath.Join(files, name)

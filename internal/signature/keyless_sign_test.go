@@ -13,16 +13,6 @@ import (
 	"github.com/skillport/skillport/internal/sigstoretest"
 )
 
-// idToken is an ID token of op for the e-mail identity email, with the
-// audience Fulcio requires.
-func idToken(t testing.TB, op *oidctest.OP, email string) string {
-	now := time.Now()
-	return op.Sign(t, nil, map[string]any{
-		"iss": op.URL, "sub": "user-1", "aud": sigstoretest.Audience, "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(),
-		"email": email, "email_verified": true,
-	})
-}
-
 // TestKeylessSign signs keylessly against the test Fulcio and Rekor with
 // an ID token of a real OpenID provider, and verifies the bundles offline
 // with the test Sigstore's trusted root: one certificate for the run, one
@@ -30,7 +20,7 @@ func idToken(t testing.TB, op *oidctest.OP, email string) string {
 func TestKeylessSign(t *testing.T) {
 	op := oidctest.Start(t, sigstoretest.Audience)
 	ss := sigstoretest.Start(t, op.URL)
-	s, err := NewKeylessSigner(context.Background(), KeylessOptions{IDToken: idToken(t, op, "release@acme.example"), FulcioURL: ss.FulcioURL, RekorURL: ss.RekorURL})
+	s, err := NewKeylessSigner(context.Background(), KeylessOptions{IDToken: sigstoretest.IDToken(t, op, "release@acme.example"), FulcioURL: ss.FulcioURL, RekorURL: ss.RekorURL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +88,7 @@ func TestKeylessSignErrors(t *testing.T) {
 	}))
 	t.Cleanup(hung.Close)
 	t.Cleanup(func() { close(release) }) // before Close, which waits for the handler
-	good := idToken(t, op, "release@acme.example")
+	good := sigstoretest.IDToken(t, op, "release@acme.example")
 	for _, tc := range []struct {
 		name          string
 		token         string
@@ -110,7 +100,7 @@ func TestKeylessSignErrors(t *testing.T) {
 		{name: "not a JWT", token: "not-a-token", want: []string{"the ID token is not a signed JWT"}},
 		{name: "expired", token: op.Token(t, "expired"), want: []string{"the ID token expired at", "get a fresh one"}},
 		{name: "wrong audience", token: op.Token(t, "other"), want: []string{"Fulcio at " + ss.FulcioURL, "HTTP 401", `audience is "https://elsewhere.test/mcp", not "sigstore"`}},
-		{name: "issuer Fulcio does not accept", token: idToken(t, other, "a@b.example"), want: []string{"Fulcio at", "HTTP 401", "check that Fulcio accepts tokens of the issuer " + other.URL}},
+		{name: "issuer Fulcio does not accept", token: sigstoretest.IDToken(t, other, "a@b.example"), want: []string{"Fulcio at", "HTTP 401", "check that Fulcio accepts tokens of the issuer " + other.URL}},
 		{name: "Fulcio unreachable", token: good, fulcio: closed, want: []string{"keyless: Fulcio at " + closed + ": cannot connect", "check --fulcio-url"}},
 		{name: "Fulcio hangs", token: good, fulcio: hung.URL, timeout: 300 * time.Millisecond, want: []string{"Fulcio at " + hung.URL + ": no answer within 300ms", "raise --sigstore-timeout"}},
 		{name: "Rekor unreachable", token: good, rekor: closed, signToo: true, want: []string{"keyless: Rekor at " + closed, "check --rekor-url"}},
@@ -188,7 +178,7 @@ func TestKeylessRenews(t *testing.T) {
 	op := oidctest.Start(t, sigstoretest.Audience)
 	ss := sigstoretest.Start(t, op.URL)
 	ss.CertAge = 9 * time.Minute // a minute left: under renewBefore
-	s, err := NewKeylessSigner(context.Background(), KeylessOptions{IDToken: idToken(t, op, "release@acme.example"), FulcioURL: ss.FulcioURL, RekorURL: ss.RekorURL})
+	s, err := NewKeylessSigner(context.Background(), KeylessOptions{IDToken: sigstoretest.IDToken(t, op, "release@acme.example"), FulcioURL: ss.FulcioURL, RekorURL: ss.RekorURL})
 	if err != nil {
 		t.Fatal(err)
 	}

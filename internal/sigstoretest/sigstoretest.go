@@ -42,6 +42,8 @@ import (
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
 
+	"github.com/skillport/skillport/internal/oidctest"
+
 	// The entry kinds the test log accepts, as Rekor registers them.
 	_ "github.com/sigstore/rekor/pkg/types/dsse/v0.0.1"
 	_ "github.com/sigstore/rekor/pkg/types/hashedrekord/v0.0.1"
@@ -183,6 +185,17 @@ func apiError(w http.ResponseWriter, status, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]any{"code": code, "message": msg})
+}
+
+// IDToken is an ID token of op for the verified e-mail address email,
+// for the audience Fulcio requires, valid for 5 minutes: the identity the
+// test Fulcio certifies.
+func IDToken(t testing.TB, op *oidctest.OP, email string) string {
+	now := time.Now()
+	return op.Sign(t, nil, map[string]any{
+		"iss": op.URL, "sub": "user-1", "aud": Audience, "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(),
+		"email": email, "email_verified": true,
+	})
 }
 
 // certRequest is Fulcio's v2 signing certificate request.
