@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillport/skillport/internal/ocitest"
 	"github.com/skillport/skillport/internal/oidctest"
 	"github.com/skillport/skillport/internal/signature"
 	"github.com/skillport/skillport/internal/sigstoretest"
@@ -145,5 +146,38 @@ func TestKeylessSignRefusals(t *testing.T) {
 	}
 	if ss.Entries() != 0 {
 		t.Errorf("%d log entries after refusals", ss.Entries())
+	}
+}
+
+// TestOCIPushKeyless: push --keyless signs each skill at push time and
+// attaches the keyless bundles as referrers (a real docker-registry);
+// verify of the oci:// source accepts them under a policy naming the
+// identity.
+func TestOCIPushKeyless(t *testing.T) {
+	reg := ocitest.Start(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	fakeHome(t)
+	noAmbientToken(t)
+	op := oidctest.Start(t, sigstoretest.Audience)
+	ss := sigstoretest.Start(t, op.URL)
+	dir := skilltest.WriteTree(t, map[string]string{
+		"acme/pdf/SKILL.md":  "---\nname: pdf\ndescription: Read PDFs\n---\nBody.\n",
+		"acme/docx/SKILL.md": "---\nname: docx\ndescription: Read DOCX\n---\nBody.\n",
+	})
+	files := t.TempDir()
+	tokenFile := filepath.Join(files, "token")
+	skilltest.WriteFile(t, tokenFile, sigstoretest.IDToken(t, op, "release@acme.example"))
+	skilltest.WriteFile(t, filepath.Join(files, "trusted_root.json"), string(ss.TrustedRoot(t)))
+	policy := filepath.Join(files, "policy.json")
+	skilltest.WriteFile(t, policy, `{"trustedRoot": "trusted_root.json", "origins": {"*": {"keyless": [{"issuer": "`+op.URL+`", "subject": "release@acme\\.example"}]}}}`)
+	src := "oci://" + reg.Host + "/acme/keyless:v1"
+	out, errOut, code := runCLI(t, "push", "--keyless", "--oidc-token-file", tokenFile, "--fulcio-url", ss.FulcioURL, "--rekor-url", ss.RekorURL, dir, src)
+	if code != 0 || !strings.Contains(out, "2 signatures attached") || !strings.Contains(errOut, "signing keyless (--keyless) as release@acme.example") {
+		t.Fatalf("push --keyless: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = runCLI(t, "verify", "--trust-policy", policy, src)
+	if code != 0 || !strings.Contains(out, "2 skills verified, 0 failed") || !strings.Contains(out, "signature verified: signed by release@acme.example (issuer "+op.URL+")") {
+		t.Errorf("verify: exit %d\n%s%s", code, out, errOut)
 	}
 }
