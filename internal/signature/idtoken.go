@@ -59,6 +59,9 @@ func actionsIDToken(ctx context.Context, reqURL, reqTok string, timeout time.Dur
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return "", fmt.Errorf("$%s is not an http(s) URL", EnvActionsRequestURL)
 	}
+	if u.Scheme == "http" && !loopback(u.Hostname()) {
+		return "", fmt.Errorf("$%s would send $%s over plain HTTP to %s; it must be https", EnvActionsRequestURL, EnvActionsRequestTok, u.Host)
+	}
 	q := u.Query()
 	q.Set("audience", FulcioAudience)
 	u.RawQuery = q.Encode()

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -119,6 +120,12 @@ func NewKeylessSigner(ctx context.Context, o KeylessOptions) (*KeylessSigner, er
 	o.FulcioURL = strings.TrimSuffix(o.FulcioURL, "/")
 	o.RekorURL = strings.TrimSuffix(o.RekorURL, "/")
 	o.IDToken = strings.TrimSpace(o.IDToken)
+	if err := serviceURL("Fulcio", "--fulcio-url", o.FulcioURL); err != nil {
+		return nil, err
+	}
+	if err := serviceURL("Rekor", "--rekor-url", o.RekorURL); err != nil {
+		return nil, err
+	}
 	c, err := readClaims(o.IDToken)
 	if err != nil {
 		return nil, err
@@ -131,6 +138,28 @@ func NewKeylessSigner(ctx context.Context, o KeylessOptions) (*KeylessSigner, er
 		return nil, err
 	}
 	return s, nil
+}
+
+// serviceURL checks a service's base URL: https, or http on loopback
+// only, since Fulcio is sent the ID token, which anyone who reads it can
+// use until it expires.
+func serviceURL(service, flag, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return fmt.Errorf("keyless: %s %s is not an http(s) URL (e.g. %s)", flag, raw, map[string]string{"Fulcio": DefaultFulcioURL, "Rekor": DefaultRekorURL}[service])
+	}
+	if u.Scheme == "http" && !loopback(u.Hostname()) {
+		return fmt.Errorf("keyless: %s %s would reach %s over plain HTTP; use https (http only on a loopback address)", flag, raw, service)
+	}
+	return nil
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Identity is who the certificate names: the token's issuer and subject

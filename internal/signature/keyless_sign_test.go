@@ -103,6 +103,8 @@ func TestKeylessSignErrors(t *testing.T) {
 		{name: "issuer Fulcio does not accept", token: sigstoretest.IDToken(t, other, "a@b.example"), want: []string{"Fulcio at", "HTTP 401", "check that Fulcio accepts tokens of the issuer " + other.URL}},
 		{name: "Fulcio unreachable", token: good, fulcio: closed, want: []string{"keyless: Fulcio at " + closed + ": cannot connect", "check --fulcio-url"}},
 		{name: "Fulcio hangs", token: good, fulcio: hung.URL, timeout: 300 * time.Millisecond, want: []string{"Fulcio at " + hung.URL + ": no answer within 300ms", "raise --sigstore-timeout"}},
+		{name: "Fulcio over plain HTTP", token: good, fulcio: "http://fulcio.example", want: []string{"keyless: --fulcio-url http://fulcio.example would reach Fulcio over plain HTTP; use https"}},
+		{name: "Rekor not a URL", token: good, rekor: "rekor.example", want: []string{"keyless: --rekor-url rekor.example is not an http(s) URL (e.g. https://rekor.sigstore.dev)"}},
 		{name: "Rekor unreachable", token: good, rekor: closed, signToo: true, want: []string{"keyless: Rekor at " + closed, "check --rekor-url"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,6 +143,12 @@ func TestKeylessSignErrors(t *testing.T) {
 // endpoint asked for the audience sigstore with its request token.
 func TestEnvIDToken(t *testing.T) {
 	gh := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "Bearer endless" {
+			for range 2 * MaxIDTokenBytes / 1024 {
+				w.Write([]byte(strings.Repeat("x", 1024)))
+			}
+			return
+		}
 		if r.Header.Get("Authorization") != "Bearer request-token" {
 			http.Error(w, `{"message":"Bad credentials"}`, http.StatusForbidden)
 			return
@@ -158,6 +166,9 @@ func TestEnvIDToken(t *testing.T) {
 		{"SIGSTORE_ID_TOKEN", map[string]string{EnvIDToken: " a.b.c\n", EnvActionsRequestURL: gh.URL, EnvActionsRequestTok: "request-token"}, "a.b.c", "$SIGSTORE_ID_TOKEN", ""},
 		{"GitHub Actions", map[string]string{EnvActionsRequestURL: gh.URL + "/?api-version=2.0", EnvActionsRequestTok: "request-token"}, "tok-for-sigstore", "GitHub Actions ($ACTIONS_ID_TOKEN_REQUEST_URL)", ""},
 		{"only the URL", map[string]string{EnvActionsRequestURL: gh.URL}, "", "", ""},
+		{"a token over the limit", map[string]string{EnvIDToken: strings.Repeat("a", MaxIDTokenBytes+1)}, "", "", "$SIGSTORE_ID_TOKEN is over the 65536-byte limit"},
+		{"an answer over the limit", map[string]string{EnvActionsRequestURL: gh.URL, EnvActionsRequestTok: "endless"}, "", "", "sent over 65536 bytes"},
+		{"plain HTTP", map[string]string{EnvActionsRequestURL: "http://actions.example/token", EnvActionsRequestTok: "request-token"}, "", "", "would send $ACTIONS_ID_TOKEN_REQUEST_TOKEN over plain HTTP to actions.example; it must be https"},
 		{"refused", map[string]string{EnvActionsRequestURL: gh.URL, EnvActionsRequestTok: "wrong"}, "", "", `answered 403 Forbidden ({"message":"Bad credentials"}); the job needs "permissions: id-token: write"`},
 	} {
 		getenv := func(k string) string { return tc.env[k] }
