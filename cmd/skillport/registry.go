@@ -340,8 +340,9 @@ func runPublish(cmd *cobra.Command, args []string) error {
 		case f.Changed("max-bytes"):
 			return usageErrorf("publish: --max-bytes applies to a database; the replica bounds what it accepts")
 		}
-		if k, _ := f.GetBool("keyless"); k {
-			return usageErrorf("publish: --keyless signs a database publish; over HTTP, sign the tree first (skillport sign --keyless DIR) and publish it")
+		// Not ignored: a publish over HTTP carries no signatures yet.
+		if k, _ := f.GetBool("keyless"); k || f.Changed("sign-key") {
+			return usageErrorf("publish: --sign-key and --keyless sign a publish into the database (--registry postgres://...); a publish over HTTP carries no signatures yet")
 		}
 		p, src := splitPrefix(args[0])
 		if p == "" {
