@@ -12,7 +12,6 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/ocisource"
-	"github.com/skillport/skillport/internal/signature"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -36,7 +35,8 @@ or with --plain-http.
 Each skill's signature travels as an OCI referrer of its artifact, in the
 Sigstore bundle layout cosign reads: the bundles skillport sign wrote into
 the folder, or, with --sign-key FILE, bundles made at push time with that
-key (its passphrase from $SKILLPORT_KEY_PASSWORD or $COSIGN_PASSWORD).
+key (its passphrase from $SKILLPORT_KEY_PASSWORD or $COSIGN_PASSWORD), or
+with --keyless, keyless bundles (as skillport sign --keyless).
 
 --format toolhive writes ToolHive's layout instead (thv skill install reads
 it): one skill per reference, its files in one tar+gzip layer, an index over
@@ -53,15 +53,15 @@ Serve what was pushed with: skillport serve oci://REGISTRY/REPOSITORY:TAG`,
 			if format != "skillport" && format != "toolhive" {
 				return usageErrorf("push: --format %s: give skillport (one layer per file) or toolhive (ToolHive's tar+gzip layout)", esc(format))
 			}
-			if format == "toolhive" && signKey != "" {
-				return usageErrorf("push: --sign-key applies to --format skillport; ToolHive artifacts carry no skillport signature")
+			if keyless, _ := cmd.Flags().GetBool("keyless"); format == "toolhive" && (signKey != "" || keyless) {
+				return usageErrorf("push: --sign-key and --keyless apply to --format skillport; ToolHive artifacts carry no skillport signature")
 			}
 			o := &ocisource.Options{PlainHTTP: plainHTTP, ToolHive: format == "toolhive"}
-			if signKey != "" {
-				s, err := loadSigner("push", "--sign-key", signKey)
-				if err != nil {
-					return err
-				}
+			s, err := chooseSigner(cmd, "push", "sign-key", false)
+			if err != nil {
+				return err
+			}
+			if s != nil {
 				o.Sign = func(sk *catalog.Skill) ([]byte, error) {
 					if len(sk.Files) == 0 {
 						return nil, nil // a dynamic skill has no resource set to sign
@@ -75,6 +75,7 @@ Serve what was pushed with: skillport serve oci://REGISTRY/REPOSITORY:TAG`,
 	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "talk HTTP, not HTTPS, to a registry that is not on loopback")
 	cmd.Flags().StringVar(&format, "format", "skillport", "artifact layout: skillport (one layer per file, docs/oci.md) or toolhive")
 	cmd.Flags().StringVar(&signKey, "sign-key", "", "sign each skill with the PEM private key `FILE` and attach the bundles as referrers (as skillport sign --key)")
+	keylessFlags(cmd.Flags())
 	rootCmd.AddCommand(cmd)
 	serveCmd.Flags().Bool("plain-http", false, "talk HTTP, not HTTPS, to oci:// registries that are not on loopback")
 }
@@ -155,7 +156,7 @@ func ociCacheDir(flagDir string) string {
 
 // signOCI signs every skill of an oci:// reference as it is served and
 // attaches the bundles as referrers of the skills' artifacts.
-func signOCI(stdout io.Writer, s *signature.Signer, src string) error {
+func signOCI(stdout io.Writer, s skillSigner, src string) error {
 	ref, err := ocisource.ParseRef(src)
 	if err != nil {
 		return usageErrorf("sign: %v", err)
@@ -174,7 +175,7 @@ func signOCI(stdout io.Writer, s *signature.Signer, src string) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("sign: %w", err)}
 	}
-	fmt.Fprintf(stdout, "signed %s of %s (%s) with key %s: %s attached, %d already attached\n",
-		count(attached+present, "skill", "skills"), esc(ref.String()), o.Digest(), s.KeyID()[:16], count(attached, "signature", "signatures"), present)
+	fmt.Fprintf(stdout, "signed %s of %s (%s) %s: %s attached, %d already attached\n",
+		count(attached+present, "skill", "skills"), esc(ref.String()), o.Digest(), esc(signedBy(s)), count(attached, "signature", "signatures"), present)
 	return nil
 }

@@ -127,6 +127,7 @@ namespace, limits, a role you do not hold), 2 on usage errors.`,
 	f.Bool("include-dotfiles", false, "publish files and directories whose names start with \".\"")
 	f.Int64("max-bytes", registry.DefaultMaxPublishBytes, "refuse a publish storing more than `N` bytes of new content")
 	f.String("sign-key", "", "sign every skill as the registry serves it with the PEM private key `FILE` (docs/signing.md); the bundle is stored with the version")
+	keylessFlags(f)
 	scannerFlags(f)
 	apiAuthFlags(f)
 	f.Bool("plain-http", false, "talk HTTP, not HTTPS, to oci:// registries that are not on loopback")
@@ -339,6 +340,10 @@ func runPublish(cmd *cobra.Command, args []string) error {
 		case f.Changed("max-bytes"):
 			return usageErrorf("publish: --max-bytes applies to a database; the replica bounds what it accepts")
 		}
+		// Not ignored: a publish over HTTP carries no signatures yet.
+		if k, _ := f.GetBool("keyless"); k || f.Changed("sign-key") {
+			return usageErrorf("publish: --sign-key and --keyless sign a publish into the database (--registry postgres://...); a publish over HTTP carries no signatures yet")
+		}
 		p, src := splitPrefix(args[0])
 		if p == "" {
 			p = prefix
@@ -430,8 +435,11 @@ func runPublish(cmd *cobra.Command, args []string) error {
 			parts[i].Commit = commit
 		}
 	}
-	signKey, _ := f.GetString("sign-key")
-	if err := signParts(cmd.ErrOrStderr(), parts, signKey); err != nil {
+	signer, err := chooseSigner(cmd, "publish", "sign-key", false)
+	if err != nil {
+		return err
+	}
+	if err := signParts(cmd.ErrOrStderr(), parts, signer); err != nil {
 		return err
 	}
 	scans, err := scanOptions(cmd, "publish")

@@ -27,8 +27,8 @@ var keyPasswordEnvs = []string{"SKILLPORT_KEY_PASSWORD", "COSIGN_PASSWORD"}
 func init() {
 	var keyFile string
 	cmd := &cobra.Command{
-		Use:   "sign --key FILE DIR",
-		Short: "Sign every skill of a folder with a private key (Sigstore bundles)",
+		Use:   "sign (--key FILE | --keyless) DIR",
+		Short: "Sign every skill of a folder with a private key or keylessly (Sigstore bundles)",
 		Long: `sign builds DIR's catalog as skillport serve DIR publishes it, and writes
 one Sigstore bundle per skill to DIR/.skillport/signatures/<skill dir>.sigstore.json
 (a dot-folder, never served as a skill file; serve attaches each bundle to
@@ -44,21 +44,34 @@ after any change: a changed skill's old bundle no longer verifies.
 
 --key is a PEM private key file, ECDSA P-256 or Ed25519, plain (PKCS#8 or
 SEC 1) or encrypted as cosign generate-key-pair writes it; the passphrase
-comes from $SKILLPORT_KEY_PASSWORD or $COSIGN_PASSWORD.`,
+comes from $SKILLPORT_KEY_PASSWORD or $COSIGN_PASSWORD.
+
+--keyless signs without a long-lived key, as cosign does: an ephemeral key,
+a certificate from Fulcio for the identity of an OIDC ID token, and an entry
+in the Rekor transparency log (public, with the default --rekor-url). The ID
+token comes from --oidc-token-file FILE, else $SIGSTORE_ID_TOKEN, else
+GitHub Actions (a job with "permissions: id-token: write"). Without --key,
+sign signs keylessly when such a token is found, and says so. The identity
+that signed is printed; hosts name it in a trust policy (docs/signing.md).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("sign: name one skill folder, e.g. skillport sign --key cosign.key ./skills")
 			}
-			if keyFile == "" {
-				return usageErrorf("sign: --key FILE is required (a PEM private key file; the key itself is never a flag value)")
-			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSign(cmd.OutOrStdout(), keyFile, args[0])
+			s, err := chooseSigner(cmd, "sign", "key", true)
+			if err != nil {
+				return err
+			}
+			if s == nil {
+				return usageErrorf("sign: give --key FILE (a PEM private key file; the key itself is never a flag value), or --keyless with an OIDC ID token (--oidc-token-file FILE, $%s, or GitHub Actions)", signature.EnvIDToken)
+			}
+			return runSignWith(cmd.OutOrStdout(), s, args[0])
 		},
 	}
 	cmd.Flags().StringVar(&keyFile, "key", "", "PEM private key `FILE` (ECDSA P-256 or Ed25519; cosign's encrypted format with $SKILLPORT_KEY_PASSWORD)")
+	keylessFlags(cmd.Flags())
 	rootCmd.AddCommand(cmd)
 }
 
@@ -83,11 +96,17 @@ func loadSigner(cmd, flag, keyFile string) (*signature.Signer, error) {
 	return s, nil
 }
 
+// runSign signs dir with the key in keyFile.
 func runSign(stdout io.Writer, keyFile, dir string) error {
 	s, err := loadSigner("sign", "--key", keyFile)
 	if err != nil {
 		return err
 	}
+	return runSignWith(stdout, s, dir)
+}
+
+// runSignWith signs every skill of dir (a folder or oci:// reference) with s.
+func runSignWith(stdout io.Writer, s skillSigner, dir string) error {
 	if ocisource.IsSpec(dir) {
 		return signOCI(stdout, s, dir)
 	}
@@ -114,24 +133,18 @@ func runSign(stdout io.Writer, keyFile, dir string) error {
 		}
 		n++
 	}
-	fmt.Fprintf(stdout, "signed %s with key %s into %s\n", count(n, "skill", "skills"), s.KeyID()[:16], esc(filepath.Join(dir, filepath.FromSlash(sigfile.Dir))))
+	fmt.Fprintf(stdout, "signed %s %s into %s\n", count(n, "skill", "skills"), esc(signedBy(s)), esc(filepath.Join(dir, filepath.FromSlash(sigfile.Dir))))
 	return nil
 }
 
 // signParts prepares the signatures a publish stores with new versions.
-// With keyFile, every skill is signed as the registry serves it (its path
-// under the prefix). Without, bundles committed in the source are kept
-// when they match the skill as published, and dropped with a warning
-// otherwise (made before a --prefix moved the skill): a stored bundle
-// that can never verify would only make hosts refuse the skill.
-func signParts(stderr io.Writer, parts []registry.Part, keyFile string) error {
-	var s *signature.Signer
-	if keyFile != "" {
-		var err error
-		if s, err = loadSigner("publish", "--sign-key", keyFile); err != nil {
-			return err
-		}
-	}
+// With a signer (--sign-key, --keyless), every skill is signed as the
+// registry serves it (its path under the prefix). Without, bundles
+// committed in the source are kept when they match the skill as
+// published, and dropped with a warning otherwise (made before a --prefix
+// moved the skill): a stored bundle that can never verify would only make
+// hosts refuse the skill.
+func signParts(stderr io.Writer, parts []registry.Part, s skillSigner) error {
 	for _, p := range parts {
 		for _, sk := range p.Catalog.Skills() {
 			switch {

@@ -2,7 +2,6 @@ package signature
 
 import (
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -13,9 +12,10 @@ import (
 	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
 	protorekor "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
-	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	"github.com/sigstore/sigstore-go/pkg/tlog"
+
+	"github.com/skillport/skillport/internal/sigstoretest"
 )
 
 const (
@@ -31,30 +31,7 @@ func virtualSigstore(t testing.TB) (*ca.VirtualSigstore, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The test log's ID is its hex key ID as bytes; a trusted-root file
-	// holds the raw key ID.
-	rawIDs := func(logs map[string]*root.TransparencyLog) map[string]*root.TransparencyLog {
-		out := map[string]*root.TransparencyLog{}
-		for k, l := range logs {
-			c := *l
-			id, err := hex.DecodeString(k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.ID = id
-			out[k] = &c
-		}
-		return out
-	}
-	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), rawIDs(vs.CTLogs()), vs.TimestampingAuthorities(), rawIDs(vs.RekorLogs()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := tr.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return vs, js
+	return vs, sigstoretest.VirtualRoot(t, vs)
 }
 
 // keylessBundle signs set's statement with a certificate the test CA

@@ -89,6 +89,9 @@ func LoadSigner(pemBytes, passphrase []byte) (*Signer, error) {
 // KeyID is the hint the signer's bundles carry.
 func (s *Signer) KeyID() string { return s.id }
 
+// Identity names the signer as a verifier will: by its key.
+func (s *Signer) Identity() Identity { return Identity{KeyID: s.id} }
+
 // Sign returns the JSON of a Sigstore bundle (v0.3) whose DSSE envelope
 // holds the in-toto statement over set.
 func (s *Signer) Sign(set *Set) ([]byte, error) {
