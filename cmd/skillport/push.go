@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/ocisource"
+	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -66,7 +67,7 @@ Serve what was pushed with: skillport serve oci://REGISTRY/REPOSITORY:TAG`,
 					if len(sk.Files) == 0 {
 						return nil, nil // a dynamic skill has no resource set to sign
 					}
-					return s.Sign(catalogSet(sk))
+					return s.Sign(registry.SignedSet(sk))
 				}
 			}
 			return runPush(cmd.Context(), cmd.OutOrStdout(), args[0], args[1], o)
@@ -170,7 +171,7 @@ func signOCI(stdout io.Writer, s skillSigner, src string) error {
 		if len(sk.Files) == 0 {
 			return nil, nil
 		}
-		return s.Sign(catalogSet(sk))
+		return s.Sign(registry.SignedSet(sk))
 	})
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("sign: %w", err)}

@@ -340,10 +340,6 @@ func runPublish(cmd *cobra.Command, args []string) error {
 		case f.Changed("max-bytes"):
 			return usageErrorf("publish: --max-bytes applies to a database; the replica bounds what it accepts")
 		}
-		// Not ignored: a publish over HTTP carries no signatures yet.
-		if k, _ := f.GetBool("keyless"); k || f.Changed("sign-key") {
-			return usageErrorf("publish: --sign-key and --keyless sign a publish into the database (--registry postgres://...); a publish over HTTP carries no signatures yet")
-		}
 		p, src := splitPrefix(args[0])
 		if p == "" {
 			p = prefix

@@ -146,7 +146,9 @@ func runPublishHTTP(cmd *cobra.Command, server, prefix, src, commit string, dotf
 	if err != nil {
 		return err
 	}
-	copts := &catalog.Options{IncludeDotFiles: dotfiles, Logger: slog.New(slog.DiscardHandler)}
+	// Skills are named as the registry will serve them (under the
+	// prefix): what a signature binds.
+	copts := &catalog.Options{Prefix: prefix, IncludeDotFiles: dotfiles, Logger: slog.New(slog.DiscardHandler)}
 	var cat *catalog.Catalog
 	if gitsource.IsSpec(src) {
 		sp, err := gitsource.ParseSpec(src)
@@ -177,6 +179,17 @@ func runPublishHTTP(cmd *cobra.Command, server, prefix, src, commit string, dotf
 	// The replica validates again; refusing here saves the upload.
 	if err := registry.CheckPublishable(cat); err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("publish: %s: %w", esc(src), err)}
+	}
+	// Signed here, as a publish into the database signs (the same
+	// signers, the same rule for bundles committed in the source); the
+	// bundles travel in the archive and the replica checks that each binds
+	// to its skill.
+	signer, err := chooseSigner(cmd, "publish", "sign-key", false)
+	if err != nil {
+		return err
+	}
+	if err := signParts(cmd.ErrOrStderr(), []registry.Part{{Name: src, Catalog: cat}}, signer); err != nil {
+		return err
 	}
 	res, err := c.Publish(cmdContext(cmd), cat, prefix, commit, dotfiles)
 	if err != nil {

@@ -120,7 +120,7 @@ func runSignWith(stdout io.Writer, s skillSigner, dir string) error {
 		if len(sk.Files) == 0 {
 			continue // a dynamic skill has no resource set to sign
 		}
-		b, err := s.Sign(catalogSet(sk))
+		b, err := s.Sign(registry.SignedSet(sk))
 		if err != nil {
 			return &exitError{code: 1, err: fmt.Errorf("sign: %s: %w", esc(sk.URI), err)}
 		}
@@ -151,13 +151,13 @@ func signParts(stderr io.Writer, parts []registry.Part, s skillSigner) error {
 			case len(sk.Files) == 0:
 				continue
 			case s != nil:
-				b, err := s.Sign(catalogSet(sk))
+				b, err := s.Sign(registry.SignedSet(sk))
 				if err != nil {
 					return &exitError{code: 1, err: fmt.Errorf("publish: %s: %w", esc(sk.URI), err)}
 				}
 				sk.Signature = b
 			case len(sk.Signature) > 0:
-				if _, err := signature.Inspect(catalogSet(sk), sk.Signature); err != nil {
+				if _, err := signature.Inspect(registry.SignedSet(sk), sk.Signature); err != nil {
 					fmt.Fprintf(stderr, "skillport: publish: %s: its committed signature is not stored: %s; sign at publish with --sign-key\n", esc(sk.URI), esc(err.Error()))
 					sk.Signature = nil
 				}
@@ -165,15 +165,6 @@ func signParts(stderr io.Writer, parts []registry.Part, s skillSigner) error {
 		}
 	}
 	return nil
-}
-
-// catalogSet is the resource set of a skill as serve publishes it.
-func catalogSet(sk *catalog.Skill) *signature.Set {
-	set := &signature.Set{URI: sk.URI, Frontmatter: sk.Frontmatter.JSON()}
-	for _, f := range sk.Files {
-		set.Resources = append(set.Resources, signature.Resource{URI: f.URI, Digest: f.Digest, Size: f.Size})
-	}
-	return set
 }
 
 // entrySet is the resource set of a skill as a server listed it.

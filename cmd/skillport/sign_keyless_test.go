@@ -134,8 +134,8 @@ func TestKeylessSignRefusals(t *testing.T) {
 		{"a token over the limit", []string{"sign", "--keyless", "--oidc-token-file", token("big", strings.Repeat("a", signature.MaxIDTokenBytes+1)), dir}, 2, "over the 65536-byte limit"},
 		{"push: Fulcio without --keyless", []string{"push", "--fulcio-url", ss.FulcioURL, dir, "oci://127.0.0.1:1/x:y"}, 2, "push: --fulcio-url applies to keyless signing; add --keyless"},
 		{"push: ToolHive", []string{"push", "--keyless", "--format", "toolhive", dir, "oci://127.0.0.1:1/x:y"}, 2, "push: --sign-key and --keyless apply to --format skillport"},
-		{"publish --keyless over HTTP", []string{"publish", "--keyless", "http://127.0.0.1:1/mcp", dir}, 2, "publish: --sign-key and --keyless sign a publish into the database (--registry postgres://...); a publish over HTTP carries no signatures yet"},
-		{"publish --sign-key over HTTP", []string{"publish", "--sign-key", key, "http://127.0.0.1:1/mcp", dir}, 2, "a publish over HTTP carries no signatures yet"},
+		{"publish over HTTP: Fulcio without --keyless", []string{"publish", "--fulcio-url", ss.FulcioURL, "http://127.0.0.1:1/mcp", dir}, 2, "publish: --fulcio-url applies to keyless signing; add --keyless"},
+		{"publish over HTTP: a key and --keyless", []string{"publish", "--sign-key", key, "--keyless", "http://127.0.0.1:1/mcp", dir}, 2, "publish: --sign-key signs with a key; --keyless and"},
 	} {
 		out, errOut, code := runCLI(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/sigfile"
 )
 
 // Limits bound what one publish archive may unpack to.
@@ -125,7 +126,8 @@ func truncate(s string) string {
 // WriteArchive writes the files of cat's skills, as the catalog reads
 // them, to w as a gzip-compressed tar archive: what [Extract] unpacks
 // into a tree the server publishes. Only the files the catalog publishes
-// travel (no dotfiles it left out, no files outside skills).
+// travel (no dotfiles it left out, no files outside skills), and each
+// skill's signature bundle, at sigfile.Path of its directory.
 func WriteArchive(w io.Writer, cat *catalog.Catalog) error {
 	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
@@ -147,6 +149,25 @@ func WriteArchive(w io.Writer, cat *catalog.Catalog) error {
 			if _, err := tw.Write(data); err != nil {
 				return err
 			}
+		}
+	}
+	// Each skill's bundle travels where a source tree keeps it
+	// (sigfile.Path of the skill's directory): the replica's catalog reads
+	// it from there, and the replica checks it (see checkSignatures).
+	for _, sk := range cat.Skills() {
+		if len(sk.Signature) == 0 {
+			continue
+		}
+		name := sigfile.Path(sk.Dir)
+		if seen[name] {
+			return fmt.Errorf("%s is a file of a skill itself (--include-dotfiles of a tree whose root is a skill): its signature cannot travel beside it; publish without --include-dotfiles", name)
+		}
+		seen[name] = true
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(sk.Signature)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(sk.Signature); err != nil {
+			return err
 		}
 	}
 	if err := tw.Close(); err != nil {

@@ -9,7 +9,8 @@
 //
 // Routes, under [Prefix]:
 //
-//	POST publish?namespace=NS[&commit=C][&dotfiles=1]   body: a tar.gz of the tree ([WriteArchive])
+//	POST publish?namespace=NS[&commit=C][&dotfiles=1]   body: a tar.gz of the tree and its skills'
+//	                                                   signature bundles ([WriteArchive])
 //	POST rollback | yank | approve | reject            body: a [Change]
 //	POST review-mode                                   body: a [ModeChange]
 //	GET  versions?skill=PATH
@@ -208,7 +209,8 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 		status = http.StatusConflict
 	case errors.Is(err, registry.ErrTooLarge), errors.Is(err, errTooBig):
 		status = http.StatusRequestEntityTooLarge
-	case errors.Is(err, registry.ErrInvalid), errors.Is(err, registry.ErrNoReason), errors.Is(err, errArchive), errors.Is(err, errBadRequest):
+	case errors.Is(err, registry.ErrInvalid), errors.Is(err, registry.ErrNoReason), errors.Is(err, errArchive), errors.Is(err, errBadRequest),
+		errors.Is(err, errSignature):
 		status = http.StatusUnprocessableEntity
 	default:
 		h.log.Error("registry API", "err", err)
@@ -265,6 +267,9 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 			return h.refuse(r.Context(), conn, a, ns, fmt.Errorf("%w: %v", errArchive, err))
 		}
 		defer cat.Close()
+		if err := checkSignatures(dir, cat); err != nil {
+			return h.refuse(r.Context(), conn, a, ns, err)
+		}
 		res, err := registry.PublishParts(r.Context(), conn, []registry.Part{{Name: "the archive", Catalog: cat, Commit: q.Get("commit")}},
 			&registry.PublishOptions{Publisher: a.Who, From: a.From, Allow: a.Allow, Scan: h.opts.Scan})
 		if err != nil {
