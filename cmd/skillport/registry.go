@@ -109,7 +109,9 @@ name its URL, as signed in to with auth login, as the first argument or as
 --registry. In CI, give the client credentials in $` + clientIDEnv + ` and
 $` + clientSecretEnv + ` (or --client-id with --client-secret-env NAME); never a
 secret in a flag. Over HTTP one source is published per command, and the
-replica decides what you may publish from its rules.
+replica decides what you may publish from its rules. --sign-key and --keyless
+sign here, as for a database; the bundles travel with the files, and the
+replica refuses a bundle that does not match its skill.
 
   skillport auth login https://skills.example.com/mcp
   skillport publish https://skills.example.com/mcp --prefix acme/billing ./billing
