@@ -25,6 +25,7 @@ import (
 	"github.com/skillport/skillport/internal/oauth"
 	"github.com/skillport/skillport/internal/regapi"
 	"github.com/skillport/skillport/internal/registry"
+	"github.com/skillport/skillport/internal/signature"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -205,8 +206,8 @@ func runPublishHTTP(cmd *cobra.Command, server, prefix, src, commit string, dotf
 
 // acceptPublish mounts the write API (package regapi) on a replica's
 // endpoint, and records in the audit log when the roles in force changed.
-func acceptPublish(ctx context.Context, ep *endpoint.Endpoint, dsn, rulesFile string, sa *serveAuth, maxBytes int64, scans *registry.ScanOptions, log *slog.Logger) (func(), error) {
-	h, err := regapi.New(ctx, regapi.Options{DSN: dsn, Require: sa.auth.Require, MaxArchiveBytes: maxBytes, Scan: scans, Logger: log,
+func acceptPublish(ctx context.Context, ep *endpoint.Endpoint, dsn, rulesFile string, sa *serveAuth, maxBytes int64, scans *registry.ScanOptions, signers *signature.Policy, log *slog.Logger) (func(), error) {
+	h, err := regapi.New(ctx, regapi.Options{DSN: dsn, Require: sa.auth.Require, MaxArchiveBytes: maxBytes, Scan: scans, RequireSigned: signers, Logger: log,
 		Allowed: func(c *skillserver.Caller, role, ns string) bool { return sa.rules.Allowed(c, role, ns) }})
 	if err != nil {
 		return nil, err

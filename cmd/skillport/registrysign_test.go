@@ -21,8 +21,9 @@ import (
 // them, and serves them in skills/list (verify --trusted-key accepts, and
 // refuses another key), on the skill's web page and in the discovery
 // document; with --keyless (the test Fulcio and Rekor), verify with a
-// policy naming the identity accepts. A publish without a signer still
-// publishes, unsigned.
+// policy naming the identity accepts. The replica requires signatures
+// (serve --require-signed-publish, the same policy file): an unsigned
+// publish, or one signed by another key, is refused.
 func TestPublishSignedOverHTTP(t *testing.T) {
 	fakeHome(t)
 	noAmbientToken(t)
@@ -51,7 +52,25 @@ func TestPublishSignedOverHTTP(t *testing.T) {
 	files := t.TempDir()
 	rules := filepath.Join(files, "rules.jsonc")
 	skilltest.WriteFile(t, rules, `{"rules": [{"group": "ops", "roles": ["publish", "read"], "paths": ["acme/ops"]}]}`)
-	startCLIProcess(t, base, "serve", "--http", addr, "--accept-publish", "--auth-issuer", op.URL, "--auth-audience", mcpURL, "--auth-rules", rules, dsn)
+	key, pub := keyFiles(t, files, "acme")
+	otherKey, otherPub := keyFiles(t, files, "other")
+	t.Setenv("SKILLPORT_KEY_PASSWORD", "pw")
+	sop := oidctest.Start(t, sigstoretest.Audience)
+	ss := sigstoretest.Start(t, sop.URL)
+	tokenFile := filepath.Join(files, "token")
+	skilltest.WriteFile(t, tokenFile, sigstoretest.IDToken(t, sop, "release@acme.example")+"\n")
+	// One trust policy: the replica requires its signers of publishes into
+	// acme/..., and verify (--label acme) trusts them.
+	skilltest.WriteFile(t, filepath.Join(files, "trusted_root.json"), string(ss.TrustedRoot(t)))
+	policy := filepath.Join(files, "policy.json")
+	skilltest.WriteFile(t, policy, `{"trustedRoot": "trusted_root.json", "origins": {"acme": {"keys": ["acme.pub"], "keyless": [{"issuer": "`+sop.URL+`", "subject": "release@acme\\.example"}]}}}`)
+	if _, stderr, code := runCLI(t, "serve", "--require-signed-publish", policy, "./testdata"); code != 2 || !strings.Contains(stderr, "serve: --require-signed-publish applies to --accept-publish") {
+		t.Fatalf("--require-signed-publish without --accept-publish: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "serve", "--http", addr, "--accept-publish", "--auth-issuer", op.URL, "--auth-audience", mcpURL, "--auth-rules", rules, "--require-signed-publish", rules, dsn); code != 2 || !strings.Contains(stderr, "serve: --require-signed-publish "+rules+": not a trust policy") {
+		t.Fatalf("--require-signed-publish of a file that is no policy: exit %d, %s", code, stderr)
+	}
+	startCLIProcess(t, base, "serve", "--http", addr, "--accept-publish", "--auth-issuer", op.URL, "--auth-audience", mcpURL, "--auth-rules", rules, "--require-signed-publish", policy, dsn)
 	// alice (group ops) publishes with client credentials; verify then
 	// reads with the token the publish stored.
 	t.Setenv(clientIDEnv, "alice")
@@ -61,9 +80,6 @@ func TestPublishSignedOverHTTP(t *testing.T) {
 		"notes/SKILL.md":       "---\nname: notes\ndescription: Notes published signed over HTTP.\n---\none\n",
 		"notes/scripts/run.sh": "echo one\n",
 	})
-	key, pub := keyFiles(t, files, "acme")
-	_, otherPub := keyFiles(t, files, "other")
-	t.Setenv("SKILLPORT_KEY_PASSWORD", "pw")
 	fetch := func(path string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
@@ -117,32 +133,24 @@ func TestPublishSignedOverHTTP(t *testing.T) {
 	}
 
 	// Keyless, with an ID token for the test Fulcio.
-	sop := oidctest.Start(t, sigstoretest.Audience)
-	ss := sigstoretest.Start(t, sop.URL)
-	tokenFile := filepath.Join(files, "token")
-	skilltest.WriteFile(t, tokenFile, sigstoretest.IDToken(t, sop, "release@acme.example")+"\n")
 	skilltest.WriteFile(t, filepath.Join(dir, "notes", "SKILL.md"), "---\nname: notes\ndescription: Notes published signed over HTTP.\n---\ntwo\n")
 	before = doc()
 	if out, stderr, code := runCLI(t, "publish", "--keyless", "--oidc-token-file", tokenFile, "--fulcio-url", ss.FulcioURL, "--rekor-url", ss.RekorURL, mcpURL, "--prefix", "acme/ops", dir); code != 0 || !strings.Contains(out, "~ acme/ops/notes v2") {
 		t.Fatalf("publish --keyless over HTTP: exit %d\n%s%s", code, out, stderr)
 	}
 	changed(before)
-	skilltest.WriteFile(t, filepath.Join(files, "trusted_root.json"), string(ss.TrustedRoot(t)))
-	policy := filepath.Join(files, "policy.json")
-	skilltest.WriteFile(t, policy, `{"trustedRoot": "trusted_root.json", "origins": {"acme": {"keyless": [{"issuer": "`+sop.URL+`", "subject": "release@acme\\.example"}]}}}`)
 	out, stderr, code = runCLI(t, "verify", "--trust-policy", policy, "--label", "acme", mcpURL)
 	if code != 0 || !strings.Contains(out, "1 skill verified, 0 failed") || !strings.Contains(out+stderr, "signed by release@acme.example (issuer "+sop.URL+")") {
 		t.Errorf("verify of the keyless publish: exit %d\n%s%s", code, out, stderr)
 	}
 
-	// Without a signer: published, unsigned (a trusted key now refuses it).
+	// This replica requires signatures: unsigned, or signed by another
+	// key, is refused and nothing is published.
 	skilltest.WriteFile(t, filepath.Join(dir, "notes", "SKILL.md"), "---\nname: notes\ndescription: Notes published signed over HTTP.\n---\nthree\n")
-	before = doc()
-	if out, stderr, code := runCLI(t, "publish", mcpURL, "--prefix", "acme/ops", dir); code != 0 || !strings.Contains(out, "~ acme/ops/notes v3") {
-		t.Fatalf("an unsigned publish over HTTP: exit %d\n%s%s", code, out, stderr)
+	if out, stderr, code := runCLI(t, "publish", mcpURL, "--prefix", "acme/ops", dir); code != 1 || !strings.Contains(stderr, `skill://acme/ops/notes/SKILL.md: signature refused: unsigned, and this replica requires signed publishes in namespace "acme/ops"; publish with --sign-key FILE or --keyless (HTTP 422)`) {
+		t.Errorf("an unsigned publish to a replica requiring signatures: exit %d\n%s%s", code, out, stderr)
 	}
-	changed(before)
-	if out, stderr, code := runCLI(t, "verify", "--trusted-key", pub, mcpURL); code != 1 || !strings.Contains(out+stderr, "unsigned") {
-		t.Errorf("verify of the unsigned version: exit %d\n%s%s", code, out, stderr)
+	if out, stderr, code := runCLI(t, "publish", "--sign-key", otherKey, mcpURL, "--prefix", "acme/ops", dir); code != 1 || !strings.Contains(stderr, "which is not a trusted key (this replica requires signed publishes") {
+		t.Errorf("a publish signed by another key: exit %d\n%s%s", code, out, stderr)
 	}
 }

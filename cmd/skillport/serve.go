@@ -20,6 +20,7 @@ import (
 	"github.com/skillport/skillport/internal/regapi"
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/internal/sandbox"
+	"github.com/skillport/skillport/internal/signature"
 	"github.com/skillport/skillport/internal/stdio"
 	"github.com/skillport/skillport/internal/web"
 	"github.com/skillport/skillport/skillserver"
@@ -74,6 +75,7 @@ func init() {
 	f.Duration("usage-flush", registry.DefaultUsageFlush, "serving a registry over HTTP, add the loads counted to the database every `D` (and at shutdown)")
 	f.Bool("accept-publish", false, "serving a registry over --http with --auth-issuer and --auth-rules, also accept publishes, rollbacks, yanks and reviews over HTTP from callers the rules grant roles (see docs/registry-governance.md)")
 	f.Int64("publish-max-bytes", regapi.DefaultMaxArchiveBytes, "with --accept-publish, refuse a publish whose archive is larger than `N` bytes (413)")
+	f.String("require-signed-publish", "", "with --accept-publish, refuse a publish unless each skill is signed by a signer the trust policy `FILE` names for the namespace's first segment, or \"*\" (docs/signing.md)")
 	scannerFlags(f) // with --accept-publish: the built-in scanner always runs, --scanner adds external ones
 	f.Duration("registry-timeout", registry.DefaultQueryTimeout, "serving a registry, fail a database read or reload that takes longer than `D` (a hung database fails reads instead of hanging them)")
 	f.Bool("no-fast-path", false, "send resources/read, skills/get, skills/list and resources/directory/read through go-sdk too, instead of the thin read path that answers them with the same bytes several times cheaper")
@@ -140,6 +142,15 @@ func runServe(cmd *cobra.Command, args []string) error {
 			return usageErrorf("serve: --accept-publish needs --http, --auth-issuer and --auth-rules (the rules grant the publish, review and admin roles)")
 		case pubMax <= 0:
 			return usageErrorf("serve: --publish-max-bytes must be positive")
+		}
+	}
+	var pubSigners *signature.Policy
+	if file, _ := f.GetString("require-signed-publish"); file != "" {
+		if !acceptPub {
+			return usageErrorf("serve: --require-signed-publish applies to --accept-publish")
+		}
+		if pubSigners, err = loadPolicy("serve", "--require-signed-publish", file); err != nil {
+			return err
 		}
 	}
 	var profiles []skillserver.Profile
@@ -306,7 +317,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		if acceptPub {
 			rulesFile, _ := f.GetString("auth-rules")
 			var err error
-			if closeAPI, err = acceptPublish(ctx, ep, args[0], rulesFile, authz, pubMax, pubScans, log); err != nil {
+			if closeAPI, err = acceptPublish(ctx, ep, args[0], rulesFile, authz, pubMax, pubScans, pubSigners, log); err != nil {
 				return err
 			}
 		}

@@ -198,19 +198,9 @@ func (t *trustFlag) load(name string) error {
 	case len(t.keys) > 0 && t.policyFile != "":
 		return usageErrorf("%s: give --trusted-key or --trust-policy, not both (a policy file names keys per origin, or for \"*\")", name)
 	case t.policyFile != "":
-		data, err := readBounded(t.policyFile, signature.MaxPolicyBytes)
+		p, err := loadPolicy(name, "--trust-policy", t.policyFile)
 		if err != nil {
-			return usageErrorf("%s: --trust-policy: %v", name, err)
-		}
-		dir := filepath.Dir(t.policyFile)
-		p, err := signature.ParsePolicy(data, func(path string) ([]byte, error) {
-			if !filepath.IsAbs(path) {
-				path = filepath.Join(dir, filepath.FromSlash(path))
-			}
-			return readBounded(path, signature.MaxPolicyBytes)
-		})
-		if err != nil {
-			return usageErrorf("%s: --trust-policy %s: %v", name, esc(t.policyFile), err)
+			return err
 		}
 		t.policy = p
 	case len(t.keys) > 0:
@@ -229,6 +219,27 @@ func (t *trustFlag) load(name string) error {
 		t.policy = p
 	}
 	return nil
+}
+
+// loadPolicy reads the trust policy file of flag (--trust-policy, serve
+// --require-signed-publish), and the key and trusted-root files it names,
+// relative to it.
+func loadPolicy(name, flag, file string) (*signature.Policy, error) {
+	data, err := readBounded(file, signature.MaxPolicyBytes)
+	if err != nil {
+		return nil, usageErrorf("%s: %s: %v", name, flag, err)
+	}
+	dir := filepath.Dir(file)
+	p, err := signature.ParsePolicy(data, func(path string) ([]byte, error) {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, filepath.FromSlash(path))
+		}
+		return readBounded(path, signature.MaxPolicyBytes)
+	})
+	if err != nil {
+		return nil, usageErrorf("%s: %s %s: %v", name, flag, esc(file), err)
+	}
+	return p, nil
 }
 
 // readBounded reads a small file the user named, refusing one over max.

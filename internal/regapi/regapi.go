@@ -40,6 +40,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/registry"
+	"github.com/skillport/skillport/internal/signature"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -96,6 +97,12 @@ type Options struct {
 	// (docs/registry-scanning.md); the namespace's scan policy decides
 	// whether a finding blocks it.
 	Scan *registry.ScanOptions
+	// RequireSigned, when set, is who must have signed every skill
+	// published: the verifier its For gives for the namespace's first
+	// segment (else "*"); an unsigned skill, or one signed by someone
+	// else, refuses the publish. Nil: bundles are checked for binding
+	// only, and unsigned skills are published (checkSignatures).
+	RequireSigned *signature.Policy
 	// Logger receives the errors that are the server's (nil: slog.Default()).
 	Logger *slog.Logger
 }
@@ -267,7 +274,7 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 			return h.refuse(r.Context(), conn, a, ns, fmt.Errorf("%w: %v", errArchive, err))
 		}
 		defer cat.Close()
-		if err := checkSignatures(dir, cat); err != nil {
+		if err := checkSignatures(dir, cat, ns, h.opts.RequireSigned); err != nil {
 			return h.refuse(r.Context(), conn, a, ns, err)
 		}
 		res, err := registry.PublishParts(r.Context(), conn, []registry.Part{{Name: "the archive", Catalog: cat, Commit: q.Get("commit")}},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/registry"
@@ -25,8 +26,10 @@ var errSignature = errors.New("signature refused")
 // registry will serve it (its path under the namespace, its files'
 // digests and sizes, its frontmatter): a bundle that cannot verify for
 // the content is never stored. Who signed is the hosts' trust policy's
-// question; a key-based bundle names its key by a hint only.
-func checkSignatures(dir string, cat *catalog.Catalog) error {
+// question (a key-based bundle names its key by a hint only), unless the
+// replica requires signers: then every skill of namespace ns must verify
+// under required (see [Options.RequireSigned]).
+func checkSignatures(dir string, cat *catalog.Catalog, ns string, required *signature.Policy) error {
 	byPath := map[string]*catalog.Skill{}
 	byDir := map[string]*catalog.Skill{}
 	for _, sk := range cat.Skills() {
@@ -67,7 +70,26 @@ func checkSignatures(dir string, cat *catalog.Catalog) error {
 			return fmt.Errorf("regapi: %s: %w: %s", name, errSignature, d.Message)
 		}
 	}
+	var v *signature.Verifier
+	if required != nil {
+		label, _, _ := strings.Cut(ns, "/")
+		if v = required.For(label); v == nil {
+			return fmt.Errorf("regapi: namespace %q: %w: this replica requires signed publishes, and its policy (--require-signed-publish) names no signer for %q nor \"*\"", ns, errSignature, label)
+		}
+	}
 	for _, sk := range cat.Skills() {
+		if len(sk.Files) == 0 {
+			continue
+		}
+		if v != nil {
+			if len(sk.Signature) == 0 {
+				return fmt.Errorf("regapi: %s: %w: unsigned, and this replica requires signed publishes in namespace %q; publish with --sign-key FILE or --keyless", sk.URI, errSignature, ns)
+			}
+			if _, err := v.Verify(registry.SignedSet(sk), sk.Signature); err != nil {
+				return fmt.Errorf("regapi: %s: %w: %v (this replica requires signed publishes in namespace %q)", sk.URI, errSignature, err, ns)
+			}
+			continue
+		}
 		if len(sk.Signature) == 0 {
 			continue
 		}

@@ -24,6 +24,12 @@ import (
 )
 
 func testSigner(t *testing.T) *signature.Signer {
+	s, _ := testKey(t)
+	return s
+}
+
+// testKey is a signer and its public key, PEM.
+func testKey(t *testing.T) (*signature.Signer, []byte) {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -37,7 +43,11 @@ func testSigner(t *testing.T) *signature.Signer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	pub, err := x509.MarshalPKIXPublicKey(k.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})
 }
 
 // signedTree is a tree of the skills notes and todo (body in each), as
@@ -179,5 +189,47 @@ func must(t *testing.T) func([]byte, error) []byte {
 			t.Fatal(err)
 		}
 		return b
+	}
+}
+
+// TestPublishRequireSigned: a replica with RequireSigned (serve
+// --require-signed-publish) refuses an unsigned skill, a skill signed by
+// a key its policy does not name for the namespace, and a namespace its
+// policy names no signer for; a skill signed by the key is published.
+func TestPublishRequireSigned(t *testing.T) {
+	ctx := context.Background()
+	s, pub := testKey(t)
+	other := testSigner(t)
+	p, err := signature.ParsePolicy([]byte(`{"origins": {"acme": {"keys": ["acme.pub"]}}}`), func(string) ([]byte, error) { return pub, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := start(t, regapi.Options{RequireSigned: p})
+	alice := f.as(t, "alice") // publish acme/ops
+	admin := f.as(t, "alice", "skills:admin") // scope: admin everywhere
+	for _, tc := range []struct {
+		name   string
+		client *regapi.Client
+		ns     string
+		signer *signature.Signer
+		want   string
+	}{
+		{"unsigned", alice, "acme/ops", nil, `skill://acme/ops/notes/SKILL.md: signature refused: unsigned, and this replica requires signed publishes in namespace "acme/ops"; publish with --sign-key FILE or --keyless`},
+		{"another key", alice, "acme/ops", other, "skill://acme/ops/notes/SKILL.md: signature refused: signed by key "},
+		{"a namespace the policy does not name", admin, "beta", s, `namespace "beta": signature refused: this replica requires signed publishes, and its policy (--require-signed-publish) names no signer for "beta" nor "*"`},
+	} {
+		_, err := tc.client.Publish(ctx, signedTree(t, tc.ns, "one", tc.signer), tc.ns, "", false)
+		if status(err) != http.StatusUnprocessableEntity || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v (HTTP %d), want 422 with %q", tc.name, err, status(err), tc.want)
+		}
+	}
+	if n := f.count(t, "SELECT count(*) FROM versions"); n != 0 {
+		t.Fatalf("refused publishes wrote %d versions", n)
+	}
+	if _, err := alice.Publish(ctx, signedTree(t, "acme/ops", "one", s), "acme/ops", "", false); err != nil {
+		t.Fatalf("a publish signed by the policy's key: %v", err)
+	}
+	if n := f.count(t, "SELECT count(*) FROM versions WHERE signature IS NOT NULL"); n != 2 {
+		t.Errorf("%d signed versions stored, want 2", n)
 	}
 }
