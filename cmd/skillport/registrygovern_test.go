@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/skillport/skillport/internal/oauth"
 	"github.com/skillport/skillport/internal/oidctest"
-	"github.com/skillport/skillport/internal/pgtest"
 	"github.com/skillport/skillport/internal/skilltest"
 )
 
@@ -27,18 +25,7 @@ func TestPublishOverHTTP(t *testing.T) {
 	t.Setenv(clientIDEnv, "")
 	t.Setenv(clientSecretEnv, "")
 	t.Setenv(registryEnv, "")
-	pg, err := pgtest.Start(t.TempDir())
-	if err != nil {
-		t.Fatalf("the test needs PostgreSQL, which could not start: %v", err)
-	}
-	t.Cleanup(func() { pg.Stop() })
-	dsn, err := pg.NewDatabase("govern")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, stderr, code := runCLI(t, "registry", "migrate", "--registry", dsn); code != 0 {
-		t.Fatalf("registry migrate: %s", stderr)
-	}
+	dsn := migratedRegistry(t, "govern")
 	// Accepting changes needs tokens and the rules that grant roles.
 	if _, stderr, code := runCLI(t, "serve", "--http", "127.0.0.1:0", "--accept-publish", dsn); code != 2 || !strings.Contains(stderr, "--accept-publish needs --http, --auth-issuer and --auth-rules") {
 		t.Fatalf("serve --accept-publish without auth: exit %d, %s", code, stderr)
@@ -47,12 +34,7 @@ func TestPublishOverHTTP(t *testing.T) {
 		t.Fatalf("serve --accept-publish of a directory: exit %d, %s", code, stderr)
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	base := "http://" + addr
 	mcpURL := base + "/mcp"
 	op := oidctest.Start(t, mcpURL)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -28,24 +27,8 @@ func TestPublishSignedOverHTTP(t *testing.T) {
 	fakeHome(t)
 	noAmbientToken(t)
 	t.Setenv(registryEnv, "")
-	pg, err := pgtest.Start(t.TempDir())
-	if err != nil {
-		t.Fatalf("the test needs PostgreSQL, which could not start: %v", err)
-	}
-	t.Cleanup(func() { pg.Stop() })
-	dsn, err := pg.NewDatabase("pubsign")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, stderr, code := runCLI(t, "registry", "migrate", "--registry", dsn); code != 0 {
-		t.Fatalf("registry migrate: %s", stderr)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	dsn := migratedRegistry(t, "pubsign")
+	addr := freeAddr(t)
 	base := "http://" + addr
 	mcpURL := base + "/mcp"
 	op := oidctest.Start(t, mcpURL)
@@ -153,4 +136,23 @@ func TestPublishSignedOverHTTP(t *testing.T) {
 	if out, stderr, code := runCLI(t, "publish", "--sign-key", otherKey, mcpURL, "--prefix", "acme/ops", dir); code != 1 || !strings.Contains(stderr, "which is not a trusted key (this replica requires signed publishes") {
 		t.Errorf("a publish signed by another key: exit %d\n%s%s", code, out, stderr)
 	}
+}
+
+// migratedRegistry is the DSN of a new, migrated registry database in a
+// PostgreSQL of the test's own.
+func migratedRegistry(t *testing.T, name string) string {
+	t.Helper()
+	pg, err := pgtest.Start(t.TempDir())
+	if err != nil {
+		t.Fatalf("the test needs PostgreSQL, which could not start: %v", err)
+	}
+	t.Cleanup(func() { pg.Stop() })
+	dsn, err := pg.NewDatabase(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runCLI(t, "registry", "migrate", "--registry", dsn); code != 0 {
+		t.Fatalf("registry migrate: %s", stderr)
+	}
+	return dsn
 }

@@ -205,7 +205,7 @@ func TestPublishRequireSigned(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := start(t, regapi.Options{RequireSigned: p})
-	alice := f.as(t, "alice") // publish acme/ops
+	alice := f.as(t, "alice")                 // publish acme/ops
 	admin := f.as(t, "alice", "skills:admin") // scope: admin everywhere
 	for _, tc := range []struct {
 		name   string
