@@ -142,8 +142,10 @@ func decodeAnswer(resp *http.Response, v any) error {
 	return nil
 }
 
-// Publish sends cat's skills (see [WriteArchive]) to be published as
-// namespace ns, recording commit with the new versions.
+// Publish sends cat's skills and their signature bundles (see
+// [WriteArchive]) to be published as namespace ns, recording commit with
+// the new versions. cat's skills are named as the registry will serve
+// them (catalog.Options.Prefix ns), so that their bundles bind.
 func (c *Client) Publish(ctx context.Context, cat *catalog.Catalog, ns, commit string, dotfiles bool) (*registry.PublishResult, error) {
 	// The archive is written once, to a file, so that it can be sent again
 	// after a 401 without holding it in memory.

@@ -20,7 +20,8 @@
 // (no or bad token), 403 (a role missing, or a publisher reviewing their
 // own version), 404 (unknown skill or version), 409 (a stale approval, a
 // version not pending, a conflicting publish), 413 (too large), 422
-// (invalid skills, a rejection without reason) or 503 (busy).
+// (invalid skills, a signature bundle refused, a rejection without
+// reason) or 503 (busy).
 package regapi
 
 import (
