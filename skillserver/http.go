@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -87,6 +88,7 @@ type HTTPHandler struct {
 	stateless http.Handler
 	fast      *Server // answers reads directly (fast_http.go); nil: never
 	budget    *budget.Budget
+	parses    atomic.Int64 // bodies parsed, for TestOneParsePerRequest
 
 	mu       sync.Mutex
 	sessions map[string]*session // the session table (sessions.go)
@@ -189,6 +191,9 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Read once: the thin path, the routing below and go-sdk all
 		// work from these bytes.
 		msg = readMessage(r)
+		if msg != nil {
+			h.parses.Add(1)
+		}
 	}
 	if msg != nil && msg.fastOK {
 		labelMethod(w, msg.req.method)
@@ -213,6 +218,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// error answer needs the request's id.
 		if msg != nil {
 			head = peekBody(msg.body)
+			h.parses.Add(1)
 			if !msg.fastOK && head.parsed {
 				labelMethod(w, head.method)
 			}
@@ -221,6 +227,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if head, ok = peek(w, r); !ok {
 				return
 			}
+			h.parses.Add(1)
 		}
 	}
 	if !known {

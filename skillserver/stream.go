@@ -254,6 +254,7 @@ func (h *HTTPHandler) chargeSDK(w http.ResponseWriter, r *http.Request, m *messa
 	}
 	method, id, params := m.req.method, m.req.id, []byte(m.req.params)
 	if !m.fastOK {
+		h.parses.Add(1)
 		fs, err := jsonobj.Fields(m.body)
 		if err != nil {
 			return nothing, true
