@@ -100,13 +100,13 @@ type message struct {
 	params json.RawMessage // as written; nil when absent
 	// pfields are the members of params and meta those of params._meta,
 	// when they are objects (pobject, mobject).
-	pfields, meta     []jsonobj.Field
-	pobject, mobject  bool
-	metaVersion       bool   // params._meta names a protocol version
-	uri               string // params.uri when it is a string without escapes
-	hasURI            bool
-	req               fastRequest
-	fastOK            bool // req is a request the thin path may answer
+	pfields, meta    []jsonobj.Field
+	pobject, mobject bool
+	metaVersion      bool   // params._meta names a protocol version
+	uri              string // params.uri when it is a string without escapes
+	hasURI           bool
+	req              fastRequest
+	fastOK           bool // req is a request the thin path may answer
 }
 
 // parse reads body into m, once: the one parse of a request body on its
