@@ -63,6 +63,9 @@ type fastView struct {
 	// token is the request's verified bearer token, if any: it names the
 	// caller whose view of the skills answers.
 	token *auth.TokenInfo
+	// metas keeps what readMeta made of the _meta a client sends; nil:
+	// nothing is kept.
+	metas *metaCache
 }
 
 // fastRequest is a JSON-RPC request as the thin path reads it.
@@ -101,6 +104,7 @@ type message struct {
 	// pfields are the members of params and meta those of params._meta,
 	// when they are objects (pobject, mobject).
 	pfields, meta    []jsonobj.Field
+	metaRaw          json.RawMessage // params._meta as written
 	pobject, mobject bool
 	metaVersion      bool   // params._meta names a protocol version
 	uri              string // params.uri when it is a string without escapes
@@ -156,7 +160,7 @@ func (m *message) parse(body []byte) {
 				continue
 			}
 			if m.meta, err = jsonobj.AppendMemberFields(m.pfields[len(m.pfields):], f.Value); err == nil {
-				m.mobject = true
+				m.mobject, m.metaRaw = true, f.Value
 			}
 			for _, mf := range m.meta {
 				m.metaVersion = m.metaVersion || mf.Key == mcp.MetaKeyProtocolVersion
@@ -281,7 +285,7 @@ func readParams(m *message, v fastView) (fastParams, bool) {
 			}
 		case f.Key == "_meta" && v.version != "" && m.mobject:
 			var ok bool
-			if p.init, p.meta, ok = readMeta(m.meta, v.version); !ok {
+			if p.init, p.meta, ok = v.metas.read(m.metaRaw, m.meta, v.version); !ok {
 				return p, false
 			}
 			meta = true
@@ -295,63 +299,117 @@ func readParams(m *message, v fastView) (fastParams, bool) {
 	return p, method == wire.MethodListSkills || p.hasURI
 }
 
-// readMeta checks the members of the _meta of a 2026-07-28 request as
-// go-sdk does (protocol version, client info, client capabilities:
-// validateRequestMeta in go-sdk, which exports no such check), accepting
-// only what go-sdk surely accepts, and returns the initialize params go-sdk
-// makes of it and the capabilities as sent, for [declaredExtension]. Any
-// capability set go-sdk's types read is accepted: go-sdk's own client
-// declares roots.
+// readMeta reads the members of the _meta of a 2026-07-28 request as
+// go-sdk does, with go-sdk's own exported readers of it
+// (ServerRequest.ClientCapabilities and ClientInfo, which decode what
+// its validateRequestMeta decodes, the same way), accepting only what
+// go-sdk surely accepts: a protocol version naming version, client
+// capabilities, client info if any, and no other member. It returns the
+// initialize params go-sdk makes of it and the capabilities as sent, for
+// [declaredExtension]. Any capability set go-sdk reads is accepted:
+// go-sdk's own client declares roots.
 func readMeta(fs []jsonobj.Field, version string) (init *mcp.InitializeParams, meta mcp.Meta, ok bool) {
-	init = &mcp.InitializeParams{}
+	sdk := make(mcp.Meta, len(fs))
 	var caps json.RawMessage
+	named := false // the protocol version
 	for _, f := range fs {
 		switch f.Key {
 		case mcp.MetaKeyProtocolVersion:
-			s, ok := plainString(f.Value)
-			if !ok || s != version {
+			if s, ok := plainString(f.Value); !ok || s != version {
 				return nil, nil, false
 			}
-			init.ProtocolVersion = s
-		case mcp.MetaKeyClientInfo:
-			if !isObject(f.Value) || !strictDecode(f.Value, &init.ClientInfo) {
-				return nil, nil, false
-			}
+			named = true
+			continue
 		case mcp.MetaKeyClientCapabilities:
-			if init.Capabilities, ok = readCapabilities(f.Value); !ok {
+			// declaredExtension reads the capabilities as sent with
+			// encoding/json, which matches member names regardless of
+			// case: one named like go-sdk's but for case would be read
+			// two ways.
+			if !plainCapabilities(f.Value) {
 				return nil, nil, false
 			}
 			caps = f.Value
+		case mcp.MetaKeyClientInfo:
 		default:
 			return nil, nil, false
 		}
+		// The generic value go-sdk's decoder makes of the member, which
+		// its readers take.
+		var v any
+		if !strictDecode(f.Value, &v) {
+			return nil, nil, false
+		}
+		sdk[f.Key] = v
 	}
-	if init.ProtocolVersion == "" || caps == nil {
+	if !named || caps == nil {
 		return nil, nil, false
+	}
+	r := &mcp.ServerRequest[*mcp.ReadResourceParams]{Params: &mcp.ReadResourceParams{Meta: sdk}}
+	init = &mcp.InitializeParams{ProtocolVersion: version, Capabilities: r.ClientCapabilities()}
+	if init.Capabilities == nil {
+		return nil, nil, false
+	}
+	if _, present := sdk[mcp.MetaKeyClientInfo]; present {
+		if init.ClientInfo = r.ClientInfo(); init.ClientInfo == nil {
+			return nil, nil, false
+		}
 	}
 	return init, mcp.Meta{mcp.MetaKeyClientCapabilities: caps}, true
 }
 
+// metaCache keeps what readMeta made of a 2026-07-28 request's _meta, by
+// its bytes: a client sends the same _meta with every request, and
+// go-sdk's readers, which readMeta reuses, encode and decode each value
+// again. What it keeps is shared and never modified.
+type metaCache struct {
+	mu sync.Mutex
+	m  map[string]metaRead
+}
+
+type metaRead struct {
+	version string // the revision the request was read in
+	init    *mcp.InitializeParams
+	meta    mcp.Meta
+	ok      bool
+}
+
+// Bounds of a metaCache: a _meta longer than maxCachedMeta is read each
+// time, and a cache of maxMetaCache entries starts over, so that a client
+// sending ever different _meta costs only the reading.
+const (
+	maxCachedMeta = 1 << 10
+	maxMetaCache  = 256
+)
+
+// read returns readMeta(fs, version) for raw, the _meta whose members
+// are fs, from the cache when it holds it.
+func (c *metaCache) read(raw json.RawMessage, fs []jsonobj.Field, version string) (*mcp.InitializeParams, mcp.Meta, bool) {
+	if c == nil || len(raw) > maxCachedMeta {
+		return readMeta(fs, version)
+	}
+	c.mu.Lock()
+	r, hit := c.m[string(raw)]
+	c.mu.Unlock()
+	if hit && r.version == version {
+		return r.init, r.meta, r.ok
+	}
+	r = metaRead{version: version}
+	r.init, r.meta, r.ok = readMeta(fs, version)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxMetaCache {
+		c.m = make(map[string]metaRead, 16)
+	}
+	c.m[string(raw)] = r
+	c.mu.Unlock()
+	return r.init, r.meta, r.ok
+}
+
 // readCapabilities decodes client capabilities, a member value package
 // jsonobj checked, as go-sdk does, or reports false where go-sdk might
-// read them otherwise: not an object, a member named twice, or a member
-// named like one of go-sdk's but for case (go-sdk's decoder matches names
-// exactly, encoding/json does not).
+// read them otherwise (plainCapabilities).
 func readCapabilities(raw json.RawMessage) (*mcp.ClientCapabilities, bool) {
-	fs, err := jsonobj.AppendMemberFields(nil, raw)
-	if err != nil {
+	if !plainCapabilities(raw) {
 		return nil, false
-	}
-	for _, f := range fs {
-		switch strings.ToLower(f.Key) {
-		case "experimental", "extensions", "roots", "sampling", "elicitation", "tasks":
-			if f.Key != strings.ToLower(f.Key) {
-				return nil, false
-			}
-			if f.Key == "extensions" && !isObject(f.Value) {
-				return nil, false
-			}
-		}
 	}
 	// go-sdk reads roots into a pointer to a struct of the same members
 	// as ClientCapabilities.Roots: what decodes here decodes there.
@@ -360,6 +418,30 @@ func readCapabilities(raw json.RawMessage) (*mcp.ClientCapabilities, bool) {
 		return nil, false
 	}
 	return &caps, true
+}
+
+// plainCapabilities reports whether client capabilities, a member value
+// package jsonobj checked, read alike with encoding/json and go-sdk's
+// decoder: an object, no member named twice, none named like one of
+// go-sdk's but for case (go-sdk's decoder matches names exactly,
+// encoding/json does not), extensions an object.
+func plainCapabilities(raw json.RawMessage) bool {
+	fs, err := jsonobj.AppendMemberFields(nil, raw)
+	if err != nil {
+		return false
+	}
+	for _, f := range fs {
+		switch strings.ToLower(f.Key) {
+		case "experimental", "extensions", "roots", "sampling", "elicitation", "tasks":
+			if f.Key != strings.ToLower(f.Key) {
+				return false
+			}
+			if f.Key == "extensions" && !isObject(f.Value) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // isObject reports whether raw, valid JSON, is an object.

@@ -77,7 +77,7 @@ func (h *HTTPHandler) serveFast(w http.ResponseWriter, r *http.Request, m *messa
 	version := r.Header.Get("MCP-Protocol-Version")
 	sid := r.Header.Get("Mcp-Session-Id")
 	supported := mcp.SupportedProtocolVersions()
-	v := fastView{token: auth.TokenInfoFromContext(r.Context())}
+	v := fastView{token: auth.TokenInfoFromContext(r.Context()), metas: &h.metas}
 	switch {
 	case version >= ModernProtocolVersion:
 		if sid != "" || !slices.Contains(supported, version) {

@@ -87,6 +87,7 @@ type HTTPHandler struct {
 	fast      *Server // answers reads directly (fast_http.go); nil: never
 	budget    *budget.Budget
 	parses    atomic.Int64 // bodies parsed (readMessage): TestOneParsePerRequest counts them
+	metas     metaCache    // what the thin path read of 2026-07-28 requests' _meta
 
 	mu       sync.Mutex
 	sessions map[string]*session // the session table (sessions.go)
