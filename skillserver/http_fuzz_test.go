@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/skillport/skillport/internal/jsonobj"
 )
 
 // FuzzHTTPPeek feeds arbitrary bodies to the handler's one read and parse
@@ -24,6 +26,7 @@ func FuzzHTTPPeek(f *testing.F) {
 		`{"jsonrpc":"2.0","id":2,"method":"server\/discover","params":{"_meta":[]}}`,
 		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
 		`{"params":[1,2]}`, `{"id":{"x":1}}`, `null`, ``, `{`,
+		`{"method":"initialize","params":{"_meta":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
 	} {
 		f.Add(seed)
 	}
@@ -49,6 +52,11 @@ func FuzzHTTPPeek(f *testing.F) {
 				t.Fatalf("read method %q, go-sdk reads %q", m.method, req.Method)
 			}
 		}
+		// A member named twice inside params is read by no one the same
+		// way (go-sdk takes the last): such params are left unread.
+		if isObject(m.params) && (!m.pobject || (m.metaRaw == nil && hasMember(m.pfields, "_meta", isObject))) {
+			return
+		}
 		// Member names as go-sdk matches them: exactly.
 		var top map[string]json.RawMessage
 		var params struct {
@@ -64,4 +72,14 @@ func FuzzHTTPPeek(f *testing.F) {
 			t.Fatalf("read a _meta protocol version: %v, JSON says %v", m.metaVersion, meta)
 		}
 	})
+}
+
+// hasMember reports whether fs has a member key whose value passes ok.
+func hasMember(fs []jsonobj.Field, key string, ok func(json.RawMessage) bool) bool {
+	for _, f := range fs {
+		if f.Key == key && ok(f.Value) {
+			return true
+		}
+	}
+	return false
 }
