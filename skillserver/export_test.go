@@ -71,3 +71,6 @@ func WithoutProfile(name Profile, fn func()) {
 	defer func() { registered = saved }()
 	fn()
 }
+
+// BodyParses returns how many request bodies h has parsed.
+func BodyParses(h *HTTPHandler) int64 { return h.parses.Load() }

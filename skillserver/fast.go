@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
@@ -29,8 +30,11 @@ import (
 // declines, and go-sdk answers as always.
 //
 // Each request is decided once: the HTTP handler reads a POST body once
-// (or takes the bytes package endpoint read), splits it once, and the thin
-// path, the routing and go-sdk all work from those bytes; the entry shape
+// (or takes the bytes package endpoint read) and parses it once
+// ([message]); the thin path, the budget's charge, the routing and the
+// endpoint's metrics label all work from that one parse, and go-sdk from
+// the same bytes (its handler takes bytes, so its own decoding of a
+// request it is handed is the one parse this package cannot spare); the entry shape
 // of skills/list is chosen by the slow path's own [declaredExtension],
 // from what go-sdk's session knows of the client (a stateless request of
 // an older revision: initialized, no capabilities). Its state hangs off
@@ -59,6 +63,9 @@ type fastView struct {
 	// token is the request's verified bearer token, if any: it names the
 	// caller whose view of the skills answers.
 	token *auth.TokenInfo
+	// metas keeps what readMeta made of the _meta a client sends; nil:
+	// nothing is kept.
+	metas *metaCache
 }
 
 // fastRequest is a JSON-RPC request as the thin path reads it.
@@ -82,40 +89,108 @@ func isFastMethod(method string) bool {
 // through to it.
 const maxFastDepth = 64
 
-// parseFast reads body as one JSON-RPC request the thin path may answer.
-// It declines anything else: batches, notifications, responses, members it
+// message is one JSON-RPC message as this package reads it, parsed once
+// (parse): what routing, the endpoint's metrics label, the budget's charge
+// of a read and the thin path need of it. go-sdk, which takes bytes and not
+// a parsed message, decodes a message it is handed once more itself.
+type message struct {
+	// parsed is whether the body is one JSON object, read strictly
+	// (package jsonobj: valid UTF-8, no member named twice) with a string
+	// method if any; everything below is from it.
+	parsed bool
+	method string          // unescaped; "" when absent
+	id     json.RawMessage // as written; nil when absent
+	params json.RawMessage // as written; nil when absent
+	// pfields are the members of params and meta those of params._meta,
+	// when they are objects (pobject, mobject).
+	pfields, meta    []jsonobj.Field
+	metaRaw          json.RawMessage // params._meta as written
+	pobject, mobject bool
+	metaVersion      bool   // params._meta names a protocol version
+	uri              string // params.uri when it is a string without escapes
+	hasURI           bool
+	req              fastRequest
+	fastOK           bool // req is a request the thin path may answer
+}
+
+// parse reads body into m, once: the one parse of a request body on its
+// way through this package (the thin path declines what it does not
+// understand rather than reading it another way). It declines, for the
+// thin path, anything but a single call of one of its methods whose
+// every member it knows: batches, notifications, responses, members it
 // does not know, ids go-sdk would rewrite, escaped strings.
-func parseFast(body []byte) (fastRequest, bool) {
-	var req fastRequest
-	if len(body) == 0 || depth(body) > maxFastDepth {
-		return req, false
-	}
+func (m *message) parse(body []byte) {
 	fs, err := jsonobj.Fields(body)
 	if err != nil {
-		return req, false
+		return
 	}
-	var version, method bool
+	var version, plainMethod, unknown bool
 	for _, f := range fs {
 		switch f.Key {
 		case "jsonrpc":
 			version = string(f.Value) == `"2.0"`
 		case "id":
-			if req.id = echoID(f.Value); req.id == nil {
-				return req, false
-			}
+			m.id = f.Value
 		case "method":
-			s, ok := plainString(f.Value)
-			if !ok {
-				return req, false
+			s, err := jsonobj.MemberString(f.Value)
+			if err != nil {
+				return // go-sdk refuses it; nothing to route or label by
 			}
-			req.method, method = s, true
+			m.method = s
+			_, plainMethod = plainString(f.Value)
 		case "params":
-			req.params = f.Value
+			m.params = f.Value
 		default:
-			return req, false
+			unknown = true
 		}
 	}
-	return req, version && method && req.id != nil && isFastMethod(req.method)
+	m.parsed = true
+	if isObject(m.params) {
+		// The members go on in the spare room of the top level's slice.
+		if m.pfields, err = jsonobj.AppendMemberFields(fs[len(fs):], m.params); err == nil {
+			m.pobject = true
+		}
+	}
+	for _, f := range m.pfields {
+		switch f.Key {
+		case "uri":
+			m.uri, m.hasURI = plainString(f.Value)
+		case "_meta":
+			if !isObject(f.Value) {
+				continue
+			}
+			if m.meta, err = jsonobj.AppendMemberFields(m.pfields[len(m.pfields):], f.Value); err == nil {
+				m.mobject, m.metaRaw = true, f.Value
+			}
+			for _, mf := range m.meta {
+				m.metaVersion = m.metaVersion || mf.Key == mcp.MetaKeyProtocolVersion
+			}
+		}
+	}
+	if unknown || !version || !plainMethod || m.id == nil || !isFastMethod(m.method) {
+		return
+	}
+	if m.req.id = echoID(m.id); m.req.id == nil || depth(body) > maxFastDepth {
+		return
+	}
+	m.req.method, m.req.params = m.method, m.params
+	m.fastOK = true
+}
+
+// modern reports whether the request follows the 2026-07-28 revision:
+// server/discover and subscriptions/listen exist only there, and its
+// requests carry their protocol version in _meta.
+func (m *message) modern() bool {
+	return m.metaVersion || m.method == "server/discover" || m.method == "subscriptions/listen"
+}
+
+// rpcID returns the request's id as go-sdk reads it, for an error
+// answered before go-sdk sees the request; the null id when it has none.
+func (m *message) rpcID() jsonrpc.ID {
+	if m == nil || m.id == nil {
+		return jsonrpc.ID{}
+	}
+	return rawID(m.id)
 }
 
 // echoID returns the id as go-sdk echoes it, or nil for an id it would not
@@ -182,34 +257,35 @@ type fastParams struct {
 	meta mcp.Meta
 }
 
-// readParams reads the parameters of req as go-sdk and the handlers
-// would, declining members it does not know. A session's request must not
-// carry _meta (a progress token, say, asks for more than a result); a
-// 2026-07-28 request must, naming v.version.
-func readParams(req fastRequest, v fastView) (fastParams, bool) {
+// readParams reads the parameters of m, a request the thin path may
+// answer, as go-sdk and the handlers would, declining members it does not
+// know. A session's request must not carry _meta (a progress token, say,
+// asks for more than a result); a 2026-07-28 request must, naming
+// v.version.
+func readParams(m *message, v fastView) (fastParams, bool) {
 	p := fastParams{init: v.init}
-	if req.params == nil {
-		return p, req.method == wire.MethodListSkills && v.version == ""
+	method := m.req.method
+	if m.params == nil {
+		return p, method == wire.MethodListSkills && v.version == ""
 	}
-	fs, err := jsonobj.Fields(req.params)
-	if err != nil {
+	if !m.pobject {
 		return p, false
 	}
 	meta := false
-	for _, f := range fs {
+	for _, f := range m.pfields {
 		switch {
-		case f.Key == "uri" && req.method != wire.MethodListSkills:
-			if p.uri, p.hasURI = plainString(f.Value); !p.hasURI {
+		case f.Key == "uri" && method != wire.MethodListSkills:
+			if p.uri, p.hasURI = m.uri, m.hasURI; !p.hasURI {
 				return p, false
 			}
-		case f.Key == "cursor" && (req.method == wire.MethodListSkills || req.method == wire.MethodReadDirectory):
+		case f.Key == "cursor" && (method == wire.MethodListSkills || method == wire.MethodReadDirectory):
 			var ok bool
 			if p.cursor, ok = plainString(f.Value); !ok {
 				return p, false
 			}
-		case f.Key == "_meta" && v.version != "":
+		case f.Key == "_meta" && v.version != "" && m.mobject:
 			var ok bool
-			if p.init, p.meta, ok = readMeta(f.Value, v.version); !ok {
+			if p.init, p.meta, ok = v.metas.read(m.metaRaw, m.meta, v.version); !ok {
 				return p, false
 			}
 			meta = true
@@ -220,68 +296,120 @@ func readParams(req fastRequest, v fastView) (fastParams, bool) {
 	if v.version != "" && !meta {
 		return p, false
 	}
-	return p, req.method == wire.MethodListSkills || p.hasURI
+	return p, method == wire.MethodListSkills || p.hasURI
 }
 
-// readMeta checks the _meta of a 2026-07-28 request as go-sdk does
-// (protocol version, client info, client capabilities: validateRequestMeta
-// in go-sdk, which exports no such check), accepting only what go-sdk
-// surely accepts, and returns the initialize params go-sdk makes of it
-// and the capabilities as sent, for [declaredExtension]. Any capability
-// set go-sdk's types read is accepted: go-sdk's own client declares roots.
-func readMeta(raw json.RawMessage, version string) (init *mcp.InitializeParams, meta mcp.Meta, ok bool) {
-	fs, err := jsonobj.Fields(raw)
-	if err != nil {
-		return nil, nil, false
-	}
-	init = &mcp.InitializeParams{}
+// readMeta reads the members of the _meta of a 2026-07-28 request as
+// go-sdk does, with go-sdk's own exported readers of it
+// (ServerRequest.ClientCapabilities and ClientInfo, which decode what
+// its validateRequestMeta decodes, the same way), accepting only what
+// go-sdk surely accepts: a protocol version naming version, client
+// capabilities, client info if any, and no other member. It returns the
+// initialize params go-sdk makes of it and the capabilities as sent, for
+// [declaredExtension]. Any capability set go-sdk reads is accepted:
+// go-sdk's own client declares roots.
+func readMeta(fs []jsonobj.Field, version string) (init *mcp.InitializeParams, meta mcp.Meta, ok bool) {
+	sdk := make(mcp.Meta, len(fs))
 	var caps json.RawMessage
+	named := false // the protocol version
 	for _, f := range fs {
 		switch f.Key {
 		case mcp.MetaKeyProtocolVersion:
-			s, ok := plainString(f.Value)
-			if !ok || s != version {
+			if s, ok := plainString(f.Value); !ok || s != version {
 				return nil, nil, false
 			}
-			init.ProtocolVersion = s
-		case mcp.MetaKeyClientInfo:
-			if !isObject(f.Value) || !strictDecode(f.Value, &init.ClientInfo) {
-				return nil, nil, false
-			}
+			named = true
+			continue
 		case mcp.MetaKeyClientCapabilities:
-			if init.Capabilities, ok = readCapabilities(f.Value); !ok {
+			// declaredExtension reads the capabilities as sent with
+			// encoding/json, which matches member names regardless of
+			// case: one named like go-sdk's but for case would be read
+			// two ways.
+			if !plainCapabilities(f.Value) {
 				return nil, nil, false
 			}
 			caps = f.Value
+		case mcp.MetaKeyClientInfo:
 		default:
 			return nil, nil, false
 		}
+		// The generic value go-sdk's decoder makes of the member, which
+		// its readers take.
+		var v any
+		if !strictDecode(f.Value, &v) {
+			return nil, nil, false
+		}
+		sdk[f.Key] = v
 	}
-	if init.ProtocolVersion == "" || caps == nil {
+	if !named || caps == nil {
 		return nil, nil, false
+	}
+	r := &mcp.ServerRequest[*mcp.ReadResourceParams]{Params: &mcp.ReadResourceParams{Meta: sdk}}
+	init = &mcp.InitializeParams{ProtocolVersion: version, Capabilities: r.ClientCapabilities()}
+	if init.Capabilities == nil {
+		return nil, nil, false
+	}
+	if _, present := sdk[mcp.MetaKeyClientInfo]; present {
+		if init.ClientInfo = r.ClientInfo(); init.ClientInfo == nil {
+			return nil, nil, false
+		}
 	}
 	return init, mcp.Meta{mcp.MetaKeyClientCapabilities: caps}, true
 }
 
-// readCapabilities decodes client capabilities as go-sdk does, or reports
-// false where go-sdk might read them otherwise: not an object, a member
-// named twice, or a member named like one of go-sdk's but for case
-// (go-sdk's decoder matches names exactly, encoding/json does not).
-func readCapabilities(raw json.RawMessage) (*mcp.ClientCapabilities, bool) {
-	fs, err := jsonobj.Fields(raw)
-	if err != nil {
-		return nil, false
+// metaCache keeps what readMeta made of a 2026-07-28 request's _meta, by
+// its bytes: a client sends the same _meta with every request, and
+// go-sdk's readers, which readMeta reuses, encode and decode each value
+// again. What it keeps is shared and never modified.
+type metaCache struct {
+	mu sync.Mutex
+	m  map[string]metaRead
+}
+
+type metaRead struct {
+	version string // the revision the request was read in
+	init    *mcp.InitializeParams
+	meta    mcp.Meta
+	ok      bool
+}
+
+// Bounds of a metaCache: a _meta longer than maxCachedMeta is read each
+// time, and a cache of maxMetaCache entries starts over, so that a client
+// sending ever different _meta costs only the reading.
+const (
+	maxCachedMeta = 1 << 10
+	maxMetaCache  = 256
+)
+
+// read returns readMeta(fs, version) for raw, the _meta whose members
+// are fs, from the cache when it holds it.
+func (c *metaCache) read(raw json.RawMessage, fs []jsonobj.Field, version string) (*mcp.InitializeParams, mcp.Meta, bool) {
+	if c == nil || len(raw) > maxCachedMeta {
+		return readMeta(fs, version)
 	}
-	for _, f := range fs {
-		switch strings.ToLower(f.Key) {
-		case "experimental", "extensions", "roots", "sampling", "elicitation", "tasks":
-			if f.Key != strings.ToLower(f.Key) {
-				return nil, false
-			}
-			if f.Key == "extensions" && !isObject(f.Value) {
-				return nil, false
-			}
-		}
+	c.mu.Lock()
+	r, hit := c.m[string(raw)]
+	c.mu.Unlock()
+	if hit && r.version == version {
+		return r.init, r.meta, r.ok
+	}
+	r = metaRead{version: version}
+	r.init, r.meta, r.ok = readMeta(fs, version)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxMetaCache {
+		c.m = make(map[string]metaRead, 16)
+	}
+	c.m[string(raw)] = r
+	c.mu.Unlock()
+	return r.init, r.meta, r.ok
+}
+
+// readCapabilities decodes client capabilities, a member value package
+// jsonobj checked, as go-sdk does, or reports false where go-sdk might
+// read them otherwise (plainCapabilities).
+func readCapabilities(raw json.RawMessage) (*mcp.ClientCapabilities, bool) {
+	if !plainCapabilities(raw) {
+		return nil, false
 	}
 	// go-sdk reads roots into a pointer to a struct of the same members
 	// as ClientCapabilities.Roots: what decodes here decodes there.
@@ -290,6 +418,30 @@ func readCapabilities(raw json.RawMessage) (*mcp.ClientCapabilities, bool) {
 		return nil, false
 	}
 	return &caps, true
+}
+
+// plainCapabilities reports whether client capabilities, a member value
+// package jsonobj checked, read alike with encoding/json and go-sdk's
+// decoder: an object, no member named twice, none named like one of
+// go-sdk's but for case (go-sdk's decoder matches names exactly,
+// encoding/json does not), extensions an object.
+func plainCapabilities(raw json.RawMessage) bool {
+	fs, err := jsonobj.AppendMemberFields(nil, raw)
+	if err != nil {
+		return false
+	}
+	for _, f := range fs {
+		switch strings.ToLower(f.Key) {
+		case "experimental", "extensions", "roots", "sampling", "elicitation", "tasks":
+			if f.Key != strings.ToLower(f.Key) {
+				return false
+			}
+			if f.Key == "extensions" && !isObject(f.Value) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // isObject reports whether raw, valid JSON, is an object.

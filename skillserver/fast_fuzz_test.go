@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillport/skillport/internal/jsonobj"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -26,13 +27,15 @@ func FuzzParseFast(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		req, ok := parseFast(data)
+		var m message
+		m.parse(data)
 		for _, version := range []string{"", ModernProtocolVersion} {
-			readParams(req, fastView{version: version})
+			readParams(&m, fastView{version: version})
 		}
-		if !ok {
+		if !m.fastOK {
 			return
 		}
+		req := m.req
 		msg, err := jsonrpc.DecodeMessage(data)
 		if err != nil {
 			t.Fatalf("accepted what go-sdk refuses (%v): %s", err, data)
@@ -67,7 +70,11 @@ func FuzzReadMeta(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		init, meta, ok := readMeta(data, ModernProtocolVersion)
+		fs, err := jsonobj.Fields(data)
+		if err != nil {
+			return
+		}
+		init, meta, ok := readMeta(fs, ModernProtocolVersion)
 		if !ok {
 			return
 		}

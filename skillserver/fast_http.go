@@ -2,6 +2,7 @@ package skillserver
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"mime"
 	"net"
@@ -23,21 +24,15 @@ import (
 // then leaves stateless requests of older revisions to go-sdk.
 var sdkCompat = os.Getenv("MCPGODEBUG") != ""
 
-// message is a POST body, read once (bounded as go-sdk bounds it) and
-// split once; everything after (the thin path, routing, go-sdk) works
-// from these bytes.
-type message struct {
-	body   []byte
-	req    fastRequest
-	fastOK bool // req is a request the thin path may answer
-}
-
-// readMessage reads the body of r once and puts the bytes back for
-// go-sdk, or returns nil, with r.Body yielding the body as it came, when
-// it cannot be read whole within the bound: go-sdk then says why.
-func readMessage(r *http.Request) *message {
+// readMessage reads the body of r once (bounded as go-sdk bounds it),
+// puts the bytes back for go-sdk and parses them once: the thin path, the
+// budget's charge, routing and the endpoint's metrics label all work from
+// the result. It returns an error, with r.Body yielding the body as it
+// came, when the body cannot be read whole within the bound: go-sdk, or
+// routing, then says why.
+func (h *HTTPHandler) readMessage(r *http.Request) (*message, error) {
 	if r.Body == nil {
-		return nil
+		return nil, errNoBody
 	}
 	var body []byte
 	var err error
@@ -45,20 +40,27 @@ func readMessage(r *http.Request) *message {
 		// Package endpoint read the body whole already; r.Body is left
 		// unread for go-sdk, which refuses one beyond its bound.
 		if body = b.Buffered(); len(body) > maxPeekBytes {
-			return nil
+			return nil, &http.MaxBytesError{Limit: maxPeekBytes}
 		}
 	} else {
 		body, err = io.ReadAll(io.LimitReader(r.Body, maxPeekBytes+1))
+		if err == nil && len(body) > maxPeekBytes {
+			err = &http.MaxBytesError{Limit: maxPeekBytes}
+		}
+		if err != nil {
+			r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+			return nil, err
+		}
+		r.Body = readCloser{bytes.NewReader(body), r.Body}
 	}
-	if err != nil || len(body) > maxPeekBytes {
-		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-		return nil
-	}
-	r.Body = readCloser{bytes.NewReader(body), r.Body}
-	m := &message{body: body}
-	m.req, m.fastOK = parseFast(body)
-	return m
+	m := &message{}
+	m.parse(body)
+	h.parses.Add(1)
+	return m, nil
 }
+
+// errNoBody is readMessage's answer for a request without a body.
+var errNoBody = errors.New("no request body")
 
 // serveFast answers a POST of one request of a thin-path method itself,
 // with the response go-sdk would send, when go-sdk would serve it: a
@@ -75,7 +77,7 @@ func (h *HTTPHandler) serveFast(w http.ResponseWriter, r *http.Request, m *messa
 	version := r.Header.Get("MCP-Protocol-Version")
 	sid := r.Header.Get("Mcp-Session-Id")
 	supported := mcp.SupportedProtocolVersions()
-	v := fastView{token: auth.TokenInfoFromContext(r.Context())}
+	v := fastView{token: auth.TokenInfoFromContext(r.Context()), metas: &h.metas}
 	switch {
 	case version >= ModernProtocolVersion:
 		if sid != "" || !slices.Contains(supported, version) {
@@ -115,7 +117,7 @@ func (h *HTTPHandler) serveFast(w http.ResponseWriter, r *http.Request, m *messa
 			return false
 		}
 	}
-	p, ok := readParams(req, v)
+	p, ok := readParams(m, v)
 	if !ok {
 		return false
 	}
@@ -238,12 +240,22 @@ func isLoopback(addr string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// labelMethod tells the ResponseWriter of package endpoint the JSON-RPC
-// method of the request, which it labels its metrics with, so that it
-// need not parse the body itself.
-func labelMethod(w http.ResponseWriter, method string) {
-	if l, ok := w.(interface{ SetRPCMethod(string) }); ok {
-		l.SetRPCMethod(method)
+// rpcLabeler is the ResponseWriter of package endpoint, which labels its
+// metrics with the request's JSON-RPC method: told it (parsed false: the
+// body is not one JSON object), it does not parse the body itself.
+type rpcLabeler interface {
+	SetRPCMethod(method string, parsed bool)
+}
+
+// labelMethod tells w, when it labels its metrics, the method of m (nil:
+// a body not read whole).
+func labelMethod(w http.ResponseWriter, m *message) {
+	if l, ok := w.(rpcLabeler); ok {
+		if m == nil {
+			l.SetRPCMethod("", false)
+		} else {
+			l.SetRPCMethod(m.method, m.parsed)
+		}
 	}
 }
 

@@ -34,17 +34,18 @@ func (srv *Server) stdioAnswerer(initRaw json.RawMessage) func([]byte) io.Writer
 	}
 	declared := declaredExtension(init, nil)
 	return func(line []byte) io.WriterTo {
-		req, ok := parseFast(line)
-		if !ok {
+		var m message
+		if m.parse(line); !m.fastOK {
 			return nil
 		}
+		req := m.req
 		if srv.compat != nil && srv.compat.watches(req.method, declared) {
 			// The compatibility profiles must see this request on the
 			// connection (hook.go).
 			return nil
 		}
 		v := fastView{init: init}
-		p, ok := readParams(req, v)
+		p, ok := readParams(&m, v)
 		if !ok {
 			return nil
 		}

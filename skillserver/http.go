@@ -1,17 +1,16 @@
 package skillserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -87,6 +86,8 @@ type HTTPHandler struct {
 	stateless http.Handler
 	fast      *Server // answers reads directly (fast_http.go); nil: never
 	budget    *budget.Budget
+	parses    atomic.Int64 // bodies parsed (readMessage): TestOneParsePerRequest counts them
+	metas     metaCache    // what the thin path read of 2026-07-28 requests' _meta
 
 	mu       sync.Mutex
 	sessions map[string]*session // the session table (sessions.go)
@@ -184,14 +185,18 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	version := r.Header.Get("MCP-Protocol-Version")
 	sid := r.Header.Get("Mcp-Session-Id")
 	known := version == "" || slices.Contains(mcp.SupportedProtocolVersions(), version)
+	// Only a request outside a session can be of either kind; the routing
+	// of such a request, and an error answer to it, need its body.
+	route := r.Method == http.MethodPost && version < ModernProtocolVersion && (sid == "" || !known)
+	_, label := w.(rpcLabeler)
 	var msg *message
-	if r.Method == http.MethodPost && (h.fast != nil || (version < ModernProtocolVersion && (sid == "" || !known))) {
-		// Read once: the thin path, the routing below and go-sdk all
-		// work from these bytes.
-		msg = readMessage(r)
-	}
-	if msg != nil && msg.fastOK {
-		labelMethod(w, msg.req.method)
+	var readErr error
+	if r.Method == http.MethodPost && (h.fast != nil || route || label) {
+		// Read and parse once: the thin path, the budget's charge, the
+		// routing and the endpoint's label all work from msg, and go-sdk
+		// from the same bytes.
+		msg, readErr = h.readMessage(r)
+		labelMethod(w, msg)
 	}
 	if h.fast != nil && msg != nil && h.serveFast(w, r, msg) {
 		return
@@ -207,111 +212,43 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.stateless.ServeHTTP(w, r)
 		return
 	}
-	var head *peeked
-	if r.Method == http.MethodPost && (sid == "" || !known) {
-		// Only a request outside a session can be of either kind; an
-		// error answer needs the request's id.
-		if msg != nil {
-			head = peekBody(msg.body)
-			if !msg.fastOK && head.parsed {
-				labelMethod(w, head.method)
-			}
-		} else {
-			var ok bool
-			if head, ok = peek(w, r); !ok {
-				return
-			}
-		}
+	if route && msg == nil && readErr != errNoBody {
+		refuseBody(w, readErr)
+		return
 	}
 	if !known {
-		h.unsupported(w, head, version)
+		h.unsupported(w, msg.rpcID(), version)
 		return
 	}
 	switch {
-	case head != nil && head.modern():
+	case route && msg != nil && msg.modern():
 		h.stateless.ServeHTTP(w, r)
 	case h.opts.Stateless:
 		h.stateless.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), noPushKey{}, true)))
 	case sid != "":
 		h.serveSession(w, r, sid)
 	case r.Method == http.MethodPost:
-		h.newSession(w, r, head)
+		h.newSession(w, r, msg.rpcID())
 	default:
 		// GET or DELETE without a session: go-sdk explains what is missing.
 		h.stateful.ServeHTTP(w, r)
 	}
 }
 
-// peeked is what the handler reads of a POST body to route it.
-type peeked struct {
-	id     jsonrpc.ID
-	method string
-	meta   bool // params._meta carries a protocol version
-	parsed bool // the body is one JSON object: method is its method
+// refuseBody answers a request whose body could not be read whole within
+// go-sdk's bound, as go-sdk would.
+func refuseBody(w http.ResponseWriter, err error) {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		w.Header().Set("Connection", "close")
+		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+		return
+	}
+	http.Error(w, "cannot read the request body: "+err.Error(), http.StatusBadRequest)
 }
 
-// modern reports whether the request follows the 2026-07-28 revision:
-// server/discover and subscriptions/listen exist only there, and its
-// requests carry their protocol version in _meta.
-func (p *peeked) modern() bool {
-	return p.meta || p.method == "server/discover" || p.method == "subscriptions/listen"
-}
-
-// peek reads the body (bounded as go-sdk bounds it) and puts it back. A
-// body that is not one JSON-RPC message is left for go-sdk to refuse.
-func peek(w http.ResponseWriter, r *http.Request) (*peeked, bool) {
-	if r.Body == nil {
-		return &peeked{}, true
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPeekBytes))
-	r.Body.Close()
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
-		} else {
-			http.Error(w, "cannot read the request body: "+err.Error(), http.StatusBadRequest)
-		}
-		return nil, false
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return peekBody(body), true
-}
-
-// peekBody reads what routing needs of a body, with encoding/json as
-// before the thin path split bodies, so that routing is unchanged.
-func peekBody(body []byte) *peeked {
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	p := &peeked{}
-	if json.Unmarshal(body, &msg) != nil {
-		return p
-	}
-	p.method, p.parsed = msg.Method, true
-	var id any
-	if len(msg.ID) > 0 && json.Unmarshal(msg.ID, &id) == nil {
-		if jid, err := jsonrpc.MakeID(id); err == nil {
-			p.id = jid
-		}
-	}
-	var params struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(msg.Params, &params) == nil {
-		_, p.meta = params.Meta[mcp.MetaKeyProtocolVersion]
-	}
-	return p
-}
-
-// writeError writes a JSON-RPC error response.
-func writeError(w http.ResponseWriter, status int, head *peeked, e *jsonrpc.Error) {
-	var id jsonrpc.ID
-	if head != nil {
-		id = head.id
-	}
+// writeError writes a JSON-RPC error response answering id.
+func writeError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
 	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: e})
 	if err != nil {
 		http.Error(w, e.Message, status)
@@ -324,10 +261,10 @@ func writeError(w http.ResponseWriter, status int, head *peeked, e *jsonrpc.Erro
 
 // unsupported answers a request whose MCP-Protocol-Version header names a
 // revision this server does not speak, with the versions it does.
-func (h *HTTPHandler) unsupported(w http.ResponseWriter, head *peeked, version string) {
+func (h *HTTPHandler) unsupported(w http.ResponseWriter, id jsonrpc.ID, version string) {
 	supported := mcp.SupportedProtocolVersions()
 	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: supported, Requested: version})
-	writeError(w, http.StatusBadRequest, head, &jsonrpc.Error{
+	writeError(w, http.StatusBadRequest, id, &jsonrpc.Error{
 		Code: mcp.CodeUnsupportedProtocolVersion,
 		Message: fmt.Sprintf("protocol version %q (MCP-Protocol-Version header) is not supported by this server; use one of %s",
 			show(version), strings.Join(supported, ", ")),
@@ -337,19 +274,19 @@ func (h *HTTPHandler) unsupported(w http.ResponseWriter, head *peeked, version s
 
 // newSession serves a POST without a session id, normally an initialize,
 // if the session cap allows one more session.
-func (h *HTTPHandler) newSession(w http.ResponseWriter, r *http.Request, head *peeked) {
+func (h *HTTPHandler) newSession(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) {
 	if !h.reserve() {
 		h.mu.Lock()
 		closed := h.closed
 		h.mu.Unlock()
 		if closed {
-			writeError(w, http.StatusServiceUnavailable, head, &jsonrpc.Error{Code: CodeTooManySessions,
+			writeError(w, http.StatusServiceUnavailable, id, &jsonrpc.Error{Code: CodeTooManySessions,
 				Message: "this server is shutting down and opens no new session; reconnect to another replica or retry later"})
 			return
 		}
 		w.Header().Set("Retry-After", "60")
 		data, _ := json.Marshal(map[string]int{"maxSessions": h.opts.MaxSessions})
-		writeError(w, http.StatusServiceUnavailable, head, &jsonrpc.Error{
+		writeError(w, http.StatusServiceUnavailable, id, &jsonrpc.Error{
 			Code: CodeTooManySessions,
 			Message: fmt.Sprintf("this server already holds its maximum of %d sessions (HTTPOptions.MaxSessions; skillport --max-sessions); "+
 				"retry later, end unused sessions with DELETE, or use protocol %s, which needs no session", h.opts.MaxSessions, ModernProtocolVersion),

@@ -16,7 +16,6 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/budget"
-	"github.com/skillport/skillport/internal/jsonobj"
 )
 
 // Large resources/read answers over HTTP. A file read is held in memory
@@ -247,57 +246,22 @@ func rawID(raw []byte) jsonrpc.ID {
 // reports false.
 func (h *HTTPHandler) chargeSDK(w http.ResponseWriter, r *http.Request, m *message) (func(), bool) {
 	nothing := func() {}
-	// m is the body ServeHTTP read once (nil when it could not be read
+	// m is the body ServeHTTP parsed once (nil when it could not be read
 	// whole, which go-sdk then refuses).
-	if h.fast == nil || m == nil || !bytes.Contains(m.body, []byte(`"resources/read"`)) {
-		return nothing, true
-	}
-	method, id, params := m.req.method, m.req.id, []byte(m.req.params)
-	if !m.fastOK {
-		fs, err := jsonobj.Fields(m.body)
-		if err != nil {
-			return nothing, true
-		}
-		for _, fd := range fs {
-			switch fd.Key {
-			case "method":
-				method, _ = plainString(fd.Value)
-			case "id":
-				id = fd.Value
-			case "params":
-				params = fd.Value
-			}
-		}
-	}
-	uri, ok := paramURI(params)
-	if method != "resources/read" || !ok {
+	if h.fast == nil || m == nil || m.method != "resources/read" || !m.hasURI {
 		return nothing, true
 	}
 	ctx := callerContext(r.Context(), auth.TokenInfoFromContext(r.Context()))
-	f := h.fast.largeFile(ctx, uri)
+	f := h.fast.largeFile(ctx, m.uri)
 	if f == nil {
 		return nothing, true
 	}
 	release, err := h.budgetFor(r).Acquire(ctx, sdkReadCost*f.Size)
 	if err != nil {
-		h.busy(w, r, rawID(id), err)
+		h.busy(w, r, m.rpcID(), err)
 		return nil, false
 	}
 	return release, true
-}
-
-// paramURI returns params.uri when it is a string without escapes.
-func paramURI(params []byte) (string, bool) {
-	fs, err := jsonobj.Fields(params)
-	if err != nil {
-		return "", false
-	}
-	for _, f := range fs {
-		if f.Key == "uri" {
-			return plainString(f.Value)
-		}
-	}
-	return "", false
 }
 
 // busy answers a request whose large answer found the budget spent (or
@@ -307,6 +271,6 @@ func (h *HTTPHandler) busy(w http.ResponseWriter, r *http.Request, id jsonrpc.ID
 		return // nobody to answer
 	}
 	w.Header().Set("Retry-After", "1")
-	writeError(w, http.StatusServiceUnavailable, &peeked{id: id}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+	writeError(w, http.StatusServiceUnavailable, id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 		Message: fmt.Sprintf("%v; retry shortly", err)})
 }

@@ -185,6 +185,7 @@ type Endpoint struct {
 	m        *metrics
 	log      *slog.Logger
 	bodies   atomic.Int64 // bytes of request bodies held
+	parses   atomic.Int64 // bodies parsed for the metrics label (TestParsesOnlyUnlabelled)
 	budget   *budget.Budget
 	idle     *idleConns
 	sessions sessionTable // nil: the MCP handler keeps no session table

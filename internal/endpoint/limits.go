@@ -92,7 +92,9 @@ func (e *Endpoint) serveMCP(w http.ResponseWriter, r *http.Request) {
 	e.mcp.ServeHTTP(w, r)
 	if !rec.labeled {
 		// The handler did not say which method it served (it is not
-		// package server's, or did not parse the body): read it here.
+		// package skillserver's): read it here, the one parse of the body
+		// on this endpoint's side.
+		e.parses.Add(1)
 		var head struct {
 			Method string `json:"method"`
 		}
@@ -115,11 +117,15 @@ func (b *bufferedBody) Close() error { return nil }
 // Buffered returns the whole body.
 func (b *bufferedBody) Buffered() []byte { return b.data }
 
-// SetRPCMethod records the JSON-RPC method of the request, as the MCP
-// handler (package server's) parsed it, sparing the endpoint a parse of
-// the body for its metrics label.
-func (w *recorder) SetRPCMethod(m string) {
-	w.rpcMethod, w.labeled = methodLabel(m), true
+// SetRPCMethod records the JSON-RPC method of the request as the MCP
+// handler (package skillserver's) parsed it, or that the body is not a
+// JSON-RPC message it could parse (parsed false), sparing the endpoint a
+// parse of the body for its metrics label.
+func (w *recorder) SetRPCMethod(m string, parsed bool) {
+	w.rpcMethod, w.labeled = "none", true
+	if parsed {
+		w.rpcMethod = methodLabel(m)
+	}
 }
 
 var errBusy = errors.New("request body budget exhausted")
@@ -181,6 +187,8 @@ func requestID(r *http.Request) jsonrpc.ID {
 	if r.Method != http.MethodPost || r.Body == nil || r.ContentLength <= 0 || r.ContentLength > maxIDPeek {
 		return jsonrpc.ID{}
 	}
+	// The request is refused here and goes no further: this is its one
+	// parse.
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxIDPeek))
 	if err != nil {
 		return jsonrpc.ID{}
