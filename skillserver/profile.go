@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/jsonobj"
+	"github.com/skillport/skillport/internal/sandbox"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/wire"
 )
@@ -33,34 +35,47 @@ type Profile string
 // docs/profiles.md for the dispatch table.
 const ProfileSEP2640 Profile = "sep2640"
 
-// registered are the compatibility profiles, in documentation order, each
-// with what makes its part of the hook: removing a profile is deleting its
-// file and its line here.
-var registered = []registration{
-	{ProfileIndex, newIndexPart},     // profile_index.go
-	{ProfileSEP2076, newSEP2076Part}, // profile_sep2076.go
-	{ProfileSeed001, newSeed001Part}, // profile_seed001.go
-}
+// registered are the compatibility profiles this build has, in
+// documentation order. Each profile's file registers itself in its init
+// (and carries a build tag, skillport_no_<name>, that leaves it out), so
+// removing a profile is deleting its files: see docs/profiles.md,
+// "Removing a profile", and TestProfilesRemovable.
+var registered []registration
 
 type registration struct {
+	rank int // documentation order: index 1, sep2076 2, seed001 3
 	name Profile
 	part func(*profileSet) part
+}
+
+// register adds a profile, from its file's init; DefaultProfiles and
+// AllProfiles follow, complete before any code outside the package's
+// initialization can read them.
+func register(r registration) {
+	i, _ := slices.BinarySearchFunc(registered, r.rank, func(a registration, rank int) int { return a.rank - rank })
+	registered = slices.Insert(registered, i, r)
+	DefaultProfiles = []Profile{ProfileSEP2640}
+	for _, r := range registered {
+		DefaultProfiles = append(DefaultProfiles, r.name)
+	}
+	AllProfiles = DefaultProfiles
 }
 
 // DefaultProfiles are served when [Options.Profiles] is nil: every profile,
 // since none of them changes what a SEP-2640 client sees beyond fields and
 // capability keys it ignores. skills/execute additionally needs
 // [Options.Scripts].
-var DefaultProfiles = func() []Profile {
-	out := []Profile{ProfileSEP2640}
-	for _, r := range registered {
-		out = append(out, r.name)
-	}
-	return out
-}()
+var DefaultProfiles = []Profile{ProfileSEP2640}
 
 // AllProfiles lists every profile, in documentation order.
 var AllProfiles = DefaultProfiles
+
+// ScriptRunner, the type of [Options.Scripts], belongs to the seed001
+// profile (profile_seed001.go): it runs one script of a skill in a
+// sandbox; [*sandbox.Runner] is the implementation. The server never runs a script any other way.
+type ScriptRunner interface {
+	Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error)
+}
 
 // ErrUnknownProfile is returned for a profile name the server does not know.
 var ErrUnknownProfile = errors.New("unknown profile")
@@ -106,8 +121,10 @@ type profileSet struct {
 	legacy bool // a served profile is a legacy one
 
 	names namesCache
-	deps  depState
 	conns connSet
+	// state is what a profile's file keeps per server, under a key type
+	// of its own (SEP-2076's dependency diagnostics).
+	state sync.Map
 }
 
 // part is one compatibility profile's share of the hook. A part embeds
@@ -116,6 +133,8 @@ type part interface {
 	// legacy reports whether the profile is one of the pre-extension
 	// skills primitive (SEP-2076, seed 001).
 	legacy() bool
+	// runsScripts reports whether the profile runs Options.Scripts.
+	runsScripts() bool
 	// register adds the profile's methods.
 	register() error
 	// getByName answers skills/get {name}; false: not this profile's.
@@ -143,8 +162,9 @@ type part interface {
 // noPart adds nothing.
 type noPart struct{}
 
-func (noPart) legacy() bool    { return false }
-func (noPart) register() error { return nil }
+func (noPart) legacy() bool      { return false }
+func (noPart) runsScripts() bool { return false }
+func (noPart) register() error   { return nil }
 func (noPart) getByName(context.Context, string, json.RawMessage) (*getResponse, bool, error) {
 	return nil, false, nil
 }
@@ -195,7 +215,7 @@ func newProfileSet(srv *Server) (compat, bool, error) {
 		ps.parts = append(ps.parts, pt)
 		ps.legacy = ps.legacy || pt.legacy()
 	}
-	if srv.opts.Scripts != nil && !slices.Contains(list, ProfileSeed001) {
+	if srv.opts.Scripts != nil && !slices.ContainsFunc(ps.parts, part.runsScripts) {
 		return nil, false, errors.New("server: Options.Scripts is set but the seed001 profile, which defines skills/execute, is not served")
 	}
 	return ps, ext, nil
@@ -211,18 +231,6 @@ func (ps *profileSet) register() error {
 	return nil
 }
 
-// declaredExtension reports whether the client declared the Skills
-// Extension: in the request's own _meta (2026-07-28 requests carry their
-// client capabilities), else at the session's initialize (init: the
-// session's InitializeParams, which go-sdk synthesizes without
-// capabilities for an older revision's request to a stateless server).
-// A request with neither declared nothing. The thin read path decides
-// through it too (fast.go), so both paths answer one client alike.
-func declaredExtension(init *mcp.InitializeParams, meta mcp.Meta) bool {
-	declared, _ := extensionKnown(init, meta)
-	return declared
-}
-
 // lacksExtension reports whether the client is known not to have
 // declared the Skills Extension: its capabilities are known (in the
 // request's own _meta, else from the session's initialize) and do not name
@@ -234,36 +242,6 @@ func declaredExtension(init *mcp.InitializeParams, meta mcp.Meta) bool {
 func lacksExtension(init *mcp.InitializeParams, meta mcp.Meta) bool {
 	declared, known := extensionKnown(init, meta)
 	return known && !declared
-}
-
-// extensionKnown reports whether the client declared the extension, and
-// whether its capabilities are known at all.
-func extensionKnown(init *mcp.InitializeParams, meta mcp.Meta) (declared, known bool) {
-	if raw, ok := meta[mcp.MetaKeyClientCapabilities]; ok {
-		b, err := json.Marshal(raw)
-		var caps struct {
-			Extensions map[string]json.RawMessage `json:"extensions"`
-		}
-		if err != nil || json.Unmarshal(b, &caps) != nil {
-			return false, true
-		}
-		_, ok := caps.Extensions[wire.ExtensionID]
-		return ok, true
-	}
-	if init == nil || init.Capabilities == nil {
-		return false, false
-	}
-	_, ok := init.Capabilities.Extensions[wire.ExtensionID]
-	return ok, true
-}
-
-// sessionInit returns what go-sdk knows of ss's client: its initialize
-// params, nil without a session.
-func sessionInit(ss *mcp.ServerSession) *mcp.InitializeParams {
-	if ss == nil {
-		return nil
-	}
-	return ss.InitializeParams()
 }
 
 // list answers skills/list for every profile at once. The SEP-2640
@@ -573,18 +551,6 @@ func (srv *Server) body(ctx context.Context, snap Snapshot, sk *catalog.Skill) (
 		return "", internalError(sk.URI, "%s cannot be parsed on the server", show(sk.URI))
 	}
 	return string(doc.Body), nil
-}
-
-// rawField returns a top-level field of a JSON object as raw bytes, keys
-// and nested order as written.
-func rawField(obj []byte, key string) json.RawMessage {
-	fs, _ := jsonobj.Fields(obj)
-	for _, f := range fs {
-		if f.Key == key {
-			return f.Value
-		}
-	}
-	return nil
 }
 
 // initializeResult and discoverResult add the top-level "skills" capability

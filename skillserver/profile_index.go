@@ -1,3 +1,5 @@
+//go:build !skillport_no_index
+
 package skillserver
 
 import (
@@ -63,6 +65,8 @@ func indexResource() *mcp.Resource {
 // ProfileIndex publishes skill://index.json (seed 002, the gemini-cli and
 // goose prototypes).
 const ProfileIndex Profile = "index"
+
+func init() { register(registration{1, ProfileIndex, newIndexPart}) }
 
 // indexPart is the index profile's part of the hook.
 type indexPart struct {

@@ -1,7 +1,8 @@
+//go:build !skillport_no_index && !skillport_no_sep2076 && !skillport_no_seed001
+
 package skillserver_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,69 +23,6 @@ import (
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
-
-// connectWith connects a raw client through transport t (nil: a plain
-// IOTransport) declaring the given client capabilities.
-func connectWith(t testing.TB, s *mcp.Server, wrap func(mcp.Transport) mcp.Transport, caps map[string]any) *rawClient {
-	t.Helper()
-	c1, c2 := net.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	var tr mcp.Transport = &mcp.IOTransport{Reader: c2, Writer: c2}
-	if wrap != nil {
-		tr = wrap(tr)
-	}
-	ss, err := s.Connect(ctx, tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); c1.Close(); ss.Close() })
-	c := &rawClient{t: t, conn: c1, r: bufio.NewReaderSize(c1, 1<<20)}
-	res, rerr, _ := c.call("initialize", map[string]any{
-		"protocolVersion": "2025-11-25",
-		"capabilities":    caps,
-		"clientInfo":      map[string]any{"name": "raw", "version": "0"},
-	})
-	if rerr != nil {
-		t.Fatalf("initialize: %+v", rerr)
-	}
-	c.init = res
-	c.notify("notifications/initialized", map[string]any{})
-	return c
-}
-
-var declaring = map[string]any{"extensions": map[string]any{wire.ExtensionID: map[string]any{}}}
-
-// legacyFiles is a tree for the by-name methods: a required argument, two
-// skills with one name, and a secret outside the skill.
-func legacyFiles() map[string]string {
-	return map[string]string{
-		"report/SKILL.md":             "---\nname: report\ndescription: Write a report.\narguments:\n  - name: topic\n    required: true\n  - name: tone\n    description: formal or casual\ndependencies:\n  tools: [read_pdf, write_pdf]\n  prompts: [summarize]\n---\nWrite a {{ topic }} report in a {{tone}} tone. Keep {{other}} as written.\n",
-		"report/references/guide.md":  "# Guide\n",
-		"report/scripts/run.sh":       "echo hi\n",
-		"team-a/dup/SKILL.md":         skillMD("dup", "First dup."),
-		"team-b/dup/SKILL.md":         skillMD("dup", "Second dup."),
-		"team-b/dup/references/x.txt": "x",
-	}
-}
-
-func wantError(t *testing.T, c *rawClient, method string, params any, code int, dataKey string) *rpcError {
-	t.Helper()
-	_, rerr, raw := c.call(method, params)
-	if rerr == nil {
-		t.Fatalf("%s %v: no error: %s", method, params, raw)
-	}
-	if rerr.Code != code {
-		t.Fatalf("%s %v: code %d (%s), want %d", method, params, rerr.Code, rerr.Message, code)
-	}
-	if dataKey != "" {
-		var d map[string]any
-		json.Unmarshal(rerr.Data, &d)
-		if _, ok := d[dataKey]; !ok {
-			t.Errorf("%s %v: error data %s lacks %q", method, params, rerr.Data, dataKey)
-		}
-	}
-	return rerr
-}
 
 // TestProfileErrors covers the by-name methods' bad input.
 func TestProfileErrors(t *testing.T) {
@@ -619,6 +557,28 @@ func TestAddCapability(t *testing.T) {
 		got, err := skillserver.AddCapability(json.RawMessage(tc.in), c)
 		if err != nil || string(got) != tc.want {
 			t.Errorf("AddCapability(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// TestOneProfileRemoved unregisters the index profile alone, as deleting
+// profile_index.go and its registration line would: the other profiles
+// answer as before and the index is not served.
+func TestOneProfileRemoved(t *testing.T) {
+	var f *fixture
+	skillserver.WithoutProfile(skillserver.ProfileIndex, func() {
+		f = newFixture(t, legacyFiles(), &skillserver.Options{TTL: -1,
+			Profiles: []skillserver.Profile{skillserver.ProfileSEP2640, skillserver.ProfileSEP2076, skillserver.ProfileSeed001}})
+	})
+	c := connectRaw(t, f.MCP, "")
+	get[wire.GetByNameResult](c, "skills/get", map[string]any{"name": "report", "arguments": map[string]any{"topic": "q"}})
+	get[wire.ReadResult](c, wire.MethodReadSkill, map[string]any{"name": "report"})
+	wantError(t, c, "resources/read", map[string]any{"uri": wire.IndexURI}, -32602, "uri")
+	for _, r := range get[struct {
+		Resources []struct{ URI string } `json:"resources"`
+	}](c, "resources/list", map[string]any{}).Resources {
+		if r.URI == wire.IndexURI {
+			t.Error("resources/list lists the index of the removed profile")
 		}
 	}
 }
