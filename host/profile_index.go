@@ -1,3 +1,5 @@
+//go:build !skillport_no_index
+
 package host
 
 import (
@@ -23,13 +25,15 @@ const unverifiedIndex = "listed by skill://index.json: its digest covers SKILL.m
 
 // indexProfile reads any server with resources through skill://index.json
 // (seed 002); the core reads each SKILL.md, and check verifies it.
-var indexProfile = hostProfile{
-	name: ProfileIndex,
-	pick: func(_ mcp.Connection, caps *mcp.ServerCapabilities) bool {
-		return caps != nil && caps.Resources != nil
-	},
-	list:  (*originState).listIndex,
-	check: (*Entry).checkIndexDigest,
+func init() {
+	registerProfile(hostProfile{
+		name: ProfileIndex,
+		rank: 2,
+		pick: func(_ mcp.Connection, caps *mcp.ServerCapabilities) bool {
+			return caps != nil && caps.Resources != nil
+		},
+		list:  (*originState).listIndex,
+		check: (*Entry).checkIndexDigest})
 }
 
 // listIndex reads skill://index.json (seed 002). Entries are "dynamic"
