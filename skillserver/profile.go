@@ -122,6 +122,9 @@ type profileSet struct {
 
 	names namesCache
 	conns connSet
+	// supersets holds the first superset skills/list page of the current
+	// snapshot.
+	supersets atomic.Pointer[pageCache]
 	// state is what a profile's file keeps per server, under a key type
 	// of its own (SEP-2076's dependency diagnostics).
 	state sync.Map
@@ -260,7 +263,7 @@ func (ps *profileSet) list(ctx context.Context, init *mcp.InitializeParams, p *w
 		return nil, true, err
 	}
 	if p.Cursor == "" {
-		if page := srv.supersetFirst(snap); page != nil {
+		if page := ps.supersetFirst(snap); page != nil {
 			return &listResponse{page: page}, true, nil
 		}
 	}
@@ -288,10 +291,50 @@ func (ps *profileSet) list(ctx context.Context, init *mcp.InitializeParams, p *w
 		res.Skills = append(res.Skills, le)
 	}
 	if p.Cursor == "" {
-		r, err := srv.keepSupersetFirst(snap, &listResponse{res: res})
+		r, err := ps.keepSupersetFirst(snap, &listResponse{res: res})
 		return r, true, err
 	}
 	return &listResponse{res: res}, true, nil
+}
+
+// supersetFirst returns the encoded first skills/list page of legacy
+// (SEP-2076 superset) entries of snap, as [listResponse.MarshalJSON]
+// writes it without _meta, when it is kept; nil otherwise. The superset
+// goes to every client that does not declare the extension (go-sdk's
+// default client among them) and its first page is what nearly all of
+// them ask for: encoding it on each request was most of what such a
+// skills/list cost.
+func (ps *profileSet) supersetFirst(snap Snapshot) []byte {
+	c := ps.supersets.Load()
+	if c == nil || c.snap != snap.ID() {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[pageKey{owner: cursorOwner(snap)}]
+}
+
+// keepSupersetFirst encodes res, the first superset page of snap, keeps
+// it for [profileSet.supersetFirst] and returns it as a response of encoded
+// bytes, so that this request is answered from the same bytes as the next.
+func (ps *profileSet) keepSupersetFirst(snap Snapshot, res *listResponse) (*listResponse, error) {
+	b, err := res.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	c := ps.supersets.Load()
+	if c == nil || c.snap != snap.ID() {
+		c = &pageCache{snap: snap.ID(), m: map[pageKey][]byte{}}
+		ps.supersets.Store(c)
+	}
+	key := pageKey{owner: cursorOwner(snap)}
+	c.mu.Lock()
+	if _, ok := c.m[key]; !ok && c.size+len(b) <= maxPageCache {
+		c.m[key] = b
+		c.size += len(b)
+	}
+	c.mu.Unlock()
+	return &listResponse{page: b}, nil
 }
 
 // get dispatches skills/get on its parameters: uri is SEP-2640, left to

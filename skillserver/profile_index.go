@@ -11,9 +11,10 @@ import (
 	"github.com/skillport/skillport/wire"
 )
 
-// MaxIndexEntries bounds skill://index.json, which has no paging: a catalog
-// larger than this lists its first MaxIndexEntries skills (by URI) there,
-// and every skill through skills/list.
+// MaxIndexEntries, of the index profile, bounds skill://index.json, which
+// has no paging: a catalog larger than this lists its first
+// MaxIndexEntries skills (by URI) there, and every skill through
+// skills/list.
 const MaxIndexEntries = 5000
 
 // index builds the index of a snapshot: one skill-md entry per skill,

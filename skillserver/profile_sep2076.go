@@ -177,8 +177,9 @@ func (srv *Server) getByName(ctx context.Context, name string, args json.RawMess
 	})
 }
 
-// DependencyDiagnostic reports a SEP-2076 dependency of a skill that the
-// MCP server it is attached to does not provide.
+// DependencyDiagnostic, of the sep2076 profile, reports a SEP-2076
+// dependency of a skill that the MCP server it is attached to does not
+// provide.
 type DependencyDiagnostic struct {
 	// Skill is the skill's SKILL.md URI.
 	Skill string
