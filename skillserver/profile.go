@@ -72,7 +72,8 @@ var AllProfiles = DefaultProfiles
 
 // ScriptRunner, the type of [Options.Scripts], belongs to the seed001
 // profile (profile_seed001.go): it runs one script of a skill in a
-// sandbox; [*sandbox.Runner] is the implementation. The server never runs a script any other way.
+// sandbox; [*sandbox.Runner] is the implementation. The server never runs
+// a script any other way.
 type ScriptRunner interface {
 	Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error)
 }
