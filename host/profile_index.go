@@ -23,8 +23,9 @@ const ProfileIndex = "index"
 // unverifiedIndex is the note set in Entry.Unverified.
 const unverifiedIndex = "listed by skill://index.json: its digest covers SKILL.md only, so the supporting files cannot be verified"
 
-// indexProfile reads any server with resources through skill://index.json
-// (seed 002); the core reads each SKILL.md, and check verifies it.
+// The index profile reads any server with resources through
+// skill://index.json (seed 002); the core reads each SKILL.md, and check
+// verifies it.
 func init() {
 	registerProfile(hostProfile{
 		name: ProfileIndex,
@@ -33,7 +34,8 @@ func init() {
 			return caps != nil && caps.Resources != nil
 		},
 		list:  (*originState).listIndex,
-		check: (*Entry).checkIndexDigest})
+		check: (*Entry).checkIndexDigest,
+	})
 }
 
 // listIndex reads skill://index.json (seed 002). Entries are "dynamic"

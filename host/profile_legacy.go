@@ -24,6 +24,10 @@ const ProfileLegacy = "skills"
 // unverifiedLegacy is the note set in Entry.Unverified.
 const unverifiedLegacy = "served through the pre-extension skills primitive (SEP-2076 / seed 001): no digests, nothing can be verified"
 
+// The legacy profile reads a server with the top-level "skills" capability
+// through skills/list, skills/read or skills/get by name: it sees the
+// handshake (sniffConn) to find that capability, which go-sdk has no field
+// for.
 func init() {
 	registerProfile(hostProfile{
 		name:   ProfileLegacy,
@@ -46,7 +50,7 @@ func init() {
 	})
 }
 
-// client registers seed 001's methods (go-sdk's client sends only
+// legacyClient registers seed 001's methods (go-sdk's client sends only
 // registered custom methods).
 func legacyClient(c *mcp.Client) {
 	// Registration only fails for standard method names; these are not.

@@ -101,28 +101,7 @@ type rpcError struct {
 // connectRaw connects a raw client to s, initialized with protocolVersion.
 func connectRaw(t testing.TB, s *mcp.Server, protocolVersion string) *rawClient {
 	t.Helper()
-	c1, c2 := net.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	ss, err := s.Connect(ctx, &mcp.IOTransport{Reader: c2, Writer: c2}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); c1.Close(); ss.Close() })
-	c := &rawClient{t: t, conn: c1, r: bufio.NewReaderSize(c1, 1<<20)}
-	if protocolVersion == "" {
-		protocolVersion = "2025-11-25"
-	}
-	res, rerr, _ := c.call("initialize", map[string]any{
-		"protocolVersion": protocolVersion,
-		"capabilities":    map[string]any{},
-		"clientInfo":      map[string]any{"name": "raw", "version": "0"},
-	})
-	if rerr != nil {
-		t.Fatalf("initialize: %+v", rerr)
-	}
-	c.init = res
-	c.notify("notifications/initialized", map[string]any{})
-	return c
+	return dialRaw(t, s, nil, map[string]any{}, protocolVersion)
 }
 
 func (c *rawClient) send(msg map[string]any) {
@@ -242,6 +221,14 @@ func get[T any](c *rawClient, method string, params any) T {
 // IOTransport) declaring the given client capabilities.
 func connectWith(t testing.TB, s *mcp.Server, wrap func(mcp.Transport) mcp.Transport, caps map[string]any) *rawClient {
 	t.Helper()
+	return dialRaw(t, s, wrap, caps, "")
+}
+
+// dialRaw connects a raw client to s through wrap (nil: a plain
+// IOTransport) and initializes it with caps and protocolVersion ("":
+// 2025-11-25).
+func dialRaw(t testing.TB, s *mcp.Server, wrap func(mcp.Transport) mcp.Transport, caps map[string]any, protocolVersion string) *rawClient {
+	t.Helper()
 	c1, c2 := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	var tr mcp.Transport = &mcp.IOTransport{Reader: c2, Writer: c2}
@@ -254,8 +241,11 @@ func connectWith(t testing.TB, s *mcp.Server, wrap func(mcp.Transport) mcp.Trans
 	}
 	t.Cleanup(func() { cancel(); c1.Close(); ss.Close() })
 	c := &rawClient{t: t, conn: c1, r: bufio.NewReaderSize(c1, 1<<20)}
+	if protocolVersion == "" {
+		protocolVersion = "2025-11-25"
+	}
 	res, rerr, _ := c.call("initialize", map[string]any{
-		"protocolVersion": "2025-11-25",
+		"protocolVersion": protocolVersion,
 		"capabilities":    caps,
 		"clientInfo":      map[string]any{"name": "raw", "version": "0"},
 	})

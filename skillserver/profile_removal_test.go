@@ -20,7 +20,8 @@ var removableProfiles = []string{
 
 // TestProfilesRemovable builds the server, the host, their tests and the
 // skillport command without each compatibility profile, and runs the
-// extension's golden wire tests and the core-alone tests there: a profile
+// extension's golden wire tests, the core-alone tests and the thin read
+// path's tests (which the profiles' hook steers) there: a profile
 // is removed by deleting the files its tag leaves out, and nothing else
 // (its Options field and serve flag aside) names it. One build per tag; the
 // go command's caches make a repeat with unchanged files cheap.
@@ -29,7 +30,7 @@ func TestProfilesRemovable(t *testing.T) {
 	for _, tags := range removableProfiles {
 		t.Run(tags, func(t *testing.T) {
 			goCmd(t, root, "vet", "-tags", tags, "./host/e2e", "./cmd/skillport")
-			goCmd(t, root, "test", "-tags", tags, "-run", "^(TestGolden|TestCoreWithoutProfiles)$", "./skillserver", "./host")
+			goCmd(t, root, "test", "-tags", tags, "-run", "^(TestGolden|TestCoreWithoutProfiles|TestFast.*)$", "./skillserver", "./host")
 		})
 	}
 }

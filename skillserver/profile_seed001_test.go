@@ -19,6 +19,8 @@ import (
 	"github.com/skillport/skillport/wire"
 )
 
+func init() { defaultsHaveLegacy = true }
+
 // TestExecute runs skills/execute end to end through the server and the
 // bubblewrap sandbox.
 func TestExecute(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 )
 
 func init() {
+	defaultsHaveLegacy = true
 	statelessProfileSets = append(statelessProfileSets, []skillserver.Profile{skillserver.ProfileSEP2640, skillserver.ProfileSEP2076})
 }
 
