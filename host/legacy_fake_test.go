@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -66,12 +65,6 @@ func (f *legacyFake) record(s string) {
 	f.mu.Lock()
 	f.calls = append(f.calls, s)
 	f.mu.Unlock()
-}
-
-func (f *legacyFake) callLog() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.calls)
 }
 
 func (f *legacyFake) transport(t testing.TB) mcp.Transport {
@@ -154,32 +147,6 @@ func sep2076Fake() *legacyFake {
 			{"name":7,"uri":"skill://pdf/seven.md"},
 			"junk"
 		]}`), nil
-	}
-	return f
-}
-
-func seed001Fake() *legacyFake {
-	f := &legacyFake{}
-	f.get = func(string) (json.RawMessage, error) { return nil, &jsonrpcError{code: -32601, msg: "not here"} }
-	f.read = func(name string) (json.RawMessage, error) {
-		if name != "pdf" {
-			return nil, &jsonrpcError{code: -32002, msg: "Skill not found"}
-		}
-		return json.RawMessage(`{"skill":{"name":"pdf","description":"Fill PDF forms.","instructions":"See references.",
-			"references":[{"name":"templates.md","description":"d","path":"references/templates.md"},{"name":"x","path":"../x.md"},{"name":"y"}],
-			"scripts":[{"name":"fill.py","description":"d","path":"scripts/fill.py"}],
-			"assets":[{"name":"logo.png","description":"d","path":"assets/logo.png"},{"name":"dup","path":"references/templates.md"}]}}`), nil
-	}
-	f.ref = func(name, ref string) (json.RawMessage, error) {
-		switch ref {
-		case "references/templates.md":
-			return json.RawMessage(`{"content":{"uri":"skill://pdf/references/templates.md","mimeType":"text/markdown","text":"# Templates\n"}}`), nil
-		case "scripts/fill.py":
-			return json.RawMessage(`{"content":{"uri":"skill://pdf/scripts/fill.py","text":"print(1)","blob":"AAE="}}`), nil
-		case "assets/logo.png":
-			return json.RawMessage(`{"content":{"uri":"skill://pdf/assets/logo.png","mimeType":"image/png","blob":"iVBORw0KGgoAAP8="}}`), nil
-		}
-		return nil, &jsonrpcError{code: -32004, msg: "Reference not found"}
 	}
 	return f
 }

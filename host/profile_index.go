@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/skill"
+	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -111,7 +112,7 @@ func decodeIndex(label string, data []byte, max int) ([]*Entry, []Diagnostic, er
 			note(ie.URL, fmt.Sprintf("index entry %d has type %q; only %q entries are skills this host can load", i, clip(ie.Type), wire.IndexTypeSkillMD), nil)
 			continue
 		}
-		if ie.Digest != "" && !validDigest(ie.Digest) {
+		if ie.Digest != "" && !skillclient.ValidDigest(ie.Digest) {
 			leftOut(ie.URL, fmt.Sprintf("index entry left out: digest %q is not sha256: and 64 lowercase hex digits", clip(ie.Digest)), nil)
 			continue
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/skilltest"
 	"github.com/skillport/skillport/skillserver"
-	"github.com/skillport/skillport/wire"
 )
 
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -217,13 +216,6 @@ func get[T any](c *rawClient, method string, params any) T {
 	return must[T](c.t, res, rerr, raw)
 }
 
-// connectWith connects a raw client through transport t (nil: a plain
-// IOTransport) declaring the given client capabilities.
-func connectWith(t testing.TB, s *mcp.Server, wrap func(mcp.Transport) mcp.Transport, caps map[string]any) *rawClient {
-	t.Helper()
-	return dialRaw(t, s, wrap, caps, "")
-}
-
 // dialRaw connects a raw client to s through wrap (nil: a plain
 // IOTransport) and initializes it with caps and protocolVersion ("":
 // 2025-11-25).
@@ -256,8 +248,6 @@ func dialRaw(t testing.TB, s *mcp.Server, wrap func(mcp.Transport) mcp.Transport
 	c.notify("notifications/initialized", map[string]any{})
 	return c
 }
-
-var declaring = map[string]any{"extensions": map[string]any{wire.ExtensionID: map[string]any{}}}
 
 // legacyFiles is a tree for the by-name methods: a required argument, two
 // skills with one name, and a secret outside the skill.

@@ -199,10 +199,7 @@ type depState struct {
 // depKey keys the server's depState in its profileSet.
 type depKey struct{}
 
-func (srv *Server) deps() *depState {
-	v, _ := srv.profiles().state.LoadOrStore(depKey{}, &depState{})
-	return v.(*depState)
-}
+func (srv *Server) deps() *depState { return kept[depState](srv.profiles(), depKey{}) }
 
 // CheckDependencies checks the dependencies.tools and dependencies.prompts
 // of every served skill against the tools and prompts the MCP server

@@ -11,6 +11,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
@@ -318,3 +320,12 @@ func TestOneProfileRemoved(t *testing.T) {
 		}
 	}
 }
+
+// connectWith connects a raw client through transport t (nil: a plain
+// IOTransport) declaring the given client capabilities.
+func connectWith(t testing.TB, s *mcp.Server, wrap func(mcp.Transport) mcp.Transport, caps map[string]any) *rawClient {
+	t.Helper()
+	return dialRaw(t, s, wrap, caps, "")
+}
+
+var declaring = map[string]any{"extensions": map[string]any{wire.ExtensionID: map[string]any{}}}
