@@ -173,9 +173,6 @@ func (e *Entry) Status() string {
 // like any other, so the missing size costs the early size check only.
 const SizeUnknown = skillclient.SizeUnknown
 
-// validDigest reports whether d is "sha256:" and 64 lowercase hex digits.
-func validDigest(d string) bool { return skillclient.ValidDigest(d) }
-
 // DecodeEntry decodes one skill entry as a server sent it and validates it
 // with [ValidateEntry]: [skillclient.DecodeEntry], whose decoding is
 // stricter than encoding/json (keys match case-sensitively, duplicate keys

@@ -10,7 +10,7 @@ import (
 	"github.com/skillport/skillport/wire"
 )
 
-// digestOracle is the digest rule written independently of validDigest.
+// digestOracle is the digest rule written independently of skillclient.ValidDigest.
 var digestOracle = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 // FuzzDecodeEntry feeds arbitrary bytes to the entry decoder and checks

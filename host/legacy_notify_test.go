@@ -1,3 +1,5 @@
+//go:build !skillport_no_legacy
+
 package host
 
 import (

@@ -1,3 +1,5 @@
+//go:build !skillport_no_index
+
 package host
 
 import (
@@ -11,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/skill"
+	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -21,15 +24,19 @@ const ProfileIndex = "index"
 // unverifiedIndex is the note set in Entry.Unverified.
 const unverifiedIndex = "listed by skill://index.json: its digest covers SKILL.md only, so the supporting files cannot be verified"
 
-// indexProfile reads any server with resources through skill://index.json
-// (seed 002); the core reads each SKILL.md, and check verifies it.
-var indexProfile = hostProfile{
-	name: ProfileIndex,
-	pick: func(_ mcp.Connection, caps *mcp.ServerCapabilities) bool {
-		return caps != nil && caps.Resources != nil
-	},
-	list:  (*originState).listIndex,
-	check: (*Entry).checkIndexDigest,
+// The index profile reads any server with resources through
+// skill://index.json (seed 002); the core reads each SKILL.md, and check
+// verifies it.
+func init() {
+	registerProfile(hostProfile{
+		name: ProfileIndex,
+		rank: 2,
+		pick: func(_ mcp.Connection, caps *mcp.ServerCapabilities) bool {
+			return caps != nil && caps.Resources != nil
+		},
+		list:  (*originState).listIndex,
+		check: (*Entry).checkIndexDigest,
+	})
 }
 
 // listIndex reads skill://index.json (seed 002). Entries are "dynamic"
@@ -105,7 +112,7 @@ func decodeIndex(label string, data []byte, max int) ([]*Entry, []Diagnostic, er
 			note(ie.URL, fmt.Sprintf("index entry %d has type %q; only %q entries are skills this host can load", i, clip(ie.Type), wire.IndexTypeSkillMD), nil)
 			continue
 		}
-		if ie.Digest != "" && !validDigest(ie.Digest) {
+		if ie.Digest != "" && !skillclient.ValidDigest(ie.Digest) {
 			leftOut(ie.URL, fmt.Sprintf("index entry left out: digest %q is not sha256: and 64 lowercase hex digits", clip(ie.Digest)), nil)
 			continue
 		}

@@ -2,108 +2,20 @@ package host
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"sync"
+	"slices"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/skillport/skillport/skill"
-	"github.com/skillport/skillport/skillclient"
-	"github.com/skillport/skillport/wire"
 )
 
 // Profiles an MCP origin can be read through. The host always prefers the
-// Skills Extension: the others are used only for a server that does not
-// declare it, and what they carry cannot be verified the way a SEP-2640
+// Skills Extension: the others (ProfileLegacy in profile_legacy.go,
+// ProfileIndex in profile_index.go) are used only for a server that does
+// not declare it, and what they carry cannot be verified the way a SEP-2640
 // manifest can.
-const (
-	// ProfileSEP2640 is the Skills Extension: complete manifests with digests.
-	ProfileSEP2640 = "sep2640"
-	// ProfileLegacy is a server with the top-level "skills" capability of
-	// SEP-2076 or seed 001: instructions by name, no digests at all.
-	ProfileLegacy = "skills"
-)
-
-// unverifiedLegacy is the note set in Entry.Unverified.
-const unverifiedLegacy = "served through the pre-extension skills primitive (SEP-2076 / seed 001): no digests, nothing can be verified"
-
-// sniffConn keeps what the host needs of a server's handshake beyond what
-// go-sdk's ServerCapabilities holds: the top-level "skills" capability of a
-// legacy server, which has no field there.
-type sniffConn struct {
-	mcp.Connection
-	skillsChanged func()
-
-	mu sync.Mutex
-	// results are the results read while the session was being set up,
-	// kept as received (no copy) and decoded only if the server turns out
-	// not to declare the extension: for the servers that do, decoding the
-	// handshake twice was a tenth of what the host adds per origin.
-	results []json.RawMessage
-	settled bool // set up: no more results are kept
-}
-
-// maxSniffed bounds the results kept during set-up. The initialize (or
-// server/discover) result is the first a server sends; only a server
-// answering requests never made could push it past the bound, and then
-// loses nothing but its own legacy profile.
-const maxSniffed = 8
-
-func (c *sniffConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	// A legacy server's notifications/skills/list_changed (SEP-2076, seed
-	// 001) is handled here and not passed on: go-sdk's client knows no such
-	// method and would only log it.
-	for err == nil && isSkillsListChanged(msg) {
-		if c.skillsChanged != nil {
-			c.skillsChanged()
-		}
-		msg, err = c.Connection.Read(ctx)
-	}
-	if r, ok := msg.(*jsonrpc.Response); ok && err == nil && len(r.Result) > 0 {
-		c.mu.Lock()
-		if !c.settled && len(c.results) < maxSniffed {
-			c.results = append(c.results, r.Result)
-		}
-		c.mu.Unlock()
-	}
-	return msg, err
-}
-
-// legacySkills reports whether the first result with capabilities
-// (initialize, or server/discover for 2026-07-28 sessions) declared a
-// top-level "skills" object.
-func (c *sniffConn) legacySkills() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, result := range c.results {
-		var res struct {
-			Capabilities *struct {
-				Skills json.RawMessage `json:"skills"`
-			} `json:"capabilities"`
-		}
-		if json.Unmarshal(result, &res) == nil && res.Capabilities != nil {
-			raw := res.Capabilities.Skills
-			return len(raw) > 0 && raw[0] == '{'
-		}
-	}
-	return false
-}
-
-// settle stops keeping results and lets go of those kept.
-func (c *sniffConn) settle() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.settled, c.results = true, nil
-}
-
-func isSkillsListChanged(msg jsonrpc.Message) bool {
-	r, ok := msg.(*jsonrpc.Request)
-	return ok && !r.IsCall() && r.Method == wire.NotificationSkillsList
-}
+//
+// ProfileSEP2640 is the Skills Extension: complete manifests with digests.
+const ProfileSEP2640 = "sep2640"
 
 // profileHooks is the host's compatibility profiles behind the core's
 // hook (hook.go), registered by the init below.
@@ -111,31 +23,29 @@ type profileHooks struct{}
 
 func init() { compatProfiles = profileHooks{} }
 
-// client registers seed 001's methods (go-sdk's client sends only
-// registered custom methods).
-func (profileHooks) client(c *mcp.Client) {
-	// Registration only fails for standard method names; these are not.
-	_ = mcp.AddSendingCustomMethod[*wire.NameParams, *readResult](c, wire.MethodReadSkill)
-	_ = mcp.AddSendingCustomMethod[*wire.ReadReferenceParams, *referenceResult](c, wire.MethodReadReference)
-}
-
-// wrap sniffs the handshake for the legacy capability, and turns a legacy
-// server's notifications/skills/list_changed into changed.
-func (profileHooks) wrap(c mcp.Connection, changed func()) mcp.Connection {
-	return &sniffConn{Connection: c, skillsChanged: changed}
-}
-
 // hostProfiles are the profiles a server without the extension is read
-// through, in order of preference: removing one is deleting its file and
-// its line here.
-var hostProfiles = []hostProfile{
-	legacyProfile, // this file and legacy.go
-	indexProfile,  // profile_index.go
+// through, in order of preference. Each profile's file registers itself in
+// its init and carries a build tag (skillport_no_legacy, skillport_no_index)
+// that leaves it out: removing one is deleting its files (docs/profiles.md,
+// "Removing a profile").
+var hostProfiles []hostProfile
+
+// registerProfile adds a profile, from its file's init.
+func registerProfile(p hostProfile) {
+	i, _ := slices.BinarySearchFunc(hostProfiles, p.rank, func(a hostProfile, rank int) int { return a.rank - rank })
+	hostProfiles = slices.Insert(hostProfiles, i, p)
 }
 
 // hostProfile is what one profile does for the hook.
 type hostProfile struct {
 	name string
+	rank int // order of preference: legacy 1, index 2
+	// client registers the custom methods the profile sends; nil: none.
+	client func(c *mcp.Client)
+	// wrap wraps a new connection to see what go-sdk's client cannot;
+	// nil: nothing to see. settle tells it the session is set up.
+	wrap   func(c mcp.Connection, changed func()) mcp.Connection
+	settle func(conn mcp.Connection)
 	// pick reports whether a server is read through the profile.
 	pick func(conn mcp.Connection, caps *mcp.ServerCapabilities) bool
 	list func(o *originState, ctx context.Context, sess *mcp.ClientSession) ([]*Entry, error)
@@ -143,16 +53,6 @@ type hostProfile struct {
 	load func(h *Host, ctx context.Context, o *originState, e *Entry, grant bool) (*Loaded, error)
 	// check verifies the SKILL.md the core read; nil: nothing to check.
 	check func(e *Entry, data []byte) error
-}
-
-var legacyProfile = hostProfile{
-	name: ProfileLegacy,
-	pick: func(conn mcp.Connection, _ *mcp.ServerCapabilities) bool {
-		sc, _ := conn.(*sniffConn)
-		return sc != nil && sc.legacySkills()
-	},
-	list: (*originState).listLegacy,
-	load: (*Host).loadLegacy,
 }
 
 func profileNamed(name string) *hostProfile {
@@ -175,10 +75,31 @@ func (profileHooks) pick(conn mcp.Connection, caps *mcp.ServerCapabilities) stri
 	return ""
 }
 
+// client registers the profiles' custom methods.
+func (profileHooks) client(c *mcp.Client) {
+	for _, p := range hostProfiles {
+		if p.client != nil {
+			p.client(c)
+		}
+	}
+}
+
+// wrap lets each profile that needs to see a connection wrap it.
+func (profileHooks) wrap(c mcp.Connection, changed func()) mcp.Connection {
+	for _, p := range hostProfiles {
+		if p.wrap != nil {
+			c = p.wrap(c, changed)
+		}
+	}
+	return c
+}
+
 // settle lets go of the handshake results kept for pick.
 func (profileHooks) settle(conn mcp.Connection) {
-	if sc, ok := conn.(*sniffConn); ok {
-		sc.settle()
+	for _, p := range hostProfiles {
+		if p.settle != nil {
+			p.settle(conn)
+		}
 	}
 }
 
@@ -203,110 +124,4 @@ func (profileHooks) check(e *Entry, data []byte) error {
 		return p.check(e, data)
 	}
 	return nil
-}
-
-// listLegacy pages the SEP-2076 / seed-001 skills/list ({name,
-// description, ...}). Such skills have no URI; the host names each one
-// skill://<name>/SKILL.md, a key for its registry that is never read.
-func (o *originState) listLegacy(ctx context.Context, sess *mcp.ClientSession) ([]*Entry, error) {
-	var out []*Entry
-	seen := map[string]bool{}
-	for res, err := range o.client(sess, 0).ListPages(ctx) {
-		if err != nil {
-			var pe *skillclient.PageError
-			if errors.As(err, &pe) && pe.Page == 1 && !errors.Is(err, skillclient.ErrTooManyPages) {
-				return nil, fmt.Errorf("skills/list failed: %v", pe.Err)
-			}
-			break
-		}
-		for _, raw := range res.Skills {
-			if len(out) >= o.h.opts.MaxEntries {
-				o.diag(Warning, "", fmt.Sprintf("listing capped at %d entries", o.h.opts.MaxEntries), nil)
-				break
-			}
-			e, err := decodeLegacyEntry(o.cfg.Label, raw)
-			if err != nil {
-				o.refuse(Diagnostic{Origin: o.cfg.Label, Severity: Warning, URI: entryURI(err), Message: "skills/list entry left out: " + entryMsg(err), Err: err})
-				continue
-			}
-			if seen[e.Name] {
-				o.diag(Warning, e.URI, "skills/list names "+e.Name+" twice; the first entry is kept", nil)
-				continue
-			}
-			seen[e.Name] = true
-			o.ingest(e)
-			out = append(out, e)
-		}
-	}
-	return out, nil
-}
-
-// decodeLegacyEntry turns one SEP-2076 / seed-001 skills/list entry into a
-// registry entry of origin label, named skill://<name>/SKILL.md. Fields
-// other than name and description are not used.
-func decodeLegacyEntry(label string, raw json.RawMessage) (*Entry, error) {
-	var le struct {
-		Name        string `json:"name"`
-		Description string `json:"description"`
-	}
-	if err := json.Unmarshal(raw, &le); err != nil || le.Name == "" {
-		return nil, &EntryError{Origin: label, Err: ErrInvalidEntry, Msg: "entry without a usable name (a string) and description"}
-	}
-	uri := "skill://" + le.Name + "/SKILL.md"
-	fm, err := skill.FrontmatterFromMap([]string{"name", "description"}, map[string]any{"name": le.Name, "description": le.Description})
-	if err != nil {
-		return nil, &EntryError{Origin: label, URI: uri, Err: ErrInvalidEntry, Msg: err.Error()}
-	}
-	e, err := ValidateEntry(label, &wire.Skill{URI: uri, Frontmatter: fm, Resources: &wire.Resources{Dynamic: true}})
-	if err != nil {
-		return nil, err
-	}
-	e.Profile, e.Unverified = ProfileLegacy, unverifiedLegacy
-	return e, nil
-}
-
-// loadLegacy fetches the instructions of a skill of a legacy origin, with
-// the list of its supporting files that the acting window then holds:
-// skills/read (seed 001), else skills/get by name (SEP-2076).
-func (h *Host) loadLegacy(ctx context.Context, o *originState, e *Entry, grant bool) (*Loaded, error) {
-	sess, err := o.sess()
-	if err != nil {
-		return nil, err
-	}
-	callCtx, cancel := context.WithTimeout(ctx, h.opts.CallTimeout)
-	defer cancel()
-	var (
-		body  string
-		set   *legacySet
-		notes []string
-	)
-	rr, err := mcp.CallCustomMethod[*wire.NameParams, *readResult](callCtx, sess, wire.MethodReadSkill, &wire.NameParams{Name: e.Name})
-	if err == nil {
-		if body, set, notes, err = decodeLegacyRead(e.Name, e.Root, rr); err != nil {
-			return nil, fmt.Errorf("%s: skills/read %s: %w", e.Origin, e.Name, err)
-		}
-	} else {
-		// An unknown skill is final; anything else (-32601, or the bare
-		// HTTP 400 go-sdk's HTTP handler gives an unregistered method) means
-		// the server may speak SEP-2076 instead.
-		var we *jsonrpc.Error
-		if errors.As(err, &we) && (we.Code == jsonrpc.CodeInvalidParams || we.Code == wire.CodeSkillNotFound) {
-			return nil, fmt.Errorf("%w: %s: skills/read %s: %v", ErrUnknownSkill, e.Origin, e.Name, err)
-		}
-		name := e.Name
-		gr, err := mcp.CallCustomMethod[*wire.GetParams, *getResult](callCtx, sess, wire.MethodGetSkill, &wire.GetParams{Name: &name})
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: skills/get %s: %v", ErrUnknownSkill, e.Origin, e.Name, err)
-		}
-		if body, set, notes, err = decodeLegacyGet(e.Root, gr); err != nil {
-			return nil, fmt.Errorf("%s: skills/get %s: %w", e.Origin, e.Name, err)
-		}
-	}
-	for _, n := range notes {
-		o.diag(Warning, e.URI, "supporting file of "+e.Name+": "+n, nil)
-	}
-	doc := &skill.Document{Frontmatter: e.Frontmatter, Body: []byte(body), BodyLine: 1}
-	// The instructions count toward the skill's retrieval limit, as a
-	// dynamic skill's SKILL.md does.
-	return &Loaded{Entry: e, h: h, grantTools: grant, Document: doc, Content: []byte(body), held: set, retrieved: int64(len(body))}, nil
 }

@@ -513,6 +513,11 @@ func TestFastPathConcurrent(t *testing.T) {
 	}
 }
 
+// statelessProfileSets are the sets of profiles TestFastPathStatelessMatchesSDK
+// serves: the extension alone and the defaults; profile_sep2076_test.go adds
+// the extension with one legacy profile.
+var statelessProfileSets = [][]skillserver.Profile{{skillserver.ProfileSEP2640}, nil}
+
 // TestFastPathStatelessMatchesSDK is TestFastPathMatchesSDK for the
 // clients of a stateless server (`serve --stateless`, replicas behind a
 // load balancer): every golden request, of every protocol revision a
@@ -522,7 +527,7 @@ func TestFastPathConcurrent(t *testing.T) {
 // capability sets real clients declare (go-sdk's default client declares
 // roots) are answered too, and odd ones left to go-sdk or answered alike.
 func TestFastPathStatelessMatchesSDK(t *testing.T) {
-	for _, profiles := range [][]skillserver.Profile{{skillserver.ProfileSEP2640}, nil, {skillserver.ProfileSEP2640, skillserver.ProfileSEP2076}} {
+	for _, profiles := range statelessProfileSets {
 		tw := newTwinHTTP(t, skillserver.Options{TTL: 5 * time.Minute, PageSize: 2, Profiles: profiles}, true)
 		compare := func(t *testing.T, name string, h http.Header, body string) (exchange, bool) {
 			t.Helper()

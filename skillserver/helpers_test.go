@@ -100,28 +100,7 @@ type rpcError struct {
 // connectRaw connects a raw client to s, initialized with protocolVersion.
 func connectRaw(t testing.TB, s *mcp.Server, protocolVersion string) *rawClient {
 	t.Helper()
-	c1, c2 := net.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	ss, err := s.Connect(ctx, &mcp.IOTransport{Reader: c2, Writer: c2}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); c1.Close(); ss.Close() })
-	c := &rawClient{t: t, conn: c1, r: bufio.NewReaderSize(c1, 1<<20)}
-	if protocolVersion == "" {
-		protocolVersion = "2025-11-25"
-	}
-	res, rerr, _ := c.call("initialize", map[string]any{
-		"protocolVersion": protocolVersion,
-		"capabilities":    map[string]any{},
-		"clientInfo":      map[string]any{"name": "raw", "version": "0"},
-	})
-	if rerr != nil {
-		t.Fatalf("initialize: %+v", rerr)
-	}
-	c.init = res
-	c.notify("notifications/initialized", map[string]any{})
-	return c
+	return dialRaw(t, s, nil, map[string]any{}, protocolVersion)
 }
 
 func (c *rawClient) send(msg map[string]any) {
@@ -235,4 +214,69 @@ func get[T any](c *rawClient, method string, params any) T {
 	c.t.Helper()
 	res, rerr, raw := c.call(method, params)
 	return must[T](c.t, res, rerr, raw)
+}
+
+// dialRaw connects a raw client to s through wrap (nil: a plain
+// IOTransport) and initializes it with caps and protocolVersion ("":
+// 2025-11-25).
+func dialRaw(t testing.TB, s *mcp.Server, wrap func(mcp.Transport) mcp.Transport, caps map[string]any, protocolVersion string) *rawClient {
+	t.Helper()
+	c1, c2 := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	var tr mcp.Transport = &mcp.IOTransport{Reader: c2, Writer: c2}
+	if wrap != nil {
+		tr = wrap(tr)
+	}
+	ss, err := s.Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); c1.Close(); ss.Close() })
+	c := &rawClient{t: t, conn: c1, r: bufio.NewReaderSize(c1, 1<<20)}
+	if protocolVersion == "" {
+		protocolVersion = "2025-11-25"
+	}
+	res, rerr, _ := c.call("initialize", map[string]any{
+		"protocolVersion": protocolVersion,
+		"capabilities":    caps,
+		"clientInfo":      map[string]any{"name": "raw", "version": "0"},
+	})
+	if rerr != nil {
+		t.Fatalf("initialize: %+v", rerr)
+	}
+	c.init = res
+	c.notify("notifications/initialized", map[string]any{})
+	return c
+}
+
+// legacyFiles is a tree for the by-name methods: a required argument, two
+// skills with one name, and a secret outside the skill.
+func legacyFiles() map[string]string {
+	return map[string]string{
+		"report/SKILL.md":             "---\nname: report\ndescription: Write a report.\narguments:\n  - name: topic\n    required: true\n  - name: tone\n    description: formal or casual\ndependencies:\n  tools: [read_pdf, write_pdf]\n  prompts: [summarize]\n---\nWrite a {{ topic }} report in a {{tone}} tone. Keep {{other}} as written.\n",
+		"report/references/guide.md":  "# Guide\n",
+		"report/scripts/run.sh":       "echo hi\n",
+		"team-a/dup/SKILL.md":         skillMD("dup", "First dup."),
+		"team-b/dup/SKILL.md":         skillMD("dup", "Second dup."),
+		"team-b/dup/references/x.txt": "x",
+	}
+}
+
+func wantError(t *testing.T, c *rawClient, method string, params any, code int, dataKey string) *rpcError {
+	t.Helper()
+	_, rerr, raw := c.call(method, params)
+	if rerr == nil {
+		t.Fatalf("%s %v: no error: %s", method, params, raw)
+	}
+	if rerr.Code != code {
+		t.Fatalf("%s %v: code %d (%s), want %d", method, params, rerr.Code, rerr.Message, code)
+	}
+	if dataKey != "" {
+		var d map[string]any
+		json.Unmarshal(rerr.Data, &d)
+		if _, ok := d[dataKey]; !ok {
+			t.Errorf("%s %v: error data %s lacks %q", method, params, rerr.Data, dataKey)
+		}
+	}
+	return rerr
 }

@@ -2,6 +2,7 @@ package skillserver
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -84,4 +85,46 @@ func (srv *Server) howToRead() reading {
 		return extensionReading
 	}
 	return srv.compat.reading()
+}
+
+// declaredExtension reports whether the client declared the Skills
+// Extension: in the request's own _meta (2026-07-28 requests carry their
+// client capabilities), else at the session's initialize (init: the
+// session's InitializeParams, which go-sdk synthesizes without
+// capabilities for an older revision's request to a stateless server).
+// A request with neither declared nothing. The thin read path decides
+// through it too (fast.go), so both paths answer one client alike.
+func declaredExtension(init *mcp.InitializeParams, meta mcp.Meta) bool {
+	declared, _ := extensionKnown(init, meta)
+	return declared
+}
+
+// extensionKnown reports whether the client declared the extension, and
+// whether its capabilities are known at all.
+func extensionKnown(init *mcp.InitializeParams, meta mcp.Meta) (declared, known bool) {
+	if raw, ok := meta[mcp.MetaKeyClientCapabilities]; ok {
+		b, err := json.Marshal(raw)
+		var caps struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		}
+		if err != nil || json.Unmarshal(b, &caps) != nil {
+			return false, true
+		}
+		_, ok := caps.Extensions[wire.ExtensionID]
+		return ok, true
+	}
+	if init == nil || init.Capabilities == nil {
+		return false, false
+	}
+	_, ok := init.Capabilities.Extensions[wire.ExtensionID]
+	return ok, true
+}
+
+// sessionInit returns what go-sdk knows of ss's client: its initialize
+// params, nil without a session.
+func sessionInit(ss *mcp.ServerSession) *mcp.InitializeParams {
+	if ss == nil {
+		return nil
+	}
+	return ss.InitializeParams()
 }

@@ -61,25 +61,3 @@ func TestCoreWithoutProfiles(t *testing.T) {
 	wantError(t, b, "skills/get", map[string]any{"name": "report"}, -32602, "")
 	wantError(t, b, "resources/read", map[string]any{"uri": wire.IndexURI}, -32602, "uri")
 }
-
-// TestOneProfileRemoved unregisters the index profile alone, as deleting
-// profile_index.go and its registration line would: the other profiles
-// answer as before and the index is not served.
-func TestOneProfileRemoved(t *testing.T) {
-	var f *fixture
-	skillserver.WithoutProfile(skillserver.ProfileIndex, func() {
-		f = newFixture(t, legacyFiles(), &skillserver.Options{TTL: -1,
-			Profiles: []skillserver.Profile{skillserver.ProfileSEP2640, skillserver.ProfileSEP2076, skillserver.ProfileSeed001}})
-	})
-	c := connectRaw(t, f.MCP, "")
-	get[wire.GetByNameResult](c, "skills/get", map[string]any{"name": "report", "arguments": map[string]any{"topic": "q"}})
-	get[wire.ReadResult](c, wire.MethodReadSkill, map[string]any{"name": "report"})
-	wantError(t, c, "resources/read", map[string]any{"uri": wire.IndexURI}, -32602, "uri")
-	for _, r := range get[struct {
-		Resources []struct{ URI string } `json:"resources"`
-	}](c, "resources/list", map[string]any{}).Resources {
-		if r.URI == wire.IndexURI {
-			t.Error("resources/list lists the index of the removed profile")
-		}
-	}
-}

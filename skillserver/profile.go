@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -16,7 +16,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/jsonobj"
-	"github.com/skillport/skillport/skill"
+	"github.com/skillport/skillport/internal/sandbox"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -33,34 +33,48 @@ type Profile string
 // docs/profiles.md for the dispatch table.
 const ProfileSEP2640 Profile = "sep2640"
 
-// registered are the compatibility profiles, in documentation order, each
-// with what makes its part of the hook: removing a profile is deleting its
-// file and its line here.
-var registered = []registration{
-	{ProfileIndex, newIndexPart},     // profile_index.go
-	{ProfileSEP2076, newSEP2076Part}, // profile_sep2076.go
-	{ProfileSeed001, newSeed001Part}, // profile_seed001.go
-}
+// registered are the compatibility profiles this build has, in
+// documentation order. Each profile's file registers itself in its init
+// (and carries a build tag, skillport_no_<name>, that leaves it out), so
+// removing a profile is deleting its files: see docs/profiles.md,
+// "Removing a profile", and TestProfilesRemovable.
+var registered []registration
 
 type registration struct {
+	rank int // documentation order: index 1, sep2076 2, seed001 3
 	name Profile
 	part func(*profileSet) part
+}
+
+// register adds a profile, from its file's init; DefaultProfiles and
+// AllProfiles follow, complete before any code outside the package's
+// initialization can read them.
+func register(r registration) {
+	i, _ := slices.BinarySearchFunc(registered, r.rank, func(a registration, rank int) int { return a.rank - rank })
+	registered = slices.Insert(registered, i, r)
+	DefaultProfiles = []Profile{ProfileSEP2640}
+	for _, r := range registered {
+		DefaultProfiles = append(DefaultProfiles, r.name)
+	}
+	AllProfiles = DefaultProfiles
 }
 
 // DefaultProfiles are served when [Options.Profiles] is nil: every profile,
 // since none of them changes what a SEP-2640 client sees beyond fields and
 // capability keys it ignores. skills/execute additionally needs
 // [Options.Scripts].
-var DefaultProfiles = func() []Profile {
-	out := []Profile{ProfileSEP2640}
-	for _, r := range registered {
-		out = append(out, r.name)
-	}
-	return out
-}()
+var DefaultProfiles = []Profile{ProfileSEP2640}
 
 // AllProfiles lists every profile, in documentation order.
 var AllProfiles = DefaultProfiles
+
+// ScriptRunner, the type of [Options.Scripts], belongs to the seed001
+// profile (profile_seed001.go): it runs one script of a skill in a
+// sandbox; [*sandbox.Runner] is the implementation. The server never runs
+// a script any other way.
+type ScriptRunner interface {
+	Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error)
+}
 
 // ErrUnknownProfile is returned for a profile name the server does not know.
 var ErrUnknownProfile = errors.New("unknown profile")
@@ -105,9 +119,14 @@ type profileSet struct {
 	parts  []part
 	legacy bool // a served profile is a legacy one
 
-	names namesCache
-	deps  depState
 	conns connSet
+	// supersets holds the first superset skills/list page of the current
+	// snapshot.
+	supersets atomic.Pointer[pageCache]
+	// state is what the profiles keep per server, each value under a key
+	// type of its own ([kept]): the names index of the by-name methods,
+	// SEP-2076's dependency diagnostics.
+	state sync.Map
 }
 
 // part is one compatibility profile's share of the hook. A part embeds
@@ -116,6 +135,8 @@ type part interface {
 	// legacy reports whether the profile is one of the pre-extension
 	// skills primitive (SEP-2076, seed 001).
 	legacy() bool
+	// runsScripts reports whether the profile runs Options.Scripts.
+	runsScripts() bool
 	// register adds the profile's methods.
 	register() error
 	// getByName answers skills/get {name}; false: not this profile's.
@@ -143,8 +164,9 @@ type part interface {
 // noPart adds nothing.
 type noPart struct{}
 
-func (noPart) legacy() bool    { return false }
-func (noPart) register() error { return nil }
+func (noPart) legacy() bool      { return false }
+func (noPart) runsScripts() bool { return false }
+func (noPart) register() error   { return nil }
 func (noPart) getByName(context.Context, string, json.RawMessage) (*getResponse, bool, error) {
 	return nil, false, nil
 }
@@ -195,7 +217,7 @@ func newProfileSet(srv *Server) (compat, bool, error) {
 		ps.parts = append(ps.parts, pt)
 		ps.legacy = ps.legacy || pt.legacy()
 	}
-	if srv.opts.Scripts != nil && !slices.Contains(list, ProfileSeed001) {
+	if srv.opts.Scripts != nil && !slices.ContainsFunc(ps.parts, part.runsScripts) {
 		return nil, false, errors.New("server: Options.Scripts is set but the seed001 profile, which defines skills/execute, is not served")
 	}
 	return ps, ext, nil
@@ -211,18 +233,6 @@ func (ps *profileSet) register() error {
 	return nil
 }
 
-// declaredExtension reports whether the client declared the Skills
-// Extension: in the request's own _meta (2026-07-28 requests carry their
-// client capabilities), else at the session's initialize (init: the
-// session's InitializeParams, which go-sdk synthesizes without
-// capabilities for an older revision's request to a stateless server).
-// A request with neither declared nothing. The thin read path decides
-// through it too (fast.go), so both paths answer one client alike.
-func declaredExtension(init *mcp.InitializeParams, meta mcp.Meta) bool {
-	declared, _ := extensionKnown(init, meta)
-	return declared
-}
-
 // lacksExtension reports whether the client is known not to have
 // declared the Skills Extension: its capabilities are known (in the
 // request's own _meta, else from the session's initialize) and do not name
@@ -234,36 +244,6 @@ func declaredExtension(init *mcp.InitializeParams, meta mcp.Meta) bool {
 func lacksExtension(init *mcp.InitializeParams, meta mcp.Meta) bool {
 	declared, known := extensionKnown(init, meta)
 	return known && !declared
-}
-
-// extensionKnown reports whether the client declared the extension, and
-// whether its capabilities are known at all.
-func extensionKnown(init *mcp.InitializeParams, meta mcp.Meta) (declared, known bool) {
-	if raw, ok := meta[mcp.MetaKeyClientCapabilities]; ok {
-		b, err := json.Marshal(raw)
-		var caps struct {
-			Extensions map[string]json.RawMessage `json:"extensions"`
-		}
-		if err != nil || json.Unmarshal(b, &caps) != nil {
-			return false, true
-		}
-		_, ok := caps.Extensions[wire.ExtensionID]
-		return ok, true
-	}
-	if init == nil || init.Capabilities == nil {
-		return false, false
-	}
-	_, ok := init.Capabilities.Extensions[wire.ExtensionID]
-	return ok, true
-}
-
-// sessionInit returns what go-sdk knows of ss's client: its initialize
-// params, nil without a session.
-func sessionInit(ss *mcp.ServerSession) *mcp.InitializeParams {
-	if ss == nil {
-		return nil
-	}
-	return ss.InitializeParams()
 }
 
 // list answers skills/list for every profile at once. The SEP-2640
@@ -282,7 +262,7 @@ func (ps *profileSet) list(ctx context.Context, init *mcp.InitializeParams, p *w
 		return nil, true, err
 	}
 	if p.Cursor == "" {
-		if page := srv.supersetFirst(snap); page != nil {
+		if page := ps.supersetFirst(snap); page != nil {
 			return &listResponse{page: page}, true, nil
 		}
 	}
@@ -310,10 +290,50 @@ func (ps *profileSet) list(ctx context.Context, init *mcp.InitializeParams, p *w
 		res.Skills = append(res.Skills, le)
 	}
 	if p.Cursor == "" {
-		r, err := srv.keepSupersetFirst(snap, &listResponse{res: res})
+		r, err := ps.keepSupersetFirst(snap, &listResponse{res: res})
 		return r, true, err
 	}
 	return &listResponse{res: res}, true, nil
+}
+
+// supersetFirst returns the encoded first skills/list page of legacy
+// (SEP-2076 superset) entries of snap, as [listResponse.MarshalJSON]
+// writes it without _meta, when it is kept; nil otherwise. The superset
+// goes to every client that does not declare the extension (go-sdk's
+// default client among them) and its first page is what nearly all of
+// them ask for: encoding it on each request was most of what such a
+// skills/list cost.
+func (ps *profileSet) supersetFirst(snap Snapshot) []byte {
+	c := ps.supersets.Load()
+	if c == nil || c.snap != snap.ID() {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[pageKey{owner: cursorOwner(snap)}]
+}
+
+// keepSupersetFirst encodes res, the first superset page of snap, keeps
+// it for [profileSet.supersetFirst] and returns it as a response of encoded
+// bytes, so that this request is answered from the same bytes as the next.
+func (ps *profileSet) keepSupersetFirst(snap Snapshot, res *listResponse) (*listResponse, error) {
+	b, err := res.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	c := ps.supersets.Load()
+	if c == nil || c.snap != snap.ID() {
+		c = &pageCache{snap: snap.ID(), m: map[pageKey][]byte{}}
+		ps.supersets.Store(c)
+	}
+	key := pageKey{owner: cursorOwner(snap)}
+	c.mu.Lock()
+	if _, ok := c.m[key]; !ok && c.size+len(b) <= maxPageCache {
+		c.m[key] = b
+		c.size += len(b)
+	}
+	c.mu.Unlock()
+	return &listResponse{page: b}, nil
 }
 
 // get dispatches skills/get on its parameters: uri is SEP-2640, left to
@@ -434,159 +454,6 @@ func nameData(name string, extra map[string]any) json.RawMessage {
 	return b
 }
 
-// nameIndex maps frontmatter names to the skills that carry them, for one
-// snapshot.
-type nameIndex struct {
-	id     string
-	byName map[string][]*catalog.Skill
-}
-
-func (srv *Server) byName(snap Snapshot) map[string][]*catalog.Skill {
-	if ix := srv.profiles().names.Load(); ix != nil && ix.id == snap.ID() {
-		return ix.byName
-	}
-	m := map[string][]*catalog.Skill{}
-	for _, sk := range snap.Skills() {
-		m[sk.Name] = append(m[sk.Name], sk)
-	}
-	srv.profiles().names.Store(&nameIndex{id: snap.ID(), byName: m})
-	return m
-}
-
-// namesCache holds the last nameIndex.
-type namesCache = atomic.Pointer[nameIndex]
-
-// lookupName resolves a skill by name: unknown and ambiguous names are
-// -32602 errors, or seed 001's -32002 for unknown names
-// when legacy codes are on.
-func (srv *Server) lookupName(snap Snapshot, method, name string, legacyCodes bool) (*catalog.Skill, error) {
-	if name == "" {
-		return nil, nameError(name, "%s: the name parameter is missing or empty; pass a skill name as skills/list returns it", method)
-	}
-	cands := srv.byName(snap)[name]
-	switch len(cands) {
-	case 0:
-		e := nameError(name, "%s: no skill named %q is served here; list the skills with skills/list", method, clip(name))
-		if legacyCodes && srv.opts.LegacyErrorCodes {
-			e.Code, e.Message = wire.CodeSkillNotFound, "Skill not found: "+clip(name)
-		}
-		return nil, e
-	case 1:
-		return cands[0], nil
-	}
-	uris := make([]string, len(cands))
-	for i, c := range cands {
-		uris[i] = c.URI
-	}
-	// Point at a way out this server serves: skills/get by uri is the
-	// Skills Extension's, absent when only legacy profiles are.
-	how := "use skills/get with one of the URIs in data.candidates"
-	if !srv.ext {
-		how = "this server's profiles select skills by name only, so ask its operator to rename one of data.candidates or to serve the sep2640 profile (skills/get by uri)"
-	}
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-		Message: fmt.Sprintf("%s: %d skills are named %q; names are not unique on this server: %s", method, len(cands), clip(name), how),
-		Data:    nameData(name, map[string]any{"candidates": uris})}
-}
-
-func clip(s string) string {
-	if len(s) > 100 {
-		return show(s)
-	}
-	return s
-}
-
-// relPath returns a file's path relative to its skill's root.
-func relPath(sk *catalog.Skill, f *catalog.File) string {
-	rest, ok := strings.CutPrefix(f.URI, sk.Root+"/")
-	if !ok {
-		return ""
-	}
-	segs := strings.Split(rest, "/")
-	for i, s := range segs {
-		if d, err := url.PathUnescape(s); err == nil {
-			segs[i] = d
-		}
-	}
-	return strings.Join(segs, "/")
-}
-
-// readSkillFile returns a file's bytes from snap, re-reading from a fresh
-// snapshot when the file changed under it; the caller then answers from the
-// returned snapshot.
-func (srv *Server) readSkillFile(ctx context.Context, snap Snapshot, f *catalog.File) ([]byte, Snapshot, error) {
-	data, err := snap.ReadFile(ctx, f)
-	if errors.Is(err, catalog.ErrChanged) {
-		fresh, rerr := srv.refresh(ctx, snap)
-		if rerr != nil {
-			srv.log.Error("cannot refresh the skills after a file changed", "uri", f.URI, "err", rerr)
-			return nil, nil, internalError(f.URI, "%s changed on the server and the skills could not be re-indexed; try again later", show(f.URI))
-		}
-		return nil, fresh, errRetry
-	}
-	if err != nil {
-		srv.log.Error("cannot read a skill file", "uri", f.URI, "err", err)
-		return nil, nil, internalError(f.URI, "cannot read %s on the server", show(f.URI))
-	}
-	return data, snap, nil
-}
-
-// errRetry asks a by-name handler to answer again from a fresh snapshot.
-var errRetry = errors.New("snapshot changed")
-
-// withRetry runs fn against the caller's view of the current snapshot
-// (so a lookup by name finds only what the caller may see), and once more
-// against a fresh one if a file changed under it.
-func withRetry[T any](ctx context.Context, srv *Server, fn func(Snapshot) (T, error)) (T, error) {
-	var zero T
-	snap, err := srv.snapshot(ctx)
-	if err != nil {
-		return zero, err
-	}
-	v, err := fn(snap)
-	if errors.Is(err, errRetry) {
-		if snap, err = srv.snapshot(ctx); err != nil {
-			return zero, err
-		}
-		v, err = fn(snap)
-		if errors.Is(err, errRetry) {
-			return zero, internalError("", "the skills are changing on the server; try again shortly")
-		}
-	}
-	return v, err
-}
-
-// body returns the instructions of a skill: its SKILL.md without the
-// frontmatter, byte for byte.
-func (srv *Server) body(ctx context.Context, snap Snapshot, sk *catalog.Skill) (string, error) {
-	f := snap.File(sk.URI)
-	if f == nil {
-		return "", internalError(sk.URI, "%s is listed but not served; try again shortly", show(sk.URI))
-	}
-	data, _, err := srv.readSkillFile(ctx, snap, f)
-	if err != nil {
-		return "", err
-	}
-	doc, perr := skill.Parse(data)
-	if perr != nil {
-		srv.log.Error("a published SKILL.md no longer parses", "uri", sk.URI, "err", perr)
-		return "", internalError(sk.URI, "%s cannot be parsed on the server", show(sk.URI))
-	}
-	return string(doc.Body), nil
-}
-
-// rawField returns a top-level field of a JSON object as raw bytes, keys
-// and nested order as written.
-func rawField(obj []byte, key string) json.RawMessage {
-	fs, _ := jsonobj.Fields(obj)
-	for _, f := range fs {
-		if f.Key == key {
-			return f.Value
-		}
-	}
-	return nil
-}
-
 // initializeResult and discoverResult add the top-level "skills" capability
 // of SEP-2076 and seed 001, which go-sdk's ServerCapabilities has no field
 // for. Embedding the go-sdk result keeps every method go-sdk calls on
@@ -673,107 +540,3 @@ func addCapability(res any, c wire.LegacyCapability) ([]byte, error) {
 	out.WriteByte('}')
 	return out.Bytes(), nil
 }
-
-// legacyFields are the SEP-2076 fields a SKILL.md frontmatter supplies
-// (seed 001 reads its title and tags from them too).
-//
-// Mapping (each field is optional; a value of the wrong type is ignored):
-//
-//	title        <- title, else metadata.title            (string)
-//	version      <- version, else metadata.version        (string or number)
-//	tags         <- tags, else metadata.tags              (list of strings, or one comma-separated string)
-//	arguments    <- arguments                             (list of {name, description, required}, or of names)
-//	dependencies <- dependencies                          ({tools: [name], prompts: [name | {name}], resources: [uri | {uri}]})
-type legacyFields struct {
-	title, version string
-	tags           []string
-	arguments      []wire.SkillArgument
-	deps           *wire.SkillDependencies
-}
-
-func mapFrontmatter(fm skill.Frontmatter) legacyFields {
-	var out legacyFields
-	meta, _ := get(fm, "metadata").(map[string]any)
-	pick := func(key string) any {
-		if v := get(fm, key); v != nil {
-			return v
-		}
-		if meta != nil {
-			return meta[key]
-		}
-		return nil
-	}
-	out.title, _ = pick("title").(string)
-	switch v := pick("version").(type) {
-	case string:
-		out.version = v
-	case json.Number:
-		out.version = v.String()
-	}
-	switch v := pick("tags").(type) {
-	case string:
-		for t := range strings.SplitSeq(v, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				out.tags = append(out.tags, t)
-			}
-		}
-	case []any:
-		for _, t := range v {
-			if s, ok := t.(string); ok && s != "" {
-				out.tags = append(out.tags, s)
-			}
-		}
-	}
-	if args, ok := get(fm, "arguments").([]any); ok {
-		for _, a := range args {
-			switch a := a.(type) {
-			case string:
-				if a != "" {
-					out.arguments = append(out.arguments, wire.SkillArgument{Name: a})
-				}
-			case map[string]any:
-				name, _ := a["name"].(string)
-				if name == "" {
-					continue
-				}
-				desc, _ := a["description"].(string)
-				req, _ := a["required"].(bool)
-				out.arguments = append(out.arguments, wire.SkillArgument{Name: name, Description: desc, Required: req})
-			}
-		}
-	}
-	if d, ok := get(fm, "dependencies").(map[string]any); ok {
-		deps := &wire.SkillDependencies{}
-		for _, t := range list(d["tools"]) {
-			if s, ok := t.(string); ok && s != "" {
-				deps.Tools = append(deps.Tools, s)
-			}
-		}
-		for _, p := range list(d["prompts"]) {
-			name, _ := p.(string)
-			if m, ok := p.(map[string]any); ok {
-				name, _ = m["name"].(string)
-			}
-			if name != "" {
-				deps.Prompts = append(deps.Prompts, wire.PromptReference{Type: "ref/prompt", Name: name})
-			}
-		}
-		for _, r := range list(d["resources"]) {
-			uri, _ := r.(string)
-			if m, ok := r.(map[string]any); ok {
-				uri, _ = m["uri"].(string)
-			}
-			if uri != "" {
-				deps.Resources = append(deps.Resources, wire.ResourceReference{Type: "ref/resource", URI: uri})
-			}
-		}
-		if !deps.Empty() {
-			out.deps = deps
-		}
-	}
-	return out
-}
-
-func get(fm skill.Frontmatter, key string) any { v, _ := fm.Get(key); return v }
-
-func list(v any) []any { l, _ := v.([]any); return l }

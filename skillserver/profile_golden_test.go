@@ -1,3 +1,5 @@
+//go:build !skillport_no_index && !skillport_no_sep2076 && !skillport_no_seed001
+
 package skillserver_test
 
 import (
@@ -16,7 +18,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/internal/sandbox"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -52,17 +53,6 @@ func profileTree(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return dst
-}
-
-// newRunner returns a sandbox runner, failing the test when none can be
-// built here: the execute tests must not pass by not running.
-func newRunner(t testing.TB) *sandbox.Runner {
-	t.Helper()
-	r, err := sandbox.New(&sandbox.Options{Logger: discard, Limits: sandbox.Limits{WallClock: 20 * time.Second}})
-	if err != nil {
-		t.Fatalf("skills/execute needs a working bubblewrap sandbox (install bubblewrap, allow user namespaces): %v", err)
-	}
-	return r
 }
 
 // profileServer serves the seed fixture with the given options.

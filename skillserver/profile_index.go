@@ -1,3 +1,5 @@
+//go:build !skillport_no_index
+
 package skillserver
 
 import (
@@ -9,9 +11,10 @@ import (
 	"github.com/skillport/skillport/wire"
 )
 
-// MaxIndexEntries bounds skill://index.json, which has no paging: a catalog
-// larger than this lists its first MaxIndexEntries skills (by URI) there,
-// and every skill through skills/list.
+// MaxIndexEntries, of the index profile, bounds skill://index.json, which
+// has no paging: a catalog larger than this lists its first
+// MaxIndexEntries skills (by URI) there, and every skill through
+// skills/list.
 const MaxIndexEntries = 5000
 
 // index builds the index of a snapshot: one skill-md entry per skill,
@@ -63,6 +66,8 @@ func indexResource() *mcp.Resource {
 // ProfileIndex publishes skill://index.json (seed 002, the gemini-cli and
 // goose prototypes).
 const ProfileIndex Profile = "index"
+
+func init() { register(registration{1, ProfileIndex, newIndexPart}) }
 
 // indexPart is the index profile's part of the hook.
 type indexPart struct {

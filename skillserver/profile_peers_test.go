@@ -1,3 +1,5 @@
+//go:build !skillport_no_index && !skillport_no_sep2076 && !skillport_no_seed001
+
 package skillserver_test
 
 import (

@@ -1,3 +1,5 @@
+//go:build !skillport_no_seed001
+
 package skillserver
 
 import (
@@ -19,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/jsonobj"
 	"github.com/skillport/skillport/internal/sandbox"
 	"github.com/skillport/skillport/wire"
 )
@@ -26,6 +29,8 @@ import (
 // ProfileSeed001 adds skills/read and skills/read_reference, and
 // skills/execute when [Options.Scripts] is set.
 const ProfileSeed001 Profile = "seed001"
+
+func init() { register(registration{3, ProfileSeed001, newSeed001Part}) }
 
 // seed001Part is seed 001's part of the hook.
 type seed001Part struct {
@@ -38,7 +43,8 @@ func newSeed001Part(ps *profileSet) part {
 	return seed001Part{srv: ps.srv, execute: ps.srv.opts.Scripts != nil}
 }
 
-func (seed001Part) legacy() bool { return true }
+func (seed001Part) legacy() bool      { return true }
+func (seed001Part) runsScripts() bool { return true }
 
 func (ps seed001Part) capability(c *wire.LegacyCapability) { c.Scripts = ps.execute }
 
@@ -87,12 +93,6 @@ func (ps seed001Part) register() error {
 		return fmt.Errorf("server: %w", err)
 	}
 	return nil
-}
-
-// ScriptRunner runs one script of a skill in a sandbox; [*sandbox.Runner]
-// is the implementation. The server never runs a script any other way.
-type ScriptRunner interface {
-	Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error)
 }
 
 // skillPriority is the annotation priority of a skill's instructions, the
@@ -454,4 +454,16 @@ func sanitizeOutput(b []byte) string {
 		}
 		return r
 	}, s)
+}
+
+// rawField returns a top-level field of a JSON object as raw bytes, keys
+// and nested order as written.
+func rawField(obj []byte, key string) json.RawMessage {
+	fs, _ := jsonobj.Fields(obj)
+	for _, f := range fs {
+		if f.Key == key {
+			return f.Value
+		}
+	}
+	return nil
 }

@@ -1,3 +1,5 @@
+//go:build !skillport_no_sep2076
+
 package skillserver
 
 import (
@@ -19,6 +21,8 @@ import (
 // ProfileSEP2076 adds the SEP-2076 fields to skills/list entries,
 // skills/get by name, and the top-level "skills" capability.
 const ProfileSEP2076 Profile = "sep2076"
+
+func init() { register(registration{2, ProfileSEP2076, newSEP2076Part}) }
 
 // sep2076Part is SEP-2076's part of the hook.
 type sep2076Part struct {
@@ -173,8 +177,9 @@ func (srv *Server) getByName(ctx context.Context, name string, args json.RawMess
 	})
 }
 
-// DependencyDiagnostic reports a SEP-2076 dependency of a skill that the
-// MCP server it is attached to does not provide.
+// DependencyDiagnostic, of the sep2076 profile, reports a SEP-2076
+// dependency of a skill that the MCP server it is attached to does not
+// provide.
 type DependencyDiagnostic struct {
 	// Skill is the skill's SKILL.md URI.
 	Skill string
@@ -190,6 +195,11 @@ type depState struct {
 	mu    sync.Mutex
 	diags []DependencyDiagnostic
 }
+
+// depKey keys the server's depState in its profileSet.
+type depKey struct{}
+
+func (srv *Server) deps() *depState { return kept[depState](srv.profiles(), depKey{}) }
 
 // CheckDependencies checks the dependencies.tools and dependencies.prompts
 // of every served skill against the tools and prompts the MCP server
@@ -224,18 +234,20 @@ func (srv *Server) CheckDependencies(ctx context.Context) ([]DependencyDiagnosti
 	for _, d := range out {
 		srv.log.Warn("skills: dangling dependency", "skill", d.Skill, "kind", d.Kind, "name", d.Name)
 	}
-	srv.profiles().deps.mu.Lock()
-	srv.profiles().deps.diags = out
-	srv.profiles().deps.mu.Unlock()
+	d := srv.deps()
+	d.mu.Lock()
+	d.diags = out
+	d.mu.Unlock()
 	return out, nil
 }
 
 // Diagnostics returns the dangling dependencies found by the last
 // [Server.CheckDependencies].
 func (srv *Server) Diagnostics() []DependencyDiagnostic {
-	srv.profiles().deps.mu.Lock()
-	defer srv.profiles().deps.mu.Unlock()
-	return slices.Clone(srv.profiles().deps.diags)
+	d := srv.deps()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.diags)
 }
 
 // registered lists the server's tools and prompts through an in-memory

@@ -75,7 +75,8 @@ type Options struct {
 	// Logger receives one line per internal error; nil means slog.Default().
 	Logger *slog.Logger
 	// Profiles are the wire designs served (see [Profile]); nil means
-	// [DefaultProfiles].
+	// [DefaultProfiles]. This and the next three fields configure the
+	// compatibility profiles (profile*.go), not the extension.
 	Profiles []Profile
 	// Scripts, when set, enables seed 001's skills/execute, which runs
 	// scripts only through it. Leave it nil unless the operator asked for
@@ -127,10 +128,6 @@ type Server struct {
 	opts     Options
 	key      []byte
 	log      *slog.Logger
-
-	// The first superset skills/list page of the current snapshot
-	// (fast_list.go).
-	supersets atomic.Pointer[pageCache]
 
 	schemes atomic.Pointer[[]string]
 	cancel  func()

@@ -19,12 +19,23 @@ import (
 	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/regapi"
 	"github.com/skillport/skillport/internal/registry"
-	"github.com/skillport/skillport/internal/sandbox"
 	"github.com/skillport/skillport/internal/signature"
 	"github.com/skillport/skillport/internal/stdio"
 	"github.com/skillport/skillport/internal/web"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
+)
+
+// The compatibility profiles' share of serve, set by the init of
+// serve_seed001.go and serve_sep2076.go; a build without a profile leaves
+// its share nil (docs/profiles.md, "Removing a profile").
+var (
+	// scriptsProfile is the profile whose skills/execute --allow-scripts
+	// enables; newScriptRunner sets up the sandbox its scripts run in.
+	scriptsProfile  skillserver.Profile
+	newScriptRunner func(log *slog.Logger, maxRuns int) (skillserver.ScriptRunner, error)
+	// checkDependencies logs the skills' dependencies the server lacks.
+	checkDependencies func(ctx context.Context, s *skillserver.Server, log *slog.Logger)
 )
 
 var serveCmd = &cobra.Command{
@@ -160,7 +171,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 			return usageErrorf("serve: --profiles: %v", err)
 		}
 	}
-	if allowScripts && profiles != nil && !slices.Contains(profiles, skillserver.ProfileSeed001) {
+	if allowScripts && profiles != nil && !slices.Contains(profiles, scriptsProfile) {
 		return usageErrorf("serve: --allow-scripts needs the seed001 profile, which defines skills/execute; add it to --profiles")
 	}
 	poll, _ := f.GetDuration("poll")
@@ -249,12 +260,14 @@ func runServe(cmd *cobra.Command, args []string) error {
 		opts.CacheScope = wire.CacheScopePrivate
 	}
 	if allowScripts {
-		runner, err := sandbox.New(&sandbox.Options{Logger: log, MaxRuns: maxRuns})
+		if newScriptRunner == nil {
+			return usageErrorf("serve: --allow-scripts: this skillport is built without the seed001 profile, which runs scripts; leave the flag out")
+		}
+		runner, err := newScriptRunner(log, maxRuns)
 		if err != nil {
 			// Never fall back to running scripts unsandboxed.
 			return &exitError{code: 1, err: fmt.Errorf("serve: --allow-scripts: %w", err)}
 		}
-		log.Info("serve: scripts run sandboxed", "budget", runner.Budget(), "max_runs", runner.MaxRuns())
 		opts.Scripts = runner
 	}
 	if key := os.Getenv("SKILLPORT_CURSOR_KEY"); key != "" {
@@ -264,10 +277,8 @@ func runServe(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 	}
-	// skillport serve registers no tools or prompts: every SEP-2076
-	// dependency on one is logged, so that the operator knows.
-	if _, err := skills.CheckDependencies(cmd.Context()); err != nil {
-		log.Warn("cannot check skill dependencies", "err", err)
+	if checkDependencies != nil {
+		checkDependencies(cmd.Context(), skills, log)
 	}
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

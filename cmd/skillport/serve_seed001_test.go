@@ -1,3 +1,5 @@
+//go:build !skillport_no_seed001
+
 package main
 
 import (
