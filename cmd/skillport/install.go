@@ -377,7 +377,7 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 	for _, a := range agents {
 		folders = append(folders, a.Folder(base, o.project))
 	}
-	recoverAside(stderr, "install", lock, folders)
+	sweepStaging(stderr, "install", stagingParents(lock, folders))
 
 	var sources []*installSource
 	if restore {
@@ -527,23 +527,15 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 	return nil
 }
 
-// recoverAside puts back what an interrupted install left aside in the
-// agent folders given and in every folder lock records, before anything
-// reads them.
-func recoverAside(stderr io.Writer, cmd string, lock *install.Lock, folders []string) {
-	parents := map[string]bool{}
-	for _, f := range folders {
-		parents[f] = true
-	}
-	for _, s := range lock.Skills {
-		for _, t := range s.Installed {
-			parents[filepath.Dir(t.Dir)] = true
-		}
-	}
-	for p := range parents {
-		back, err := install.Recover(p)
-		for _, b := range back {
-			fmt.Fprintf(stderr, "skillport: %s: put back %s, left aside by an interrupted install\n", cmd, esc(b))
+// sweepStaging cleans the skills folders given, before anything reads
+// them, of what an interrupted install, update, remove or pull left there
+// (install.Sweep: only its own marked staging folders, none in use),
+// putting back a folder left aside.
+func sweepStaging(stderr io.Writer, cmd string, parents []string) {
+	for _, p := range parents {
+		swept, err := install.Sweep(p)
+		for _, b := range swept.Restored {
+			fmt.Fprintf(stderr, "skillport: %s: put back %s, left aside by an interrupted install or pull\n", cmd, esc(b))
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "skillport: %s: %s\n", cmd, esc(err.Error()))
@@ -551,30 +543,34 @@ func recoverAside(stderr io.Writer, cmd string, lock *install.Lock, folders []st
 	}
 }
 
+// stagingParents are the skills folders a scope writes into: those given
+// and the parent of every folder lock records, sorted.
+func stagingParents(lock *install.Lock, folders []string) []string {
+	parents := slices.Clone(folders)
+	for _, s := range lock.Skills {
+		for _, t := range s.Installed {
+			parents = append(parents, filepath.Dir(t.Dir))
+		}
+	}
+	slices.Sort(parents)
+	return slices.Compact(parents)
+}
+
 // placeSkill writes f into the skill folder dir: staged beside it through
 // host.Materialize (which checks every name and sets modes by the rule
 // pull follows) and placed in one step. It reports a folder that already
 // held exactly these files, which is left alone.
 func placeSkill(dir string, f *fetched) (same bool, err error) {
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		// A new folder: Materialize's own staging beside it and rename
-		// are the one step, with no second staging folder to make.
-		_, err := host.Materialize(filepath.Dir(dir), f.entry, f.files, nil)
-		return false, err
+	if _, err := os.Lstat(dir); err == nil {
+		if diffs, err := drift(&f.rec, dir); err == nil && len(diffs) == 0 {
+			return true, nil
+		}
 	}
-	if diffs, err := drift(&f.rec, dir); err == nil && len(diffs) == 0 {
+	_, err = host.Materialize(filepath.Dir(dir), f.entry, f.files, &host.MaterializeOptions{Replace: true})
+	if errors.Is(err, host.ErrUpToDate) {
 		return true, nil
 	}
-	stage, err := install.Stage(filepath.Dir(dir))
-	if err != nil {
-		return false, err
-	}
-	defer os.RemoveAll(stage)
-	built, err := host.Materialize(stage, f.entry, f.files, nil)
-	if err != nil {
-		return false, err
-	}
-	return false, install.Place(built, dir)
+	return false, err
 }
 
 // drift lists how the installed folder dir differs from s.
@@ -643,6 +639,15 @@ func runCheck(stdout, stderr io.Writer, o *installFlags) error {
 		})
 	}
 	wg.Wait()
+	// Staging folders an interrupted install or pull left are not drift
+	// (agents skip dot folders), but they hold disk: named, for the next
+	// install to remove.
+	for _, p := range stagingParents(lock, nil) {
+		left, _ := install.Abandoned(p)
+		for _, st := range left {
+			fmt.Fprintf(stderr, "skillport: check: %s: a staging folder left by an interrupted install or pull; the next skillport install removes it\n", esc(st))
+		}
+	}
 	drifted, folders := 0, len(todo)
 	for i, f := range todo {
 		for _, d := range diffs[i] {
@@ -691,6 +696,7 @@ func runRemove(stdout, stderr io.Writer, o *installFlags, names []string) error 
 		return err
 	}
 	defer release()
+	sweepStaging(stderr, "remove", stagingParents(lock, nil))
 	failed := 0
 	var keep []install.Skill
 	for _, name := range names {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"log/slog"
@@ -815,4 +816,185 @@ func TestSourceLabel(t *testing.T) {
 	if sourceLabel("./a b") == sourceLabel("./a-b") {
 		t.Error("two sources that read alike share a label")
 	}
+}
+
+// killAtPause starts cmd with install.PauseEnv set to point, waits for the
+// line saying it stopped there (no clock: the line is the event), kills it
+// with SIGKILL, and returns the staging folder it was writing in.
+func killAtPause(t *testing.T, cmd *exec.Cmd, point string) string {
+	t.Helper()
+	cmd.Env = append(cmd.Env, install.PauseEnv+"="+point)
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	staging := make(chan string, 1)
+	var said strings.Builder
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), install.PauseLine+point+" "); ok {
+				staging <- rest
+			} else {
+				said.WriteString(sc.Text() + "\n")
+			}
+		}
+		close(staging)
+	}()
+	dir, paused := <-staging
+	cmd.Process.Signal(syscall.SIGKILL)
+	<-drained
+	werr := cmd.Wait()
+	if !paused {
+		t.Fatalf("%s ended without pausing at %q (%v):\n%s", cmd.Args, point, werr, said.String())
+	}
+	return dir
+}
+
+// TestInstallKilledMidWrite: install and pull killed with SIGKILL at a
+// known point of writing a skill folder (the first file of the staged
+// folder written, the rest not; or the staged folder complete, not yet
+// placed), for a brand-new folder and for one replacing an old version:
+// the agent folder is absent or whole (the old version), the lock is
+// untouched, check names the staging folder left, and the next run
+// removes it, finishes, and leaves a lock check accepts.
+func TestInstallKilledMidWrite(t *testing.T) {
+	bin := skilltest.Binary(t)
+	version := func(v string) map[string]string {
+		files := map[string]string{"big/SKILL.md": skillMD("big") + v}
+		for i := range 20 {
+			files[fmt.Sprintf("big/ref/f%02d.md", i)] = strings.Repeat(v, 1000)
+		}
+		return files
+	}
+	digest := func(dir string) string {
+		files, odd, err := install.ReadTree(dir)
+		if err != nil || len(odd) > 0 {
+			t.Fatalf("%s: %v %v", dir, err, odd)
+		}
+		return install.TreeDigest(files)
+	}
+	want := func(v string) string {
+		var fs []install.File
+		for p, c := range version(v) {
+			fs = append(fs, install.FileOf(strings.TrimPrefix(p, "big/"), []byte(c)))
+		}
+		return install.TreeDigest(fs)
+	}
+	for _, tc := range []struct {
+		name, point string
+		replace     bool
+	}{
+		{"new folder, mid-write", "write", false},
+		{"new folder, staged", "place", false},
+		{"replaced folder, mid-write", "write", true},
+		{"replaced folder, staged", "place", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			run := func(args ...string) *exec.Cmd {
+				cmd := exec.Command(bin, args...)
+				cmd.Env = installEnv(home)
+				return cmd
+			}
+			// Another skill is installed first, so that there is a lock
+			// for check to read.
+			other := skilltest.WriteTree(t, map[string]string{"other/SKILL.md": skillMD("other")})
+			if out, err := run("install", other, "--agent", "claude-code").CombinedOutput(); err != nil {
+				t.Fatalf("install other: %v\n%s", err, out)
+			}
+			src := skilltest.WriteTree(t, version("1"))
+			parent := filepath.Join(home, ".claude", "skills")
+			target := filepath.Join(parent, "big")
+			if tc.replace {
+				if out, err := run("install", src, "--agent", "claude-code").CombinedOutput(); err != nil {
+					t.Fatalf("first install: %v\n%s", err, out)
+				}
+				skilltest.WriteFiles(t, src, version("2"))
+			}
+			lockPath := filepath.Join(home, ".config", "skillport", "skills.lock")
+			before, _ := os.ReadFile(lockPath)
+
+			staging := killAtPause(t, run("install", src, "--agent", "claude-code"), tc.point)
+			if filepath.Dir(staging) != parent {
+				t.Fatalf("staging folder %s is not beside %s", staging, target)
+			}
+			if _, err := os.Stat(filepath.Join(staging, install.StageMarker)); err != nil {
+				t.Fatalf("the kill left no marked staging folder: %v", err)
+			}
+			if tc.replace {
+				if d := digest(target); d != want("1") {
+					t.Errorf("after the kill %s is not the old version, whole", target)
+				}
+			} else if _, err := os.Lstat(target); err == nil {
+				t.Errorf("after the kill %s exists, half written", target)
+			}
+			if after, _ := os.ReadFile(lockPath); string(after) != string(before) {
+				t.Error("the killed install changed the lock")
+			}
+			out, errOut, err := runOut(run("check"))
+			if err != nil || !strings.Contains(errOut, staging+": a staging folder left by an interrupted install or pull") {
+				t.Errorf("check after the kill: %v\n%s%s", err, out, errOut)
+			}
+
+			if out, err := run("install", src, "--agent", "claude-code").CombinedOutput(); err != nil {
+				t.Fatalf("install after the kill: %v\n%s", err, out)
+			}
+			v := "1"
+			if tc.replace {
+				v = "2"
+			}
+			if d := digest(target); d != want(v) {
+				t.Errorf("after the next install %s is not version %s", target, v)
+			}
+			if ents, _ := os.ReadDir(parent); len(ents) != 2 {
+				t.Errorf("left in %s: %v", parent, ents)
+			}
+			out, errOut, err = runOut(run("check"))
+			if err != nil || errOut != "" || !strings.Contains(out, "2 skills in 2 folders match") {
+				t.Errorf("check after the next install: %v\n%s%s", err, out, errOut)
+			}
+		})
+	}
+	// pull shares the code: killed while writing a skill from a real
+	// skillport serve over stdio, the next pull into the folder cleans up.
+	t.Run("pull", func(t *testing.T) {
+		home := t.TempDir()
+		to := filepath.Join(home, "pulled")
+		src := skilltest.WriteTree(t, version("1"))
+		pull := func() *exec.Cmd {
+			cmd := exec.Command(bin, "pull", "--to", to, "--", bin, "serve", src)
+			cmd.Env = installEnv(home)
+			return cmd
+		}
+		staging := killAtPause(t, pull(), "write")
+		if _, err := os.Stat(filepath.Join(staging, install.StageMarker)); err != nil || filepath.Dir(staging) != to {
+			t.Fatalf("the kill left no marked staging folder in %s: %s, %v", to, staging, err)
+		}
+		if _, err := os.Lstat(filepath.Join(to, "big")); err == nil {
+			t.Error("after the kill the skill folder exists, half written")
+		}
+		if out, err := pull().CombinedOutput(); err != nil {
+			t.Fatalf("pull after the kill: %v\n%s", err, out)
+		}
+		if ents, _ := os.ReadDir(to); len(ents) != 1 || ents[0].Name() != "big" {
+			t.Errorf("left in %s: %v", to, ents)
+		}
+		if d := digest(filepath.Join(to, "big")); d != want("1") {
+			t.Error("the next pull did not write the skill whole")
+		}
+	})
+}
+
+// runOut runs cmd and returns its standard output and error apart.
+func runOut(cmd *exec.Cmd) (stdout, stderr string, err error) {
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.String(), e.String(), err
 }

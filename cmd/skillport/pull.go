@@ -111,6 +111,8 @@ func runPull(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 	if err := checkTarget(to); err != nil {
 		return err
 	}
+	// What an interrupted pull or install left in --to goes first.
+	sweepStaging(stderr, "pull", []string{to})
 	h, err := f.newHost(ctx, origins, nil)
 	if err != nil {
 		return err

@@ -22,3 +22,15 @@ func lockFile(path string) (func() error, error) {
 	}
 	return f.Close, nil
 }
+
+// holdMarker locks a staging folder's marker for as long as f is open.
+func holdMarker(f *os.File) error {
+	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+}
+
+// tryMarker reports whether a living process holds the marker's lock;
+// the lock taken for the look is released when f is closed. canLock is
+// always true here.
+func tryMarker(f *os.File) (held, canLock bool) {
+	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil, true
+}
