@@ -189,6 +189,9 @@ type installSource struct {
 	resolved install.Resolved
 	origin   host.Origin
 	want     map[string]bool // restore: the skill paths the lock has from it
+	// locked, for an install of a SOURCE under --frozen, are the skill
+	// paths the lock has from it: one the source no longer has is gone.
+	locked map[string]bool
 }
 
 // sourceOf turns a SOURCE argument into an origin. A plain web address is
@@ -400,6 +403,19 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 	if len(sources) == 0 {
 		fmt.Fprintf(stdout, "%s lists no skills; nothing to install\n", esc(lockPath))
 		return nil
+	}
+	if o.frozen && !restore {
+		// The lock's skills from a SOURCE given must all still be there.
+		for _, src := range sources {
+			for _, s := range lock.Skills {
+				if s.Source == src.given {
+					if src.locked == nil {
+						src.locked = map[string]bool{}
+					}
+					src.locked[s.Path] = true
+				}
+			}
+		}
 	}
 	failed := 0
 	fail := func(who, msg string) {
@@ -787,8 +803,7 @@ func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, source
 	untrusted(h, func(origin, uri, msg string) {
 		path := skillPathOf(uri)
 		for _, src := range sources {
-			asked := len(o.only) == 0 || slices.ContainsFunc(o.only, func(n string) bool { return n == path || n == path[strings.LastIndex(path, "/")+1:] })
-			if src.origin.Label == origin && asked && (src.want == nil || src.want[path]) {
+			if src.origin.Label == origin && asked(o.only, path) && (src.want == nil || src.want[path]) {
 				fail(src.given, msg)
 			}
 		}
@@ -856,9 +871,20 @@ func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, source
 				gone = append(gone, goneSkill{src: src, path: p})
 			}
 		}
+		for p := range src.locked {
+			if !found[p] && asked(o.only, p) {
+				gone = append(gone, goneSkill{src: src, path: p})
+			}
+		}
 	}
 	slices.SortFunc(gone, func(a, b goneSkill) int { return strings.Compare(a.who(), b.who()) })
 	return todo, gone, ok, h, nil
+}
+
+// asked reports whether --skill (only; none means all) picks the skill at
+// path, by its path or its folder name.
+func asked(only []string, path string) bool {
+	return len(only) == 0 || slices.ContainsFunc(only, func(n string) bool { return n == path || n == path[strings.LastIndex(path, "/")+1:] })
 }
 
 // portable checks the skill's folder name and every file's path against

@@ -138,8 +138,8 @@ func TestInstallFromDirectory(t *testing.T) {
 	}
 	for _, want := range []string{
 		"tool (" + tool + "): drift: SKILL.md changed: lock has sha256:" + sha(skillMD("tool")) + ", found sha256:" + sha("edited"),
-		"hello (" + filepath.Join(home, ".cursor", "skills", "hello") + "): drift: new.sh added (sha256:" + sha("#!/bin/sh\n") + ")",
-		"drift: ref/data.txt removed: the lock has it (sha256:" + sha("data\n") + ")",
+		"hello (" + filepath.Join(home, ".cursor", "skills", "hello") + "): drift: new.sh added: lock has none, found sha256:" + sha("#!/bin/sh\n"),
+		"drift: ref/data.txt removed: lock has sha256:" + sha("data\n") + ", found none",
 	} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("check does not say %q:\n%s", want, errOut)
@@ -307,7 +307,7 @@ func TestInstallOverHTTP(t *testing.T) {
 	startServeProcess(t, bin, addr, skilltest.WriteTree(t, tree))
 	before, _ := os.ReadFile(lockPath)
 	out, errOut, code = runCLI(t, "install", "--project", "--frozen")
-	if want := "hello from " + url + ": extra.md added (sha256:" + sha("more\n") + "), not in the lock"; code != 1 || !strings.Contains(errOut, want) {
+	if want := "hello from " + url + ": extra.md added: lock has none, found sha256:" + sha("more\n"); code != 1 || !strings.Contains(errOut, want) {
 		t.Errorf("--frozen after the server added a file: exit %d\n%s%s\nwant %q", code, out, errOut, want)
 	}
 	if after, _ := os.ReadFile(lockPath); string(after) != string(before) {
@@ -678,7 +678,7 @@ func TestUpdate(t *testing.T) {
 		"tool from " + site + ": 2 changes\n  the site's discovery document is now sha256:",
 		"  scripts/run.sh changed: lock has sha256:" + sha("#!/bin/sh\necho ok\n") + ", found sha256:" + sha(evil) + "\n",
 		"hello from " + site + ": 2 changes\n",
-		"  extra.md added (sha256:" + sha("more\n") + "), not in the lock\n",
+		"  extra.md added: lock has none, found sha256:" + sha("more\n") + "\n",
 		"gitskill from " + gitSrc + ": 2 changes\n  the git source now serves commit ",
 		"  notes.md changed: lock has sha256:" + sha("one\n") + ", found sha256:" + sha("two\n"),
 		"gone-later from " + gitSrc + ": removed at the source (skillport update removes it)\n",
@@ -1085,5 +1085,72 @@ func TestInstallFromGitHTTP(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(project, ".cursor", "skills", "tool", "scripts", "run.sh")); string(got) != "#!/bin/sh\necho ok\n" {
 		t.Errorf("--frozen wrote the moved tag's file: %q", got)
+	}
+}
+
+// TestInstallFrozenDifferences: every kind of difference between a source
+// and the lock fails install --frozen (and CI=true, and a restore) with
+// exit 1, one line naming the skill, the file, what the lock has and what
+// was found; nothing is written and the lock is not rewritten.
+func TestInstallFrozenDifferences(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(src string)
+		want   func(src string) string
+	}{
+		{"a changed byte", func(src string) {
+			skilltest.WriteFile(t, filepath.Join(src, "tool", "ref", "data.txt"), "dbta\n")
+		}, func(src string) string {
+			return "tool from " + src + ": ref/data.txt changed: lock has sha256:" + sha("data\n") + ", found sha256:" + sha("dbta\n")
+		}},
+		{"a file added", func(src string) {
+			skilltest.WriteFile(t, filepath.Join(src, "tool", "ref", "new.md"), "new\n")
+		}, func(src string) string {
+			return "tool from " + src + ": ref/new.md added: lock has none, found sha256:" + sha("new\n")
+		}},
+		{"a file removed", func(src string) {
+			os.Remove(filepath.Join(src, "tool", "ref", "data.txt"))
+		}, func(src string) string {
+			return "tool from " + src + ": ref/data.txt removed: lock has sha256:" + sha("data\n") + ", found none"
+		}},
+		{"a skill removed", func(src string) {
+			os.RemoveAll(filepath.Join(src, "hello"))
+		}, func(src string) string {
+			return "hello from " + src + ": the source no longer has this skill"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := fakeHome(t)
+			src := skilltest.WriteTree(t, installTree())
+			if out, errOut, code := runCLI(t, "install", src, "--agent", "claude-code"); code != 0 {
+				t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
+			}
+			lockPath := filepath.Join(home, ".config", "skillport", "skills.lock")
+			before, _ := os.ReadFile(lockPath)
+			tc.change(src)
+			want := tc.want(src)
+			for _, run := range []struct {
+				ci   string
+				args []string
+			}{
+				{"", []string{"install", "--frozen"}},
+				{"", []string{"install", src, "--frozen", "--agent", "claude-code"}},
+				{"true", []string{"install", src, "--agent", "claude-code"}},
+				{"", []string{"install"}},
+			} {
+				t.Setenv("CI", run.ci)
+				out, errOut, code := runCLI(t, run.args...)
+				if code != 1 || !strings.Contains(errOut, want) {
+					t.Errorf("%q CI=%q: exit %d\n%s%s\nwant %q", run.args, run.ci, code, out, errOut, want)
+				}
+				if after, _ := os.ReadFile(lockPath); string(after) != string(before) {
+					t.Errorf("%q CI=%q rewrote the lock", run.args, run.ci)
+				}
+			}
+			t.Setenv("CI", "")
+			if out, errOut, code := runCLI(t, "check"); code != 0 {
+				t.Errorf("the installed folders changed: check exit %d\n%s%s", code, out, errOut)
+			}
+		})
 	}
 }

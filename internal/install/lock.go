@@ -322,9 +322,9 @@ func (d Diff) String() string {
 	case "changed":
 		return fmt.Sprintf("%s changed: lock has sha256:%s, found sha256:%s", d.File, d.Want, d.Got)
 	case "added":
-		return fmt.Sprintf("%s added (sha256:%s), not in the lock", d.File, d.Got)
+		return fmt.Sprintf("%s added: lock has none, found sha256:%s", d.File, d.Got)
 	case "removed":
-		return fmt.Sprintf("%s removed: the lock has it (sha256:%s)", d.File, d.Want)
+		return fmt.Sprintf("%s removed: lock has sha256:%s, found none", d.File, d.Want)
 	}
 	return d.File + ": " + d.What
 }

@@ -123,8 +123,8 @@ func TestCompare(t *testing.T) {
 	}
 	joined := strings.Join(lines, "\n")
 	for _, w := range []string{
-		"gone removed: the lock has it (sha256:" + want[2].SHA256 + ")",
-		"new added (sha256:" + got[2].SHA256 + ")",
+		"gone removed: lock has sha256:" + want[2].SHA256 + ", found none",
+		"new added: lock has none, found sha256:" + got[2].SHA256,
 		"run.sh changed: lock has sha256:" + want[1].SHA256 + ", found sha256:" + got[1].SHA256,
 	} {
 		if !strings.Contains(joined, w) {
