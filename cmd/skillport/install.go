@@ -516,7 +516,7 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 			}
 		}
 	}
-	if !restore && !o.frozen && failed == 0 {
+	if !restore && !o.frozen && failed == 0 && len(todo) > 0 {
 		var keep []install.Skill
 		for _, s := range lock.Skills {
 			replaced := slices.ContainsFunc(todo, func(f *fetched) bool { return f.rec.Source == s.Source && f.rec.Path == s.Path })

@@ -1154,3 +1154,56 @@ func TestInstallFrozenDifferences(t *testing.T) {
 		})
 	}
 }
+
+// TestInstallRefusesWindowsNamesEndToEnd: a real folder source (written on
+// this system, where such names are legal) with a file Windows cannot
+// hold and two files a case-insensitive filesystem makes one: install
+// refuses, naming the skill and the path, and writes no folder and no
+// lock.
+func TestInstallRefusesWindowsNamesEndToEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		// The host refuses this one before install's name check, as a file
+		// it cannot resolve inside the skill: refused all the same.
+		{"colon", map[string]string{"tool/a:b.md": "x"}, `"a:b.md"`},
+		{"trailing dot", map[string]string{"tool/notes.": "x"}, `"notes." ends with a dot or a space`},
+		{"device", map[string]string{"tool/ref/aux.txt": "x"}, `ref/aux.txt: name cannot be materialized safely: "aux.txt" is the Windows device name AUX`},
+		{"case", map[string]string{"tool/README.md": "x", "tool/readme.md": "y"}, `"README.md" and "readme.md" would be the same file on a case-insensitive filesystem`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := fakeHome(t)
+			files := map[string]string{"tool/SKILL.md": skillMD("tool")}
+			for p, c := range tc.files {
+				files[p] = c
+			}
+			src := skilltest.WriteTree(t, files)
+			out, errOut, code := runCLI(t, "install", src, "--agent", "claude-code")
+			if code != 1 || !strings.Contains(errOut, "tool from "+src+": ") || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d\n%s%s\nwant %q", code, out, errOut, tc.want)
+			}
+			if _, err := os.Lstat(filepath.Join(home, ".claude", "skills", "tool")); err == nil {
+				t.Error("the skill folder was written")
+			}
+			if _, err := os.Lstat(filepath.Join(home, ".config", "skillport", "skills.lock")); err == nil {
+				t.Error("the lock was written")
+			}
+		})
+	}
+}
+
+// TestInstallNothingWritesNoLock: a source with no skill installs nothing,
+// exits 1 saying so, and leaves no lock behind.
+func TestInstallNothingWritesNoLock(t *testing.T) {
+	home := fakeHome(t)
+	src := skilltest.WriteTree(t, map[string]string{"README.md": "no skills here\n"})
+	_, errOut, code := runCLI(t, "install", src, "--agent", "claude-code")
+	if code != 1 || !strings.Contains(errOut, "the sources have no skill to install") {
+		t.Errorf("exit %d\n%s", code, errOut)
+	}
+	if _, err := os.Lstat(filepath.Join(home, ".config", "skillport", "skills.lock")); err == nil {
+		t.Error("an install of nothing wrote a lock")
+	}
+}
