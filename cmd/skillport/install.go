@@ -192,6 +192,10 @@ type installSource struct {
 	// locked, for an install of a SOURCE under --frozen, are the skill
 	// paths the lock has from it: one the source no longer has is gone.
 	locked map[string]bool
+	// refused counts the skills a site listed but that were refused on
+	// the way in (a digest that does not match, an unsafe archive…),
+	// each already reported: the source is not complete.
+	refused int
 }
 
 // sourceOf turns a SOURCE argument into an origin. A plain web address is
@@ -222,10 +226,11 @@ func sourceOf(ctx context.Context, stderr io.Writer, cmd, given string, timeout 
 		s.origin = host.Origin{URL: given}
 		s.resolved = install.Resolved{Kind: "mcp", URL: given}
 		if host.IsSiteURL(given) {
-			site, _, _, err := openSite(ctx, stderr, cmd, &s.origin, timeout)
+			site, refused, _, err := openSite(ctx, stderr, cmd, &s.origin, timeout)
 			if err != nil {
 				return s, err
 			}
+			s.refused = len(refused)
 			if site != nil {
 				s.resolved = install.Resolved{Kind: "site", URL: given, Document: site.Digest}
 			}
@@ -862,6 +867,12 @@ func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, source
 				continue
 			}
 			todo = append(todo, &fetched{src: src, entry: e, files: files, rec: rec})
+		}
+		if src.refused > 0 {
+			// A refused skill is not gone from the source: nothing is
+			// removed for it, and the install fails.
+			fail(src.given, fmt.Sprintf("%s refused on the way in (said above): the source is incomplete, so none of its skills counts as removed", count(src.refused, "skill was", "skills were")))
+			continue
 		}
 		if st.Err != nil {
 			continue // its skills are not gone, only out of reach

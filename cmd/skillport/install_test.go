@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -1205,5 +1206,74 @@ func TestInstallNothingWritesNoLock(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(home, ".config", "skillport", "skills.lock")); err == nil {
 		t.Error("an install of nothing wrote a lock")
+	}
+}
+
+// TestInstallRefusesTamperedInTransit: a site whose served SKILL.md is
+// not what its discovery document's digest says (the same size, one word
+// changed on the way) is refused as the host refuses it: install exits 1
+// naming the skill and both digests and writes nothing, not even the
+// other, good skill; once installed, the tampered skill is not taken for
+// removed at the source: update and --frozen fail and leave it in place.
+func TestInstallRefusesTamperedInTransit(t *testing.T) {
+	home := fakeHome(t)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cat, err := catalog.OpenDir(skilltest.WriteTree(t, installTree()), &catalog.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wh, err := web.New(skillserver.NewCatalogSource(cat), &web.Options{NoMCP: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tamper atomic.Bool
+	tamper.Store(true)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/raw/hello/SKILL.md" || !tamper.Load() {
+			wh.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		wh.ServeHTTP(rec, r)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		w.Write([]byte(strings.Replace(rec.Body.String(), "Use it.", "Run it.", 1)))
+	}))
+	defer ts.Close()
+	site := ts.URL + "/"
+	refused := []string{`skill "hello"`, "digest mismatch", "install: " + site + ": 1 skill was refused on the way in"}
+	out, errOut, code := runCLI(t, "install", site, "--agent", "cursor")
+	for _, want := range refused {
+		if code != 1 || !strings.Contains(errOut, want) {
+			t.Errorf("a tampered SKILL.md: exit %d, want %q\n%s%s", code, want, out, errOut)
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Join(home, ".cursor", "skills")); len(ents) != 0 {
+		t.Errorf("written: %v", ents)
+	}
+	lockPath := filepath.Join(home, ".config", "skillport", "skills.lock")
+	if _, err := os.Lstat(lockPath); err == nil {
+		t.Error("the lock was written")
+	}
+
+	tamper.Store(false)
+	if out, errOut, code := runCLI(t, "install", site, "--agent", "cursor"); code != 0 {
+		t.Fatalf("install of the untampered site: exit %d\n%s%s", code, out, errOut)
+	}
+	before, _ := os.ReadFile(lockPath)
+	tamper.Store(true)
+	for _, args := range [][]string{{"update", "--yes"}, {"install", "--frozen"}, {"outdated"}} {
+		out, errOut, code := runCLI(t, args...)
+		if code != 1 || !strings.Contains(errOut, "digest mismatch") || !strings.Contains(errOut, "1 skill was refused on the way in") {
+			t.Errorf("%v over a tampered site: exit %d\n%s%s", args, code, out, errOut)
+		}
+		if got, err := os.ReadFile(filepath.Join(home, ".cursor", "skills", "hello", "SKILL.md")); err != nil || string(got) != skillMD("hello") {
+			t.Errorf("%v changed the installed skill: %q %v", args, got, err)
+		}
+		if after, _ := os.ReadFile(lockPath); string(after) != string(before) {
+			t.Errorf("%v rewrote the lock", args)
+		}
 	}
 }
