@@ -817,6 +817,28 @@ func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, source
 	for _, st := range h.Origins() {
 		status[st.Label] = st
 	}
+	// A skill the host refused (an invalid entry, one over a limit, an
+	// untrusted signature) is not installed and fails the source; nor is it
+	// gone from the source, which still lists it.
+	refusedAt := map[string]map[string]bool{}
+	for _, d := range h.Diagnostics() {
+		if !d.Refused || d.URI == "" {
+			continue
+		}
+		path := skillPathOf(d.URI)
+		if refusedAt[d.Origin] == nil {
+			refusedAt[d.Origin] = map[string]bool{}
+		}
+		refusedAt[d.Origin][path] = true
+		if errors.Is(d.Err, host.ErrUntrusted) {
+			continue // failed above, with the policy's reason
+		}
+		for _, src := range sources {
+			if src.origin.Label == d.Origin && asked(o.only, path) && (src.want == nil || src.want[path]) {
+				fail(path+" from "+src.given, "refused by the host (said above); not installed")
+			}
+		}
+	}
 
 	for _, src := range sources {
 		st := status[src.origin.Label]
@@ -878,12 +900,12 @@ func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, source
 			continue // its skills are not gone, only out of reach
 		}
 		for p := range src.want {
-			if !found[p] {
+			if !found[p] && !refusedAt[src.origin.Label][p] {
 				gone = append(gone, goneSkill{src: src, path: p})
 			}
 		}
 		for p := range src.locked {
-			if !found[p] && asked(o.only, p) {
+			if !found[p] && !refusedAt[src.origin.Label][p] && asked(o.only, p) {
 				gone = append(gone, goneSkill{src: src, path: p})
 			}
 		}

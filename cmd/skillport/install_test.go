@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -1275,5 +1276,76 @@ func TestInstallRefusesTamperedInTransit(t *testing.T) {
 		if after, _ := os.ReadFile(lockPath); string(after) != string(before) {
 			t.Errorf("%v rewrote the lock", args)
 		}
+	}
+}
+
+// TestUpdateSigners: update verifies as install does. A skill the trust
+// policy now refuses (the server's pdf re-signed by another key) fails
+// and stays installed, not taken for removed at the source; a changed
+// skill signed by someone other than the lock's signer is refused until
+// --allow-signer-change, and then the lock records the new signer.
+func TestUpdateSigners(t *testing.T) {
+	bin := skilltest.Binary(t)
+	fakeHome(t)
+	project := t.TempDir()
+	t.Chdir(project)
+	dir, acmePub, otherPub, _ := signedTree(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	stop := startServeProcess(t, bin, addr, dir)
+	url := "http://" + addr + "/mcp"
+	if out, errOut, code := runCLI(t, "install", url, "--project", "--agent", "agents", "--skill", "pdf", "--trusted-key", acmePub); code != 0 {
+		t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
+	}
+	lockPath := filepath.Join(project, "skills.lock")
+	before, _ := os.ReadFile(lockPath)
+	pdf := filepath.Join(project, ".agents", "skills", "pdf")
+
+	stop()
+	skilltest.WriteFile(t, filepath.Join(dir, "pdf", "scripts", "run.sh"), "echo pdf 2\n")
+	otherPriv := strings.TrimSuffix(otherPub, ".pub") + ".key"
+	if err := runSign(&bytes.Buffer{}, otherPriv, dir); err != nil {
+		t.Fatal(err)
+	}
+	startServeProcess(t, bin, addr, dir)
+
+	out, errOut, code := runCLI(t, "update", "--project", "--yes", "--trusted-key", acmePub)
+	if code != 1 || !strings.Contains(errOut, "signature refused") || strings.Contains(out, "pdf from "+url+": removed at the source") {
+		t.Errorf("update with the policy refusing pdf: exit %d\n%s%s", code, out, errOut)
+	}
+	if got, err := os.ReadFile(filepath.Join(pdf, "scripts", "run.sh")); err != nil || string(got) != "echo pdf\n" {
+		t.Errorf("the refused skill's folder changed: %q %v", got, err)
+	}
+	if after, _ := os.ReadFile(lockPath); string(after) != string(before) {
+		t.Error("the lock changed")
+	}
+
+	both := []string{"update", "--project", "--yes", "--trusted-key", acmePub, "--trusted-key", otherPub}
+	out, errOut, code = runCLI(t, both...)
+	if code != 1 || !strings.Contains(errOut, "skills.lock records it signed by ") || !strings.Contains(errOut, "--allow-signer-change") {
+		t.Errorf("update to another signer: exit %d\n%s%s", code, out, errOut)
+	}
+	if got, _ := os.ReadFile(filepath.Join(pdf, "scripts", "run.sh")); string(got) != "echo pdf\n" {
+		t.Errorf("a refused signer change was written: %q", got)
+	}
+	if after, _ := os.ReadFile(lockPath); string(after) != string(before) {
+		t.Error("the lock changed")
+	}
+	if out, errOut, code := runCLI(t, append(both, "--allow-signer-change")...); code != 0 || !strings.Contains(out, "1 updated") {
+		t.Errorf("--allow-signer-change: exit %d\n%s%s", code, out, errOut)
+	}
+	if got, _ := os.ReadFile(filepath.Join(pdf, "scripts", "run.sh")); string(got) != "echo pdf 2\n" {
+		t.Errorf("the accepted update was not written: %q", got)
+	}
+	first, err := install.Parse(lockPath, before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := readLock(t, lockPath); len(l.Skills) != 1 || l.Skills[0].Signer == first.Skills[0].Signer || !strings.HasPrefix(l.Skills[0].Signer, "key:") {
+		t.Errorf("the lock does not record the new signer: %+v", l.Skills)
 	}
 }
