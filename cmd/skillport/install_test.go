@@ -264,6 +264,14 @@ func startServeProcess(t testing.TB, bin, addr, dir string) func() {
 	}
 }
 
+// serveFree runs startServeProcess on a free loopback port and returns
+// its address.
+func serveFree(t testing.TB, bin, dir string) (addr string, stop func()) {
+	t.Helper()
+	addr = freeAddr(t)
+	return addr, startServeProcess(t, bin, addr, dir)
+}
+
 // TestInstallOverHTTP: skills from a real skillport serve over HTTP into
 // a project's folders; the lock records the URL and the server's name;
 // a file the server adds later fails --frozen, named, and the lock is not
@@ -273,14 +281,8 @@ func TestInstallOverHTTP(t *testing.T) {
 	fakeHome(t)
 	project := t.TempDir()
 	t.Chdir(project)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	tree := installTree()
-	stop := startServeProcess(t, bin, addr, skilltest.WriteTree(t, tree))
+	addr, stop := serveFree(t, bin, skilltest.WriteTree(t, tree))
 	url := "http://" + addr + "/mcp"
 
 	out, errOut, code := runCLI(t, "install", url, "--project", "--agent", "agents", "--agent", "vscode")
@@ -763,12 +765,10 @@ func TestUpdate(t *testing.T) {
 	}
 }
 
-// TestInstallFromSiteWithoutMCP: a site whose discovery document names no
-// MCP endpoint (our web catalog with NoMCP, on loopback) is installed from
-// the downloads, each checked against the document's digest; the lock
-// records the site and the document's digest; a restore and check pass.
-func TestInstallFromSiteWithoutMCP(t *testing.T) {
-	home := fakeHome(t)
+// siteWithoutMCP is our web catalog of installTree with NoMCP: a site
+// whose discovery document names no MCP endpoint.
+func siteWithoutMCP(t *testing.T) http.Handler {
+	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cat, err := catalog.OpenDir(skilltest.WriteTree(t, installTree()), &catalog.Options{Logger: quiet})
 	if err != nil {
@@ -778,6 +778,16 @@ func TestInstallFromSiteWithoutMCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return wh
+}
+
+// TestInstallFromSiteWithoutMCP: a site whose discovery document names no
+// MCP endpoint (our web catalog with NoMCP, on loopback) is installed from
+// the downloads, each checked against the document's digest; the lock
+// records the site and the document's digest; a restore and check pass.
+func TestInstallFromSiteWithoutMCP(t *testing.T) {
+	home := fakeHome(t)
+	wh := siteWithoutMCP(t)
 	ts := httptest.NewServer(wh)
 	defer ts.Close()
 	site := ts.URL + "/"
@@ -1218,15 +1228,7 @@ func TestInstallNothingWritesNoLock(t *testing.T) {
 // removed at the source: update and --frozen fail and leave it in place.
 func TestInstallRefusesTamperedInTransit(t *testing.T) {
 	home := fakeHome(t)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cat, err := catalog.OpenDir(skilltest.WriteTree(t, installTree()), &catalog.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wh, err := web.New(skillserver.NewCatalogSource(cat), &web.Options{NoMCP: true, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wh := siteWithoutMCP(t)
 	var tamper atomic.Bool
 	tamper.Store(true)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -1290,13 +1292,7 @@ func TestUpdateSigners(t *testing.T) {
 	project := t.TempDir()
 	t.Chdir(project)
 	dir, acmePub, otherPub, _ := signedTree(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	stop := startServeProcess(t, bin, addr, dir)
+	addr, stop := serveFree(t, bin, dir)
 	url := "http://" + addr + "/mcp"
 	if out, errOut, code := runCLI(t, "install", url, "--project", "--agent", "agents", "--skill", "pdf", "--trusted-key", acmePub); code != 0 {
 		t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
