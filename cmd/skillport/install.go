@@ -381,11 +381,7 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 	if restore && !exists {
 		return usageErrorf("install: no SOURCE given and no %s; name a source to install from (a folder, a server URL, git+URL, or -- COMMAND)", esc(lockPath))
 	}
-	var folders []string
-	for _, a := range agents {
-		folders = append(folders, a.Folder(base, o.project))
-	}
-	sweepStaging(stderr, "install", stagingParents(lock, folders))
+	sweepStaging(stderr, "install", stagingParents(o.project, lock))
 
 	var sources []*installSource
 	if restore {
@@ -564,10 +560,16 @@ func sweepStaging(stderr io.Writer, cmd string, parents []string) {
 	}
 }
 
-// stagingParents are the skills folders a scope writes into: those given
-// and the parent of every folder lock records, sorted.
-func stagingParents(lock *install.Lock, folders []string) []string {
-	parents := slices.Clone(folders)
+// stagingParents are the skills folders a scope writes into, sorted:
+// every known agent's folder in the scope, and the parent of every folder
+// lock records.
+func stagingParents(project bool, lock *install.Lock) []string {
+	var parents []string
+	if base, _, err := installScope(project); err == nil {
+		for _, a := range install.Agents {
+			parents = append(parents, a.Folder(base, project))
+		}
+	}
 	for _, s := range lock.Skills {
 		for _, t := range s.Installed {
 			parents = append(parents, filepath.Dir(t.Dir))
@@ -663,7 +665,7 @@ func runCheck(stdout, stderr io.Writer, o *installFlags) error {
 	// Staging folders an interrupted install or pull left are not drift
 	// (agents skip dot folders), but they hold disk: named, for the next
 	// install to remove.
-	for _, p := range stagingParents(lock, nil) {
+	for _, p := range stagingParents(o.project, lock) {
 		left, _ := install.Abandoned(p)
 		for _, st := range left {
 			fmt.Fprintf(stderr, "skillport: check: %s: a staging folder left by an interrupted install or pull; the next skillport install removes it\n", esc(st))
@@ -717,7 +719,7 @@ func runRemove(stdout, stderr io.Writer, o *installFlags, names []string) error 
 		return err
 	}
 	defer release()
-	sweepStaging(stderr, "remove", stagingParents(lock, nil))
+	sweepStaging(stderr, "remove", stagingParents(o.project, lock))
 	failed := 0
 	var keep []install.Skill
 	for _, name := range names {

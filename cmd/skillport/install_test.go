@@ -1002,6 +1002,28 @@ func TestInstallKilledMidWrite(t *testing.T) {
 			t.Error("the next pull did not write the skill whole")
 		}
 	})
+	// A killed pull into an agent's folder is cleaned by the next install
+	// into the scope, for any agent: every known agent folder is swept.
+	t.Run("pull into an agent folder, install for another", func(t *testing.T) {
+		home := t.TempDir()
+		src := skilltest.WriteTree(t, version("1"))
+		cursor := filepath.Join(home, ".cursor", "skills")
+		pull := exec.Command(bin, "pull", "--to", cursor, "--", bin, "serve", src)
+		pull.Env = installEnv(home)
+		staging := killAtPause(t, pull, "place")
+		if filepath.Dir(staging) != cursor {
+			t.Fatalf("staging folder %s is not in %s", staging, cursor)
+		}
+		other := skilltest.WriteTree(t, map[string]string{"other/SKILL.md": skillMD("other")})
+		cmd := exec.Command(bin, "install", other, "--agent", "claude-code")
+		cmd.Env = installEnv(home)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("install: %v\n%s", err, out)
+		}
+		if ents, _ := os.ReadDir(cursor); len(ents) != 0 {
+			t.Errorf("left in %s: %v", cursor, ents)
+		}
+	})
 }
 
 // runOut runs cmd and returns its standard output and error apart.

@@ -97,7 +97,7 @@ func runUpdate(ctx context.Context, stdout, stderr io.Writer, o *installFlags, n
 			chosen.Skills = append(chosen.Skills, s)
 		}
 	}
-	sweepStaging(stderr, "update", stagingParents(lock, nil))
+	sweepStaging(stderr, "update", stagingParents(o.project, lock))
 	sources, err := lockSources(ctx, stderr, "update", chosen, o.timeout)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("update: %w", err)}
