@@ -471,6 +471,11 @@ func TestInstallKilled(t *testing.T) {
 	ents, _ := os.ReadDir(filepath.Dir(target))
 	if len(ents) != 1 {
 		t.Errorf("left in the agent folder: %v", ents)
+		for _, e := range ents {
+			inner, _ := os.ReadDir(filepath.Join(filepath.Dir(target), e.Name()))
+			m, _ := os.ReadFile(filepath.Join(filepath.Dir(target), e.Name(), install.StageMarker))
+			t.Logf("%s: %v, marker %q", e.Name(), inner, m)
+		}
 	}
 }
 
@@ -1365,5 +1370,46 @@ func TestUpdateSigners(t *testing.T) {
 	}
 	if l := readLock(t, lockPath); len(l.Skills) != 1 || l.Skills[0].Signer == first.Skills[0].Signer || !strings.HasPrefix(l.Skills[0].Signer, "key:") {
 		t.Errorf("the lock does not record the new signer: %+v", l.Skills)
+	}
+}
+
+// TestProjectLockElsewhere: a project's skills.lock, committed and checked
+// out at another path (here: the project folder moved), restores and
+// checks that checkout's own folders, from its own skills folder; the old
+// path is never written to.
+func TestProjectLockElsewhere(t *testing.T) {
+	fakeHome(t)
+	first := filepath.Join(t.TempDir(), "project")
+	skilltest.WriteFiles(t, filepath.Join(first, "skills"), installTree())
+	t.Chdir(first)
+	if out, errOut, code := runCLI(t, "install", "./skills", "--project", "--agent", "claude-code"); code != 0 {
+		t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
+	}
+	if data, _ := os.ReadFile("skills.lock"); strings.Contains(string(data), first) {
+		t.Errorf("the project's lock names its absolute path:\n%s", data)
+	}
+	os.RemoveAll(filepath.Join(first, ".claude"))
+	checkout := filepath.Join(t.TempDir(), "checkout")
+	t.Chdir(t.TempDir())
+	if err := os.Rename(first, checkout); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(checkout)
+	if out, errOut, code := runCLI(t, "install", "--project", "--frozen"); code != 0 {
+		t.Fatalf("restore in the checkout: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(checkout, ".claude", "skills", "tool", "scripts", "run.sh")); err != nil {
+		t.Errorf("not restored into the checkout: %v", err)
+	}
+	if _, err := os.Lstat(first); err == nil {
+		t.Errorf("the old project path %s was written to", first)
+	}
+	if out, errOut, code := runCLI(t, "check", "--project"); code != 0 || !strings.Contains(out, "2 skills in 2 folders match") {
+		t.Errorf("check in the checkout: exit %d\n%s%s", code, out, errOut)
+	}
+	// The checkout's own source folder is the one read.
+	skilltest.WriteFile(t, filepath.Join(checkout, "skills", "hello", "SKILL.md"), skillMD("hello")+"more\n")
+	if _, errOut, code := runCLI(t, "install", "--project", "--frozen"); code != 1 || !strings.Contains(errOut, "hello from ./skills: SKILL.md changed") {
+		t.Errorf("--frozen after the checkout's source changed: exit %d\n%s", code, errOut)
 	}
 }

@@ -31,10 +31,12 @@ func lockFile(path string) (func() error, error) {
 	}
 }
 
-// holdMarker does nothing here: without flock, a staging folder in use
-// is told from an abandoned one by its age alone.
+// canFlock is false here: a staging folder in use is told from an
+// abandoned one by its age alone.
+const canFlock = false
+
+// holdMarker does nothing here.
 func holdMarker(*os.File) error { return nil }
 
-// tryMarker cannot ask the owner here (canLock false): the caller goes by
-// the marker's age.
-func tryMarker(*os.File) (held, canLock bool) { return false, false }
+// tryMarker cannot ask the owner here; the caller goes by age.
+func tryMarker(*os.File) bool { return true }

@@ -3,6 +3,7 @@
 package install
 
 import (
+	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -23,14 +24,22 @@ func lockFile(path string) (func() error, error) {
 	return f.Close, nil
 }
 
-// holdMarker locks a staging folder's marker for as long as f is open.
+// canFlock: a staging folder's owner holds its marker's lock, so a
+// sweeper can ask whether it is alive.
+const canFlock = true
+
+// holdMarker locks a staging folder's marker for as long as f is open;
+// a sweeper holding it means the folder is being removed (errSwept).
 func holdMarker(f *os.File) error {
-	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return errSwept
+	}
+	return err
 }
 
-// tryMarker reports whether a living process holds the marker's lock;
-// the lock taken for the look is released when f is closed. canLock is
-// always true here.
-func tryMarker(f *os.File) (held, canLock bool) {
-	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil, true
+// tryMarker takes the marker's lock for a sweeper, reporting whether it
+// got it (no living owner holds it); closing f releases it.
+func tryMarker(f *os.File) bool {
+	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
 }

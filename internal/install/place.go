@@ -38,14 +38,18 @@ const (
 // taken: a marker that says anything else is not one skillport wrote.
 const markerText = "skillport staging folder: a skill being written, or left by an interrupted install or pull; skillport install removes it\n"
 
-// abandoned is how old a staging folder without a readable marker (its
-// owner died between making it and writing the marker), or one whose
-// owner cannot be asked through a lock (no flock on this system), must
-// be before [Sweep] takes it for abandoned.
+// Without flock (not Unix), an owner cannot be asked whether it still
+// uses its staging folder: one is taken for abandoned by age alone, a
+// folder without its marker after abandonedUnmarked, a marked one after
+// abandonedUnlocked.
 const (
 	abandonedUnmarked = time.Minute
 	abandonedUnlocked = time.Hour
 )
+
+// errSwept says a staging folder was taken by another process's [Sweep]
+// while being made; [NewStaging] makes another.
+var errSwept = errors.New("staging folder swept while being made")
 
 // Staging is a staging folder in use: its marker's lock is held until
 // Close, so no other process's [Sweep] removes it meanwhile.
@@ -56,31 +60,63 @@ type Staging struct {
 }
 
 // NewStaging makes a staging folder in parent (created if need be), named
-// with prefix ([StagePrefix] or [PullPrefix]), and marks it as in use.
+// with prefix ([StagePrefix] or [PullPrefix]), and marks it as in use: its
+// marker is created, locked, checked to be still in place (a [Sweep] may
+// have taken the folder before the lock), and only then given its text.
 func NewStaging(parent, prefix string) (*Staging, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(parent, prefix)
-	if err != nil {
-		return nil, err
-	}
-	st := &Staging{Dir: dir}
-	err = os.Chmod(dir, 0o755)
-	if err == nil {
-		st.marker, err = os.OpenFile(filepath.Join(dir, StageMarker), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-	}
-	if err == nil {
-		err = holdMarker(st.marker)
-	}
-	if err == nil {
-		_, err = io.WriteString(st.marker, markerText)
-	}
-	if err != nil {
+	for attempt := 0; ; attempt++ {
+		dir, err := os.MkdirTemp(parent, prefix)
+		if err != nil {
+			return nil, err
+		}
+		st := &Staging{Dir: dir}
+		err = st.mark()
+		if err == nil {
+			return st, nil
+		}
+		if errors.Is(err, errSwept) && attempt < 10 {
+			if st.marker != nil {
+				st.marker.Close()
+			}
+			continue // the sweeper removes what is left of it
+		}
 		st.Close()
 		return nil, err
 	}
-	return st, nil
+}
+
+// mark creates, locks and writes the staging folder's marker.
+func (s *Staging) mark() error {
+	path := filepath.Join(s.Dir, StageMarker)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return sweptIfGone(err)
+	}
+	s.marker = f
+	if err := holdMarker(f); err != nil {
+		return err
+	}
+	held, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if linked, err := os.Lstat(path); err != nil || !os.SameFile(held, linked) {
+		return errSwept
+	}
+	_, err = io.WriteString(f, markerText)
+	return err
+}
+
+// sweptIfGone turns "no such file" while making a staging folder into
+// errSwept: a sweeper removed it, still empty.
+func sweptIfGone(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return errSwept
+	}
+	return err
 }
 
 // Close removes the staging folder with whatever is still in it, and
@@ -187,10 +223,13 @@ type Swept struct {
 // Sweep removes from the skills folder parent every staging folder an
 // interrupted install or pull left: a real folder (never a link) named
 // with [StagePrefix] or [PullPrefix] that holds skillport's marker, whose
-// lock no living process holds. A skill folder it had moved aside is put
+// lock no living process holds (or, still empty, no marker yet: its maker
+// died, or will make another). A skill folder it had moved aside is put
 // back first when nothing took its place. Anything else is left alone:
 // another name, a marker that is a link or says something else, a
-// staging folder in use. Nothing is followed through a link.
+// staging folder in use. Nothing is followed through a link. The marker's
+// lock is held until the folder is gone, so no process starts using a
+// folder being removed.
 func Sweep(parent string) (Swept, error) {
 	var out Swept
 	stale, err := staleStagings(parent)
@@ -199,19 +238,11 @@ func Sweep(parent string) (Swept, error) {
 		errs = append(errs, err)
 	}
 	for _, st := range stale {
-		back, err := putBack(parent, st)
+		err := st.remove(parent, &out)
+		st.release()
 		if err != nil {
 			errs = append(errs, err)
-			continue
 		}
-		if back != "" {
-			out.Restored = append(out.Restored, back)
-		}
-		if err := os.RemoveAll(st); err != nil {
-			errs = append(errs, fmt.Errorf("removing %s: %w", st, err))
-			continue
-		}
-		out.Removed = append(out.Removed, st)
 	}
 	return out, errors.Join(errs...)
 }
@@ -219,7 +250,50 @@ func Sweep(parent string) (Swept, error) {
 // Abandoned lists, without changing anything, the staging folders in the
 // skills folder parent that [Sweep] would remove.
 func Abandoned(parent string) ([]string, error) {
-	return staleStagings(parent)
+	stale, err := staleStagings(parent)
+	var out []string
+	for _, st := range stale {
+		st.release()
+		out = append(out, st.dir)
+	}
+	return out, err
+}
+
+// staleStaging is an abandoned staging folder, its marker (if any) open
+// and locked by the sweeper.
+type staleStaging struct {
+	dir    string
+	marker *os.File
+}
+
+func (st staleStaging) release() {
+	if st.marker != nil {
+		st.marker.Close()
+	}
+}
+
+// remove puts back what st holds aside and removes it; a folder without
+// a marker is removed only while empty (its maker may be about to mark it,
+// and then makes another when it finds it gone).
+func (st staleStaging) remove(parent string, out *Swept) error {
+	if st.marker == nil {
+		if err := os.Remove(st.dir); err == nil {
+			out.Removed = append(out.Removed, st.dir)
+		}
+		return nil
+	}
+	back, err := putBack(parent, st.dir)
+	if err != nil {
+		return err
+	}
+	if back != "" {
+		out.Restored = append(out.Restored, back)
+	}
+	if err := os.RemoveAll(st.dir); err != nil {
+		return fmt.Errorf("removing %s: %w", st.dir, err)
+	}
+	out.Removed = append(out.Removed, st.dir)
+	return nil
 }
 
 // putBack moves the skill folder held aside in the staging folder st back
@@ -244,11 +318,9 @@ func putBack(parent, st string) (string, error) {
 	return target, nil
 }
 
-// staleStagings lists parent's abandoned staging folders. Each one's
-// marker lock is taken only for the look (released on return), so that a
-// staging folder made meanwhile is never listed: its owner locks it before
-// writing the marker's text.
-func staleStagings(parent string) ([]string, error) {
+// staleStagings lists parent's abandoned staging folders, each marked one
+// with its marker's lock taken; release them when done.
+func staleStagings(parent string) ([]staleStaging, error) {
 	ents, err := os.ReadDir(parent)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -256,58 +328,69 @@ func staleStagings(parent string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	var out []staleStaging
 	now := time.Now()
 	for _, e := range ents {
 		name := e.Name()
 		if !e.IsDir() || !(strings.HasPrefix(name, StagePrefix) || strings.HasPrefix(name, PullPrefix)) {
 			continue
 		}
-		st := filepath.Join(parent, name)
-		if abandonedStaging(st, now) {
+		dir := filepath.Join(parent, name)
+		if st, ok := abandonedStaging(dir, now); ok {
 			out = append(out, st)
 		}
 	}
 	return out, nil
 }
 
-// abandonedStaging reports whether the folder st (named as a staging
-// folder) is one skillport made and no living process uses.
-func abandonedStaging(st string, now time.Time) bool {
-	marker := filepath.Join(st, StageMarker)
+// abandonedStaging reports whether the folder dir (named as a staging
+// folder) is one skillport made and no living process uses; if so, its
+// marker stays open and locked in the result.
+func abandonedStaging(dir string, now time.Time) (staleStaging, bool) {
+	marker := filepath.Join(dir, StageMarker)
 	fi, err := os.Lstat(marker)
 	if errors.Is(err, fs.ErrNotExist) {
-		// Made, then killed before its marker existed: only an empty
-		// folder, and only once no owner can still be about to mark it.
-		ents, err := os.ReadDir(st)
-		sfi, serr := os.Lstat(st)
-		return err == nil && len(ents) == 0 && serr == nil && now.Sub(sfi.ModTime()) > abandonedUnmarked
+		// Made, and its maker killed (or not yet done) before the marker:
+		// only an empty folder, and without flock only an old one.
+		ents, err := os.ReadDir(dir)
+		dfi, derr := os.Lstat(dir)
+		ok := err == nil && len(ents) == 0 && derr == nil && (canFlock || now.Sub(dfi.ModTime()) > abandonedUnmarked)
+		return staleStaging{dir: dir}, ok
 	}
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > int64(len(markerText)) {
-		return false
+		return staleStaging{}, false
 	}
 	f, err := os.Open(marker)
 	if err != nil {
-		return false
+		return staleStaging{}, false
 	}
-	defer f.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			f.Close()
+		}
+	}()
 	if ofi, err := f.Stat(); err != nil || !os.SameFile(fi, ofi) {
-		return false // swapped for something else since the Lstat
+		return staleStaging{}, false // swapped for something else since the Lstat
 	}
-	held, canLock := tryMarker(f)
-	if held {
-		return false
+	if !tryMarker(f) {
+		return staleStaging{}, false // its owner is alive
 	}
-	if !canLock && now.Sub(fi.ModTime()) <= abandonedUnlocked {
-		return false
+	if !canFlock && now.Sub(fi.ModTime()) <= abandonedUnlocked {
+		return staleStaging{}, false
 	}
 	text, err := io.ReadAll(io.LimitReader(f, int64(len(markerText))+1))
 	if err != nil {
-		return false
+		return staleStaging{}, false
 	}
-	if len(text) == 0 {
-		// Killed between creating the marker and writing it.
-		return now.Sub(fi.ModTime()) > abandonedUnmarked
+	// An empty marker: its maker died between creating and writing it
+	// (one still alive would have failed to lock it, or finds it gone).
+	if len(text) != 0 && !bytes.Equal(text, []byte(markerText)) {
+		return staleStaging{}, false
 	}
-	return bytes.Equal(text, []byte(markerText))
+	if len(text) == 0 && !canFlock && now.Sub(fi.ModTime()) <= abandonedUnmarked {
+		return staleStaging{}, false
+	}
+	keep = true
+	return staleStaging{dir: dir, marker: f}, true
 }

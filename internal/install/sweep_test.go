@@ -1,9 +1,12 @@
 package install
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,8 +67,13 @@ func TestSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer live.Close()
-	fresh := filepath.Join(parent, PullPrefix+"fresh") // made a moment ago, its marker to come
+	// Made a moment ago, its marker to come: with flock its maker finds it
+	// gone and makes another, so it goes at once; without, it is kept.
+	fresh := filepath.Join(parent, PullPrefix+"fresh")
 	os.MkdirAll(fresh, 0o755)
+	if canFlock {
+		removed = append(removed, fresh)
+	}
 	noMarker := filepath.Join(parent, StagePrefix+"no-marker")
 	skilltest.WriteFiles(t, noMarker, map[string]string{"SKILL.md": "someone else's"})
 	otherText := filepath.Join(parent, StagePrefix+"other-text")
@@ -79,7 +87,7 @@ func TestSweep(t *testing.T) {
 	os.Symlink(elsewhere, linked)
 	skill := filepath.Join(parent, "hello")
 	skilltest.WriteFiles(t, skill, map[string]string{"SKILL.md": "x", StageMarker: markerText})
-	kept := []string{live.Dir, fresh, noMarker, otherText, linkMarker, linked, skill, elsewhere, filepath.Join(parent, "here")}
+	kept := []string{live.Dir, noMarker, otherText, linkMarker, linked, skill, elsewhere, filepath.Join(parent, "here")}
 
 	slices.Sort(removed)
 	listed, err := Abandoned(parent)
@@ -107,6 +115,9 @@ func TestSweep(t *testing.T) {
 		if _, err := os.Lstat(p); err == nil {
 			t.Errorf("%s is still there", p)
 		}
+	}
+	if !canFlock {
+		kept = append(kept, fresh)
 	}
 	for _, p := range kept {
 		if _, err := os.Lstat(p); err != nil {
@@ -151,5 +162,47 @@ func TestPlaceAsideCrash(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(parent); len(ents) != 1 {
 		t.Errorf("left: %v", ents)
+	}
+}
+
+// TestNewStagingRacesSweep: staging folders made while other goroutines
+// sweep the same folder in a tight loop are never taken from under their
+// maker: every one NewStaging returns is still there, marked, until it is
+// closed. (Under this much sweeping NewStaging may give up, after making
+// another folder each time it found one swept: that is errSwept, never a
+// folder taken later.)
+func TestNewStagingRacesSweep(t *testing.T) {
+	parent := t.TempDir()
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for !stop.Load() {
+				Sweep(parent)
+			}
+		})
+	}
+	made := 0
+	for range 300 {
+		st, err := NewStaging(parent, PullPrefix)
+		if errors.Is(err, errSwept) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		made++
+		if _, err := st.Write("hello", []string{"SKILL.md"}, [][]byte{[]byte("x")}); err != nil {
+			t.Fatalf("writing into a new staging folder: %v", err)
+		}
+		if got, err := os.ReadFile(filepath.Join(st.Dir, StageMarker)); err != nil || string(got) != markerText {
+			t.Fatalf("marker: %q, %v", got, err)
+		}
+		st.Close()
+	}
+	stop.Store(true)
+	wg.Wait()
+	if made < 100 {
+		t.Errorf("only %d of 300 staging folders could be made", made)
 	}
 }
