@@ -122,7 +122,15 @@ func sweptIfGone(err error) error {
 // Close removes the staging folder with whatever is still in it, and
 // releases the marker's lock.
 func (s *Staging) Close() error {
-	err := os.RemoveAll(s.Dir)
+	// Usually only the marker is left (the skill folder was placed): two
+	// calls, not RemoveAll's walk.
+	err := os.Remove(filepath.Join(s.Dir, StageMarker))
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		err = os.Remove(s.Dir)
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		err = os.RemoveAll(s.Dir)
+	}
 	if s.marker != nil {
 		s.marker.Close()
 	}
