@@ -176,7 +176,8 @@ func (s *Staging) Write(name string, rels []string, data [][]byte) (string, erro
 // Place makes the complete folder src the folder target, in one step that
 // another process sees whole: with no target, a rename; over an existing
 // target, an atomic exchange where the system has one (Linux renameat2
-// RENAME_EXCHANGE), after which the old folder is at src and is removed.
+// RENAME_EXCHANGE, macOS renamex_np RENAME_SWAP), after which the old
+// folder is at src and is removed.
 // Elsewhere the old folder is first moved aside, into the staging folder
 // holding src; a crash between the two renames leaves it there, and
 // [Sweep] puts it back. src must be a folder directly inside a [Staging]
