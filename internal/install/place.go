@@ -122,6 +122,12 @@ func sweptIfGone(err error) error {
 // Close removes the staging folder with whatever is still in it, and
 // releases the marker's lock.
 func (s *Staging) Close() error {
+	if !canFlock && s.marker != nil {
+		// Windows does not delete a file still open; without flock the
+		// open marker guards nothing anyway.
+		s.marker.Close()
+		s.marker = nil
+	}
 	// Usually only the marker is left (the skill folder was placed): two
 	// calls, not RemoveAll's walk.
 	err := os.Remove(filepath.Join(s.Dir, StageMarker))
