@@ -78,10 +78,13 @@ func NewStaging(parent, prefix string) (*Staging, error) {
 			return st, nil
 		}
 		if errors.Is(err, errSwept) && attempt < 10 {
+			// Another process is sweeping it (or only looking, as check
+			// does): leave it, removed, and make another.
 			if st.marker != nil {
 				st.marker.Close()
 			}
-			continue // the sweeper removes what is left of it
+			os.RemoveAll(dir)
+			continue
 		}
 		st.Close()
 		return nil, err
