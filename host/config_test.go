@@ -122,6 +122,29 @@ func TestFetchAllAndMaterialize(t *testing.T) {
 	if _, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrExists) {
 		t.Errorf("a link in place of a file: %v", err)
 	}
+	// The skill folder itself a link to an identical folder is not the
+	// folder: not up to date, and Replace puts a real folder in its place,
+	// leaving the folder it pointed at alone.
+	if _, err := Materialize(dir, e, files, &MaterializeOptions{Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	twin := filepath.Join(t.TempDir(), "pdf")
+	if err := os.Rename(out, twin); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(twin, out)
+	if _, err := Materialize(dir, e, files, nil); !errors.Is(err, ErrExists) {
+		t.Errorf("a link in place of the folder: %v", err)
+	}
+	if _, err := Materialize(dir, e, files, &MaterializeOptions{Replace: true}); err != nil {
+		t.Errorf("replace a linked folder: %v", err)
+	}
+	if fi, err := os.Lstat(out); err != nil || !fi.IsDir() {
+		t.Errorf("after replace the folder is %v, %v; want a real folder", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(twin, "SKILL.md")); err != nil {
+		t.Errorf("the folder the link pointed at was touched: %v", err)
+	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 || entries[0].Name() != "pdf" {
 		t.Errorf("target dir holds %v; staging left behind?", entries)

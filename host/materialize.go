@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/skillport/skillport/internal/filemode"
 	"io/fs"
 	"os"
 	"path"
@@ -13,6 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/skillport/skillport/internal/filemode"
+	"github.com/skillport/skillport/internal/install"
 	"github.com/skillport/skillport/internal/skilluri"
 )
 
@@ -49,7 +50,11 @@ type MaterializeOptions struct {
 // nothing: files are written into a staging folder inside dir through
 // os.Root, as regular files (never links) with mode 0644, or 0755 for a
 // file that starts with "#!" (package internal/filemode: MCP carries no mode),
-// and the folder is renamed into place only when complete. Paths come from
+// and the folder is put in place in one step only when complete (a rename,
+// or over an existing folder with Replace an atomic exchange where the
+// system has one); a process killed meanwhile leaves the old folder or the
+// new one, and a marked staging folder (".skillport-pull-*") that the next
+// pull or install into dir removes. Paths come from
 // the validated URIs. Names that would collide on a case-insensitive or
 // normalising filesystem are refused with [ErrNameCollision], and
 // so are names holding a character outside the scripts whose normalisation
@@ -98,37 +103,22 @@ func Materialize(dir string, e *Entry, files []*File, opts *MaterializeOptions) 
 	if target := filepath.Join(dir, e.Name); sameTree(target, rels, files) {
 		return target, ErrUpToDate
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fail("%v", err)
-	}
-	stage, err := os.MkdirTemp(dir, ".skillport-pull-")
+	// The folder is built complete in a staging folder beside it and
+	// placed in one step (package internal/install, which install shares):
+	// a crash leaves the old folder or the new one, and a staging folder
+	// the next install or pull removes.
+	st, err := install.NewStaging(dir, install.PullPrefix)
 	if err != nil {
 		return fail("%v", err)
 	}
-	defer os.RemoveAll(stage)
-	if err := os.Chmod(stage, 0o755); err != nil {
-		return fail("%v", err)
-	}
-	root, err := os.OpenRoot(stage)
-	if err != nil {
-		return fail("%v", err)
-	}
-	defer root.Close()
+	defer st.Close()
+	data := make([][]byte, len(files))
 	for i, f := range files {
-		p := filepath.FromSlash(rels[i])
-		if d := filepath.Dir(p); d != "." {
-			if err := root.MkdirAll(d, 0o755); err != nil {
-				return fail("%v", err)
-			}
-		}
-		w, err := root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filemode.Mode(f.Data))
-		if err != nil {
-			return fail("%v", err)
-		}
-		_, werr := w.Write(f.Data)
-		if err := errors.Join(werr, w.Close()); err != nil {
-			return fail("%v", err)
-		}
+		data[i] = f.Data
+	}
+	built, err := st.Write(e.Name, rels, data)
+	if err != nil {
+		return fail("%v", err)
 	}
 	target := filepath.Join(dir, e.Name)
 	if _, err := os.Lstat(target); err == nil {
@@ -138,13 +128,8 @@ func Materialize(dir string, e *Entry, files []*File, opts *MaterializeOptions) 
 		if !o.Replace {
 			return failErr(fmt.Errorf("%w: %s differs from the server's version; replace it to update", ErrExists, target))
 		}
-		old := stage + ".old"
-		if err := os.Rename(target, old); err != nil {
-			return fail("%v", err)
-		}
-		defer os.RemoveAll(old)
 	}
-	if err := os.Rename(stage, target); err != nil {
+	if err := install.Place(built, target); err != nil {
 		return fail("%v", err)
 	}
 	return target, nil
@@ -154,8 +139,12 @@ func Materialize(dir string, e *Entry, files []*File, opts *MaterializeOptions) 
 // paths) with the contents of files and the executable bit
 // internal/filemode gives them, and nothing else: no other file, no
 // link, no extra directory. Reads go through os.Root, so a link in dir is
-// never followed.
+// never followed, nor is dir itself when it is a link.
 func sameTree(dir string, rels []string, files []*File) bool {
+	// A link in place of the folder is not the folder, wherever it points.
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return false
+	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return false

@@ -189,6 +189,13 @@ type installSource struct {
 	resolved install.Resolved
 	origin   host.Origin
 	want     map[string]bool // restore: the skill paths the lock has from it
+	// locked, for an install of a SOURCE under --frozen, are the skill
+	// paths the lock has from it: one the source no longer has is gone.
+	locked map[string]bool
+	// refused counts the skills a site listed but that were refused on
+	// the way in (a digest that does not match, an unsafe archive…),
+	// each already reported: the source is not complete.
+	refused int
 }
 
 // sourceOf turns a SOURCE argument into an origin. A plain web address is
@@ -219,10 +226,11 @@ func sourceOf(ctx context.Context, stderr io.Writer, cmd, given string, timeout 
 		s.origin = host.Origin{URL: given}
 		s.resolved = install.Resolved{Kind: "mcp", URL: given}
 		if host.IsSiteURL(given) {
-			site, _, _, err := openSite(ctx, stderr, cmd, &s.origin, timeout)
+			site, refused, _, err := openSite(ctx, stderr, cmd, &s.origin, timeout)
 			if err != nil {
 				return s, err
 			}
+			s.refused = len(refused)
 			if site != nil {
 				s.resolved = install.Resolved{Kind: "site", URL: given, Document: site.Digest}
 			}
@@ -373,11 +381,7 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 	if restore && !exists {
 		return usageErrorf("install: no SOURCE given and no %s; name a source to install from (a folder, a server URL, git+URL, or -- COMMAND)", esc(lockPath))
 	}
-	var folders []string
-	for _, a := range agents {
-		folders = append(folders, a.Folder(base, o.project))
-	}
-	recoverAside(stderr, "install", lock, folders)
+	sweepStaging(stderr, "install", stagingParents(o.project, lock))
 
 	var sources []*installSource
 	if restore {
@@ -400,6 +404,19 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 	if len(sources) == 0 {
 		fmt.Fprintf(stdout, "%s lists no skills; nothing to install\n", esc(lockPath))
 		return nil
+	}
+	if o.frozen && !restore {
+		// The lock's skills from a SOURCE given must all still be there.
+		for _, src := range sources {
+			for _, s := range lock.Skills {
+				if s.Source == src.given {
+					if src.locked == nil {
+						src.locked = map[string]bool{}
+					}
+					src.locked[s.Path] = true
+				}
+			}
+		}
 	}
 	failed := 0
 	fail := func(who, msg string) {
@@ -500,7 +517,7 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 			}
 		}
 	}
-	if !restore && !o.frozen && failed == 0 {
+	if !restore && !o.frozen && failed == 0 && len(todo) > 0 {
 		var keep []install.Skill
 		for _, s := range lock.Skills {
 			replaced := slices.ContainsFunc(todo, func(f *fetched) bool { return f.rec.Source == s.Source && f.rec.Path == s.Path })
@@ -527,23 +544,15 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 	return nil
 }
 
-// recoverAside puts back what an interrupted install left aside in the
-// agent folders given and in every folder lock records, before anything
-// reads them.
-func recoverAside(stderr io.Writer, cmd string, lock *install.Lock, folders []string) {
-	parents := map[string]bool{}
-	for _, f := range folders {
-		parents[f] = true
-	}
-	for _, s := range lock.Skills {
-		for _, t := range s.Installed {
-			parents[filepath.Dir(t.Dir)] = true
-		}
-	}
-	for p := range parents {
-		back, err := install.Recover(p)
-		for _, b := range back {
-			fmt.Fprintf(stderr, "skillport: %s: put back %s, left aside by an interrupted install\n", cmd, esc(b))
+// sweepStaging cleans the skills folders given, before anything reads
+// them, of what an interrupted install, update, remove or pull left there
+// (install.Sweep: only its own marked staging folders, none in use),
+// putting back a folder left aside.
+func sweepStaging(stderr io.Writer, cmd string, parents []string) {
+	for _, p := range parents {
+		swept, err := install.Sweep(p)
+		for _, b := range swept.Restored {
+			fmt.Fprintf(stderr, "skillport: %s: put back %s, left aside by an interrupted install or pull\n", cmd, esc(b))
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "skillport: %s: %s\n", cmd, esc(err.Error()))
@@ -551,30 +560,40 @@ func recoverAside(stderr io.Writer, cmd string, lock *install.Lock, folders []st
 	}
 }
 
+// stagingParents are the skills folders a scope writes into, sorted:
+// every known agent's folder in the scope, and the parent of every folder
+// lock records.
+func stagingParents(project bool, lock *install.Lock) []string {
+	var parents []string
+	if base, _, err := installScope(project); err == nil {
+		for _, a := range install.Agents {
+			parents = append(parents, a.Folder(base, project))
+		}
+	}
+	for _, s := range lock.Skills {
+		for _, t := range s.Installed {
+			parents = append(parents, filepath.Dir(t.Dir))
+		}
+	}
+	slices.Sort(parents)
+	return slices.Compact(parents)
+}
+
 // placeSkill writes f into the skill folder dir: staged beside it through
 // host.Materialize (which checks every name and sets modes by the rule
 // pull follows) and placed in one step. It reports a folder that already
 // held exactly these files, which is left alone.
 func placeSkill(dir string, f *fetched) (same bool, err error) {
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		// A new folder: Materialize's own staging beside it and rename
-		// are the one step, with no second staging folder to make.
-		_, err := host.Materialize(filepath.Dir(dir), f.entry, f.files, nil)
-		return false, err
+	if _, err := os.Lstat(dir); err == nil {
+		if diffs, err := drift(&f.rec, dir); err == nil && len(diffs) == 0 {
+			return true, nil
+		}
 	}
-	if diffs, err := drift(&f.rec, dir); err == nil && len(diffs) == 0 {
+	_, err = host.Materialize(filepath.Dir(dir), f.entry, f.files, &host.MaterializeOptions{Replace: true})
+	if errors.Is(err, host.ErrUpToDate) {
 		return true, nil
 	}
-	stage, err := install.Stage(filepath.Dir(dir))
-	if err != nil {
-		return false, err
-	}
-	defer os.RemoveAll(stage)
-	built, err := host.Materialize(stage, f.entry, f.files, nil)
-	if err != nil {
-		return false, err
-	}
-	return false, install.Place(built, dir)
+	return false, err
 }
 
 // drift lists how the installed folder dir differs from s.
@@ -643,6 +662,15 @@ func runCheck(stdout, stderr io.Writer, o *installFlags) error {
 		})
 	}
 	wg.Wait()
+	// Staging folders an interrupted install or pull left are not drift
+	// (agents skip dot folders), but they hold disk: named, for the next
+	// install to remove.
+	for _, p := range stagingParents(o.project, lock) {
+		left, _ := install.Abandoned(p)
+		for _, st := range left {
+			fmt.Fprintf(stderr, "skillport: check: %s: a staging folder left by an interrupted install or pull; the next skillport install removes it\n", esc(st))
+		}
+	}
 	drifted, folders := 0, len(todo)
 	for i, f := range todo {
 		for _, d := range diffs[i] {
@@ -691,6 +719,7 @@ func runRemove(stdout, stderr io.Writer, o *installFlags, names []string) error 
 		return err
 	}
 	defer release()
+	sweepStaging(stderr, "remove", stagingParents(o.project, lock))
 	failed := 0
 	var keep []install.Skill
 	for _, name := range names {
@@ -781,8 +810,7 @@ func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, source
 	untrusted(h, func(origin, uri, msg string) {
 		path := skillPathOf(uri)
 		for _, src := range sources {
-			asked := len(o.only) == 0 || slices.ContainsFunc(o.only, func(n string) bool { return n == path || n == path[strings.LastIndex(path, "/")+1:] })
-			if src.origin.Label == origin && asked && (src.want == nil || src.want[path]) {
+			if src.origin.Label == origin && asked(o.only, path) && (src.want == nil || src.want[path]) {
 				fail(src.given, msg)
 			}
 		}
@@ -790,6 +818,28 @@ func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, source
 	status := map[string]host.OriginStatus{}
 	for _, st := range h.Origins() {
 		status[st.Label] = st
+	}
+	// A skill the host refused (an invalid entry, one over a limit, an
+	// untrusted signature) is not installed and fails the source; nor is it
+	// gone from the source, which still lists it.
+	refusedAt := map[string]map[string]bool{}
+	for _, d := range h.Diagnostics() {
+		if !d.Refused || d.URI == "" {
+			continue
+		}
+		path := skillPathOf(d.URI)
+		if refusedAt[d.Origin] == nil {
+			refusedAt[d.Origin] = map[string]bool{}
+		}
+		refusedAt[d.Origin][path] = true
+		if errors.Is(d.Err, host.ErrUntrusted) {
+			continue // failed above, with the policy's reason
+		}
+		for _, src := range sources {
+			if src.origin.Label == d.Origin && asked(o.only, path) && (src.want == nil || src.want[path]) {
+				fail(path+" from "+src.given, "refused by the host (said above); not installed")
+			}
+		}
 	}
 
 	for _, src := range sources {
@@ -842,17 +892,34 @@ func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, source
 			}
 			todo = append(todo, &fetched{src: src, entry: e, files: files, rec: rec})
 		}
+		if src.refused > 0 {
+			// A refused skill is not gone from the source: nothing is
+			// removed for it, and the install fails.
+			fail(src.given, fmt.Sprintf("%s refused on the way in (said above): the source is incomplete, so none of its skills counts as removed", count(src.refused, "skill was", "skills were")))
+			continue
+		}
 		if st.Err != nil {
 			continue // its skills are not gone, only out of reach
 		}
 		for p := range src.want {
-			if !found[p] {
+			if !found[p] && !refusedAt[src.origin.Label][p] {
+				gone = append(gone, goneSkill{src: src, path: p})
+			}
+		}
+		for p := range src.locked {
+			if !found[p] && !refusedAt[src.origin.Label][p] && asked(o.only, p) {
 				gone = append(gone, goneSkill{src: src, path: p})
 			}
 		}
 	}
 	slices.SortFunc(gone, func(a, b goneSkill) int { return strings.Compare(a.who(), b.who()) })
 	return todo, gone, ok, h, nil
+}
+
+// asked reports whether --skill (only; none means all) picks the skill at
+// path, by its path or its folder name.
+func asked(only []string, path string) bool {
+	return len(only) == 0 || slices.ContainsFunc(only, func(n string) bool { return n == path || n == path[strings.LastIndex(path, "/")+1:] })
 }
 
 // portable checks the skill's folder name and every file's path against

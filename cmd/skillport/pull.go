@@ -28,7 +28,9 @@ func init() {
 every file of a skill is fetched and verified (size, SHA-256, SKILL.md
 frontmatter) before anything is written, SKILL.md first, and a skill whose
 SKILL.md fails is not read further. Each skill is written to DIR/NAME all at
-once, as regular non-executable files.
+once, as regular files (mode 0755 for a file starting with #!, else 0644),
+staged beside it in a .skillport-pull-* folder; one that a killed pull left
+is removed by the next pull into DIR.
 
   skillport pull http://127.0.0.1:8080/mcp --to .claude/skills
 
@@ -111,6 +113,8 @@ func runPull(ctx context.Context, stdout, stderr io.Writer, f *hostFlags, origin
 	if err := checkTarget(to); err != nil {
 		return err
 	}
+	// What an interrupted pull or install left in --to goes first.
+	sweepStaging(stderr, "pull", []string{to})
 	h, err := f.newHost(ctx, origins, nil)
 	if err != nil {
 		return err

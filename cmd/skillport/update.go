@@ -32,7 +32,12 @@ unless --force). Then skills.lock is rewritten.
 Approval is the one load asks for, bound to the exact content: a
 remembered approval of this content, --policy FILE, --yes, or the terminal.
 Without any of them a changed skill is not updated. Skills from a folder
-are your own files and, as for load, need no approval.
+are your own files and, as for load, need no approval. A changed skill no
+longer signed by the signer skills.lock records (verified with
+--trusted-key or --trust-policy, as install verifies) is refused unless
+--allow-signer-change. A skill the host refuses (an untrusted signature,
+an invalid entry) fails and is left in place: it is not removed at the
+source.
 
   skillport update              # every skill of the user's skills.lock
   skillport update --project refunds --yes
@@ -44,6 +49,9 @@ Exit status: 0 when every skill is current or was updated, 1 when one was
 not (refused approval, a failed source, a folder that differs), 2 on usage
 errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.trust.load("update"); err != nil {
+				return err
+			}
 			return runUpdate(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &o, args, policy, yes)
 		},
 	}
@@ -54,6 +62,8 @@ errors.`,
 	fl.DurationVar(&o.timeout, "timeout", host.DefaultCallTimeout, "timeout of each call to a server")
 	fl.StringVar(&policy, "policy", "", "approval policy file (JSON allow/deny rules), as load takes it")
 	fl.BoolVarP(&yes, "yes", "y", false, "approve the changed skills without asking (not remembered)")
+	o.trust.register(cmd)
+	fl.BoolVar(&o.allowSignerChange, "allow-signer-change", false, "accept changed skills now signed by someone other than the signer skills.lock records")
 	rootCmd.AddCommand(hostCommand(cmd))
 }
 
@@ -87,7 +97,7 @@ func runUpdate(ctx context.Context, stdout, stderr io.Writer, o *installFlags, n
 			chosen.Skills = append(chosen.Skills, s)
 		}
 	}
-	recoverAside(stderr, "update", lock, nil)
+	sweepStaging(stderr, "update", stagingParents(o.project, lock))
 	sources, err := lockSources(ctx, stderr, "update", chosen, o.timeout)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("update: %w", err)}
@@ -118,8 +128,18 @@ func runUpdate(ctx context.Context, stdout, stderr io.Writer, o *installFlags, n
 		key := f.rec.Source + "\x00" + f.rec.Path
 		f.rec.Installed = locked[key].Installed
 		printChanges(stdout, c)
+		signerChange := install.SignerChange(locked[key], &f.rec)
 		if install.TreeDigest(locked[key].Files) == f.rec.Digest {
-			records[key] = f.rec // only the commit or document moved
+			// Only the commit or document moved: the same content, which
+			// the recorded signer signed, keeps its signer unless allowed.
+			if signerChange != "" && !o.allowSignerChange {
+				f.rec.Signer = locked[key].Signer
+			}
+			records[key] = f.rec
+			continue
+		}
+		if msg := signerChange; msg != "" && !o.allowSignerChange {
+			fail(f.rec.Path+" from "+f.src.given, msg+"; nothing of it was written")
 			continue
 		}
 		if err := approveUpdate(ctx, h, f, yes, policy); err != nil {

@@ -113,7 +113,10 @@ type File struct {
 type Target struct {
 	Agent string `json:"agent"`
 	// Dir is the skill's folder (the agent's skills folder joined with
-	// the skill's name), absolute.
+	// the skill's name), absolute. In the file, a folder inside the lock
+	// file's own folder (a project's) is written relative to it,
+	// slash-separated, so that a committed lock means the same folders in
+	// every checkout ([Write], [Read]).
 	Dir string `json:"dir"`
 }
 
@@ -206,8 +209,10 @@ var ErrLock = errors.New("invalid lock file")
 // Parse reads a lock file. name is used in errors. Everything is checked:
 // the version, every path (relative, clean, slash-separated, no ".."),
 // every digest's form, every skill name, every target folder (absolute,
-// ending in the skill's name), and both digests against the content, so a
-// hand-edited lock is refused rather than trusted.
+// or relative to the lock's folder without "..", ending in the skill's
+// name), and both digests against the content, so a hand-edited lock is
+// refused rather than trusted. Relative folders are left as they are;
+// [Read] resolves them.
 func Parse(name string, data []byte) (*Lock, error) {
 	fail := func(format string, args ...any) (*Lock, error) {
 		return nil, fmt.Errorf("%w %s: %s; restore it from version control, or delete it and install again", ErrLock, name, fmt.Sprintf(format, args...))
@@ -273,9 +278,14 @@ func Parse(name string, data []byte) (*Lock, error) {
 			return fail("%s (%s): digest %q does not match its files (%s)", where, s.Name, s.Digest, got)
 		}
 		for j, t := range s.Installed {
-			if t.Agent == "" || !filepath.IsAbs(t.Dir) || filepath.Clean(t.Dir) != t.Dir || filepath.Base(t.Dir) != s.Name {
-				return fail("%s (%s): installed[%d]: needs an agent and an absolute, clean folder ending in %s", where, s.Name, j, s.Name)
+			abs := filepath.IsAbs(t.Dir) && filepath.Clean(t.Dir) == t.Dir && filepath.Base(t.Dir) == s.Name
+			rel := cleanRel(t.Dir) && path.Base(t.Dir) == s.Name
+			if t.Agent == "" || !(abs || rel) {
+				return fail("%s (%s): installed[%d]: needs an agent and a clean folder ending in %s, absolute or relative to the lock's folder", where, s.Name, j, s.Name)
 			}
+		}
+		if s.Resolved.Kind == "directory" && !filepath.IsAbs(s.Resolved.Dir) && !cleanRel(s.Resolved.Dir) && s.Resolved.Dir != "." {
+			return fail("%s (%s): resolved.dir must be absolute or relative to the lock's folder", where, s.Name)
 		}
 	}
 	if got := SetDigest(l.Skills); l.Digest != got {
@@ -322,9 +332,9 @@ func (d Diff) String() string {
 	case "changed":
 		return fmt.Sprintf("%s changed: lock has sha256:%s, found sha256:%s", d.File, d.Want, d.Got)
 	case "added":
-		return fmt.Sprintf("%s added (sha256:%s), not in the lock", d.File, d.Got)
+		return fmt.Sprintf("%s added: lock has none, found sha256:%s", d.File, d.Got)
 	case "removed":
-		return fmt.Sprintf("%s removed: the lock has it (sha256:%s)", d.File, d.Want)
+		return fmt.Sprintf("%s removed: lock has sha256:%s, found none", d.File, d.Want)
 	}
 	return d.File + ": " + d.What
 }

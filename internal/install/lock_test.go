@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -101,7 +103,9 @@ func TestParse(t *testing.T) {
 		{"site document", edit(func(l *Lock) {
 			l.Skills[0].Resolved = Resolved{Kind: "site", URL: "https://example.com/", Document: "sha256:" + strings.Repeat("A", 64)}
 		}), "resolved.document must be sha256:"},
-		{"relative target", edit(func(l *Lock) { l.Skills[0].Installed[0].Dir = "hello" }), "absolute, clean folder ending in hello"},
+		{"target outside the lock's folder", edit(func(l *Lock) { l.Skills[0].Installed[0].Dir = "../x/hello" }), "clean folder ending in hello, absolute or relative to the lock's folder"},
+		{"unclean relative target", edit(func(l *Lock) { l.Skills[0].Installed[0].Dir = "a/./hello" }), "clean folder ending in hello"},
+		{"relative directory source outside", edit(func(l *Lock) { l.Skills[0].Resolved = Resolved{Kind: "directory", Dir: "../src"} }), "resolved.dir must be absolute or relative"},
 		{"target elsewhere", edit(func(l *Lock) { l.Skills[0].Installed[0].Dir = "/home/u/.bashrc.d" }), "ending in hello"},
 		{"skill digest", stale(func(l *Lock) { l.Skills[0].Files[1].Size = 99 }), "does not match its files"},
 		{"set digest", stale(func(l *Lock) { l.Digest = "sha256:00" }), "does not match its skills"},
@@ -123,8 +127,8 @@ func TestCompare(t *testing.T) {
 	}
 	joined := strings.Join(lines, "\n")
 	for _, w := range []string{
-		"gone removed: the lock has it (sha256:" + want[2].SHA256 + ")",
-		"new added (sha256:" + got[2].SHA256 + ")",
+		"gone removed: lock has sha256:" + want[2].SHA256 + ", found none",
+		"new added: lock has none, found sha256:" + got[2].SHA256,
 		"run.sh changed: lock has sha256:" + want[1].SHA256 + ", found sha256:" + got[1].SHA256,
 	} {
 		if !strings.Contains(joined, w) {
@@ -167,4 +171,53 @@ func mustJSON(l *Lock) []byte {
 		panic(err)
 	}
 	return data
+}
+
+// TestWriteRelative: a lock written at a project's root records the
+// folders inside the project relative to it, and Read gives them back
+// absolute under wherever the lock now is: a project moved or checked out
+// elsewhere keeps meaning its own folders. Folders outside stay absolute.
+func TestWriteRelative(t *testing.T) {
+	project := filepath.Join(t.TempDir(), "project")
+	l := &Lock{Skills: []Skill{{
+		Name: "hello", Path: "hello", Source: "./skills",
+		Resolved: Resolved{Kind: "directory", Dir: filepath.Join(project, "skills")},
+		Files:    []File{FileOf("SKILL.md", []byte("x"))},
+		Installed: []Target{
+			{Agent: "claude-code", Dir: filepath.Join(project, ".claude", "skills", "hello")},
+			{Agent: "cursor", Dir: filepath.Join(t.TempDir(), "elsewhere", "hello")},
+		},
+	}}}
+	elsewhere := l.Skills[0].Installed[1].Dir
+	path := filepath.Join(project, LockName)
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(path, l); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if strings.Contains(string(data), project) {
+		t.Errorf("the lock names the project's absolute path:\n%s", data)
+	}
+	for _, want := range []string{`"dir": ".claude/skills/hello"`, `"dir": "skills"`, `"dir": "` + elsewhere + `"`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the lock lacks %s:\n%s", want, data)
+		}
+	}
+	if l.Skills[0].Installed[0].Dir != filepath.Join(project, ".claude", "skills", "hello") {
+		t.Error("Write changed the lock it was given")
+	}
+	moved := filepath.Join(t.TempDir(), "checkout")
+	if err := os.Rename(project, moved); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := Read(filepath.Join(moved, LockName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := got.Skills[0]
+	if s.Resolved.Dir != filepath.Join(moved, "skills") || s.Installed[0].Dir != filepath.Join(moved, ".claude", "skills", "hello") || s.Installed[1].Dir != elsewhere {
+		t.Errorf("read back: %+v %+v", s.Resolved, s.Installed)
+	}
 }

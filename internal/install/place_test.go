@@ -14,14 +14,16 @@ import (
 )
 
 // writeVersion makes a complete skill folder inside a fresh staging folder
-// beside target, as install does, and returns it.
+// beside target, as install does, and returns it; the staging folder is
+// closed with the test.
 func writeVersion(t *testing.T, target string, files map[string]string) string {
 	t.Helper()
-	stage, err := Stage(filepath.Dir(target))
+	st, err := NewStaging(filepath.Dir(target), StagePrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(stage, filepath.Base(target))
+	t.Cleanup(func() { st.Close() })
+	dir := filepath.Join(st.Dir, filepath.Base(target))
 	skilltest.WriteFiles(t, dir, files)
 	return dir
 }
@@ -112,36 +114,6 @@ func TestPlaceIsOneStep(t *testing.T) {
 	ents, _ := os.ReadDir(filepath.Dir(target))
 	if len(ents) != 1 {
 		t.Errorf("left behind: %v", ents)
-	}
-}
-
-// TestRecover: an install interrupted between moving the old folder
-// aside and renaming the new one in (the fallback where the system has
-// no atomic exchange) leaves the old folder aside; Recover puts it back
-// and removes every staging folder.
-func TestRecover(t *testing.T) {
-	parent := filepath.Join(t.TempDir(), "skills")
-	half := writeVersion(t, filepath.Join(parent, "hello"), map[string]string{"SKILL.md": "new, half"})
-	aside := filepath.Dir(half) + ".old"
-	skilltest.WriteFiles(t, filepath.Join(aside, "hello"), map[string]string{"SKILL.md": "old"})
-	back, err := Recover(parent)
-	if err != nil || len(back) != 1 || back[0] != filepath.Join(parent, "hello") {
-		t.Fatalf("Recover = %v, %v", back, err)
-	}
-	if got, _ := os.ReadFile(filepath.Join(parent, "hello", "SKILL.md")); string(got) != "old" {
-		t.Errorf("put back %q, want the old skill", got)
-	}
-	ents, _ := os.ReadDir(parent)
-	if len(ents) != 1 {
-		t.Errorf("staging folders left: %v", ents)
-	}
-	// With the skill in place, an aside copy is stale and only removed.
-	skilltest.WriteFiles(t, filepath.Join(parent, StagePrefix+"1.old", "hello"), map[string]string{"SKILL.md": "older"})
-	if back, err := Recover(parent); err != nil || len(back) != 0 {
-		t.Errorf("Recover over a present skill = %v, %v", back, err)
-	}
-	if got, _ := os.ReadFile(filepath.Join(parent, "hello", "SKILL.md")); string(got) != "old" {
-		t.Errorf("the present skill was replaced by %q", got)
 	}
 }
 
