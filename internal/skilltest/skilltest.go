@@ -53,6 +53,11 @@ var (
 	binOnce sync.Once
 	binPath string
 	binErr  error
+	// userCache is the user cache directory as the process started: a test
+	// that fakes HOME or XDG_CACHE_HOME (t.Setenv) before the first Binary
+	// call must not put the shared binary in its temporary folder, which
+	// is removed when that test ends while later tests still run it.
+	userCache, userCacheErr = os.UserCacheDir()
 )
 
 // Binary returns the path of the skillport command built from this checkout
@@ -107,7 +112,7 @@ func build() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cache, err := os.UserCacheDir()
+	cache, err := userCache, userCacheErr
 	if err != nil {
 		cache = os.TempDir()
 	}
