@@ -56,6 +56,9 @@ type hostFlags struct {
 	// document; it was tried as an MCP endpoint, and if that fails too
 	// the user hears both.
 	noDiscovery map[string]string
+	// recheckTags asks a git remote whether a tag already mirrored moved:
+	// for install SOURCE, outdated and update, which compare with upstream.
+	recheckTags bool
 }
 
 // lsTimeout is ls's default --timeout: listing is one round trip, and a
@@ -306,7 +309,7 @@ func (f *hostFlags) newHost(ctx context.Context, origins []host.Origin, opts *ho
 	opts.ClientInfo = &mcp.Implementation{Name: "skillport", Version: version()}
 	opts.AllowDynamic = f.allowDynamic
 	opts.Trust = f.trust.hook()
-	opts.OpenGit = gitorigin.Opener(nil)
+	opts.OpenGit = gitorigin.Opener(&gitorigin.Options{RecheckTags: f.recheckTags})
 	opts.OpenOCI = gitorigin.OCIOpener(nil)
 	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 1})) // diagnostics are printed by the commands
 	if logLevel.Level() <= slog.LevelDebug {

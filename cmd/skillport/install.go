@@ -423,7 +423,7 @@ func runInstall(ctx context.Context, stdout, stderr io.Writer, o *installFlags, 
 		failed++
 		printError(stderr, "install: "+esc(who)+": ", msg)
 	}
-	todo, gone, ok, h, err := fetchSources(ctx, stderr, o, sources, nil, fail)
+	todo, gone, ok, h, err := fetchSources(ctx, stderr, o, sources, !restore, nil, fail)
 	if err != nil {
 		return err
 	}
@@ -788,8 +788,10 @@ func (g goneSkill) who() string { return g.path + " from " + g.src.given }
 // names against the portable-name rules before anything is written. A
 // skill that fails is reported to fail. gone lists the skills the lock
 // has from a source that answered without them. ok is false when a
-// source failed as a whole. Close h when done.
-func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, sources []*installSource, opts *host.Options, fail func(who, msg string)) (todo []*fetched, gone []goneSkill, ok bool, h *host.Host, err error) {
+// source failed as a whole. upstream asks a git remote whether a tag
+// already mirrored moved (install SOURCE, outdated, update); a restore
+// reads the mirror's tag as a pin, as serve does. Close h when done.
+func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, sources []*installSource, upstream bool, opts *host.Options, fail func(who, msg string)) (todo []*fetched, gone []goneSkill, ok bool, h *host.Host, err error) {
 	origins := make([]host.Origin, len(sources))
 	used := map[string]bool{}
 	for i, s := range sources {
@@ -801,7 +803,7 @@ func fetchSources(ctx context.Context, stderr io.Writer, o *installFlags, source
 		s.origin.Label = label
 		origins[i] = s.origin
 	}
-	hf := &hostFlags{timeout: o.timeout, trust: o.trust}
+	hf := &hostFlags{timeout: o.timeout, trust: o.trust, recheckTags: upstream}
 	h, err = hf.newHost(ctx, origins, opts)
 	if err != nil {
 		return nil, nil, false, nil, err
@@ -951,7 +953,7 @@ func compareLock(todo []*fetched, locked map[string]*install.Skill, differ func(
 			continue
 		}
 		if f.rec.Resolved.Kind == "git" && old.Resolved.ServerVersion != "" && f.rec.Resolved.ServerVersion != old.Resolved.ServerVersion {
-			differ(who, fmt.Sprintf("the git source now serves commit %s; %s has %s", f.rec.Resolved.ServerVersion, install.LockName, old.Resolved.ServerVersion))
+			differ(who, fmt.Sprintf("the git source now serves commit %s for %s (it moved upstream); %s has %s", f.rec.Resolved.ServerVersion, gitRef(f.rec.Source), install.LockName, old.Resolved.ServerVersion))
 		}
 		if f.rec.Resolved.Kind == "site" && f.rec.Resolved.Document != old.Resolved.Document {
 			differ(who, fmt.Sprintf("the site's discovery document is now %s; %s has %s", f.rec.Resolved.Document, install.LockName, old.Resolved.Document))
@@ -963,6 +965,15 @@ func compareLock(todo []*fetched, locked map[string]*install.Skill, differ func(
 			differ(who, d.String())
 		}
 	}
+}
+
+// gitRef names the ref of the git source given, for a message.
+func gitRef(given string) string {
+	spec, err := gitsource.ParseSpec(given)
+	if err != nil || spec.Ref == "" {
+		return "the remote's default branch"
+	}
+	return "ref " + spec.Ref
 }
 
 // skillChanges are the ways one fetched skill differs from its record.
@@ -1024,7 +1035,7 @@ func runOutdated(ctx context.Context, stdout, stderr io.Writer, o *installFlags,
 		return nil
 	}
 	failed := 0
-	todo, gone, ok, h, err := fetchSources(ctx, stderr, o, sources, nil, func(who, msg string) {
+	todo, gone, ok, h, err := fetchSources(ctx, stderr, o, sources, true, nil, func(who, msg string) {
 		failed++
 		printError(stderr, "outdated: "+esc(who)+": ", msg)
 	})

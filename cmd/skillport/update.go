@@ -111,7 +111,7 @@ func runUpdate(ctx context.Context, stdout, stderr io.Writer, o *installFlags, n
 		failed++
 		printError(stderr, "update: "+esc(who)+": ", msg)
 	}
-	todo, gone, ok, h, err := fetchSources(ctx, stderr, o, sources, &host.Options{Approver: approver, Approvals: store}, fail)
+	todo, gone, ok, h, err := fetchSources(ctx, stderr, o, sources, true, &host.Options{Approver: approver, Approvals: store}, fail)
 	if err != nil {
 		return err
 	}

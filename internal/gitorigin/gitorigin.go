@@ -34,6 +34,11 @@ type Options struct {
 	Logger *slog.Logger
 	// OCI configures how registries are reached (OCIOpener).
 	OCI *ocisource.Options
+	// RecheckTags asks a git remote whether a tag the mirror already
+	// holds has moved (gitsource.Options.RecheckTags): set by the commands
+	// that compare with upstream (install SOURCE, outdated, update), not by
+	// those that read what was mirrored.
+	RecheckTags bool
 }
 
 func (opts *Options) defaults() Options {
@@ -64,7 +69,7 @@ func Opener(opts *Options) func(ctx context.Context, spec string) (mcp.Transport
 			return nil, nil, err
 		}
 		src, err := gitsource.Open(ctx, spec, &gitsource.Options{CacheDir: o.CacheDir, Logger: o.Logger,
-			Catalog: &catalog.Options{Logger: quiet}})
+			Catalog: &catalog.Options{Logger: quiet}, RecheckTags: o.RecheckTags})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -5,7 +5,8 @@
 // The bytes served are blob bytes and a snapshot is identified by its
 // commit.
 //
-// A tag or commit pin never moves. A branch is re-resolved by [Source.Watch]
+// A tag or commit pin never moves (an installer may ask the remote again
+// whether a tag moved: [Options].RecheckTags). A branch is re-resolved by [Source.Watch]
 // every poll interval and whenever [Source.Trigger] is called (a webhook);
 // a new commit becomes a new catalog built by tree id: subtrees whose ids
 // did not change are not read, and only the skills whose folders changed
@@ -73,6 +74,11 @@ type Options struct {
 	// directory (the pack the remote sends); zero means
 	// [DefaultMaxFetch]. A fetch past it fails and leaves nothing behind.
 	MaxFetch int64
+	// RecheckTags asks the remote again for a tag the mirror already holds
+	// (one ref advertisement), fetching it only if it moved: for an
+	// installer, whose job is to compare with upstream. A server leaves it
+	// false, so that a tag it serves never changes under its clients.
+	RecheckTags bool
 }
 
 // DefaultCacheDir is the mirrors' directory under the user cache directory.
@@ -395,8 +401,9 @@ func (s *Source) resolve(ctx context.Context) (plumbing.Hash, error) {
 		}
 		return h, nil
 	}
-	// A tag already mirrored is a pin: no network either.
-	if s.spec.Ref != "" {
+	// A tag already mirrored is a pin: no network either, unless asked to
+	// see whether it moved upstream.
+	if s.spec.Ref != "" && !s.opts.RecheckTags {
 		for _, name := range tagNames(s.spec.Ref) {
 			if h, err := s.localCommit(name); err == nil {
 				s.setRef(name, true)

@@ -324,3 +324,49 @@ func TestMissingFolderOrRef(t *testing.T) {
 		}
 	}
 }
+
+// TestRecheckTags: a tag already mirrored is served as mirrored (a pin,
+// with no request to the remote) unless RecheckTags is set; then one ref
+// advertisement shows whether it moved, and only a moved tag is fetched.
+func TestRecheckTags(t *testing.T) {
+	r := newRemote(t)
+	first := r.commit("one", map[string]string{"pdf/SKILL.md": skillMD("pdf", "first")})
+	git(t, r.work, "tag", "-a", "-m", "v1", "v1")
+	r.push("main", "v1")
+	srv := serveHTTPGit(t, r.root, "", "")
+	spec := "git+" + srv.URL + "/repo.git@v1"
+	cache := t.TempDir()
+	if s := mustOpen(t, spec, &gitsource.Options{CacheDir: cache}); s.Status().Commit != first {
+		t.Fatalf("first open serves %s, want %s", s.Status().Commit, first)
+	}
+
+	moved := r.commit("two", map[string]string{"pdf/SKILL.md": skillMD("pdf", "second")})
+	git(t, r.work, "tag", "-f", "-a", "-m", "v1 again", "v1")
+	r.push("-f", "main", "v1")
+
+	for _, tc := range []struct {
+		name     string
+		recheck  bool
+		want     string
+		requests int // made to the remote by this open
+	}{
+		{"pinned", false, first, 0},
+		{"rechecked, moved", true, moved, 3},   // the advertisement, then the fetch (its own advertisement and the pack)
+		{"rechecked, unmoved", true, moved, 1}, // the advertisement only
+		{"pinned after the recheck", false, moved, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := srv.Requests()
+			s := mustOpen(t, spec, &gitsource.Options{CacheDir: cache, RecheckTags: tc.recheck})
+			if got := s.Status().Commit; got != tc.want {
+				t.Errorf("serves %s, want %s", got, tc.want)
+			}
+			if !s.Pinned() {
+				t.Error("a tag is not reported pinned")
+			}
+			if n := srv.Requests() - before; n != tc.requests {
+				t.Errorf("%d requests to the remote, want %d", n, tc.requests)
+			}
+		})
+	}
+}
