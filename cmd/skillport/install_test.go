@@ -1046,11 +1046,7 @@ func runOut(cmd *exec.Cmd) (stdout, stderr string, err error) {
 // --frozen refuses naming the commits, the file and both digests, and
 // writes nothing.
 func TestInstallFromGitHTTP(t *testing.T) {
-	fakeHome(t)
-	project := t.TempDir()
-	t.Chdir(project)
-	work, bare, base := gitHTTPRemote(t)
-	src := "git+" + base + "/skills.git@v1#team"
+	project, work, bare, src := gitProject(t)
 
 	out, errOut, code := runCLI(t, "install", src, "--project", "--agent", "cursor")
 	if code != 0 {
@@ -1096,11 +1092,15 @@ func TestInstallFromGitHTTP(t *testing.T) {
 	}
 }
 
-// gitHTTPRemote makes a repository of two skills under team/ (tool with
-// scripts/run.sh) and one under other/, tagged v1, and serves its bare
-// clone with git's own http-backend on loopback as BASE/skills.git.
-func gitHTTPRemote(t *testing.T) (work, bare, base string) {
+// gitProject fakes HOME, changes to a new project folder and makes a
+// repository of two skills under team/ (tool with scripts/run.sh) and one
+// under other/, tagged v1, whose bare clone git's own http-backend serves
+// on loopback; src names its v1's team folder.
+func gitProject(t *testing.T) (project, work, bare, src string) {
 	t.Helper()
+	fakeHome(t)
+	project = t.TempDir()
+	t.Chdir(project)
 	const backend = "/usr/lib/git-core/git-http-backend"
 	if _, err := os.Stat(backend); err != nil {
 		t.Fatalf("git http-backend is needed (apt-get install git): %v", err)
@@ -1121,7 +1121,7 @@ func gitHTTPRemote(t *testing.T) (work, bare, base string) {
 	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "HOME=" + root}}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return work, bare, srv.URL
+	return project, work, bare, "git+" + srv.URL + "/skills.git@v1#team"
 }
 
 // tagCommit is the first 12 hex digits of the commit v1 names in work, as
@@ -1155,11 +1155,7 @@ func moveTag(t *testing.T, work, bare, script string) string {
 // commits, writing nothing; update applies it and the lock records the
 // new commit, which a restore then finds current.
 func TestInstallGitTagMovedCached(t *testing.T) {
-	fakeHome(t)
-	project := t.TempDir()
-	t.Chdir(project)
-	work, bare, base := gitHTTPRemote(t)
-	src := "git+" + base + "/skills.git@v1#team"
+	project, work, bare, src := gitProject(t)
 	if out, errOut, code := runCLI(t, "install", src, "--project", "--agent", "cursor"); code != 0 {
 		t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
 	}
