@@ -169,7 +169,7 @@ type Refresher interface {
 // only the anonymous view is known, so every session is told about a
 // change of what anonymous callers see.
 func FromSkills(s SkillSource) ViewSource {
-	a := &skillSource{src: s, cache: map[string]*listedSnapshot{}}
+	a := &skillSource{src: s, cache: map[string]Snapshot{}}
 	if n, ok := s.(ChangeNotifier); ok {
 		a.notifies = true
 		n.OnChange(a.changed)
@@ -184,8 +184,8 @@ type skillSource struct {
 	feed ChangeFeed
 
 	mu    sync.Mutex
-	cache map[string]*listedSnapshot // by caller key; only when notifies
-	anon  *listedSnapshot            // last anonymous snapshot handed out
+	cache map[string]Snapshot // by caller key; only when notifies
+	anon  Snapshot            // last anonymous snapshot handed out
 	gen   int                        // counts changes, so a list taken before one is not cached after it
 }
 
@@ -275,30 +275,20 @@ func (a *skillSource) changed() {
 	a.feed.Notify(old, snap)
 }
 
-// listedSnapshot is a [Snapshot] of what a [SkillSource] listed for one
-// caller: [NewSnapshot]'s, with the directories a [DirectoryReader] lists
-// beside those derived from the skills.
-type listedSnapshot struct {
-	*skillSnapshot
-	src SkillSource
-	ctx context.Context
-}
-
-func newListedSnapshot(src SkillSource, ctx context.Context, skills []*catalog.Skill) *listedSnapshot {
-	return &listedSnapshot{skillSnapshot: newSkillSnapshot(skills, src.ReadFile), src: src, ctx: context.WithoutCancel(ctx)}
-}
-
-func (s *listedSnapshot) Dir(uri string) *catalog.Dir {
-	if d := s.skillSnapshot.Dir(uri); d != nil {
-		return d
+// newListedSnapshot is the [Snapshot] of what a [SkillSource] listed for
+// one caller (ctx): [NewSnapshot]'s, with the directories a
+// [DirectoryReader] lists beside those derived from the skills.
+func newListedSnapshot(src SkillSource, ctx context.Context, skills []*catalog.Skill) Snapshot {
+	known := &Known{}
+	if r, ok := src.(DirectoryReader); ok {
+		ctx := context.WithoutCancel(ctx)
+		known.Dynamic = func(uri string) *catalog.Dir {
+			d, err := r.ReadDirectory(ctx, uri)
+			if err != nil {
+				return nil
+			}
+			return d
+		}
 	}
-	r, ok := s.src.(DirectoryReader)
-	if !ok {
-		return nil
-	}
-	d, err := r.ReadDirectory(s.ctx, uri)
-	if err != nil || d == nil || d.URI != uri {
-		return nil
-	}
-	return d
+	return NewSnapshot(skills, src.ReadFile, known)
 }

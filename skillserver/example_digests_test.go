@@ -107,7 +107,7 @@ func ExampleNewSnapshot_digests() {
 
 	ctx := context.Background()
 	s := mcp.NewServer(&mcp.Implementation{Name: "team"}, nil)
-	if _, err := skillserver.Attach(s, skillserver.Static(skillserver.NewSnapshot(skills, store.read)), nil); err != nil {
+	if _, err := skillserver.Attach(s, skillserver.Static(skillserver.NewSnapshot(skills, store.read, nil)), nil); err != nil {
 		log.Fatal(err)
 	}
 	serverT, clientT := mcp.NewInMemoryTransports()

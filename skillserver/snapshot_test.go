@@ -33,7 +33,7 @@ func TestNewSnapshot(t *testing.T) {
 		func(_ context.Context, f *catalog.File) ([]byte, error) {
 			read = append(read, f.URI)
 			return []byte("ok"), nil
-		})
+		}, nil)
 
 	var uris []string
 	for _, sk := range snap.Skills() {
@@ -82,11 +82,11 @@ func TestNewSnapshot(t *testing.T) {
 		t.Errorf("read called for %q, want only the listed file", read)
 	}
 
-	again := skillserver.NewSnapshot([]*catalog.Skill{parent, child, other}, nil)
+	again := skillserver.NewSnapshot([]*catalog.Skill{parent, child, other}, nil, nil)
 	if again.ID() != snap.ID() {
 		t.Error("the same skills listed in another order have another ID")
 	}
-	if skillserver.NewSnapshot([]*catalog.Skill{parent, child}, nil).ID() == snap.ID() {
+	if skillserver.NewSnapshot([]*catalog.Skill{parent, child}, nil, nil).ID() == snap.ID() {
 		t.Error("a skill fewer leaves the ID unchanged")
 	}
 }

@@ -1,11 +1,9 @@
 package skillserver
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -62,11 +60,17 @@ type Source interface {
 // it), and [CatalogSource.Refresh] rebuilds the catalog when a file is
 // found changed on read. It is safe for concurrent use.
 type CatalogSource struct {
-	cur atomic.Pointer[catalogSnapshot]
+	cur atomic.Pointer[served]
 
 	reload sync.Mutex // serialises Refresh and Swap
 
 	feed ChangeFeed
+}
+
+// served is a catalog and the snapshot of it the server answers from.
+type served struct {
+	cat  *catalog.Catalog
+	snap Snapshot
 }
 
 // NewCatalogSource returns a Source serving c.
@@ -75,15 +79,23 @@ func NewCatalogSource(c *catalog.Catalog) *CatalogSource {
 		panic("server: NewCatalogSource(nil)")
 	}
 	s := &CatalogSource{}
-	s.cur.Store(newCatalogSnapshot(c))
+	s.cur.Store(serve(c))
 	return s
 }
 
+// serve builds the snapshot of c from the maps and ID c has computed
+// already, so serving a catalog costs no second index of it.
+func serve(c *catalog.Catalog) *served {
+	return &served{cat: c, snap: NewSnapshot(c.Skills(),
+		func(_ context.Context, f *catalog.File) ([]byte, error) { return c.ReadFile(f) },
+		&Known{ID: c.ID(), Skill: c.Skill, File: c.File, Dir: c.Dir})}
+}
+
 // Catalog returns the catalog currently served.
-func (s *CatalogSource) Catalog() *catalog.Catalog { return s.cur.Load().Catalog }
+func (s *CatalogSource) Catalog() *catalog.Catalog { return s.cur.Load().cat }
 
 // Snapshot implements [Source].
-func (s *CatalogSource) Snapshot() Snapshot { return s.cur.Load() }
+func (s *CatalogSource) Snapshot() Snapshot { return s.cur.Load().snap }
 
 // Swap makes c the served catalog and notifies OnChange callbacks when its
 // content differs from the previous one.
@@ -93,17 +105,17 @@ func (s *CatalogSource) Swap(c *catalog.Catalog) {
 	s.swapLocked(c)
 }
 
-func (s *CatalogSource) swapLocked(c *catalog.Catalog) *catalogSnapshot {
+func (s *CatalogSource) swapLocked(c *catalog.Catalog) *served {
 	old := s.cur.Load()
-	if old.Catalog == c {
+	if old.cat == c {
 		return old
 	}
-	snap := newCatalogSnapshot(c)
-	s.cur.Store(snap)
-	if old.ID() != snap.ID() {
-		s.feed.Notify(old, snap)
+	cur := serve(c)
+	s.cur.Store(cur)
+	if old.cat.ID() != c.ID() {
+		s.feed.Notify(old.snap, cur.snap)
 	}
-	return snap
+	return cur
 }
 
 // Pack replaces the served catalog by its packed copy ([catalog.Catalog.Pack]),
@@ -120,7 +132,7 @@ func (s *CatalogSource) Pack() {
 	}
 	s.reload.Lock()
 	defer s.reload.Unlock()
-	if s.cur.Load().Catalog == c {
+	if s.cur.Load().cat == c {
 		s.swapLocked(p)
 	}
 }
@@ -131,17 +143,17 @@ func (s *CatalogSource) Refresh(ctx context.Context, stale Snapshot) (Snapshot, 
 	s.reload.Lock()
 	defer s.reload.Unlock()
 	cur := s.cur.Load()
-	if Snapshot(cur) != stale {
-		return cur, nil
+	if cur.snap != stale {
+		return cur.snap, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c, err := cur.Catalog.Reload()
+	c, err := cur.cat.Reload()
 	if err != nil {
 		return nil, fmt.Errorf("server: reloading the catalog: %w", err)
 	}
-	return s.swapLocked(c), nil
+	return s.swapLocked(c).snap, nil
 }
 
 // OnChange implements [Source].
@@ -153,35 +165,6 @@ func (s *CatalogSource) OnChange(fn func(old, new Snapshot)) (cancel func()) {
 // from (see [catalog.Watch]) until ctx is done.
 func (s *CatalogSource) Watch(ctx context.Context, opts *catalog.WatchOptions) error {
 	return catalog.Watch(ctx, s.Catalog(), opts, s.Swap)
-}
-
-// catalogSnapshot adapts a catalog to [Snapshot].
-type catalogSnapshot struct {
-	*catalog.Catalog
-	files func() []*catalog.File
-}
-
-func newCatalogSnapshot(c *catalog.Catalog) *catalogSnapshot {
-	return &catalogSnapshot{Catalog: c, files: sync.OnceValue(func() []*catalog.File {
-		seen := map[*catalog.File]bool{}
-		var out []*catalog.File
-		for _, sk := range c.Skills() {
-			for _, f := range sk.Files {
-				if !seen[f] {
-					seen[f] = true
-					out = append(out, f)
-				}
-			}
-		}
-		slices.SortFunc(out, func(a, b *catalog.File) int { return cmp.Compare(a.URI, b.URI) })
-		return out
-	})}
-}
-
-func (s *catalogSnapshot) Files() []*catalog.File { return s.files() }
-
-func (s *catalogSnapshot) ReadFile(_ context.Context, f *catalog.File) ([]byte, error) {
-	return s.Catalog.ReadFile(f)
 }
 
 // Static returns a Source that always serves snap and never changes.

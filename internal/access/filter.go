@@ -179,7 +179,7 @@ func newView(base skillserver.Snapshot, c *skillserver.Caller, visible VisibleFu
 	}
 	// The snapshot, hence its ID, covers only what this caller sees, so
 	// cursors and change detection never carry another caller's catalog.
-	return &view{Snapshot: skillserver.NewSnapshot(skills, read), base: base}
+	return &view{Snapshot: skillserver.NewSnapshot(skills, read, nil), base: base}
 }
 
 // withoutHidden returns sk without the files of the nested skills whose

@@ -165,7 +165,7 @@ func (s *source) build(v *view) *snapshot {
 		skills = append(skills, sk)
 		byURI[uri] = true
 	}
-	snap.Snapshot = skillserver.NewSnapshot(skills, snap.readFile)
+	snap.Snapshot = skillserver.NewSnapshot(skills, snap.readFile, nil)
 	return snap
 }
 

@@ -52,7 +52,7 @@ func FuzzIndexSkill(f *testing.F) {
 		if err != nil {
 			return
 		}
-		snap := skillserver.NewSnapshot([]*catalog.Skill{ix.sk}, nil)
+		snap := skillserver.NewSnapshot([]*catalog.Skill{ix.sk}, nil, nil)
 		for _, f := range ix.sk.Files {
 			if snap.File(f.URI) == nil {
 				t.Errorf("%s is not published", f.URI)

@@ -112,7 +112,7 @@ func buildSnapshot(src *Source, gen int64, at time.Time, base *snapshot, rows []
 		news[i] = ix.sk
 	}
 	skills := merge(kept, news, func(a, b *catalog.Skill) int { return cmp.Compare(a.URI, b.URI) })
-	s.Snapshot = skillserver.NewSnapshot(skills, src.content)
+	s.Snapshot = skillserver.NewSnapshot(skills, src.content, nil)
 
 	h := sha256.New()
 	for _, sk := range skills {

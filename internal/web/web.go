@@ -187,7 +187,7 @@ func (h *Handler) snapshot(r *http.Request) skillserver.Snapshot {
 	if vs, ok := h.src.(skillserver.ViewSource); ok && snap != nil {
 		v, err := vs.View(r.Context(), snap, skillserver.CallerFromContext(r.Context()))
 		if err != nil || v == nil {
-			return skillserver.NewSnapshot(nil, nil) // nothing rather than more than the caller may see
+			return skillserver.NewSnapshot(nil, nil, nil) // nothing rather than more than the caller may see
 		}
 		return v
 	}
