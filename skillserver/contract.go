@@ -186,7 +186,7 @@ type skillSource struct {
 	mu    sync.Mutex
 	cache map[string]Snapshot // by caller key; only when notifies
 	anon  Snapshot            // last anonymous snapshot handed out
-	gen   int                        // counts changes, so a list taken before one is not cached after it
+	gen   int                 // counts changes, so a list taken before one is not cached after it
 }
 
 // View implements [ViewSource]: the current snapshot is listed for c, an
