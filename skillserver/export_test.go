@@ -71,3 +71,6 @@ func WithoutProfile(name Profile, fn func()) {
 	defer func() { registered = saved }()
 	fn()
 }
+
+// FromSkills exposes the adapter the server puts in front of a SkillSource.
+var FromSkills = fromSkills

@@ -1,5 +1,7 @@
 package skillserver
 
+import "github.com/skillport/skillport/internal/published"
+
 // supersetFirst returns the encoded first skills/list page of legacy
 // (SEP-2076 superset) entries of snap, as [listResponse.MarshalJSON]
 // writes it without _meta, when it is kept; nil otherwise. The superset
@@ -7,7 +9,7 @@ package skillserver
 // default client among them) and its first page is what nearly all of
 // them ask for: encoding it on each request was most of what such a
 // skills/list cost.
-func (srv *Server) supersetFirst(snap Snapshot) []byte {
+func (srv *Server) supersetFirst(snap published.Snapshot) []byte {
 	c := srv.supersets.Load()
 	if c == nil || c.snap != snap.ID() {
 		return nil
@@ -20,7 +22,7 @@ func (srv *Server) supersetFirst(snap Snapshot) []byte {
 // keepSupersetFirst encodes res, the first superset page of snap, keeps
 // it for [Server.supersetFirst] and returns it as a response of encoded
 // bytes, so that this request is answered from the same bytes as the next.
-func (srv *Server) keepSupersetFirst(snap Snapshot, res *listResponse) (*listResponse, error) {
+func (srv *Server) keepSupersetFirst(snap published.Snapshot, res *listResponse) (*listResponse, error) {
 	b, err := res.MarshalJSON()
 	if err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/sandbox"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
@@ -388,7 +389,7 @@ func TestCheckDependencies(t *testing.T) {
 	mcp.AddTool(s, &mcp.Tool{Name: "read_pdf"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{}, nil, nil
 	})
-	sk, err := skillserver.Attach(s, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: discard})
+	sk, err := skillserver.Attach(s, published.NewCatalogSource(cat), &skillserver.Options{Logger: discard})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillport/skillport/internal/endpoint"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/regapi"
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/internal/sandbox"
@@ -169,7 +170,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	}
 	var (
 		set       *sourceSet // directories and git sources
-		src       skillserver.Source
+		src       published.Source
 		summarize func(where string)
 		hook      *httpRoute
 		usage     *registry.Usage

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -184,7 +185,7 @@ const usageBodyMax = 64 << 10
 // resources/read of a skill's SKILL.md, answered with a result (not an
 // error). The caller is the request's [skillserver.Caller] subject, ""
 // for an anonymous one.
-func (u *Usage) Handler(next http.Handler, src skillserver.Source) http.Handler {
+func (u *Usage) Handler(next http.Handler, src published.Source) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
@@ -214,7 +215,7 @@ func (u *Usage) Handler(next http.Handler, src skillserver.Source) http.Handler 
 
 // loadedSkill returns the path of the skill body loads, "" when it loads
 // none.
-func loadedSkill(ctx context.Context, body []byte, src skillserver.Source) string {
+func loadedSkill(ctx context.Context, body []byte, src published.Source) string {
 	if len(body) > usageBodyMax || (!bytes.Contains(body, []byte("skills/get")) && !bytes.Contains(body, []byte("/SKILL.md"))) {
 		return ""
 	}
@@ -228,7 +229,7 @@ func loadedSkill(ctx context.Context, body []byte, src skillserver.Source) strin
 		return ""
 	}
 	snap := src.Snapshot()
-	if vs, ok := src.(skillserver.ViewSource); ok {
+	if vs, ok := src.(published.ViewSource); ok {
 		var err error
 		if snap, err = vs.View(ctx, nil, skillserver.CallerFromContext(ctx)); err != nil {
 			return ""

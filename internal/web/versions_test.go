@@ -12,8 +12,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/web"
-	"github.com/skillport/skillport/skillserver"
 )
 
 // TestVersionStates: a skill page of a source keeping versions lists
@@ -36,7 +36,7 @@ func TestVersionStates(t *testing.T) {
 			{Version: 4, State: "pending", Current: true, PublishedBy: "alice", PublishedAt: at},
 		}, nil
 	}
-	ts := serveWeb(t, skillserver.NewCatalogSource(cat), &web.Options{Versions: versions,
+	ts := serveWeb(t, published.NewCatalogSource(cat), &web.Options{Versions: versions,
 		Visible: func(_ *http.Request, sk *catalog.Skill) bool { return sk.Path != "acme/hidden" }})
 	_, page := get(t, ts.URL+"/s/acme/notes/")
 	for _, want := range []string{
@@ -62,14 +62,14 @@ func TestVersionStates(t *testing.T) {
 	}
 
 	// A failing source of versions: the page says so and still renders.
-	ts = serveWeb(t, skillserver.NewCatalogSource(cat), &web.Options{Versions: func(context.Context, string) ([]web.VersionState, error) {
+	ts = serveWeb(t, published.NewCatalogSource(cat), &web.Options{Versions: func(context.Context, string) ([]web.VersionState, error) {
 		return nil, errors.New("database down")
 	}})
 	if _, page := get(t, ts.URL+"/s/acme/notes/"); !strings.Contains(page, "The versions could not be read") || !strings.Contains(page, "<h1>notes</h1>") || strings.Contains(page, "database down") {
 		t.Errorf("page with versions unreadable:\n%s", page)
 	}
 	// A source without versions: no section.
-	ts = serveWeb(t, skillserver.NewCatalogSource(cat), nil)
+	ts = serveWeb(t, published.NewCatalogSource(cat), nil)
 	if _, page := get(t, ts.URL+"/s/acme/notes/"); strings.Contains(page, "Versions") {
 		t.Errorf("a source without versions shows a versions section")
 	}
@@ -88,7 +88,7 @@ func TestBrowserVersions(t *testing.T) {
 			{Version: 2, State: "pending", Current: true, PublishedBy: "alice", PublishedAt: time.Now()},
 		}, nil
 	}
-	ts := serveWeb(t, skillserver.NewCatalogSource(cat), &web.Options{Versions: versions})
+	ts := serveWeb(t, published.NewCatalogSource(cat), &web.Options{Versions: versions})
 	ctx := chromium(t)
 	w := watchPage(t, ctx, ts.URL)
 	var banner, rejectedColor string

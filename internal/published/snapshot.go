@@ -1,4 +1,4 @@
-package skillserver
+package published
 
 import (
 	"cmp"
@@ -12,9 +12,10 @@ import (
 
 // NewSnapshot builds the [Snapshot] of a list of skills: the maps by skill
 // URI, file URI and directory URI that every request is answered from,
-// built once. It is the one builder of snapshots: [FromSkills], the
-// catalog source, merges and the sources that re-publish or filter skills
-// all call it rather than implementing Snapshot.
+// built once. It is the one builder of snapshots: skillserver's adapter of
+// a SkillSource, [CatalogSource], [Merge] and the sources that re-publish
+// or filter skills (access rules, the gateway, the registry) all call it
+// rather than implementing Snapshot.
 //
 // The skills need not be sorted; a nil skill, and a skill whose URI an
 // earlier one has, are left out. A file listed by several skills (a nested

@@ -1,4 +1,4 @@
-package skillserver
+package published
 
 import (
 	"context"
@@ -103,6 +103,16 @@ func (m *MergedSource) Refresh(ctx context.Context, stale Snapshot) (Snapshot, e
 	return nil, fmt.Errorf("server: the refreshed sources conflict; see the log")
 }
 
+// ListSkills implements [Source].
+func (m *MergedSource) ListSkills(ctx context.Context) ([]*catalog.Skill, error) {
+	return ListSkills(ctx, m)
+}
+
+// ReadFile implements [Source].
+func (m *MergedSource) ReadFile(ctx context.Context, f *catalog.File) ([]byte, error) {
+	return ReadFile(ctx, m, f)
+}
+
 // OnChange implements [Source].
 func (m *MergedSource) OnChange(fn func(old, new Snapshot)) (cancel func()) {
 	return m.feed.OnChange(fn)
@@ -177,7 +187,7 @@ type merged struct {
 }
 
 // dir returns a directory a part lists itself (a dynamic skill's, see
-// [DirectoryReader]) that the union of the skills does not derive.
+// skillserver.DirectoryReader) that the union of the skills does not derive.
 func (s *merged) dir(uri string) *catalog.Dir {
 	for _, p := range s.parts {
 		if d := p.Dir(uri); d != nil {
