@@ -88,7 +88,7 @@ func TestFileModeRecorded(t *testing.T) {
 	if m, _ = Open(mapfs, &Options{Logger: quiet}); plain.ID() != m.ID() || plain.ID() == c.ID() {
 		t.Errorf("IDs: executable %s, not %s, without modes %s; want the last two equal, the first different", c.ID(), plain.ID(), m.ID())
 	}
-	// The ID of a snapshot built of files (skillserver.NewSnapshot) likewise.
+	// The ID of a snapshot built of files (published.NewSnapshot) likewise.
 	f := *plain.File("skill://tool/scripts/run")
 	id := func(mode fs.FileMode) string { f.Mode = mode; return ContentID(nil, []*File{&f}) }
 	if id(0) != id(0o644) || id(0o644) == id(0o755) {

@@ -2,8 +2,8 @@
 // call serves a folder, one call adds a folder or any fs.FS to an
 // [mcp.Server] an application already has.
 //
-// It is built only from the public layers below it, which stay available
-// for anything it does not cover: [catalog.OpenDir] or [catalog.Open] turn
+// It is built from the public layers below it, which stay available for
+// anything it does not cover: [catalog.OpenDir] or [catalog.Open] turn
 // a tree into a digested snapshot, [skillserver.NewCatalogSource] hands it to
 // the extension server, [skillserver.Attach] or [skillserver.New] install the
 // Skills Extension (io.modelcontextprotocol/skills) methods on an
@@ -25,6 +25,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/stdio"
 	"github.com/skillport/skillport/skillserver"
 )
@@ -57,7 +58,7 @@ type Options struct {
 // folder once the MCP server has stopped.
 type Served struct {
 	srv *skillserver.Server
-	src *skillserver.CatalogSource
+	src *published.CatalogSource
 	log *slog.Logger
 
 	stop     context.CancelFunc
@@ -119,7 +120,7 @@ func Serve(ctx context.Context, dir string, t mcp.Transport, opts *Options) erro
 	if err != nil {
 		return fmt.Errorf("skills: serving %s: %w", dir, err)
 	}
-	src := skillserver.NewCatalogSource(cat)
+	src := published.NewCatalogSource(cat)
 	s, srv, err := skillserver.New(o.Implementation, src, &o.Server)
 	if err != nil {
 		cat.Close()
@@ -149,7 +150,7 @@ func options(opts *Options) *Options {
 }
 
 func add(s *mcp.Server, cat *catalog.Catalog, o *Options) (*Served, error) {
-	src := skillserver.NewCatalogSource(cat)
+	src := published.NewCatalogSource(cat)
 	srv, err := skillserver.Attach(s, src, &o.Server)
 	if err != nil {
 		cat.Close()
@@ -159,7 +160,7 @@ func add(s *mcp.Server, cat *catalog.Catalog, o *Options) (*Served, error) {
 }
 
 // start begins watching when asked to.
-func start(srv *skillserver.Server, src *skillserver.CatalogSource, o *Options) *Served {
+func start(srv *skillserver.Server, src *published.CatalogSource, o *Options) *Served {
 	sv := &Served{srv: srv, src: src, log: o.Server.Logger}
 	if sv.log == nil {
 		sv.log = slog.Default()
@@ -187,9 +188,10 @@ func start(srv *skillserver.Server, src *skillserver.CatalogSource, o *Options) 
 // changes as the folder does.
 func (sv *Served) Catalog() *catalog.Catalog { return sv.src.Catalog() }
 
-// Source returns the source the skills are served from, to swap in a
-// catalog of your own ([skillserver.CatalogSource.Swap]) or follow changes.
-func (sv *Served) Source() *skillserver.CatalogSource { return sv.src }
+// Swap serves c instead of the current catalog, a catalog of your own
+// built with [catalog.Open] or [catalog.OpenDir]; clients are told of the
+// change when c's content differs. The previous catalog is not closed.
+func (sv *Served) Swap(c *catalog.Catalog) { sv.src.Swap(c) }
 
 // Server returns the extension server installed on the MCP server.
 func (sv *Served) Server() *skillserver.Server { return sv.srv }

@@ -32,7 +32,7 @@ func TestAddDirectoryWatchFollowsTheFolder(t *testing.T) {
 	}
 	defer sv.Close()
 	changed := make(chan struct{}, 1)
-	cancel := sv.Source().OnChange(func(_, _ skillserver.Snapshot) {
+	cancel := skills.OnChange(sv, func() {
 		select {
 		case changed <- struct{}{}:
 		default:

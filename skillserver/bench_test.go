@@ -22,6 +22,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/peers"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
@@ -74,7 +75,7 @@ func readServers(b *testing.B) (ours, bare *mcp.Server, uri string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, _, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &skillserver.Options{TTL: -1, Logger: discard})
+	s, _, err := skillserver.New(nil, published.NewCatalogSource(cat), &skillserver.Options{TTL: -1, Logger: discard})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func BenchmarkListAll10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	build := time.Since(start)
-	s, _, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: discard})
+	s, _, err := skillserver.New(nil, published.NewCatalogSource(cat), &skillserver.Options{Logger: discard})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,37 +4,21 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"slices"
-	"strings"
-	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillport/skillport/internal/published"
 )
 
-// Key identifies what a caller may see: its subject, scopes and groups,
-// the latter two in sorted order. Two requests with the same key are
-// answered from the same view; nil (anonymous) has the key "".
-func (c *Caller) Key() string {
-	if c == nil {
-		return ""
-	}
-	scopes, groups := slices.Clone(c.Scopes), slices.Clone(c.Groups)
-	slices.Sort(scopes)
-	slices.Sort(groups)
-	return "s:" + c.Subject + "\x00" + strings.Join(scopes, " ") + "\x00" + strings.Join(groups, " ")
-}
-
-// ownedSnapshot is a caller's view of a [ViewSource], as the server
+// ownedSnapshot is a caller's view of a [published.ViewSource], as the server
 // answers from it: cursors issued from it carry the caller's fingerprint.
 type ownedSnapshot struct {
-	Snapshot
+	published.Snapshot
 	owner string
 }
 
 // ownedBy returns snap marked as c's view (snap itself for an anonymous
 // caller). The fingerprint is a hash, so a cursor (which clients can
 // decode) never names the caller.
-func ownedBy(snap Snapshot, c *Caller) Snapshot {
+func ownedBy(snap published.Snapshot, c *Caller) published.Snapshot {
 	k := c.Key()
 	if k == "" {
 		return snap
@@ -45,106 +29,11 @@ func ownedBy(snap Snapshot, c *Caller) Snapshot {
 
 // cursorOwner is the fingerprint a cursor issued from snap carries: empty
 // unless snap is a caller's view.
-func cursorOwner(snap Snapshot) string {
+func cursorOwner(snap published.Snapshot) string {
 	if o, ok := snap.(*ownedSnapshot); ok {
 		return o.owner
 	}
 	return ""
-}
-
-// SessionCallers remembers who each live session of an MCP server is
-// (its [Caller], as of its latest request) and which change notifications
-// it is owed, so that a notification reaches only the sessions whose
-// caller can see the change: [SessionCallers.Owe] marks them,
-// [SessionCallers.Hold] drops the notification for the others. The server
-// uses one for resources under a [ViewSource]; a gateway re-publishing
-// skills as prompts uses one for prompts. It is safe for concurrent use.
-type SessionCallers struct {
-	mcp     *mcp.Server
-	mu      sync.Mutex
-	m       map[*mcp.ServerSession]*sessionCaller
-	pruneAt int
-}
-
-type sessionCaller struct {
-	caller *Caller
-	owed   map[string]bool // notification keys (see noteKey)
-}
-
-// NewSessionCallers returns an empty SessionCallers for the sessions of s.
-func NewSessionCallers(s *mcp.Server) *SessionCallers {
-	return &SessionCallers{mcp: s, m: map[*mcp.ServerSession]*sessionCaller{}}
-}
-
-// minPrune is the number of tracked sessions at which the map is first
-// checked against the live sessions; it doubles with the live count, so
-// tracking stays proportional to the sessions the MCP server has.
-const minPrune = 64
-
-// See records ss's caller, as of its latest request (call it from a
-// receiving middleware). A session never seen is owed nothing.
-func (sc *SessionCallers) See(ss *mcp.ServerSession, c *Caller) {
-	sc.mu.Lock()
-	if e := sc.m[ss]; e != nil {
-		e.caller = c
-		sc.mu.Unlock()
-		return
-	}
-	sc.m[ss] = &sessionCaller{caller: c}
-	prune := len(sc.m) > max(sc.pruneAt, minPrune)
-	sc.mu.Unlock()
-	if prune {
-		sc.prune()
-	}
-}
-
-// prune forgets sessions the MCP server no longer has (stateless HTTP
-// requests each have one).
-func (sc *SessionCallers) prune() {
-	live := map[*mcp.ServerSession]bool{}
-	for ss := range sc.mcp.Sessions() {
-		live[ss] = true
-	}
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	for ss := range sc.m {
-		if !live[ss] {
-			delete(sc.m, ss)
-		}
-	}
-	sc.pruneAt = 2 * len(sc.m)
-}
-
-// Owe asks changed, once per distinct caller of the tracked sessions, which
-// notifications a change earns that caller, and marks its sessions owed
-// them. A notification is named by its method, or for
-// notifications/resources/updated by the method, a space and the URI.
-func (sc *SessionCallers) Owe(changed func(c *Caller) []string) {
-	byKey := map[string][]string{}
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	for _, e := range sc.m {
-		k := e.caller.Key()
-		notes, ok := byKey[k]
-		if !ok {
-			notes = changed(e.caller)
-			byKey[k] = notes
-		}
-		for _, n := range notes {
-			if e.owed == nil {
-				e.owed = map[string]bool{}
-			}
-			e.owed[n] = true
-		}
-	}
-}
-
-// noteKey names a notification as [SessionCallers.Owe] does.
-func noteKey(method string, params mcp.Params) string {
-	if p, ok := params.(*mcp.ResourceUpdatedNotificationParams); ok && method == notifyUpdated {
-		return method + " " + p.URI
-	}
-	return method
 }
 
 const (
@@ -152,37 +41,10 @@ const (
 	notifyUpdated     = "notifications/resources/updated"
 )
 
-// take reports whether ss is owed the notification, and marks it paid.
-func (sc *SessionCallers) take(ss *mcp.ServerSession, key string) bool {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	e := sc.m[ss]
-	if e == nil || !e.owed[key] {
-		return false
-	}
-	delete(e.owed, key)
-	return true
-}
-
-// Hold is a sending middleware that delivers the notifications named by
-// methods only to sessions owed them; other messages pass.
-func (sc *SessionCallers) Hold(methods ...string) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if slices.Contains(methods, method) {
-				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !sc.take(ss, noteKey(method, req.GetParams())) {
-					return nil, nil
-				}
-			}
-			return next(ctx, method, req)
-		}
-	}
-}
-
 // owe marks, for every tracked session, what of the change from old to
 // snap its caller can see, and returns the subscribed URIs (among subs)
 // that changed for at least one caller.
-func (srv *Server) owe(vs ViewSource, old, snap Snapshot, subs []string) []string {
+func (srv *Server) owe(vs published.ViewSource, old, snap published.Snapshot, subs []string) []string {
 	changed := map[string]bool{}
 	srv.views.Owe(func(c *Caller) []string {
 		ov, oerr := vs.View(context.Background(), old, c)
@@ -211,7 +73,7 @@ func (srv *Server) owe(vs ViewSource, old, snap Snapshot, subs []string) []strin
 
 // fileChanged reports whether uri's content differs between two snapshots
 // (appeared, vanished or changed).
-func fileChanged(old, snap Snapshot, uri string) bool {
+func fileChanged(old, snap published.Snapshot, uri string) bool {
 	of, nf := old.File(uri), snap.File(uri)
 	if of == nil && nf == nil {
 		return false

@@ -10,34 +10,25 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 )
 
 // Caller is who a request comes from, for sources whose answer depends on
 // it (per-user catalogs, authorization). The server puts one in the
 // context of every request it hands a source; a nil *Caller means an
 // anonymous caller.
-type Caller struct {
-	// Subject identifies the user or workload, e.g. an OAuth "sub".
-	Subject string
-	// Scopes are the scopes the caller's credential grants.
-	Scopes []string
-	// Groups are the groups the caller belongs to.
-	Groups []string
-}
-
-type callerKey struct{}
+type Caller = published.Caller
 
 // ContextWithCaller returns a context carrying c, for tests and for
 // transports that identify callers themselves.
 func ContextWithCaller(ctx context.Context, c *Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
+	return published.ContextWithCaller(ctx, c)
 }
 
 // CallerFromContext returns the caller a request came from, or nil for an
 // anonymous one.
 func CallerFromContext(ctx context.Context) *Caller {
-	c, _ := ctx.Value(callerKey{}).(*Caller)
-	return c
+	return published.CallerFromContext(ctx)
 }
 
 // CallerFromToken is the caller go-sdk's bearer-token verification
@@ -72,33 +63,9 @@ func withCaller(ctx context.Context, req mcp.Request) context.Context {
 	return ctx
 }
 
-// ViewSource is implemented by a [Source] that shows each caller its own
-// part of what it serves (per-user catalogs, visibility rules):
-// [FromSkills] of a [SkillSource] that lists per caller, and filters such
-// as the server's access rules. The server answers each request from the
-// view of its caller, binds list cursors to that caller (another caller
-// presenting one gets the "stale cursor" answer a change gets, so a cursor
-// never carries one caller's listing to another), and tells each session
-// only about changes its caller can see: notifications/resources/list_changed
-// when the caller's view changed, notifications/resources/updated for a URI
-// whose content changed in it. (list_changed notifications of resources the
-// application adds itself are filtered the same way.) Snapshot() remains
-// the anonymous view, used for instructions and templates.
-type ViewSource interface {
-	Source
-	// View returns what caller c (nil: anonymous) sees of snap, a snapshot
-	// this source handed out (from Snapshot, or to an OnChange callback),
-	// or of the current one when snap is nil; ctx is the request's. A
-	// source that cannot tell what c saw of an earlier snapshot returns
-	// snap itself, and c is told about the change as an anonymous caller
-	// would be. An error is reported to the client as an internal error,
-	// without its text (which may name the source's internals).
-	View(ctx context.Context, snap Snapshot, c *Caller) (Snapshot, error)
-}
-
 // snapshot returns the snapshot that answers a request: the view of the
 // request's caller, which carries the caller's cursor fingerprint.
-func (srv *Server) snapshot(ctx context.Context) (Snapshot, error) {
+func (srv *Server) snapshot(ctx context.Context) (published.Snapshot, error) {
 	if srv.viewSrc == nil {
 		return srv.src.Snapshot(), nil
 	}
@@ -113,18 +80,20 @@ func (srv *Server) snapshot(ctx context.Context) (Snapshot, error) {
 
 // refresh asks the source for a snapshot built after stale (one the
 // server answered from) reported a change.
-func (srv *Server) refresh(ctx context.Context, stale Snapshot) (Snapshot, error) {
+func (srv *Server) refresh(ctx context.Context, stale published.Snapshot) (published.Snapshot, error) {
 	if o, ok := stale.(*ownedSnapshot); ok {
 		stale = o.Snapshot
 	}
 	return srv.src.Refresh(ctx, stale)
 }
 
-// SkillSource is the least a publisher of skills implements: list them,
-// and read a file of one. Build skills with [catalog.NewSkill] (or by hand,
-// with digests); [FromSkills] turns a SkillSource into a [Source] and
-// derives everything else. The context carries the [Caller], so a source
-// may answer each user differently.
+// SkillSource is what a publisher of skills implements, in the spirit of
+// io/fs: list them, and read a file of one. Build skills with
+// [catalog.NewSkill], or by hand with the digests and sizes a store keeps
+// (no file's bytes are needed to list); [New] and [Attach] derive
+// everything else: the maps by skill, file and directory URI every
+// request is answered from, built once per listing. The context carries
+// the [Caller], so a source may answer each user differently.
 //
 // skills/get is answered from the list. Optional interfaces add what not
 // every source has: [DirectoryReader] (directories of "dynamic" skills),
@@ -142,7 +111,7 @@ type SkillSource interface {
 
 // DirectoryReader is implemented by a [SkillSource] that lists
 // directories itself, typically those of "dynamic" skills (skills without
-// Files), which [FromSkills] cannot derive. It returns nil, nil for a URI
+// Files), which the server cannot derive. It returns nil, nil for a URI
 // that is not one of its directories.
 type DirectoryReader interface {
 	ReadDirectory(ctx context.Context, uri string) (*catalog.Dir, error)
@@ -162,14 +131,14 @@ type Refresher interface {
 	Refresh(ctx context.Context) error
 }
 
-// FromSkills adapts a [SkillSource] to the [Source] the server answers
+// fromSkills adapts a [SkillSource] to the source the server answers
 // from. Files and directory resources are derived from the listed skills
-// ([NewSnapshot]); each request is answered from a snapshot of what the
-// source lists for its caller. Of a snapshot handed to OnChange callbacks
-// only the anonymous view is known, so every session is told about a
-// change of what anonymous callers see.
-func FromSkills(s SkillSource) ViewSource {
-	a := &skillSource{src: s, cache: map[string]*listedSnapshot{}}
+// (published.NewSnapshot); each request is answered from a snapshot of
+// what the source lists for its caller. Of a snapshot handed to OnChange
+// callbacks only the anonymous view is known, so every session is told
+// about a change of what anonymous callers see.
+func fromSkills(s SkillSource) published.ViewSource {
+	a := &skillSource{src: s, cache: map[string]published.Snapshot{}}
 	if n, ok := s.(ChangeNotifier); ok {
 		a.notifies = true
 		n.OnChange(a.changed)
@@ -181,17 +150,17 @@ type skillSource struct {
 	src      SkillSource
 	notifies bool
 
-	feed ChangeFeed
+	feed published.ChangeFeed
 
 	mu    sync.Mutex
-	cache map[string]*listedSnapshot // by caller key; only when notifies
-	anon  *listedSnapshot            // last anonymous snapshot handed out
-	gen   int                        // counts changes, so a list taken before one is not cached after it
+	cache map[string]published.Snapshot // by caller key; only when notifies
+	anon  published.Snapshot            // last anonymous snapshot handed out
+	gen   int                           // counts changes, so a list taken before one is not cached after it
 }
 
-// View implements [ViewSource]: the current snapshot is listed for c, an
+// View implements published.ViewSource: the current snapshot is listed for c, an
 // earlier one is returned as it is.
-func (a *skillSource) View(ctx context.Context, snap Snapshot, c *Caller) (Snapshot, error) {
+func (a *skillSource) View(ctx context.Context, snap published.Snapshot, c *Caller) (published.Snapshot, error) {
 	if snap != nil {
 		return snap, nil
 	}
@@ -200,7 +169,7 @@ func (a *skillSource) View(ctx context.Context, snap Snapshot, c *Caller) (Snaps
 
 // list returns what the source lists for the caller in ctx, from the cache
 // when the source notifies changes.
-func (a *skillSource) list(ctx context.Context) (Snapshot, error) {
+func (a *skillSource) list(ctx context.Context) (published.Snapshot, error) {
 	key := CallerFromContext(ctx).Key()
 	a.mu.Lock()
 	gen := a.gen
@@ -225,8 +194,8 @@ func (a *skillSource) list(ctx context.Context) (Snapshot, error) {
 	return snap, nil
 }
 
-// Snapshot implements [Source]: the anonymous caller's view.
-func (a *skillSource) Snapshot() Snapshot {
+// Snapshot implements published.Source: the anonymous caller's view.
+func (a *skillSource) Snapshot() published.Snapshot {
 	snap, err := a.list(context.Background())
 	if err != nil {
 		a.mu.Lock()
@@ -239,8 +208,8 @@ func (a *skillSource) Snapshot() Snapshot {
 	return snap
 }
 
-// Refresh implements [Source].
-func (a *skillSource) Refresh(ctx context.Context, stale Snapshot) (Snapshot, error) {
+// Refresh implements published.Source.
+func (a *skillSource) Refresh(ctx context.Context, stale published.Snapshot) (published.Snapshot, error) {
 	if r, ok := a.src.(Refresher); ok {
 		if err := r.Refresh(ctx); err != nil {
 			return nil, err
@@ -253,9 +222,19 @@ func (a *skillSource) Refresh(ctx context.Context, stale Snapshot) (Snapshot, er
 	return a.list(ctx)
 }
 
-// OnChange implements [Source]. Callbacks run only for a source that
+// ListSkills implements published.Source.
+func (a *skillSource) ListSkills(ctx context.Context) ([]*catalog.Skill, error) {
+	return published.ListSkills(ctx, a)
+}
+
+// ReadFile implements published.Source.
+func (a *skillSource) ReadFile(ctx context.Context, f *catalog.File) ([]byte, error) {
+	return published.ReadFile(ctx, a, f)
+}
+
+// OnChange implements published.Source. Callbacks run only for a source that
 // implements [ChangeNotifier].
-func (a *skillSource) OnChange(fn func(old, new Snapshot)) (cancel func()) {
+func (a *skillSource) OnChange(fn func(old, new published.Snapshot)) (cancel func()) {
 	return a.feed.OnChange(fn)
 }
 
@@ -275,30 +254,20 @@ func (a *skillSource) changed() {
 	a.feed.Notify(old, snap)
 }
 
-// listedSnapshot is a [Snapshot] of what a [SkillSource] listed for one
-// caller: [NewSnapshot]'s, with the directories a [DirectoryReader] lists
-// beside those derived from the skills.
-type listedSnapshot struct {
-	*skillSnapshot
-	src SkillSource
-	ctx context.Context
-}
-
-func newListedSnapshot(src SkillSource, ctx context.Context, skills []*catalog.Skill) *listedSnapshot {
-	return &listedSnapshot{skillSnapshot: newSkillSnapshot(skills, src.ReadFile), src: src, ctx: context.WithoutCancel(ctx)}
-}
-
-func (s *listedSnapshot) Dir(uri string) *catalog.Dir {
-	if d := s.skillSnapshot.Dir(uri); d != nil {
-		return d
+// newListedSnapshot is the [published.Snapshot] of what a [SkillSource] listed for
+// one caller (ctx): [published.NewSnapshot]'s, with the directories a
+// [DirectoryReader] lists beside those derived from the skills.
+func newListedSnapshot(src SkillSource, ctx context.Context, skills []*catalog.Skill) published.Snapshot {
+	known := &published.Known{}
+	if r, ok := src.(DirectoryReader); ok {
+		ctx := context.WithoutCancel(ctx)
+		known.Dynamic = func(uri string) *catalog.Dir {
+			d, err := r.ReadDirectory(ctx, uri)
+			if err != nil {
+				return nil
+			}
+			return d
+		}
 	}
-	r, ok := s.src.(DirectoryReader)
-	if !ok {
-		return nil
-	}
-	d, err := r.ReadDirectory(s.ctx, uri)
-	if err != nil || d == nil || d.URI != uri {
-		return nil
-	}
-	return d
+	return published.NewSnapshot(skills, src.ReadFile, known)
 }

@@ -9,12 +9,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/skillserver"
 )
@@ -93,7 +95,7 @@ func TestFromSkillsAnswersPerCaller(t *testing.T) {
 	src.add(t, "", "skill://public/hello", map[string][]byte{"SKILL.md": md("hello")})
 	src.add(t, "billing", "skill://acme/refunds", map[string][]byte{"SKILL.md": md("refunds"), "ex/mail.md": []byte("Dear")})
 
-	s, _, err := skillserver.New(nil, skillserver.FromSkills(src), &skillserver.Options{Logger: discard})
+	s, _, err := skillserver.New(nil, src, &skillserver.Options{Logger: discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,8 +183,8 @@ func TestFromSkillsCachesUntilChange(t *testing.T) {
 	g := &groupSource{byGroup: map[string][]*catalog.Skill{}, content: map[string][]byte{}}
 	g.add(t, "", "skill://a", map[string][]byte{"SKILL.md": md("a")})
 	src := skillserver.FromSkills(notifyingSource{g})
-	changed := make(chan skillserver.Snapshot, 4)
-	src.OnChange(func(_, n skillserver.Snapshot) { changed <- n })
+	changed := make(chan published.Snapshot, 4)
+	src.OnChange(func(_, n published.Snapshot) { changed <- n })
 	ctx := context.Background()
 	for range 5 {
 		if _, err := src.View(ctx, nil, nil); err != nil {
@@ -223,7 +225,7 @@ func (failing) ReadFile(context.Context, *catalog.File) ([]byte, error) {
 // A source that cannot list answers with an error, never a crash or an
 // empty success.
 func TestFromSkillsFailureIsAnError(t *testing.T) {
-	s, _, err := skillserver.New(nil, skillserver.FromSkills(failing{}), &skillserver.Options{Logger: discard})
+	s, _, err := skillserver.New(nil, failing{}, &skillserver.Options{Logger: discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,5 +260,32 @@ func TestCallerFromToken(t *testing.T) {
 	ctx := skillserver.ContextWithCaller(context.Background(), c)
 	if skillserver.CallerFromContext(ctx) != c || skillserver.CallerFromContext(context.Background()) != nil {
 		t.Fatal("caller did not round-trip through the context")
+	}
+}
+
+// TestAttachUsesInternalSourcesAsTheyAre checks that New answers from the
+// snapshots of a source that hands them out (the catalog source, a merge,
+// access rules, the gateway, the registry), so their cached encodings stay
+// the ones served, and adapts any other SkillSource.
+func TestAttachUsesInternalSourcesAsTheyAre(t *testing.T) {
+	cat, err := catalog.Open(fstest.MapFS{"a/SKILL.md": {Data: md("a")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	catSrc := skillserver.NewCatalogSource(cat)
+	_, srv, err := skillserver.New(nil, catSrc, &skillserver.Options{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.Source() != catSrc {
+		t.Errorf("the catalog source was wrapped: served from %T", srv.Source())
+	}
+	g := &groupSource{byGroup: map[string][]*catalog.Skill{}, content: map[string][]byte{}}
+	_, srv, err = skillserver.New(nil, g, &skillserver.Options{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := srv.Source().(published.Source); !ok || srv.Source() == skillserver.SkillSource(g) {
+		t.Errorf("a plain SkillSource is served as %T, want the adapter", srv.Source())
 	}
 }

@@ -13,7 +13,7 @@ import (
 // "sp1." + base64url(payload || HMAC-SHA256(key, payload)[:16]). The payload
 // names the list it pages (kind and, for directory reads, the directory),
 // the snapshot it was issued for, the offset of the next item, the key
-// of the last item returned and, for a caller's view (see [ViewSource]), a
+// of the last item returned and, for a caller's view (see published.ViewSource), a
 // fingerprint of the caller. Under the same snapshot the offset is used as
 // is; after a reload (a changed directory, a branch that moved) the cursor
 // is refused as stale, and the client lists again from the start, so it

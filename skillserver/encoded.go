@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -31,7 +32,7 @@ type entriesCache = atomic.Pointer[entryCache]
 // characters escaped), skills/list results by go-sdk, which leaves them
 // as they are: escapeHTML chooses. Only the unescaped encoding is kept;
 // the escaped one differs only where <, > or & occur, all inside strings.
-func (srv *Server) encodedEntry(snap Snapshot, sk *catalog.Skill, escapeHTML bool) ([]byte, error) {
+func (srv *Server) encodedEntry(snap published.Snapshot, sk *catalog.Skill, escapeHTML bool) ([]byte, error) {
 	c := srv.entries.Load()
 	if c == nil || c.snap != snap.ID() {
 		c = &entryCache{snap: snap.ID()}
@@ -224,7 +225,7 @@ type pageKey struct {
 
 // slimPage returns the JSON of the skills/list result of snap, pure
 // SEP-2640 entries, for the page cur asks for, without _meta.
-func (srv *Server) slimPage(snap Snapshot, cur string) ([]byte, error) {
+func (srv *Server) slimPage(snap published.Snapshot, cur string) ([]byte, error) {
 	skills := snap.Skills()
 	start, err := srv.page(cur, kindSkills, "", snap, len(skills))
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -46,7 +47,7 @@ func TestEncodedEntriesSameBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, srv, err := New(nil, NewCatalogSource(cat), &Options{Logger: log, PageSize: 2})
+	_, srv, err := New(nil, published.NewCatalogSource(cat), &Options{Logger: log, PageSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,9 +116,9 @@ func TestEncodedEntriesSameBytes(t *testing.T) {
 
 // callerViews hands every caller the whole catalog as its own view, as a
 // filtering source does when the caller may see everything.
-type callerViews struct{ *CatalogSource }
+type callerViews struct{ *published.CatalogSource }
 
-func (s callerViews) View(_ context.Context, snap Snapshot, _ *Caller) (Snapshot, error) {
+func (s callerViews) View(_ context.Context, snap published.Snapshot, _ *Caller) (published.Snapshot, error) {
 	if snap == nil {
 		snap = s.Snapshot()
 	}
@@ -146,7 +147,7 @@ func TestEncodedPagesPerCallerBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, srv, err := New(nil, callerViews{NewCatalogSource(cat)}, &Options{Logger: log, PageSize: 3})
+	_, srv, err := New(nil, callerViews{published.NewCatalogSource(cat)}, &Options{Logger: log, PageSize: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +244,7 @@ func TestEncodedFollowSnapshot(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			src := NewCatalogSource(cat)
+			src := published.NewCatalogSource(cat)
 			_, srv, err := New(nil, src, &Options{Logger: log})
 			if err != nil {
 				t.Fatal(err)

@@ -31,7 +31,7 @@ func (m *memory) ReadFile(_ context.Context, f *catalog.File) ([]byte, error) {
 
 // A custom source is two methods; catalog.NewSkill describes a skill from
 // its files.
-func ExampleFromSkills() {
+func ExampleSkillSource() {
 	files := map[string][]byte{
 		"SKILL.md":       []byte("---\nname: greet\ndescription: Greet users by name.\n---\nSay hello.\n"),
 		"examples/hi.md": []byte("Hi, Ann!\n"),
@@ -47,7 +47,7 @@ func ExampleFromSkills() {
 
 	ctx := context.Background()
 	s := mcp.NewServer(&mcp.Implementation{Name: "team"}, nil)
-	if _, err := skillserver.Attach(s, skillserver.FromSkills(src), nil); err != nil {
+	if _, err := skillserver.Attach(s, src, nil); err != nil {
 		log.Fatal(err)
 	}
 	serverT, clientT := mcp.NewInMemoryTransports()

@@ -54,9 +54,10 @@ func (s *digestStore) put(p, frontmatter string, files map[string]string) {
 	s.skills = append(s.skills, row)
 }
 
-// catalogSkills describes the stored skills from their rows alone: catalog.File
-// literals carry the stored digest and size, no content.
-func (s *digestStore) catalogSkills() ([]*catalog.Skill, error) {
+// ListSkills implements skillserver.SkillSource: it describes the stored
+// skills from their rows alone; catalog.File literals carry the stored
+// digest and size, no content.
+func (s *digestStore) ListSkills(context.Context) ([]*catalog.Skill, error) {
 	var out []*catalog.Skill
 	for _, row := range s.skills {
 		root := catalog.DefaultScheme + "://" + row.Path
@@ -78,8 +79,9 @@ func (s *digestStore) catalogSkills() ([]*catalog.Skill, error) {
 	return out, nil
 }
 
-// read fetches content by digest, on resources/read only.
-func (s *digestStore) read(_ context.Context, f *catalog.File) ([]byte, error) {
+// ReadFile implements skillserver.SkillSource: it fetches content by
+// digest, on resources/read only.
+func (s *digestStore) ReadFile(_ context.Context, f *catalog.File) ([]byte, error) {
 	s.reads.Add(1)
 	b, ok := s.blobs[f.Digest]
 	if !ok {
@@ -88,26 +90,22 @@ func (s *digestStore) read(_ context.Context, f *catalog.File) ([]byte, error) {
 	return b, nil
 }
 
-// A store that keeps digests lists its skills from its rows, without any
-// file's bytes; NewSnapshot builds the maps the server answers from, and
-// the content is read by digest when a client reads a file. (A store whose
-// rows change, or that answers each caller differently, implements
-// skillserver.SkillSource with the same two functions and is served with
-// skillserver.FromSkills.)
-func ExampleNewSnapshot_digests() {
+// A store that keeps digests is a SkillSource that lists its skills from
+// its rows, without any file's bytes; the server builds the maps it
+// answers from, and reads the content by digest only when a client reads
+// a file. (A store that knows when its rows change implements
+// skillserver.ChangeNotifier too, and is listed once per change rather
+// than once per request.)
+func ExampleSkillSource_digests() {
 	store := &digestStore{blobs: map[string][]byte{}}
 	store.put("team/greet", `{"name":"greet","description":"Greet users by name."}`, map[string]string{
 		"SKILL.md":       "---\nname: greet\ndescription: Greet users by name.\n---\nSay hello.\n",
 		"examples/hi.md": "Hi, Ann!\n",
 	})
-	skills, err := store.catalogSkills()
-	if err != nil {
-		log.Fatal(err)
-	}
 
 	ctx := context.Background()
 	s := mcp.NewServer(&mcp.Implementation{Name: "team"}, nil)
-	if _, err := skillserver.Attach(s, skillserver.Static(skillserver.NewSnapshot(skills, store.read)), nil); err != nil {
+	if _, err := skillserver.Attach(s, store, nil); err != nil {
 		log.Fatal(err)
 	}
 	serverT, clientT := mcp.NewInMemoryTransports()

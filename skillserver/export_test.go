@@ -74,3 +74,6 @@ func WithoutProfile(name Profile, fn func()) {
 
 // BodyParses returns how many request bodies h has parsed.
 func BodyParses(h *HTTPHandler) int64 { return h.parses.Load() }
+
+// FromSkills exposes the adapter the server puts in front of a SkillSource.
+var FromSkills = fromSkills

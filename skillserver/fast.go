@@ -15,6 +15,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/jsonobj"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -582,7 +583,7 @@ type readCache struct {
 
 // encodedRead returns the JSON of the resources/read result of f, a file
 // of snap whose bytes are data, as go-sdk encodes it (without _meta).
-func (srv *Server) encodedRead(snap Snapshot, uri string, f *catalog.File, data []byte) ([]byte, error) {
+func (srv *Server) encodedRead(snap published.Snapshot, uri string, f *catalog.File, data []byte) ([]byte, error) {
 	c := srv.reads.Load()
 	if c == nil || c.snap != snap.ID() {
 		c = &readCache{snap: snap.ID(), m: map[string][]byte{}}

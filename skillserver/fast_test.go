@@ -17,6 +17,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/endpoint"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
@@ -41,7 +42,7 @@ func twins(t *testing.T, opts skillserver.Options, serve func(noFast bool, s *mc
 	for _, noFast := range []bool{false, true} {
 		o := opts
 		o.NoFastPath = noFast
-		s, srv, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &o)
+		s, srv, err := skillserver.New(nil, published.NewCatalogSource(cat), &o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -340,7 +341,7 @@ func TestFastReadSeesChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, srv, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: discard})
+	_, srv, err := skillserver.New(nil, published.NewCatalogSource(cat), &skillserver.Options{Logger: discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +398,7 @@ func TestFastPathCallerView(t *testing.T) {
 	var urls [2]string
 	var fastSrv *skillserver.Server
 	for i, noFast := range []bool{false, true} {
-		_, srv, err := skillserver.New(nil, skillserver.FromSkills(&p), &skillserver.Options{Logger: discard, NoFastPath: noFast, CacheScope: "private"})
+		_, srv, err := skillserver.New(nil, &p, &skillserver.Options{Logger: discard, NoFastPath: noFast, CacheScope: "private"})
 		if err != nil {
 			t.Fatal(err)
 		}

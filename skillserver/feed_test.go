@@ -3,18 +3,18 @@ package skillserver_test
 import (
 	"testing"
 
-	"github.com/skillport/skillport/skillserver"
+	"github.com/skillport/skillport/internal/published"
 )
 
 // Callbacks run in registration order, outside the lock: one may cancel
 // itself, and a cancelled one is not called again.
 func TestChangeFeed(t *testing.T) {
-	var f skillserver.ChangeFeed
+	var f published.ChangeFeed
 	var got []int
 	var cancel1 func()
-	cancel1 = f.OnChange(func(_, _ skillserver.Snapshot) { got = append(got, 1); cancel1() })
-	f.OnChange(func(_, _ skillserver.Snapshot) { got = append(got, 2) })
-	cancel3 := f.OnChange(func(_, _ skillserver.Snapshot) { got = append(got, 3) })
+	cancel1 = f.OnChange(func(_, _ published.Snapshot) { got = append(got, 1); cancel1() })
+	f.OnChange(func(_, _ published.Snapshot) { got = append(got, 2) })
+	cancel3 := f.OnChange(func(_, _ published.Snapshot) { got = append(got, 3) })
 	cancel3()
 	f.Notify(nil, nil)
 	f.Notify(nil, nil)

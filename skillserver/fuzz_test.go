@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -27,7 +28,7 @@ func fuzzServer(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, srv, err := New(nil, NewCatalogSource(cat), &Options{Logger: log, PageSize: 2})
+	_, srv, err := New(nil, published.NewCatalogSource(cat), &Options{Logger: log, PageSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

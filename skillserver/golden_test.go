@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -24,7 +25,7 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &skillserver.Options{TTL: 5 * time.Minute, Logger: discard,
+	s, _, err := skillserver.New(nil, published.NewCatalogSource(cat), &skillserver.Options{TTL: 5 * time.Minute, Logger: discard,
 		// The SEP-2640 wire as the extension defines it; the compatibility
 		// profiles have their own goldens (profile_golden_test.go).
 		Profiles: []skillserver.Profile{skillserver.ProfileSEP2640}})

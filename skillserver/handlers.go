@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -31,7 +32,7 @@ func (srv *Server) ttlMs() int64 { return srv.opts.TTL.Milliseconds() }
 // with errStaleCursor: after the catalog changed, an offset or a last key
 // of the old listing could skip or repeat entries of the new one without
 // the client knowing, so the client lists again from the start.
-func (srv *Server) page(raw string, kind byte, scope string, snap Snapshot, n int) (int, error) {
+func (srv *Server) page(raw string, kind byte, scope string, snap published.Snapshot, n int) (int, error) {
 	if raw == "" {
 		return 0, nil
 	}
@@ -72,7 +73,7 @@ func (srv *Server) listSkills(ctx context.Context, p *wire.ListSkillsParams) (*w
 }
 
 // listSkillsIn answers skills/list from snap.
-func (srv *Server) listSkillsIn(snap Snapshot, p *wire.ListSkillsParams) (*wire.ListSkillsResult, error) {
+func (srv *Server) listSkillsIn(snap published.Snapshot, p *wire.ListSkillsParams) (*wire.ListSkillsResult, error) {
 	skills := snap.Skills()
 	start, err := srv.page(p.Cursor, kindSkills, "", snap, len(skills))
 	if err != nil {
@@ -109,7 +110,7 @@ func (srv *Server) pageEnd(skills []*catalog.Skill, start int) int {
 
 // nextSkillsCursor returns the nextCursor of the skills/list page of snap
 // that ends before skills[end], or "" for the last page.
-func (srv *Server) nextSkillsCursor(snap Snapshot, skills []*catalog.Skill, end int) string {
+func (srv *Server) nextSkillsCursor(snap published.Snapshot, skills []*catalog.Skill, end int) string {
 	if end >= len(skills) {
 		return ""
 	}
@@ -143,7 +144,7 @@ func (srv *Server) getSkill(ctx context.Context, p *wire.GetSkillParams) (*wire.
 
 // getSkillIn answers skills/get from snap, without the entry: the skill is
 // returned for the caller to render.
-func (srv *Server) getSkillIn(snap Snapshot, uri string) (*wire.GetSkillResult, *catalog.Skill, error) {
+func (srv *Server) getSkillIn(snap published.Snapshot, uri string) (*wire.GetSkillResult, *catalog.Skill, error) {
 	sk := snap.Skill(uri)
 	if sk == nil {
 		return nil, nil, srv.notASkill(snap, uri)
@@ -155,7 +156,7 @@ func (srv *Server) getSkillIn(snap Snapshot, uri string) (*wire.GetSkillResult, 
 	}, sk, nil
 }
 
-func (srv *Server) notASkill(snap Snapshot, uri string) *jsonrpc.Error {
+func (srv *Server) notASkill(snap published.Snapshot, uri string) *jsonrpc.Error {
 	if uri == "" {
 		return invalidParams(uri, "skills/get: the uri parameter is missing or empty; pass the URI of a skill's SKILL.md, as listed by skills/list")
 	}
@@ -215,7 +216,7 @@ func (srv *Server) readDirectory(ctx context.Context, p *wire.ReadDirectoryParam
 }
 
 // resource renders a file as a base-protocol Resource.
-func resource(snap Snapshot, f *catalog.File) *mcp.Resource {
+func resource(snap published.Snapshot, f *catalog.File) *mcp.Resource {
 	r := &mcp.Resource{URI: f.URI, Name: f.Name, MIMEType: f.MIMEType, Size: f.Size,
 		Annotations: &mcp.Annotations{Audience: []mcp.Role{"assistant"}, Priority: 0.3}}
 	if sk := snap.Skill(f.URI); sk != nil {
@@ -332,7 +333,7 @@ func (srv *Server) read(ctx context.Context, uri string) (*ReadResourceResult, e
 
 // readFile returns the file at uri and its bytes, which match its digest
 // in the snapshot returned (a fresh one when the file changed on disk).
-func (srv *Server) readFile(ctx context.Context, uri string) (Snapshot, *catalog.File, []byte, error) {
+func (srv *Server) readFile(ctx context.Context, uri string) (published.Snapshot, *catalog.File, []byte, error) {
 	snap, err := srv.snapshot(ctx)
 	if err != nil {
 		return nil, nil, nil, err

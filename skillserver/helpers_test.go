@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/skilltest"
 	"github.com/skillport/skillport/skillserver"
 )
@@ -37,7 +38,7 @@ func skillMD(name, desc string) string {
 type fixture struct {
 	Root   string // holds skills/ and the canary
 	Dir    string // the served directory
-	Src    *skillserver.CatalogSource
+	Src    *published.CatalogSource
 	Skills *skillserver.Server
 	MCP    *mcp.Server
 }
@@ -54,7 +55,7 @@ func newFixture(t testing.TB, files map[string]string, opts *skillserver.Options
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := skillserver.NewCatalogSource(cat)
+	src := published.NewCatalogSource(cat)
 	if opts == nil {
 		opts = &skillserver.Options{TTL: -1}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/cputime"
 	"github.com/skillport/skillport/internal/endpoint"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
@@ -101,7 +102,7 @@ func composeOurs(dir string, opts skillserver.Options, hopts skillserver.HTTPOpt
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	src := skillserver.NewCatalogSource(cat)
+	src := published.NewCatalogSource(cat)
 	opts.Logger, hopts.Logger = discard, discard
 	_, srv, err := skillserver.New(nil, src, &opts)
 	if err != nil {

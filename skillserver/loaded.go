@@ -1,6 +1,10 @@
 package skillserver
 
-import "context"
+import (
+	"context"
+
+	"github.com/skillport/skillport/internal/published"
+)
 
 // loaded tells Options.OnSkillLoaded that the skill at path was loaded
 // by the request of ctx; "" is no load.
@@ -12,7 +16,7 @@ func (srv *Server) loaded(ctx context.Context, path string) {
 
 // loadedFile is loaded for a read of uri answered from snap: a load when
 // uri is the SKILL.md of a skill snap serves, nothing for any other file.
-func (srv *Server) loadedFile(ctx context.Context, snap Snapshot, uri string) {
+func (srv *Server) loadedFile(ctx context.Context, snap published.Snapshot, uri string) {
 	if srv.opts.OnSkillLoaded == nil || snap == nil {
 		return
 	}

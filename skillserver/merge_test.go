@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
@@ -27,23 +28,23 @@ func mapCatalog(t *testing.T, prefix string, files map[string]string) *catalog.C
 }
 
 func TestMergeConflictNamesBothSources(t *testing.T) {
-	a := skillserver.NewCatalogSource(mapCatalog(t, "", map[string]string{"pdf/SKILL.md": skillMD("pdf", "from a")}))
-	b := skillserver.NewCatalogSource(mapCatalog(t, "", map[string]string{"pdf/SKILL.md": skillMD("pdf", "from b")}))
-	_, err := skillserver.Merge([]skillserver.MergePart{{Name: "./team-a", Source: a}, {Name: "git+https://example.com/b.git", Source: b}}, discard)
-	if !errors.Is(err, skillserver.ErrConflict) || !strings.Contains(err.Error(), "./team-a") || !strings.Contains(err.Error(), "git+https://example.com/b.git") || !strings.Contains(err.Error(), `"pdf"`) {
+	a := published.NewCatalogSource(mapCatalog(t, "", map[string]string{"pdf/SKILL.md": skillMD("pdf", "from a")}))
+	b := published.NewCatalogSource(mapCatalog(t, "", map[string]string{"pdf/SKILL.md": skillMD("pdf", "from b")}))
+	_, err := published.Merge([]published.MergePart{{Name: "./team-a", Source: a}, {Name: "git+https://example.com/b.git", Source: b}}, discard)
+	if !errors.Is(err, published.ErrConflict) || !strings.Contains(err.Error(), "./team-a") || !strings.Contains(err.Error(), "git+https://example.com/b.git") || !strings.Contains(err.Error(), `"pdf"`) {
 		t.Fatalf("Merge of two sources publishing pdf: %v; want ErrConflict naming the path and both sources", err)
 	}
 	// A skill inside another source's skill would change that skill's file set.
-	c := skillserver.NewCatalogSource(mapCatalog(t, "pdf", map[string]string{"forms/SKILL.md": skillMD("forms", "nested")}))
-	if _, err := skillserver.Merge([]skillserver.MergePart{{Name: "a", Source: a}, {Name: "c", Source: c}}, discard); !errors.Is(err, skillserver.ErrConflict) {
+	c := published.NewCatalogSource(mapCatalog(t, "pdf", map[string]string{"forms/SKILL.md": skillMD("forms", "nested")}))
+	if _, err := published.Merge([]published.MergePart{{Name: "a", Source: a}, {Name: "c", Source: c}}, discard); !errors.Is(err, published.ErrConflict) {
 		t.Errorf("a skill nested in another source's skill: %v, want ErrConflict", err)
 	}
 }
 
 func TestMergeServesUnionAndFollowsChanges(t *testing.T) {
-	a := skillserver.NewCatalogSource(mapCatalog(t, "acme", map[string]string{"pdf/SKILL.md": skillMD("pdf", "a"), "pdf/references/GUIDE.md": "guide"}))
-	b := skillserver.NewCatalogSource(mapCatalog(t, "acme", map[string]string{"csv/SKILL.md": skillMD("csv", "b")}))
-	m, err := skillserver.Merge([]skillserver.MergePart{{Name: "a", Source: a}, {Name: "b", Source: b}}, discard)
+	a := published.NewCatalogSource(mapCatalog(t, "acme", map[string]string{"pdf/SKILL.md": skillMD("pdf", "a"), "pdf/references/GUIDE.md": "guide"}))
+	b := published.NewCatalogSource(mapCatalog(t, "acme", map[string]string{"csv/SKILL.md": skillMD("csv", "b")}))
+	m, err := published.Merge([]published.MergePart{{Name: "a", Source: a}, {Name: "b", Source: b}}, discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,15 +97,15 @@ func TestMergeServesUnionAndFollowsChanges(t *testing.T) {
 func TestMergeRefreshesTheChangedPart(t *testing.T) {
 	dirA := writeTree(t, t.TempDir(), map[string]string{"pdf/SKILL.md": skillMD("pdf", "a"), "pdf/notes.md": "old"})
 	dirB := writeTree(t, t.TempDir(), map[string]string{"csv/SKILL.md": skillMD("csv", "b")})
-	open := func(dir string) *skillserver.CatalogSource {
+	open := func(dir string) *published.CatalogSource {
 		c, err := catalog.OpenDir(dir, &catalog.Options{Logger: discard})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return skillserver.NewCatalogSource(c)
+		return published.NewCatalogSource(c)
 	}
 	a, b := open(dirA), open(dirB)
-	m, err := skillserver.Merge([]skillserver.MergePart{{Name: dirA, Source: a}, {Name: dirB, Source: b}}, discard)
+	m, err := published.Merge([]published.MergePart{{Name: dirA, Source: a}, {Name: dirB, Source: b}}, discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -76,9 +77,9 @@ func TestCatalogSourcePack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cat.Close()
-	src := skillserver.NewCatalogSource(cat)
+	src := published.NewCatalogSource(cat)
 	var changes atomic.Int32
-	defer src.OnChange(func(_, _ skillserver.Snapshot) { changes.Add(1) })()
+	defer src.OnChange(func(_, _ published.Snapshot) { changes.Add(1) })()
 	s, _, err := skillserver.New(nil, src, &skillserver.Options{TTL: -1, Logger: discard, PageSize: 7})
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +158,7 @@ func TestCatalogSourcePackAfterReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cat.Close()
-	src := skillserver.NewCatalogSource(cat)
+	src := published.NewCatalogSource(cat)
 	writeTree(t, dir, map[string]string{"docx/SKILL.md": skillMD("docx", "Word.")})
 	next, err := cat.Reload()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/jsonobj"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/sandbox"
 	"github.com/skillport/skillport/wire"
 )
@@ -303,7 +304,7 @@ func (ps *profileSet) list(ctx context.Context, init *mcp.InitializeParams, p *w
 // default client among them) and its first page is what nearly all of
 // them ask for: encoding it on each request was most of what such a
 // skills/list cost.
-func (ps *profileSet) supersetFirst(snap Snapshot) []byte {
+func (ps *profileSet) supersetFirst(snap published.Snapshot) []byte {
 	c := ps.supersets.Load()
 	if c == nil || c.snap != snap.ID() {
 		return nil
@@ -316,7 +317,7 @@ func (ps *profileSet) supersetFirst(snap Snapshot) []byte {
 // keepSupersetFirst encodes res, the first superset page of snap, keeps
 // it for [profileSet.supersetFirst] and returns it as a response of encoded
 // bytes, so that this request is answered from the same bytes as the next.
-func (ps *profileSet) keepSupersetFirst(snap Snapshot, res *listResponse) (*listResponse, error) {
+func (ps *profileSet) keepSupersetFirst(snap published.Snapshot, res *listResponse) (*listResponse, error) {
 	b, err := res.MarshalJSON()
 	if err != nil {
 		return nil, err

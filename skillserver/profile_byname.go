@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skillport/skillport/internal/published"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -30,7 +31,7 @@ type nameIndex struct {
 	byName map[string][]*catalog.Skill
 }
 
-func (srv *Server) byName(snap Snapshot) map[string][]*catalog.Skill {
+func (srv *Server) byName(snap published.Snapshot) map[string][]*catalog.Skill {
 	names := kept[namesCache](srv.profiles(), namesKey{})
 	if ix := names.Load(); ix != nil && ix.id == snap.ID() {
 		return ix.byName
@@ -61,7 +62,7 @@ type namesCache = atomic.Pointer[nameIndex]
 // lookupName resolves a skill by name: unknown and ambiguous names are
 // -32602 errors, or seed 001's -32002 for unknown names
 // when legacy codes are on.
-func (srv *Server) lookupName(snap Snapshot, method, name string, legacyCodes bool) (*catalog.Skill, error) {
+func (srv *Server) lookupName(snap published.Snapshot, method, name string, legacyCodes bool) (*catalog.Skill, error) {
 	if name == "" {
 		return nil, nameError(name, "%s: the name parameter is missing or empty; pass a skill name as skills/list returns it", method)
 	}
@@ -116,7 +117,7 @@ func relPath(sk *catalog.Skill, f *catalog.File) string {
 // readSkillFile returns a file's bytes from snap, re-reading from a fresh
 // snapshot when the file changed under it; the caller then answers from the
 // returned snapshot.
-func (srv *Server) readSkillFile(ctx context.Context, snap Snapshot, f *catalog.File) ([]byte, Snapshot, error) {
+func (srv *Server) readSkillFile(ctx context.Context, snap published.Snapshot, f *catalog.File) ([]byte, published.Snapshot, error) {
 	data, err := snap.ReadFile(ctx, f)
 	if errors.Is(err, catalog.ErrChanged) {
 		fresh, rerr := srv.refresh(ctx, snap)
@@ -139,7 +140,7 @@ var errRetry = errors.New("snapshot changed")
 // withRetry runs fn against the caller's view of the current snapshot
 // (so a lookup by name finds only what the caller may see), and once more
 // against a fresh one if a file changed under it.
-func withRetry[T any](ctx context.Context, srv *Server, fn func(Snapshot) (T, error)) (T, error) {
+func withRetry[T any](ctx context.Context, srv *Server, fn func(published.Snapshot) (T, error)) (T, error) {
 	var zero T
 	snap, err := srv.snapshot(ctx)
 	if err != nil {
@@ -160,7 +161,7 @@ func withRetry[T any](ctx context.Context, srv *Server, fn func(Snapshot) (T, er
 
 // body returns the instructions of a skill: its SKILL.md without the
 // frontmatter, byte for byte.
-func (srv *Server) body(ctx context.Context, snap Snapshot, sk *catalog.Skill) (string, error) {
+func (srv *Server) body(ctx context.Context, snap published.Snapshot, sk *catalog.Skill) (string, error) {
 	f := snap.File(sk.URI)
 	if f == nil {
 		return "", internalError(sk.URI, "%s is listed but not served; try again shortly", show(sk.URI))

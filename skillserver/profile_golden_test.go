@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -70,7 +71,7 @@ func profileServer(t testing.TB, opts skillserver.Options) (*mcp.Server, *skills
 		opts.TTL = 5 * time.Minute
 	}
 	opts.Logger = discard
-	s, sk, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &opts)
+	s, sk, err := skillserver.New(nil, published.NewCatalogSource(cat), &opts)
 	if err != nil {
 		t.Fatal(err)
 	}

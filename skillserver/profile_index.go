@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -19,7 +20,7 @@ const MaxIndexEntries = 5000
 
 // index builds the index of a snapshot: one skill-md entry per skill,
 // digest of its SKILL.md, frontmatter verbatim.
-func index(snap Snapshot) wire.Index {
+func index(snap published.Snapshot) wire.Index {
 	skills := snap.Skills()
 	ix := wire.Index{Schema: wire.IndexSchema, Skills: make([]wire.IndexEntry, 0, min(len(skills), MaxIndexEntries))}
 	for _, sk := range skills {

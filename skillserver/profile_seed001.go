@@ -22,6 +22,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/jsonobj"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/sandbox"
 	"github.com/skillport/skillport/wire"
 )
@@ -101,7 +102,7 @@ const skillPriority = 0.8
 
 // readSkill answers seed 001's skills/read {name}.
 func (srv *Server) readSkill(ctx context.Context, p *wire.NameParams) (*wire.ReadResult, error) {
-	return withRetry(ctx, srv, func(snap Snapshot) (*wire.ReadResult, error) {
+	return withRetry(ctx, srv, func(snap published.Snapshot) (*wire.ReadResult, error) {
 		sk, err := srv.lookupName(snap, wire.MethodReadSkill, p.Name, true)
 		if err != nil {
 			return nil, err
@@ -243,7 +244,7 @@ func (srv *Server) referenceError(name, ref, format string, args ...any) *jsonrp
 
 // readReference answers seed 001's skills/read_reference {name, reference}.
 func (srv *Server) readReference(ctx context.Context, p *wire.ReadReferenceParams) (*wire.ReadReferenceResult, error) {
-	return withRetry(ctx, srv, func(snap Snapshot) (*wire.ReadReferenceResult, error) {
+	return withRetry(ctx, srv, func(snap published.Snapshot) (*wire.ReadReferenceResult, error) {
 		sk, err := srv.lookupName(snap, wire.MethodReadReference, p.Name, true)
 		if err != nil {
 			return nil, err
@@ -284,7 +285,7 @@ func (srv *Server) readReference(ctx context.Context, p *wire.ReadReferenceParam
 func (srv *Server) execute(ctx context.Context, p *wire.ExecuteParams) (*wire.ExecuteResult, error) {
 	runID := newRunID()
 	log := srv.log.With("run", runID, "skill", p.Name, "script", p.Script)
-	res, err := withRetry(ctx, srv, func(snap Snapshot) (*wire.ExecuteResult, error) {
+	res, err := withRetry(ctx, srv, func(snap published.Snapshot) (*wire.ExecuteResult, error) {
 		sk, err := srv.lookupName(snap, wire.MethodExecute, p.Name, true)
 		if err != nil {
 			return nil, err

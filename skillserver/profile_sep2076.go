@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -147,7 +148,7 @@ func argNames(args []wire.SkillArgument) string {
 
 // getByName answers SEP-2076 skills/get {name, arguments}.
 func (srv *Server) getByName(ctx context.Context, name string, args json.RawMessage) (*wire.GetByNameResult, error) {
-	return withRetry(ctx, srv, func(snap Snapshot) (*wire.GetByNameResult, error) {
+	return withRetry(ctx, srv, func(snap published.Snapshot) (*wire.GetByNameResult, error) {
 		sk, err := srv.lookupName(snap, wire.MethodGetSkill, name, false)
 		if err != nil {
 			return nil, err

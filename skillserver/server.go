@@ -5,10 +5,10 @@
 // [Attach] adds skills to a server an application already has; [New]
 // creates a server that serves only skills. Either way the server answers
 // skills/list, skills/get, resources/directory/read, resources/list and
-// resources/read from a [Source], which hands out immutable [Snapshot]s: a
-// [*catalog.Catalog] through [NewCatalogSource], or anything else that can
-// enumerate skills and read their files (a gateway re-publishing upstream
-// skills, for instance).
+// resources/read from a [SkillSource]: anything that can list skills and
+// read their files (a database that stores digests, a gateway
+// re-publishing upstream skills), or a [*catalog.Catalog] through
+// [NewCatalogSource].
 //
 // Every URI a client sends is looked up as an exact string in the current
 // snapshot; nothing is ever joined to a filesystem path, so a URI reaches
@@ -39,6 +39,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -124,7 +125,7 @@ type Server struct {
 	metaHead atomic.Pointer[[]byte]
 	reads    atomic.Pointer[readCache]
 	pages    atomic.Pointer[pageCache] // skills/list pages of the current snapshot
-	src      Source
+	src      published.Source
 	opts     Options
 	key      []byte
 	log      *slog.Logger
@@ -141,8 +142,8 @@ type Server struct {
 	compat  compat // the compatibility profiles (hook.go); nil: none
 	entries entriesCache
 
-	viewSrc ViewSource      // set when what a session sees depends on its caller
-	views   *SessionCallers // those sessions' callers and owed notifications
+	viewSrc published.ViewSource      // set when what a session sees depends on its caller
+	views   *published.SessionCallers // those sessions' callers and owed notifications
 }
 
 // Attach makes s serve the skills of src, alongside whatever else s serves.
@@ -154,9 +155,15 @@ type Server struct {
 // Delivering notifications/resources/updated needs s to accept
 // resources/subscribe, which go-sdk allows only when the server was created
 // with ServerOptions.SubscribeHandler set; [New] sets it.
-func Attach(s *mcp.Server, src Source, opts *Options) (*Server, error) {
-	if s == nil || src == nil {
+func Attach(s *mcp.Server, skills SkillSource, opts *Options) (*Server, error) {
+	if s == nil || skills == nil {
 		return nil, errors.New("server: Attach needs an MCP server and a source")
+	}
+	// The sources of this module hand out snapshots themselves; the server
+	// answers from those (and caches their encodings) as they are.
+	src, ok := skills.(published.Source)
+	if !ok {
+		src = fromSkills(skills)
 	}
 	srv := &Server{mcp: s, src: src, subs: map[string]int{}}
 	if opts != nil {
@@ -194,9 +201,9 @@ func Attach(s *mcp.Server, src Source, opts *Options) (*Server, error) {
 	if err := srv.register(); err != nil {
 		return nil, err
 	}
-	if vs, ok := src.(ViewSource); ok {
+	if vs, ok := src.(published.ViewSource); ok {
 		srv.viewSrc = vs
-		srv.views = NewSessionCallers(s)
+		srv.views = published.NewSessionCallers(s)
 		s.AddSendingMiddleware(srv.views.Hold(notifyListChanged, notifyUpdated))
 	}
 	srv.setSchemes(src.Snapshot())
@@ -207,7 +214,7 @@ func Attach(s *mcp.Server, src Source, opts *Options) (*Server, error) {
 // New returns an MCP server that serves the skills of src and nothing else,
 // with resource subscriptions enabled. impl names the server; nil means
 // {"name": "skillport"}.
-func New(impl *mcp.Implementation, src Source, opts *Options) (*mcp.Server, *Server, error) {
+func New(impl *mcp.Implementation, src SkillSource, opts *Options) (*mcp.Server, *Server, error) {
 	if impl == nil {
 		impl = &mcp.Implementation{Name: "skillport"}
 	}
@@ -266,7 +273,7 @@ func (srv *Server) Close() error {
 }
 
 // Source returns the source the server answers from.
-func (srv *Server) Source() Source { return srv.src }
+func (srv *Server) Source() SkillSource { return srv.src }
 
 // register installs the method handlers. Every method the extension
 // answers is dispatched from here and from the receiving middleware below,
@@ -439,7 +446,7 @@ func (srv *Server) instructions(own string) string {
 // describe names what a snapshot serves in one or two sentences, and how
 // to read it (how) in the designs this server speaks: a client must not be
 // told about methods the operator turned off.
-func describe(snap Snapshot, how reading) string {
+func describe(snap published.Snapshot, how reading) string {
 	skills := snap.Skills()
 	if len(skills) == 0 {
 		return "This server serves Agent Skills " + how.over + " but currently serves none."
@@ -477,7 +484,7 @@ func (srv *Server) subscribe(uri string, delta int) {
 
 // changed runs when the source swaps snapshots: list_changed for everyone,
 // resources/updated for subscribed URIs whose content changed or vanished.
-func (srv *Server) changed(old, snap Snapshot) {
+func (srv *Server) changed(old, snap published.Snapshot) {
 	srv.setSchemes(snap)
 	if srv.compat != nil {
 		srv.compat.changed()
@@ -520,7 +527,7 @@ func (srv *Server) changed(old, snap Snapshot) {
 }
 
 // schemesOf returns the URI schemes a snapshot publishes ("skill" at least).
-func schemesOf(snap Snapshot) []string {
+func schemesOf(snap published.Snapshot) []string {
 	out := []string{"skill"}
 	for _, sk := range snap.Skills() {
 		if s, _, ok := strings.Cut(sk.URI, "://"); ok && !slices.Contains(out, s) {
@@ -530,7 +537,7 @@ func schemesOf(snap Snapshot) []string {
 	return out
 }
 
-func (srv *Server) setSchemes(snap Snapshot) {
+func (srv *Server) setSchemes(snap published.Snapshot) {
 	s := schemesOf(snap)
 	srv.schemes.Store(&s)
 }
@@ -550,7 +557,7 @@ func (srv *Server) owns(uri string) bool {
 // addTemplates advertises the skill namespaces in resources/templates/list.
 // Reads never reach go-sdk's template matching: the middleware answers
 // every URI of these schemes from the snapshot.
-func (srv *Server) addTemplates(snap Snapshot) {
+func (srv *Server) addTemplates(snap published.Snapshot) {
 	for _, s := range schemesOf(snap) {
 		srv.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
 			Name:        "skill-files",

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
@@ -565,7 +566,7 @@ func TestAttachAlongside(t *testing.T) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "app://readme", Text: "hello"}}}, nil
 	})
 	s.AddResource(&mcp.Resource{URI: "app://second", Name: "second"}, nil)
-	if _, err := skillserver.Attach(s, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: discard, Profiles: []skillserver.Profile{skillserver.ProfileSEP2640}}); err != nil {
+	if _, err := skillserver.Attach(s, published.NewCatalogSource(cat), &skillserver.Options{Logger: discard, Profiles: []skillserver.Profile{skillserver.ProfileSEP2640}}); err != nil {
 		t.Fatal(err)
 	}
 	c := connectRaw(t, s, "")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/peers"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/stdio"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
@@ -93,7 +94,7 @@ func startInProcess(b *testing.B, dir string) *ndjsonPeer {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, skills, err := skillserver.New(&mcp.Implementation{Name: "skillport", Version: "bench"}, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: discard})
+	s, skills, err := skillserver.New(&mcp.Implementation{Name: "skillport", Version: "bench"}, published.NewCatalogSource(cat), &skillserver.Options{Logger: discard})
 	if err != nil {
 		b.Fatal(err)
 	}

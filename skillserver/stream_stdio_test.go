@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/stdio"
 	"github.com/skillport/skillport/skillserver"
 )
@@ -79,7 +80,7 @@ func TestStdioStreamsLargeReads(t *testing.T) {
 		sizes *writeSizes
 	}
 	open := func(noFast bool) end {
-		s, srv, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: discard, NoFastPath: noFast})
+		s, srv, err := skillserver.New(nil, published.NewCatalogSource(cat), &skillserver.Options{Logger: discard, NoFastPath: noFast})
 		if err != nil {
 			t.Fatal(err)
 		}

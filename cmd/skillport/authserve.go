@@ -14,6 +14,7 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/endpoint"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/web"
 	"github.com/skillport/skillport/skillserver"
 )
@@ -115,7 +116,7 @@ func (sa *serveAuth) visible(c *skillserver.Caller, sk *catalog.Skill) bool {
 }
 
 // source is what the MCP server answers from: src seen through the rules.
-func (sa *serveAuth) source(src skillserver.Source) skillserver.Source {
+func (sa *serveAuth) source(src published.Source) published.Source {
 	if sa == nil || sa.rules == nil {
 		return src
 	}
@@ -131,7 +132,7 @@ func (sa *serveAuth) endpointAuth() *endpoint.Auth {
 
 // mountWebVisible is mountWeb, showing each caller of an authorized server
 // only the skills the rules grant it.
-func mountWebVisible(ep *endpoint.Endpoint, src skillserver.Source, log *slog.Logger, sa *serveAuth, reg web.Registry) error {
+func mountWebVisible(ep *endpoint.Endpoint, src published.Source, log *slog.Logger, sa *serveAuth, reg web.Registry) error {
 	if sa == nil {
 		return mountWebWith(ep, src, &web.Options{MCPPath: ep.Options().Path, Logger: log, Registry: reg})
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillport/skillport/skillserver"
+	"github.com/skillport/skillport/internal/published"
 )
 
 // hostGCPercent is the garbage-collector setting (runtime/debug.SetGCPercent)
@@ -104,9 +104,9 @@ func serveReleaser() *memoryReleaser {
 }
 
 // follow releases memory after changes of src until ctx is done.
-func (r *memoryReleaser) follow(ctx context.Context, src skillserver.Source) {
+func (r *memoryReleaser) follow(ctx context.Context, src published.Source) {
 	r.kick = make(chan struct{}, 1)
-	cancel := src.OnChange(func(_, _ skillserver.Snapshot) {
+	cancel := src.OnChange(func(_, _ published.Snapshot) {
 		select {
 		case r.kick <- struct{}{}:
 		default: // one is pending already

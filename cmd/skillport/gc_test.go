@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/skillserver"
+	"github.com/skillport/skillport/internal/published"
 )
 
 // TestHostGC checks that host commands, and only they, raise the GC
@@ -90,7 +90,7 @@ func testMemoryReleaser(t *testing.T) {
 		}
 		cats[i] = c
 	}
-	src := skillserver.NewCatalogSource(cats[0])
+	src := published.NewCatalogSource(cats[0])
 	var n atomic.Int32
 	r := &memoryReleaser{delay: 50 * time.Millisecond, every: 600 * time.Millisecond, release: func() { n.Add(1) }}
 	ctx, cancel := context.WithCancel(context.Background())

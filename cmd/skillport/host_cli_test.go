@@ -17,6 +17,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -32,7 +33,7 @@ func dirOrigin(t *testing.T, dir, label string) host.Origin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: quiet})
+	s, _, err := skillserver.New(nil, published.NewCatalogSource(cat), &skillserver.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

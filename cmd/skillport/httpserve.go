@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/skillport/skillport/internal/endpoint"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/web"
-	"github.com/skillport/skillport/skillserver"
 )
 
 // httpFlags adds the flags of the HTTP endpoint (see package endpoint) to
@@ -75,12 +75,12 @@ func serveHTTPWith(ctx context.Context, ln net.Listener, h http.Handler, opts *e
 
 // mountWeb adds the web catalog and the discovery document of src (package
 // web) to ep.
-func mountWeb(ep *endpoint.Endpoint, src skillserver.Source, log *slog.Logger) error {
+func mountWeb(ep *endpoint.Endpoint, src published.Source, log *slog.Logger) error {
 	return mountWebWith(ep, src, &web.Options{MCPPath: ep.Options().Path, Logger: log})
 }
 
 // mountWebWith is mountWeb with the web catalog's options.
-func mountWebWith(ep *endpoint.Endpoint, src skillserver.Source, opts *web.Options) error {
+func mountWebWith(ep *endpoint.Endpoint, src published.Source, opts *web.Options) error {
 	h, err := web.New(src, opts)
 	if err != nil {
 		return err

@@ -24,9 +24,9 @@ import (
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/gittest"
 	"github.com/skillport/skillport/internal/install"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/skilltest"
 	"github.com/skillport/skillport/internal/web"
-	"github.com/skillport/skillport/skillserver"
 )
 
 // fakeHome points HOME and the user's configuration and cache folders at
@@ -779,7 +779,7 @@ func siteWithoutMCP(t *testing.T) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wh, err := web.New(skillserver.NewCatalogSource(cat), &web.Options{NoMCP: true, Logger: quiet})
+	wh, err := web.New(published.NewCatalogSource(cat), &web.Options{NoMCP: true, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

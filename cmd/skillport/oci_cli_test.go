@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillport/skillport/internal/ocitest"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/skillserver"
 )
@@ -145,7 +146,7 @@ func TestServeOCIFollowsTag(t *testing.T) {
 		t.Fatal(err)
 	}
 	changed := make(chan struct{}, 1)
-	set.parts[0].src.OnChange(func(_, _ skillserver.Snapshot) {
+	set.parts[0].src.OnChange(func(_, _ published.Snapshot) {
 		select {
 		case changed <- struct{}{}:
 		default:

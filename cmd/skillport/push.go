@@ -12,8 +12,8 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/ocisource"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/registry"
-	"github.com/skillport/skillport/skillserver"
 )
 
 func init() {
@@ -141,7 +141,7 @@ func openOCI(ctx context.Context, src string, copts *catalog.Options, o sourceOp
 		return servedSource{}, &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 	}
 	o.log.Info("oci source", "source", ref.String(), "digest", s.Digest(), "pinned", ref.Pinned())
-	return servedSource{name: ref.String(), src: skillserver.NewCatalogSource(s.Catalog()), oci: s}, nil
+	return servedSource{name: ref.String(), src: published.NewCatalogSource(s.Catalog()), oci: s}, nil
 }
 
 // ociCacheDir is where fetched OCI blobs are kept: DIR/oci with

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillport/skillport/internal/endpoint"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/regapi"
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/internal/signature"
@@ -190,7 +191,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 	}
 	var (
 		set       *sourceSet // directories and git sources
-		src       skillserver.Source
+		src       published.Source
 		summarize func(where string)
 		hook      *httpRoute
 		usage     *registry.Usage

@@ -15,7 +15,7 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/gitsource"
 	"github.com/skillport/skillport/internal/ocisource"
-	"github.com/skillport/skillport/skillserver"
+	"github.com/skillport/skillport/internal/published"
 )
 
 // EnvWebhookSecret holds the shared secret of git push webhooks.
@@ -32,7 +32,7 @@ func init() {
 // servedSource is one SOURCE argument of serve, opened.
 type servedSource struct {
 	name string // the argument, without credentials
-	src  *skillserver.CatalogSource
+	src  *published.CatalogSource
 	git  *gitsource.Source // nil for a directory
 	oci  *ocisource.Source // nil unless oci://
 }
@@ -40,7 +40,7 @@ type servedSource struct {
 // sourceSet is what serve publishes: one or several sources.
 type sourceSet struct {
 	parts  []servedSource
-	source skillserver.Source
+	source published.Source
 }
 
 type sourceOptions struct {
@@ -126,7 +126,7 @@ func openSources(ctx context.Context, args []string, o sourceOptions) (*sourceSe
 			}
 			st := g.Status()
 			o.log.Info("git source", "source", st.Source, "ref", st.Ref, "commit", st.Commit, "pinned", st.Pinned)
-			set.parts = append(set.parts, servedSource{name: spec.String(), src: skillserver.NewCatalogSource(g.Catalog()), git: g})
+			set.parts = append(set.parts, servedSource{name: spec.String(), src: published.NewCatalogSource(g.Catalog()), git: g})
 			continue
 		}
 		// A directory's first catalog is served before it is packed, and
@@ -148,17 +148,17 @@ func openSources(ctx context.Context, args []string, o sourceOptions) (*sourceSe
 		if err != nil {
 			return nil, &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 		}
-		set.parts = append(set.parts, servedSource{name: src, src: skillserver.NewCatalogSource(cat)})
+		set.parts = append(set.parts, servedSource{name: src, src: published.NewCatalogSource(cat)})
 	}
 	if len(set.parts) == 1 {
 		set.source = set.parts[0].src
 		return set, nil
 	}
-	parts := make([]skillserver.MergePart, len(set.parts))
+	parts := make([]published.MergePart, len(set.parts))
 	for i, p := range set.parts {
-		parts[i] = skillserver.MergePart{Name: p.name, Source: p.src}
+		parts[i] = published.MergePart{Name: p.name, Source: p.src}
 	}
-	m, err := skillserver.Merge(parts, o.log)
+	m, err := published.Merge(parts, o.log)
 	if err != nil {
 		return nil, &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/endpoint"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/web"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
@@ -242,14 +243,14 @@ func httpGet(t *testing.T, u string) (*http.Response, string) {
 
 // examplesEndpoint is serve --http's endpoint over examples/skills, without
 // the web catalog.
-func examplesEndpoint(t *testing.T) (*endpoint.Endpoint, skillserver.Source, *slog.Logger) {
+func examplesEndpoint(t *testing.T) (*endpoint.Endpoint, published.Source, *slog.Logger) {
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cat, err := catalog.OpenDir("../../examples/skills", &catalog.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := skillserver.NewCatalogSource(cat)
+	src := published.NewCatalogSource(cat)
 	s, _, err := skillserver.New(&mcp.Implementation{Name: "t", Version: "0"}, src, &skillserver.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)

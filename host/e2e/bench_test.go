@@ -19,6 +19,7 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/cputime"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/skillserver"
 )
@@ -28,7 +29,7 @@ func inProcess(b *testing.B, cat *catalog.Catalog, n int) ([]host.Origin, func()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out []host.Origin
 	for i := range n {
-		s, _, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: quiet})
+		s, _, err := skillserver.New(nil, published.NewCatalogSource(cat), &skillserver.Options{Logger: quiet})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -152,7 +153,7 @@ func BenchmarkVerifiedLoad6(b *testing.B) {
 		benchLoad(b, origins[0], raw[0].Transport)
 	})
 	b.Run("http-loopback", func(b *testing.B) {
-		s, _, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: quiet})
+		s, _, err := skillserver.New(nil, published.NewCatalogSource(cat), &skillserver.Options{Logger: quiet})
 		if err != nil {
 			b.Fatal(err)
 		}

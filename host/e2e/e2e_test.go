@@ -20,6 +20,7 @@ import (
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/internal/peers"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/skilltest"
 	"github.com/skillport/skillport/skillserver"
 )
@@ -89,7 +90,7 @@ func TestOwnServerInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: quiet, PageSize: 2})
+	s, _, err := skillserver.New(nil, published.NewCatalogSource(cat), &skillserver.Options{Logger: quiet, PageSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

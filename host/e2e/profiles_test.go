@@ -21,6 +21,7 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -211,7 +212,7 @@ func serveCounted(t *testing.T, dir string, profiles ...skillserver.Profile) (ho
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := skillserver.New(nil, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: quiet, Profiles: profiles})
+	s, _, err := skillserver.New(nil, published.NewCatalogSource(cat), &skillserver.Options{Logger: quiet, Profiles: profiles})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/access"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
@@ -41,7 +42,7 @@ const testRules = `{"rules": [
 
 type authFixture struct {
 	dir string
-	src *skillserver.CatalogSource
+	src *published.CatalogSource
 }
 
 // newAuthFixture serves public/hello and internal/pay through the rules,
@@ -54,7 +55,7 @@ func newAuthFixture(t testing.TB, servers int, opts skillserver.Options) (*authF
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := skillserver.NewCatalogSource(cat)
+	src := published.NewCatalogSource(cat)
 	return &authFixture{dir: dir, src: src}, serveAuthorized(t, src, servers, opts)
 }
 
@@ -78,7 +79,7 @@ func testTree(t testing.TB) string {
 
 // serveAuthorized serves src through the test rules on servers replicas
 // (sharing opts.CursorKey), over streamable HTTP behind bearer tokens.
-func serveAuthorized(t testing.TB, src skillserver.Source, servers int, opts skillserver.Options) []string {
+func serveAuthorized(t testing.TB, src published.Source, servers int, opts skillserver.Options) []string {
 	t.Helper()
 	rules, err := access.Parse("rules.jsonc", []byte(testRules))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -21,13 +22,13 @@ type VisibleFunc func(c *skillserver.Caller, sk *catalog.Skill) bool
 // from that view, so a hidden skill, its files and its directories are
 // absent: probing them gets the not-found answer an absent skill gets.
 // Snapshot() (instructions) is the anonymous view. The result is a
-// [skillserver.ViewSource], so a session is told only about changes to what its
+// [published.ViewSource], so a session is told only about changes to what its
 // own caller sees, and list cursors are bound to the caller they were
 // issued to.
 //
 // Views are cached per snapshot and caller (at most [MaxCachedViews] at a
 // time), so a request costs a map lookup, not a pass over the catalog.
-func Filter(src skillserver.Source, visible VisibleFunc) skillserver.ViewSource {
+func Filter(src published.Source, visible VisibleFunc) published.ViewSource {
 	return &filtered{src: src, visible: visible}
 }
 
@@ -38,16 +39,16 @@ func Filter(src skillserver.Source, visible VisibleFunc) skillserver.ViewSource 
 const MaxCachedViews = 1024
 
 type filtered struct {
-	src     skillserver.Source
+	src     published.Source
 	visible VisibleFunc
 
 	mu    sync.Mutex
-	of    skillserver.Snapshot // the snapshot the cached views are of
-	views map[string]*view     // by skillserver.Caller.Key
+	of    published.Snapshot // the snapshot the cached views are of
+	views map[string]*view   // by skillserver.Caller.Key
 }
 
 // viewOf returns c's view of base, from the cache when it has it.
-func (f *filtered) viewOf(base skillserver.Snapshot, c *skillserver.Caller) *view {
+func (f *filtered) viewOf(base published.Snapshot, c *skillserver.Caller) *view {
 	if v, ok := base.(*view); ok {
 		base = v.base
 	}
@@ -84,12 +85,12 @@ func (f *filtered) viewOf(base skillserver.Snapshot, c *skillserver.Caller) *vie
 	return v
 }
 
-// View implements [skillserver.ViewSource]: what c may see of snap, or of
+// View implements [published.ViewSource]: what c may see of snap, or of
 // what the source currently serves c when snap is nil.
-func (f *filtered) View(ctx context.Context, snap skillserver.Snapshot, c *skillserver.Caller) (skillserver.Snapshot, error) {
+func (f *filtered) View(ctx context.Context, snap published.Snapshot, c *skillserver.Caller) (published.Snapshot, error) {
 	if snap == nil {
 		var err error
-		if vs, ok := f.src.(skillserver.ViewSource); ok {
+		if vs, ok := f.src.(published.ViewSource); ok {
 			snap, err = vs.View(ctx, nil, c)
 		} else {
 			snap = f.src.Snapshot()
@@ -104,8 +105,8 @@ func (f *filtered) View(ctx context.Context, snap skillserver.Snapshot, c *skill
 	return f.viewOf(snap, c), nil
 }
 
-// Snapshot implements [skillserver.Source]: the anonymous caller's view.
-func (f *filtered) Snapshot() skillserver.Snapshot {
+// Snapshot implements [published.Source]: the anonymous caller's view.
+func (f *filtered) Snapshot() published.Snapshot {
 	snap := f.src.Snapshot()
 	if snap == nil {
 		return nil
@@ -113,8 +114,8 @@ func (f *filtered) Snapshot() skillserver.Snapshot {
 	return f.viewOf(snap, nil)
 }
 
-// Refresh implements [skillserver.Source].
-func (f *filtered) Refresh(ctx context.Context, stale skillserver.Snapshot) (skillserver.Snapshot, error) {
+// Refresh implements [published.Source].
+func (f *filtered) Refresh(ctx context.Context, stale published.Snapshot) (published.Snapshot, error) {
 	if v, ok := stale.(*view); ok {
 		stale = v.base
 	}
@@ -134,24 +135,34 @@ func (f *filtered) Ready(ctx context.Context) error {
 	return nil
 }
 
-// OnChange implements [skillserver.Source]. Callbacks get anonymous views, on
+// ListSkills implements [published.Source].
+func (f *filtered) ListSkills(ctx context.Context) ([]*catalog.Skill, error) {
+	return published.ListSkills(ctx, f)
+}
+
+// ReadFile implements [published.Source].
+func (f *filtered) ReadFile(ctx context.Context, file *catalog.File) ([]byte, error) {
+	return published.ReadFile(ctx, f, file)
+}
+
+// OnChange implements [published.Source]. Callbacks get anonymous views, on
 // every change of the source, also one no anonymous caller can see; a
 // callback that tells callers about it asks [filtered.View] what each one
 // sees of the two.
-func (f *filtered) OnChange(fn func(old, new skillserver.Snapshot)) (cancel func()) {
-	return f.src.OnChange(func(old, new skillserver.Snapshot) {
+func (f *filtered) OnChange(fn func(old, new published.Snapshot)) (cancel func()) {
+	return f.src.OnChange(func(old, new published.Snapshot) {
 		fn(newView(old, nil, f.visible), f.viewOf(new, nil))
 	})
 }
 
-// view is the part of a snapshot one caller may see: [skillserver.NewSnapshot]
+// view is the part of a snapshot one caller may see: [published.NewSnapshot]
 // of the visible skills, reading through the base snapshot.
 type view struct {
-	skillserver.Snapshot
-	base skillserver.Snapshot
+	published.Snapshot
+	base published.Snapshot
 }
 
-func newView(base skillserver.Snapshot, c *skillserver.Caller, visible VisibleFunc) *view {
+func newView(base published.Snapshot, c *skillserver.Caller, visible VisibleFunc) *view {
 	var skills []*catalog.Skill
 	var read func(context.Context, *catalog.File) ([]byte, error)
 	if base != nil {
@@ -179,7 +190,7 @@ func newView(base skillserver.Snapshot, c *skillserver.Caller, visible VisibleFu
 	}
 	// The snapshot, hence its ID, covers only what this caller sees, so
 	// cursors and change detection never carry another caller's catalog.
-	return &view{Snapshot: skillserver.NewSnapshot(skills, read), base: base}
+	return &view{Snapshot: published.NewSnapshot(skills, read, nil), base: base}
 }
 
 // withoutHidden returns sk without the files of the nested skills whose

@@ -22,6 +22,7 @@ import (
 	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/oidctest"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/web"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
@@ -81,7 +82,7 @@ func startNested(t *testing.T, withHidden bool) *nestedStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	filtered := access.Filter(skillserver.NewCatalogSource(cat), rules.Visible)
+	filtered := access.Filter(published.NewCatalogSource(cat), rules.Visible)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s, _, err := skillserver.New(nil, filtered, &skillserver.Options{Logger: log, CacheScope: wire.CacheScopePrivate})
 	if err != nil {
@@ -260,7 +261,7 @@ func TestHiddenNestedNotifications(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := skillserver.NewCatalogSource(cat)
+	src := published.NewCatalogSource(cat)
 	rules, err := access.Parse("rules.jsonc", []byte(nestedRules))
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/skillport/skillport/internal/gitsource"
 	"github.com/skillport/skillport/internal/gittest"
 	"github.com/skillport/skillport/internal/pgtest"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/skillserver"
 )
@@ -28,7 +29,7 @@ func TestCursorBoundToCallerSources(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cursorBound(t, serveAuthorized(t, skillserver.NewCatalogSource(gs.Catalog()), 2, opts))
+		cursorBound(t, serveAuthorized(t, published.NewCatalogSource(gs.Catalog()), 2, opts))
 	})
 	t.Run("registry", func(t *testing.T) {
 		pg, err := pgtest.Start(t.TempDir())

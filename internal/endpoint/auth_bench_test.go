@@ -17,6 +17,7 @@ import (
 	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/oidctest"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -29,8 +30,8 @@ func benchEndpoint(b *testing.B, o *oidctest.OP, auth, rules bool) *testServer {
 	if err != nil {
 		b.Fatal(err)
 	}
-	src := skillserver.NewCatalogSource(cat)
-	var s skillserver.Source = src
+	src := published.NewCatalogSource(cat)
+	var s published.Source = src
 	if rules {
 		r, err := access.Parse("rules.jsonc", []byte(authRules))
 		if err != nil {

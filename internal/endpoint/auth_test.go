@@ -18,6 +18,7 @@ import (
 	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/endpoint"
 	"github.com/skillport/skillport/internal/oidctest"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -69,7 +70,7 @@ func serveAuthWith(t *testing.T, o *oidctest.OP, opt func(*endpoint.AuthOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := skillserver.NewCatalogSource(cat)
+	src := published.NewCatalogSource(cat)
 	s, _, err := skillserver.New(&mcp.Implementation{Name: "test", Version: "0"}, access.Filter(src, rules.Visible), &skillserver.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -52,7 +52,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/skillport/skillport/internal/budget"
-	"github.com/skillport/skillport/skillserver"
+	"github.com/skillport/skillport/internal/published"
 )
 
 // Defaults for the zero values of [Options].
@@ -140,7 +140,7 @@ type Options struct {
 	// reached), and /metrics report the snapshot's size and age. The
 	// gauges count what Source.Snapshot returns: give the anonymous view
 	// of a source filtered by caller, so that they reveal no hidden skill.
-	Source skillserver.Source
+	Source published.Source
 	// Ready, when set, is one more readiness check for /readyz, e.g. a
 	// gateway that is still discovering its upstream servers.
 	Ready func(context.Context) error
@@ -167,7 +167,7 @@ type Options struct {
 	Auth *Auth
 }
 
-// Readier is implemented by a [skillserver.Source] that can say whether it is
+// Readier is implemented by a [published.Source] that can say whether it is
 // fit to serve: its backend reachable, or its last good snapshot still
 // being served. /readyz reports the error it returns.
 type Readier interface {

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/skillport/skillport/internal/endpoint"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -509,7 +510,7 @@ func TestIdleConnectionsYield(t *testing.T) {
 
 // readySource is a CatalogSource whose backend can be down.
 type readySource struct {
-	*skillserver.CatalogSource
+	*published.CatalogSource
 	err error
 }
 

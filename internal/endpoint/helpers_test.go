@@ -21,6 +21,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/endpoint"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -53,7 +54,7 @@ type testServer struct {
 	URL  string // base, e.g. http://127.0.0.1:1234
 	Addr string
 	EP   *endpoint.Endpoint
-	Src  *skillserver.CatalogSource
+	Src  *published.CatalogSource
 	Log  *syncBuffer
 }
 
@@ -68,13 +69,13 @@ func serve(t testing.TB, dir string, opts endpoint.Options) *testServer {
 }
 
 // skillServer is a real skillport MCP server of the skills in dir.
-func skillServer(t testing.TB, dir string) (*mcp.Server, *skillserver.CatalogSource) {
+func skillServer(t testing.TB, dir string) (*mcp.Server, *published.CatalogSource) {
 	t.Helper()
 	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := skillserver.NewCatalogSource(cat)
+	src := published.NewCatalogSource(cat)
 	s, _, err := skillserver.New(&mcp.Implementation{Name: "test", Version: "0"}, src, &skillserver.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +83,7 @@ func skillServer(t testing.TB, dir string) (*mcp.Server, *skillserver.CatalogSou
 	return s, src
 }
 
-func serveHandler(t testing.TB, h http.Handler, src *skillserver.CatalogSource, opts endpoint.Options) *testServer {
+func serveHandler(t testing.TB, h http.Handler, src *published.CatalogSource, opts endpoint.Options) *testServer {
 	t.Helper()
 	logs := &syncBuffer{}
 	if opts.Source == nil && src != nil {

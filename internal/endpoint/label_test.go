@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/endpoint"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -28,7 +29,7 @@ func TestMethodLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := skillserver.NewCatalogSource(cat)
+	src := published.NewCatalogSource(cat)
 	s, srv, err := skillserver.New(&mcp.Implementation{Name: "test", Version: "0"}, src, &skillserver.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/skillport/skillport/internal/budget"
-	"github.com/skillport/skillport/skillserver"
+	"github.com/skillport/skillport/internal/published"
 )
 
 // metrics are the endpoint's Prometheus collectors. Every label takes its
@@ -66,7 +66,7 @@ func httpMethodLabel(m string) string {
 	return "other"
 }
 
-func newMetrics(reg prometheus.Registerer, src skillserver.Source, sessions func() int, b *budget.Budget) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, src published.Source, sessions func() int, b *budget.Budget) (*metrics, error) {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillport_http_requests_total",
@@ -109,7 +109,7 @@ func newMetrics(reg prometheus.Registerer, src skillserver.Source, sessions func
 	}
 	if src != nil {
 		m.snapshotChanged(src.Snapshot())
-		src.OnChange(func(_, snap skillserver.Snapshot) { m.snapshotChanged(snap) })
+		src.OnChange(func(_, snap published.Snapshot) { m.snapshotChanged(snap) })
 		gauge := func(name, help string, f func() float64) prometheus.Collector {
 			return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 		}
@@ -135,7 +135,7 @@ func newMetrics(reg prometheus.Registerer, src skillserver.Source, sessions func
 	return m, nil
 }
 
-func (m *metrics) snapshotChanged(snap skillserver.Snapshot) {
+func (m *metrics) snapshotChanged(snap published.Snapshot) {
 	var size [3]float64
 	if snap != nil {
 		files := snap.Files()

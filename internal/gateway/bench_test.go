@@ -16,6 +16,7 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/gateway"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 )
 
@@ -179,7 +180,7 @@ func BenchmarkStartToFirstToolsList10(b *testing.B) {
 		var origins []host.Origin
 		var cancels []context.CancelFunc
 		for i := range 10 {
-			s, _, err := skillserver.New(&mcp.Implementation{Name: "up"}, skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: discard})
+			s, _, err := skillserver.New(&mcp.Implementation{Name: "up"}, published.NewCatalogSource(cat), &skillserver.Options{Logger: discard})
 			if err != nil {
 				b.Fatal(err)
 			}

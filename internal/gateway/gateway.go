@@ -44,6 +44,7 @@ import (
 	"github.com/skillport/skillport/internal/access"
 	"github.com/skillport/skillport/internal/cache"
 	"github.com/skillport/skillport/internal/gitorigin"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/sdklog"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
@@ -111,10 +112,10 @@ type Gateway struct {
 	srv  *mcp.Server
 	ext  *skillserver.Server
 	src  *source
-	pub  skillserver.ViewSource // src seen through Options.Visible; nil without
+	pub  published.ViewSource // src seen through Options.Visible; nil without
 	// callers tracks sessions' callers with Options.Visible, so that
 	// prompts/list_changed reaches only those whose prompts changed.
-	callers *skillserver.SessionCallers
+	callers *published.SessionCallers
 
 	startOnce sync.Once
 	started   atomic.Int64 // unix nanoseconds when Start was called
@@ -254,12 +255,12 @@ func New(origins []host.Origin, hostOpts *host.Options, opts *Options) (*Gateway
 	g.srv.AddSendingMiddleware(holdUntilInitialized)
 	// Only the standard extension: the gateway re-publishes what it has
 	// verified, in the one design whose integrity rules it applies.
-	var pub skillserver.Source = g.src
+	var pub published.Source = g.src
 	if o.Visible != nil {
 		g.pub = access.Filter(g.src, o.Visible)
 		pub = g.pub
 		g.srv.AddReceivingMiddleware(g.promptsMiddleware)
-		g.callers = skillserver.NewSessionCallers(g.srv)
+		g.callers = published.NewSessionCallers(g.srv)
 		g.srv.AddSendingMiddleware(g.callers.Hold(promptsListChanged))
 	}
 	g.ext, err = skillserver.Attach(g.srv, pub, &skillserver.Options{OmitInstructions: true, Logger: g.log, CacheScope: "private", TTL: -1,

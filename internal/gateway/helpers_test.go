@@ -23,6 +23,7 @@ import (
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/host/approval"
 	"github.com/skillport/skillport/internal/gateway"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
@@ -40,13 +41,13 @@ var examples = filepath.Join(repoRoot(), "examples", "skills")
 
 // ourUpstream serves dir with our own server, in process, and returns the
 // origin that reaches it and the catalog source (to change what it serves).
-func ourUpstream(t testing.TB, label, dir string) (host.Origin, *skillserver.CatalogSource) {
+func ourUpstream(t testing.TB, label, dir string) (host.Origin, *published.CatalogSource) {
 	t.Helper()
 	cat, err := catalog.OpenDir(dir, &catalog.Options{Logger: discard})
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := skillserver.NewCatalogSource(cat)
+	src := published.NewCatalogSource(cat)
 	s, _, err := skillserver.New(&mcp.Implementation{Name: "upstream-" + label}, src, &skillserver.Options{Logger: discard})
 	if err != nil {
 		t.Fatal(err)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/cache"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/skilluri"
-	"github.com/skillport/skillport/skillserver"
 )
 
 // source re-publishes the gateway's skills over the Skills Extension. Each
@@ -34,7 +34,7 @@ type source struct {
 
 	buildMu sync.Mutex
 
-	feed skillserver.ChangeFeed
+	feed published.ChangeFeed
 
 	// binary holds published URIs whose content turned out not to be
 	// UTF-8: they are served as blobs from then on.
@@ -47,23 +47,33 @@ func newSource(g *Gateway) *source {
 	return s
 }
 
-// Snapshot implements [skillserver.Source].
-func (s *source) Snapshot() skillserver.Snapshot { return s.cur.Load() }
+// Snapshot implements [published.Source].
+func (s *source) Snapshot() published.Snapshot { return s.cur.Load() }
 
-// Refresh implements [skillserver.Source]: it rebuilds from the current view,
+// Refresh implements [published.Source]: it rebuilds from the current view,
 // unless another caller already replaced stale.
-func (s *source) Refresh(_ context.Context, stale skillserver.Snapshot) (skillserver.Snapshot, error) {
+func (s *source) Refresh(_ context.Context, stale published.Snapshot) (published.Snapshot, error) {
 	s.buildMu.Lock()
 	defer s.buildMu.Unlock()
-	if cur := s.cur.Load(); skillserver.Snapshot(cur) != stale {
+	if cur := s.cur.Load(); published.Snapshot(cur) != stale {
 		return cur, nil
 	}
 	s.swap(s.build(s.g.view.Load()))
 	return s.cur.Load(), nil
 }
 
-// OnChange implements [skillserver.Source].
-func (s *source) OnChange(fn func(old, new skillserver.Snapshot)) (cancel func()) {
+// ListSkills implements [published.Source].
+func (s *source) ListSkills(ctx context.Context) ([]*catalog.Skill, error) {
+	return published.ListSkills(ctx, s)
+}
+
+// ReadFile implements [published.Source].
+func (s *source) ReadFile(ctx context.Context, f *catalog.File) ([]byte, error) {
+	return published.ReadFile(ctx, s, f)
+}
+
+// OnChange implements [published.Source].
+func (s *source) OnChange(fn func(old, new published.Snapshot)) (cancel func()) {
 	return s.feed.OnChange(fn)
 }
 
@@ -91,10 +101,10 @@ type ref struct {
 	upstream string // upstream file URI
 }
 
-// snapshot is one immutable re-publication: [skillserver.NewSnapshot] of the
+// snapshot is one immutable re-publication: [published.NewSnapshot] of the
 // re-published skills, and where each file is read from.
 type snapshot struct {
-	skillserver.Snapshot
+	published.Snapshot
 	src  *source
 	refs map[string]ref
 }
@@ -165,7 +175,7 @@ func (s *source) build(v *view) *snapshot {
 		skills = append(skills, sk)
 		byURI[uri] = true
 	}
-	snap.Snapshot = skillserver.NewSnapshot(skills, snap.readFile)
+	snap.Snapshot = published.NewSnapshot(skills, snap.readFile, nil)
 	return snap
 }
 
@@ -176,7 +186,7 @@ func decode(s string) string {
 	return s
 }
 
-// readFile reads a file of snap for [skillserver.Snapshot.ReadFile]: it loads the skill the file is
+// readFile reads a file of snap for [published.Snapshot.ReadFile]: it loads the skill the file is
 // read through (approval and verification of SKILL.md, once per acting
 // window) and reads the file from its origin, verified against the held
 // entry. Bytes that do not match f (the upstream skill changed since this

@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/skilluri"
 	"github.com/skillport/skillport/skillserver"
 )
@@ -154,7 +155,7 @@ func (g *Gateway) visibleTo(ctx context.Context, name string) (*host.Entry, erro
 }
 
 // published is the re-publication the caller of req sees.
-func (g *Gateway) published(ctx context.Context, req mcp.Request) skillserver.Snapshot {
+func (g *Gateway) published(ctx context.Context, req mcp.Request) published.Snapshot {
 	if g.pub == nil {
 		return g.src.Snapshot()
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/gitsource"
 	"github.com/skillport/skillport/internal/ocisource"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skill"
 	"github.com/skillport/skillport/skillserver"
 )
@@ -122,7 +123,7 @@ func serve(ctx context.Context, name, server, version string, cat *catalog.Catal
 		}
 	}
 	s, _, err := skillserver.New(&mcp.Implementation{Name: server, Version: version},
-		skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: quiet})
+		published.NewCatalogSource(cat), &skillserver.Options{Logger: quiet})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %v", name, err)
 	}

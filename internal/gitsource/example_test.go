@@ -8,7 +8,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/gitsource"
-	"github.com/skillport/skillport/skillserver"
+	"github.com/skillport/skillport/internal/published"
 )
 
 func ExampleParseSpec() {
@@ -38,8 +38,8 @@ func ExampleOpen() {
 	}
 	fmt.Println(src.Status().Commit, len(src.Catalog().Skills()))
 
-	published := skillserver.NewCatalogSource(src.Catalog())
-	go src.Watch(ctx, time.Minute, published.Swap)
-	// skillserver.New(impl, published, opts) serves it; gitsource.Webhook(secret,
+	served := published.NewCatalogSource(src.Catalog())
+	go src.Watch(ctx, time.Minute, served.Swap)
+	// skillserver.New(impl, served, opts) serves it; gitsource.Webhook(secret,
 	// []*gitsource.Source{src}, logger) makes a push visible at once.
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/cputime"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/skillserver"
 )
@@ -27,7 +28,7 @@ import (
 var benchSkills = flag.Int("registrybench.skills", 10_000, "skills in the tree of the registry benchmarks")
 
 var (
-	published     sync.Once
+	publishOnce   sync.Once
 	publishedDSN  string
 	publishedTree string
 )
@@ -36,7 +37,7 @@ var (
 // under the namespace "big", publishing it on first use.
 func publishedBig(b *testing.B) (dsn, tree string) {
 	b.Helper()
-	published.Do(func() {
+	publishOnce.Do(func() {
 		publishedTree = cachedTree(b, *benchSkills)
 		publishedDSN = newDB(b)
 		conn, err := registry.Connect(context.Background(), publishedDSN)
@@ -181,7 +182,7 @@ func BenchmarkPropagation(b *testing.B) {
 		if _, _, err := skillserver.New(nil, r, &skillserver.Options{Logger: discard}); err != nil {
 			b.Fatal(err)
 		}
-		r.OnChange(func(_, _ skillserver.Snapshot) { swaps <- swap{r.Generation(), time.Now()} })
+		r.OnChange(func(_, _ published.Snapshot) { swaps <- swap{r.Generation(), time.Now()} })
 	}
 	ctx := context.Background()
 	var lat []time.Duration
@@ -229,7 +230,7 @@ func BenchmarkReads(b *testing.B) {
 	cat := openCat(b, tree, "big")
 	src := openReplica(b, dsn)
 	var uris []string
-	for i, f := range skillserver.NewCatalogSource(cat).Snapshot().Files() {
+	for i, f := range published.NewCatalogSource(cat).Snapshot().Files() {
 		if i%20 == 0 {
 			uris = append(uris, f.URI)
 		}
@@ -237,7 +238,7 @@ func BenchmarkReads(b *testing.B) {
 			break
 		}
 	}
-	session := func(s skillserver.Source) *mcp.ClientSession {
+	session := func(s published.Source) *mcp.ClientSession {
 		srv, _, err := skillserver.New(nil, s, &skillserver.Options{TTL: -1, Logger: discard})
 		if err != nil {
 			b.Fatal(err)
@@ -254,7 +255,7 @@ func BenchmarkReads(b *testing.B) {
 		b.Cleanup(func() { cs.Close(); ss.Close() })
 		return cs
 	}
-	dirCS, regCS := session(skillserver.NewCatalogSource(cat)), session(src)
+	dirCS, regCS := session(published.NewCatalogSource(cat)), session(src)
 	ctx := context.Background()
 	readAll := func(cs *mcp.ClientSession) time.Duration {
 		t0 := time.Now()

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/skillserver"
+	"github.com/skillport/skillport/internal/published"
 )
 
 // TestCacheBound fills the content cache past its bound: it never holds
@@ -52,7 +52,7 @@ func FuzzIndexSkill(f *testing.F) {
 		if err != nil {
 			return
 		}
-		snap := skillserver.NewSnapshot([]*catalog.Skill{ix.sk}, nil)
+		snap := published.NewSnapshot([]*catalog.Skill{ix.sk}, nil, nil)
 		for _, f := range ix.sk.Files {
 			if snap.File(f.URI) == nil {
 				t.Errorf("%s is not published", f.URI)

@@ -6,7 +6,7 @@
 // once, an unchanged skill gets no new version, and a publish owns the
 // namespace (skill path prefix) it names, so that a skill missing from the
 // published tree is removed inside that namespace only. [Open] returns a
-// [Source], a [skillserver.Source] for a replica: it keeps the current versions'
+// [Source], a published.Source for a replica: it keeps the current versions'
 // metadata in memory, reads content by digest through a bounded cache, and
 // learns of every change through LISTEN/NOTIFY. History and control
 // ([Versions], [Diff], [Rollback], [Yank]) are recorded in an event log.

@@ -17,8 +17,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/registry"
-	"github.com/skillport/skillport/skillserver"
 )
 
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -74,9 +74,9 @@ func openReplica(t testing.TB, dsn string) *registry.Source {
 
 // sameContent checks that a replica's snapshot publishes exactly what the
 // directory catalog does: skills, frontmatter, files, directories, bytes.
-func sameContent(t *testing.T, want *catalog.Catalog, got skillserver.Snapshot) {
+func sameContent(t *testing.T, want *catalog.Catalog, got published.Snapshot) {
 	t.Helper()
-	dirSnap := skillserver.NewCatalogSource(want).Snapshot()
+	dirSnap := published.NewCatalogSource(want).Snapshot()
 	if len(got.Skills()) != len(want.Skills()) {
 		t.Fatalf("replica serves %d skills, the directory %d", len(got.Skills()), len(want.Skills()))
 	}
@@ -216,7 +216,7 @@ func TestNamespaces(t *testing.T) {
 	// Content shared by both namespaces was stored once.
 	var blobs, files int
 	conn.QueryRow(ctx, `SELECT count(*) FROM blobs`).Scan(&blobs)
-	files = len(skillserver.NewCatalogSource(openCat(t, examples, "")).Snapshot().Files())
+	files = len(published.NewCatalogSource(openCat(t, examples, "")).Snapshot().Files())
 	if blobs > files {
 		t.Errorf("%d blobs stored for %d distinct files published twice", blobs, files)
 	}
@@ -350,7 +350,7 @@ func TestConcurrentSharedContent(t *testing.T) {
 	}
 	var blobs int
 	watch.QueryRow(ctx, `SELECT count(*) FROM blobs`).Scan(&blobs)
-	if want := len(skillserver.NewCatalogSource(openCat(t, examples, "")).Snapshot().Files()); blobs != want {
+	if want := len(published.NewCatalogSource(openCat(t, examples, "")).Snapshot().Files()); blobs != want {
 		t.Errorf("%d blobs stored, want %d", blobs, want)
 	}
 }

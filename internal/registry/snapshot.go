@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/skillserver"
+	"github.com/skillport/skillport/internal/published"
 )
 
 const scheme = catalog.DefaultScheme + "://"
 
 // snapshot is the registry's current versions at one generation:
-// [skillserver.NewSnapshot] of their skills, metadata only; content is
+// [published.NewSnapshot] of their skills, metadata only; content is
 // read by digest through the source's cache.
 //
 // It is built from the previous snapshot and the skills changed since: an
@@ -26,11 +26,10 @@ const scheme = catalog.DefaultScheme + "://"
 // of skills is merged rather than sorted again, so that a change parses and
 // hashes only the changed skills, whatever the registry's size.
 type snapshot struct {
-	skillserver.Snapshot
+	published.Snapshot
 	src *Source
 	gen int64
 	at  time.Time // when the generation was committed
-	id  string
 
 	byPath map[string]*skillIndex
 }
@@ -41,9 +40,6 @@ type skillIndex struct {
 	sk     *catalog.Skill
 	digest [sha256.Size]byte
 }
-
-// ID is a hash of the skills' digests, which the registry keeps anyway.
-func (s *snapshot) ID() string { return s.id }
 
 // ReadFile reads f by digest. Each version's manifest is indexed on its
 // own, so a nested skill's files are copies of those its parent lists;
@@ -112,14 +108,14 @@ func buildSnapshot(src *Source, gen int64, at time.Time, base *snapshot, rows []
 		news[i] = ix.sk
 	}
 	skills := merge(kept, news, func(a, b *catalog.Skill) int { return cmp.Compare(a.URI, b.URI) })
-	s.Snapshot = skillserver.NewSnapshot(skills, src.content)
-
+	// The ID is a hash of the skills' digests, which the registry keeps
+	// anyway.
 	h := sha256.New()
 	for _, sk := range skills {
 		d := s.byPath[sk.Path].digest
 		h.Write(d[:])
 	}
-	s.id = "registry-" + hex.EncodeToString(h.Sum(nil))[:32]
+	s.Snapshot = published.NewSnapshot(skills, src.content, &published.Known{ID: "registry-" + hex.EncodeToString(h.Sum(nil))[:32]})
 	return s, nil
 }
 

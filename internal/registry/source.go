@@ -20,7 +20,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/skillserver"
+	"github.com/skillport/skillport/internal/published"
 )
 
 // DefaultCacheBytes bounds the content a replica holds in memory.
@@ -55,7 +55,7 @@ type Options struct {
 	Tracer pgx.QueryTracer
 }
 
-// Source is a replica: a [skillserver.Source] serving the registry's current
+// Source is a replica: a [published.Source] serving the registry's current
 // versions. It keeps metadata in memory and swaps its snapshot atomically
 // on every change announced through LISTEN/NOTIFY; when the database is
 // gone it keeps serving its last snapshot, reports not ready, and reloads
@@ -71,7 +71,7 @@ type Source struct {
 	cur    atomic.Pointer[snapshot]
 	reload sync.Mutex
 
-	feed skillserver.ChangeFeed
+	feed published.ChangeFeed
 
 	mu      sync.Mutex
 	downErr error     // why the database is unreachable; nil when listening
@@ -160,16 +160,16 @@ func (s *Source) Collectors() []prometheus.Collector {
 	}
 }
 
-// Snapshot implements [skillserver.Source].
-func (s *Source) Snapshot() skillserver.Snapshot { return s.cur.Load() }
+// Snapshot implements [published.Source].
+func (s *Source) Snapshot() published.Snapshot { return s.cur.Load() }
 
 // Generation returns the registry generation being served.
 func (s *Source) Generation() int64 { return s.cur.Load().gen }
 
-// Refresh implements [skillserver.Source]: it reloads from the database unless
+// Refresh implements [published.Source]: it reloads from the database unless
 // the snapshot was already replaced.
-func (s *Source) Refresh(ctx context.Context, stale skillserver.Snapshot) (skillserver.Snapshot, error) {
-	if cur := s.cur.Load(); skillserver.Snapshot(cur) != stale {
+func (s *Source) Refresh(ctx context.Context, stale published.Snapshot) (published.Snapshot, error) {
+	if cur := s.cur.Load(); published.Snapshot(cur) != stale {
 		return cur, nil
 	}
 	if err := s.Reload(ctx); err != nil {
@@ -178,8 +178,18 @@ func (s *Source) Refresh(ctx context.Context, stale skillserver.Snapshot) (skill
 	return s.cur.Load(), nil
 }
 
-// OnChange implements [skillserver.Source].
-func (s *Source) OnChange(fn func(old, new skillserver.Snapshot)) (cancel func()) {
+// ListSkills implements [published.Source].
+func (s *Source) ListSkills(ctx context.Context) ([]*catalog.Skill, error) {
+	return published.ListSkills(ctx, s)
+}
+
+// ReadFile implements [published.Source].
+func (s *Source) ReadFile(ctx context.Context, f *catalog.File) ([]byte, error) {
+	return published.ReadFile(ctx, s, f)
+}
+
+// OnChange implements [published.Source].
+func (s *Source) OnChange(fn func(old, new published.Snapshot)) (cancel func()) {
 	return s.feed.OnChange(fn)
 }
 
@@ -243,7 +253,7 @@ func (s *Source) Reload(ctx context.Context) error {
 	s.reloads.WithLabelValues("ok").Inc()
 	s.cur.Store(snap)
 	s.propagation.Observe(time.Since(snap.at).Seconds())
-	if snap.id != old.id {
+	if snap.ID() != old.ID() {
 		s.feed.Notify(old, snap)
 	}
 	return nil

@@ -23,6 +23,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/host"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/signature"
 	"github.com/skillport/skillport/internal/skilluri"
 	"github.com/skillport/skillport/skill"
@@ -77,7 +78,7 @@ func Open(ctx context.Context, site *host.Site, opts *Options) (mcp.Transport, [
 		return nil, warnings, fmt.Errorf("%w: %s: none of its %d skills could be read (the warnings say why)", host.ErrDiscovery, site.URL, len(site.Doc.Skills))
 	}
 	s, _, err := skillserver.New(&mcp.Implementation{Name: "skillport-site", Version: "0.2.0"},
-		skillserver.NewCatalogSource(cat), &skillserver.Options{Logger: quiet})
+		published.NewCatalogSource(cat), &skillserver.Options{Logger: quiet})
 	if err != nil {
 		return nil, warnings, fmt.Errorf("%s: %v", site.URL, err)
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/filemode"
-	"github.com/skillport/skillport/skillserver"
+	"github.com/skillport/skillport/internal/published"
 )
 
 // indexTypeArchive is the discovery entry type of a skill with files
@@ -34,7 +34,7 @@ const archiveSuffix = ".tar.gz"
 // mode is the one the source recorded, 0755 or 0644, or pull's "#!" rule
 // where it recorded none: internal/filemode), so the digest the discovery
 // document publishes holds for every download of the same snapshot.
-func skillArchive(ctx context.Context, snap skillserver.Snapshot, sk *catalog.Skill) ([]byte, error) {
+func skillArchive(ctx context.Context, snap published.Snapshot, sk *catalog.Skill) ([]byte, error) {
 	var buf bytes.Buffer
 	gz := gzipPool.Get().(*gzip.Writer)
 	defer gzipPool.Put(gz)

@@ -14,9 +14,9 @@ import (
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/gitsource"
 	"github.com/skillport/skillport/internal/gittest"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/skilltest"
 	"github.com/skillport/skillport/internal/web"
-	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -54,7 +54,7 @@ func TestArchiveKeepsModes(t *testing.T) {
 	}
 	for name, c := range map[string]*catalog.Catalog{"directory": dirCat, "git": gs.Catalog()} {
 		t.Run(name, func(t *testing.T) {
-			ts := serveWeb(t, skillserver.NewCatalogSource(c), nil)
+			ts := serveWeb(t, published.NewCatalogSource(c), nil)
 			resp, body := get(t, ts.URL+"/archive/tool.tar.gz")
 			if resp.StatusCode != 200 {
 				t.Fatalf("/archive/tool.tar.gz: %s %s", resp.Status, body)

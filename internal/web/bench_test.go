@@ -16,15 +16,15 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/gateway"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/web"
-	"github.com/skillport/skillport/skillserver"
 )
 
 var words = []string{"pdf", "invoice", "review", "deploy", "chart", "sql", "audit", "release", "translate", "schema",
 	"image", "email", "budget", "lint", "test", "docs", "backup", "metrics", "incident", "refund"}
 
-func bigCatalog(b *testing.B, n int) *skillserver.CatalogSource {
-	src := skillserver.NewCatalogSource(openCatalog(b, bigFS(n)))
+func bigCatalog(b *testing.B, n int) *published.CatalogSource {
+	src := published.NewCatalogSource(openCatalog(b, bigFS(n)))
 	if got := len(src.Snapshot().Skills()); got != n {
 		b.Fatalf("catalog has %d skills, want %d", got, n)
 	}
@@ -161,7 +161,7 @@ func BenchmarkWellKnownArchives10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	src := skillserver.NewCatalogSource(cat)
+	src := published.NewCatalogSource(cat)
 	serve := func(h *web.Handler) (time.Duration, int) {
 		rec := httptest.NewRecorder()
 		start := time.Now()

@@ -21,7 +21,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/skillport/skillport/skillserver"
+	"github.com/skillport/skillport/internal/published"
 )
 
 // chromium starts a real headless Chromium (the Debian package) with a
@@ -159,7 +159,7 @@ func TestBrowserFlow(t *testing.T) {
 		n := []string{"git-commit", "pdf-forms", "release-notes", "sheet-summary"}[i]
 		fsys["team/"+n+"/SKILL.md"] = skillMD(n, d, "# "+n+"\n\nSteps:\n\n1. Read the input.\n2. Do the work.\n")
 	}
-	ts := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, fsys)), nil)
+	ts := serveWeb(t, published.NewCatalogSource(openCatalog(t, fsys)), nil)
 	ctx := chromium(t)
 	w := watchPage(t, ctx, ts.URL)
 	var count, h1, file, copied, clip string
@@ -248,7 +248,7 @@ func TestBrowserFlow(t *testing.T) {
 // TestBrowserNoScript reads and searches the catalog with JavaScript off:
 // the search form falls back to /?q=.
 func TestBrowserNoScript(t *testing.T) {
-	ts := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, sampleFS())), nil)
+	ts := serveWeb(t, published.NewCatalogSource(openCatalog(t, sampleFS())), nil)
 	ctx := chromium(t)
 	w := watchPage(t, ctx, ts.URL)
 	var loc, names string

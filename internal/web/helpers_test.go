@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillport/skillport/catalog"
 	"github.com/skillport/skillport/internal/endpoint"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/web"
 	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/skillserver"
@@ -36,7 +37,7 @@ func openCatalog(t testing.TB, fsys fstest.MapFS) *catalog.Catalog {
 
 // serveWeb serves src through the real endpoint composition (MCP at /mcp,
 // the web catalog mounted with Handle), as skillport serve --http does.
-func serveWeb(t testing.TB, src skillserver.Source, opts *web.Options) *httptest.Server {
+func serveWeb(t testing.TB, src published.Source, opts *web.Options) *httptest.Server {
 	t.Helper()
 	s, _, err := skillserver.New(&mcp.Implementation{Name: "test", Version: "0"}, src, &skillserver.Options{Logger: discard()})
 	if err != nil {

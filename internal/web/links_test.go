@@ -8,8 +8,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/web"
-	"github.com/skillport/skillport/skillserver"
 )
 
 // TestLinksEscaped: every link of the catalog and skill pages leads to a
@@ -24,7 +24,7 @@ func TestLinksEscaped(t *testing.T) {
 		"acme/日本/kana/SKILL.md":               skillMD("kana", "Writes kana.", "Body\n"),
 		"acme/日本/kana/a b.txt":                {Data: []byte("ab\n")},
 	}
-	ts := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, fsys)), &web.Options{Logger: discard()})
+	ts := serveWeb(t, published.NewCatalogSource(openCatalog(t, fsys)), &web.Options{Logger: discard()})
 	href := regexp.MustCompile(`href="(/(?:s|raw|archive)/[^"]*)"`)
 	seen := map[string]bool{}
 	pages := []string{"/"}
@@ -68,7 +68,7 @@ func TestWellKnownNamesUnique(t *testing.T) {
 		"b/pdf/SKILL.md": skillMD("pdf", "The second pdf skill.", "Body\n"),
 		"b/zip/SKILL.md": skillMD("zip", "Packs zip files.", "Body\n"),
 	}
-	ts := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, fsys)), &web.Options{Logger: discard()})
+	ts := serveWeb(t, published.NewCatalogSource(openCatalog(t, fsys)), &web.Options{Logger: discard()})
 	_, body := get(t, ts.URL+web.WellKnownPath)
 	var doc struct {
 		Skills []struct{ Name, URL string }

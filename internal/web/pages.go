@@ -12,9 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/signature"
 	"github.com/skillport/skillport/skill"
-	"github.com/skillport/skillport/skillserver"
 )
 
 var funcs = map[string]any{
@@ -152,7 +152,7 @@ func (h *Handler) serveSkillOrFile(w http.ResponseWriter, r *http.Request) {
 	h.serveFileView(w, r, snap, sk, f)
 }
 
-func (h *Handler) serveSkill(w http.ResponseWriter, r *http.Request, snap skillserver.Snapshot, sk *catalog.Skill) {
+func (h *Handler) serveSkill(w http.ResponseWriter, r *http.Request, snap published.Snapshot, sk *catalog.Skill) {
 	p := skillPage{Skill: rowOf(sk), URI: sk.URI, Signed: signedBy(sk)}
 	fm := sk.Frontmatter
 	for _, k := range fm.Keys() {
@@ -204,7 +204,7 @@ type filePage struct {
 // MaxViewBytes bounds the text shown on a file page; the download is whole.
 const MaxViewBytes = 2 << 20
 
-func (h *Handler) serveFileView(w http.ResponseWriter, r *http.Request, snap skillserver.Snapshot, sk *catalog.Skill, f *catalog.File) {
+func (h *Handler) serveFileView(w http.ResponseWriter, r *http.Request, snap published.Snapshot, sk *catalog.Skill, f *catalog.File) {
 	rel := relPath(sk, f)
 	p := filePage{Skill: rowOf(sk), Rel: rel, File: f, Raw: "/raw/" + sk.Path + "/" + escapePath(rel)}
 	if !f.Text {

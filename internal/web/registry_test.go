@@ -8,9 +8,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/scan"
 	"github.com/skillport/skillport/internal/web"
-	"github.com/skillport/skillport/skillserver"
 )
 
 // fixedRegistry is what a registry knows of the sample skills, fixed: a
@@ -45,7 +45,7 @@ func (fixedRegistry) RecentLoads(_ context.Context, paths []string) (map[string]
 // recent loads, in a real browser, with a scanner's hostile text inert;
 // the catalog page shows each skill's recent loads.
 func TestBrowserRegistryPages(t *testing.T) {
-	ts := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, sampleFS())), &web.Options{Registry: fixedRegistry{}})
+	ts := serveWeb(t, published.NewCatalogSource(openCatalog(t, sampleFS())), &web.Options{Registry: fixedRegistry{}})
 	ctx := chromium(t)
 	w := watchPage(t, ctx, ts.URL)
 	var versions, loads, catalog string
@@ -78,7 +78,7 @@ func TestBrowserRegistryPages(t *testing.T) {
 		t.Errorf("the pages did what they should not: %q", p)
 	}
 	// Without a registry, nothing of it shows.
-	plain := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, sampleFS())), nil)
+	plain := serveWeb(t, published.NewCatalogSource(openCatalog(t, sampleFS())), nil)
 	_, body := get(t, plain.URL+"/s/pdf/")
 	mustNotContain(t, "a directory's skill page", body, `id="versions"`, `id="loads"`)
 	_, body = get(t, plain.URL+"/")

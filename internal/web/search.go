@@ -12,7 +12,7 @@ import (
 	"unicode"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/skillserver"
+	"github.com/skillport/skillport/internal/published"
 )
 
 // searchCache holds the token index of the snapshots seen lately, built
@@ -29,7 +29,7 @@ type searchCache struct {
 // starts over, so many distinct callers cost rebuilding, not memory.
 const maxCachedViews = 16
 
-func (c *searchCache) get(snap skillserver.Snapshot) *tokenIndex {
+func (c *searchCache) get(snap published.Snapshot) *tokenIndex {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	id := snap.ID()
@@ -121,7 +121,7 @@ func (ix *tokenIndex) match(words []string) []uint64 {
 // of their path or description starting with it (case-insensitive); those
 // whose name contains the first word come first, catalog order otherwise.
 // limit < 0 means all.
-func (h *Handler) search(r *http.Request, snap skillserver.Snapshot, q string, limit int) []*catalog.Skill {
+func (h *Handler) search(r *http.Request, snap published.Snapshot, q string, limit int) []*catalog.Skill {
 	skills := snap.Skills()
 	var words []string
 	tokenize(q, func(w string) { words = append(words, w) })

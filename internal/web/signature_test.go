@@ -10,10 +10,10 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/sigfile"
 	"github.com/skillport/skillport/internal/signature"
 	"github.com/skillport/skillport/internal/web"
-	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -45,7 +45,7 @@ func TestSignatureShownAndCarried(t *testing.T) {
 	}
 	fsys[sigfile.Path("pdf")] = &fstest.MapFile{Data: bundle}
 	fsys[sigfile.Path("evil")] = &fstest.MapFile{Data: []byte(`{"x":"\u0000 /raw/elsewhere","url":"\u0000"}`)}
-	ts := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, fsys)), nil)
+	ts := serveWeb(t, published.NewCatalogSource(openCatalog(t, fsys)), nil)
 
 	_, body := get(t, ts.URL+web.WellKnownPath)
 	var doc struct {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillport/skillport/skillserver"
+	"github.com/skillport/skillport/internal/published"
 )
 
 var updateSnippets = flag.Bool("update-snippets", false, "rewrite testdata/snippets.golden from the current page")
@@ -22,7 +22,7 @@ var snippetRE = regexp.MustCompile(`(?s)<section class="snippet"><h3>(.*?)</h3><
 // direct configuration only to hosts with the Skills Extension. The whole
 // set is compared with testdata/snippets.golden.
 func TestSnippetsGiveHostsTheGateway(t *testing.T) {
-	ts := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, sampleFS())), nil)
+	ts := serveWeb(t, published.NewCatalogSource(openCatalog(t, sampleFS())), nil)
 	_, body := get(t, ts.URL+"/s/pdf/")
 	mcpURL := ts.URL + "/mcp"
 	var golden strings.Builder

@@ -12,8 +12,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/web"
-	"github.com/skillport/skillport/skillserver"
 )
 
 // reviews is a registry whose skills' versions have review states,
@@ -52,7 +52,7 @@ func TestVersionStates(t *testing.T) {
 		{Version: 2, State: "rejected", PublishedBy: "alice", PublishedAt: at, ReviewedBy: "bob", Reason: "<script>alert(1)</script>"},
 		{Version: 1, State: "yanked", PublishedBy: "alice", PublishedAt: at},
 	}}
-	ts := serveWeb(t, skillserver.NewCatalogSource(cat), &web.Options{Registry: reg,
+	ts := serveWeb(t, published.NewCatalogSource(cat), &web.Options{Registry: reg,
 		Visible: func(_ *http.Request, sk *catalog.Skill) bool { return sk.Path != "acme/hidden" }})
 	_, page := get(t, ts.URL+"/s/acme/notes/")
 	for _, want := range []string{
@@ -78,7 +78,7 @@ func TestVersionStates(t *testing.T) {
 	}
 
 	// A failing registry: the page says so and still renders.
-	ts = serveWeb(t, skillserver.NewCatalogSource(cat), &web.Options{Registry: &reviews{err: errors.New("database down")}})
+	ts = serveWeb(t, published.NewCatalogSource(cat), &web.Options{Registry: &reviews{err: errors.New("database down")}})
 	if _, page := get(t, ts.URL+"/s/acme/notes/"); !strings.Contains(page, "The registry could not be read; versions and findings are not shown") || !strings.Contains(page, "<h1>notes</h1>") || strings.Contains(page, "database down") {
 		t.Errorf("page with versions unreadable:\n%s", page)
 	}
@@ -87,12 +87,12 @@ func TestVersionStates(t *testing.T) {
 	for v := web.MaxVersionsShown + 3; v > 0; v-- {
 		many.states = append(many.states, web.VersionState{Version: v, State: "approved", Current: v == web.MaxVersionsShown+3})
 	}
-	ts = serveWeb(t, skillserver.NewCatalogSource(cat), &web.Options{Registry: many})
+	ts = serveWeb(t, published.NewCatalogSource(cat), &web.Options{Registry: many})
 	if _, page := get(t, ts.URL+"/s/acme/notes/"); strings.Count(page, `<tr class="state-approved">`) != web.MaxVersionsShown || !strings.Contains(page, "3 older versions not shown") || strings.Contains(page, `<td class="num">3</td>`) {
 		t.Errorf("a skill of %d versions:\n%s", web.MaxVersionsShown+3, page)
 	}
 	// A source without versions: no section.
-	ts = serveWeb(t, skillserver.NewCatalogSource(cat), nil)
+	ts = serveWeb(t, published.NewCatalogSource(cat), nil)
 	if _, page := get(t, ts.URL+"/s/acme/notes/"); strings.Contains(page, "Versions") {
 		t.Errorf("a source without versions shows a versions section")
 	}
@@ -109,7 +109,7 @@ func TestBrowserVersions(t *testing.T) {
 		{Version: 2, State: "pending", Current: true, PublishedBy: "alice", PublishedAt: time.Now()},
 		{Version: 1, State: "rejected", PublishedBy: evil, PublishedAt: time.Now(), ReviewedBy: evil, Reason: evil},
 	}}
-	ts := serveWeb(t, skillserver.NewCatalogSource(cat), &web.Options{Registry: reg})
+	ts := serveWeb(t, published.NewCatalogSource(cat), &web.Options{Registry: reg})
 	ctx := chromium(t)
 	w := watchPage(t, ctx, ts.URL)
 	var banner, rejectedColor string

@@ -1,5 +1,5 @@
 // Package web serves a catalog people can browse: a page listing the skills
-// of a [skillserver.Source], a page per skill with its SKILL.md rendered as
+// of a [published.Source], a page per skill with its SKILL.md rendered as
 // sanitized HTML, its frontmatter and its files, each file viewable as text
 // or downloadable byte for byte, and the Agent Skills discovery document at
 // /.well-known/agent-skills/index.json.
@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
@@ -86,7 +87,7 @@ type Options struct {
 
 // Handler serves the web catalog. Create it with [New].
 type Handler struct {
-	src  skillserver.Source
+	src  published.Source
 	opts Options
 	tmpl *template.Template
 	mux  *http.ServeMux
@@ -96,7 +97,7 @@ type Handler struct {
 }
 
 // New returns the web catalog of src.
-func New(src skillserver.Source, opts *Options) (*Handler, error) {
+func New(src published.Source, opts *Options) (*Handler, error) {
 	if src == nil {
 		return nil, errors.New("web: nil source")
 	}
@@ -175,17 +176,17 @@ func assetHandler(assets fs.FS) http.Handler {
 }
 
 // snapshot is what the caller of r may see. When the source hands out one
-// view per caller ([skillserver.ViewSource], as access.Filter does), every page,
+// view per caller ([published.ViewSource], as access.Filter does), every page,
 // download, archive, search and discovery entry answers from that view,
 // the one MCP answers from too, so a skill hidden from the caller is absent
 // here with every byte of it, also when its folder sits inside a skill the
 // caller sees. Options.Visible is then asked on top of it.
-func (h *Handler) snapshot(r *http.Request) skillserver.Snapshot {
+func (h *Handler) snapshot(r *http.Request) published.Snapshot {
 	snap := h.src.Snapshot()
-	if vs, ok := h.src.(skillserver.ViewSource); ok && snap != nil {
+	if vs, ok := h.src.(published.ViewSource); ok && snap != nil {
 		v, err := vs.View(r.Context(), snap, skillserver.CallerFromContext(r.Context()))
 		if err != nil || v == nil {
-			return skillserver.NewSnapshot(nil, nil) // nothing rather than more than the caller may see
+			return published.NewSnapshot(nil, nil, nil) // nothing rather than more than the caller may see
 		}
 		return v
 	}
@@ -194,7 +195,7 @@ func (h *Handler) snapshot(r *http.Request) skillserver.Snapshot {
 
 // visibleSkill returns the skill of snap whose root path is p, if the caller
 // may see it.
-func (h *Handler) visibleSkill(r *http.Request, snap skillserver.Snapshot, p string) *catalog.Skill {
+func (h *Handler) visibleSkill(r *http.Request, snap published.Snapshot, p string) *catalog.Skill {
 	// The route's path is unescaped; catalog URIs escape each segment.
 	sk := snap.Skill(h.opts.Scheme + "://" + escapePath(p) + "/SKILL.md")
 	if sk == nil || !h.opts.Visible(r, sk) {
@@ -205,7 +206,7 @@ func (h *Handler) visibleSkill(r *http.Request, snap skillserver.Snapshot, p str
 
 // visibleFile returns the file of snap at path p (skill path, "/", path in
 // the skill) and its skill, if the caller may see that skill.
-func (h *Handler) visibleFile(r *http.Request, snap skillserver.Snapshot, p string) (*catalog.File, *catalog.Skill) {
+func (h *Handler) visibleFile(r *http.Request, snap published.Snapshot, p string) (*catalog.File, *catalog.Skill) {
 	p = escapePath(p) // catalog URIs escape each segment
 	uri := h.opts.Scheme + "://" + p
 	f := snap.File(uri)

@@ -20,8 +20,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/web"
-	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
 
@@ -47,7 +47,7 @@ func sampleFS() fstest.MapFS {
 }
 
 func TestPagesCarryCSP(t *testing.T) {
-	ts := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, sampleFS())), nil)
+	ts := serveWeb(t, published.NewCatalogSource(openCatalog(t, sampleFS())), nil)
 	for _, p := range []string{"/", "/s/pdf/", "/s/pdf/scripts/run.sh", "/raw/pdf/scripts/run.sh", "/s/nope/", web.WellKnownPath, "/search.json?q=pdf"} {
 		resp, _ := get(t, ts.URL+p)
 		if got := resp.Header.Get("Content-Security-Policy"); got != web.CSP {
@@ -65,7 +65,7 @@ func TestPagesCarryCSP(t *testing.T) {
 }
 
 func TestCatalogPage(t *testing.T) {
-	ts := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, sampleFS())), nil)
+	ts := serveWeb(t, published.NewCatalogSource(openCatalog(t, sampleFS())), nil)
 	resp, body := get(t, ts.URL+"/")
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET /: %s %s", resp.Status, resp.Header.Get("Content-Type"))
@@ -87,7 +87,7 @@ func TestCatalogPagination(t *testing.T) {
 		n := fmt.Sprintf("s%02d", i)
 		fsys[n+"/SKILL.md"] = skillMD(n, "Skill number "+n+".", "x\n")
 	}
-	ts := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, fsys)), &web.Options{PageSize: 10})
+	ts := serveWeb(t, published.NewCatalogSource(openCatalog(t, fsys)), &web.Options{PageSize: 10})
 	_, body := get(t, ts.URL+"/")
 	mustContain(t, "page 1", body, "/s/s00/", "/s/s09/", "page 1 of 3", `href="/?page=2"`)
 	mustNotContain(t, "page 1", body, "/s/s10/", `rel="prev"`)
@@ -99,13 +99,13 @@ func TestCatalogPagination(t *testing.T) {
 			t.Errorf("%s: %s, want 400", bad, resp.Status)
 		}
 	}
-	if _, err := web.New(skillserver.NewCatalogSource(openCatalog(t, fsys)), &web.Options{PageSize: web.MaxPageSize + 1}); err == nil {
+	if _, err := web.New(published.NewCatalogSource(openCatalog(t, fsys)), &web.Options{PageSize: web.MaxPageSize + 1}); err == nil {
 		t.Error("PageSize beyond MaxPageSize accepted")
 	}
 }
 
 func TestSkillPage(t *testing.T) {
-	ts := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, sampleFS())), nil)
+	ts := serveWeb(t, published.NewCatalogSource(openCatalog(t, sampleFS())), nil)
 	resp, body := get(t, ts.URL+"/s/pdf/")
 	if resp.StatusCode != 200 {
 		t.Fatalf("skill page: %s", resp.Status)
@@ -131,7 +131,7 @@ func TestSkillPage(t *testing.T) {
 }
 
 func TestFileViewAndDownload(t *testing.T) {
-	ts := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, sampleFS())), nil)
+	ts := serveWeb(t, published.NewCatalogSource(openCatalog(t, sampleFS())), nil)
 	_, body := get(t, ts.URL+"/s/pdf/scripts/run.sh")
 	mustContain(t, "file view", body, "echo &lt;b&gt;hi&lt;/b&gt;", `href="/raw/pdf/scripts/run.sh"`)
 	mustNotContain(t, "file view", body, "<b>hi</b>")
@@ -171,7 +171,7 @@ func TestFileViewAndDownload(t *testing.T) {
 // A reload shows without a restart: the pages read the source's current
 // snapshot on every request.
 func TestFollowsSnapshot(t *testing.T) {
-	src := skillserver.NewCatalogSource(openCatalog(t, sampleFS()))
+	src := published.NewCatalogSource(openCatalog(t, sampleFS()))
 	ts := serveWeb(t, src, nil)
 	_, body := get(t, ts.URL+"/")
 	mustNotContain(t, "before", body, "/s/fresh/")
@@ -192,7 +192,7 @@ func TestFollowsSnapshot(t *testing.T) {
 // Every way to a skill goes through Options.Visible.
 func TestVisibility(t *testing.T) {
 	hide := func(_ *http.Request, sk *catalog.Skill) bool { return sk.Name != "review" }
-	ts := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, sampleFS())), &web.Options{Visible: hide})
+	ts := serveWeb(t, published.NewCatalogSource(openCatalog(t, sampleFS())), &web.Options{Visible: hide})
 	_, body := get(t, ts.URL+"/")
 	mustNotContain(t, "catalog", body, "review")
 	_, body = get(t, ts.URL+"/search.json?q=review")
@@ -207,7 +207,7 @@ func TestVisibility(t *testing.T) {
 }
 
 func TestSearchJSON(t *testing.T) {
-	ts := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, sampleFS())), nil)
+	ts := serveWeb(t, published.NewCatalogSource(openCatalog(t, sampleFS())), nil)
 	_, body := get(t, ts.URL+"/search.json?q=REVIEW")
 	var res struct {
 		Hits []struct{ Name, Path, Prefix, Description string }
@@ -231,7 +231,7 @@ func TestSearchJSON(t *testing.T) {
 // The discovery document validates against the 0.2.0 schema and agrees
 // with the MCP listing: same skills, SKILL.md digests, downloadable URLs.
 func TestWellKnownSchema(t *testing.T) {
-	src := skillserver.NewCatalogSource(openCatalog(t, sampleFS()))
+	src := published.NewCatalogSource(openCatalog(t, sampleFS()))
 	ts := serveWeb(t, src, nil)
 	resp, body := get(t, ts.URL+web.WellKnownPath)
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
@@ -315,7 +315,7 @@ func TestFileViewLimit(t *testing.T) {
 	big := "a" + strings.Repeat("é", web.MaxViewBytes/2) // the cut falls inside a 2-byte rune
 	fsys := sampleFS()
 	fsys["pdf/big.txt"] = &fstest.MapFile{Data: []byte(big)}
-	ts := serveWeb(t, skillserver.NewCatalogSource(openCatalog(t, fsys)), nil)
+	ts := serveWeb(t, published.NewCatalogSource(openCatalog(t, fsys)), nil)
 	_, body := get(t, ts.URL+"/s/pdf/big.txt")
 	mustContain(t, "big view", body, "Shown up to 2 MiB")
 	if !utf8.ValidString(body) || len(body) > web.MaxViewBytes+8192 {

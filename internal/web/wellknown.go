@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/skillport/skillport/catalog"
+	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/skillserver"
 	"github.com/skillport/skillport/wire"
 )
@@ -33,7 +34,7 @@ type wellKnownDoc struct {
 // urlMark marks where the base URL goes in an encoded entry.
 const urlMark = "\x00"
 
-func (c *wellKnownCache) get(ctx context.Context, snap skillserver.Snapshot, log *slog.Logger) ([]*catalog.Skill, [][2][]byte) {
+func (c *wellKnownCache) get(ctx context.Context, snap published.Snapshot, log *slog.Logger) ([]*catalog.Skill, [][2][]byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	id := snap.ID()

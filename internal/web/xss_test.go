@@ -7,7 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/skillport/skillport/skillserver"
+	"github.com/skillport/skillport/internal/published"
 )
 
 // xssFS is a catalog of hostile skills: every way we know for a skill's
@@ -55,7 +55,7 @@ func xssFS() fstest.MapFS {
 // console message, exception, log entry (a CSP violation included) or
 // request to another origin.
 func TestBrowserXSS(t *testing.T) {
-	src := skillserver.NewCatalogSource(openCatalog(t, xssFS()))
+	src := published.NewCatalogSource(openCatalog(t, xssFS()))
 	sk := src.Snapshot().Skill("skill://evil/SKILL.md")
 	if sk == nil {
 		t.Fatal("the hostile skill was not published")

@@ -1,4 +1,4 @@
-package skillserver
+package published
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package skillserver_test
+package published_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/skillport/skillport/catalog"
-	"github.com/skillport/skillport/skillserver"
+	"github.com/skillport/skillport/internal/published"
 )
 
 // TestNewSnapshot checks the maps the one builder derives from a list of
@@ -29,11 +29,11 @@ func TestNewSnapshot(t *testing.T) {
 	dup := newSkill("skill://team/c", map[string][]byte{"SKILL.md": md("c"), "x.md": []byte("x")})
 
 	var read []string
-	snap := skillserver.NewSnapshot([]*catalog.Skill{other, nil, child, parent, dup},
+	snap := published.NewSnapshot([]*catalog.Skill{other, nil, child, parent, dup},
 		func(_ context.Context, f *catalog.File) ([]byte, error) {
 			read = append(read, f.URI)
 			return []byte("ok"), nil
-		})
+		}, nil)
 
 	var uris []string
 	for _, sk := range snap.Skills() {
@@ -82,11 +82,11 @@ func TestNewSnapshot(t *testing.T) {
 		t.Errorf("read called for %q, want only the listed file", read)
 	}
 
-	again := skillserver.NewSnapshot([]*catalog.Skill{parent, child, other}, nil)
+	again := published.NewSnapshot([]*catalog.Skill{parent, child, other}, nil, nil)
 	if again.ID() != snap.ID() {
 		t.Error("the same skills listed in another order have another ID")
 	}
-	if skillserver.NewSnapshot([]*catalog.Skill{parent, child}, nil).ID() == snap.ID() {
+	if published.NewSnapshot([]*catalog.Skill{parent, child}, nil, nil).ID() == snap.ID() {
 		t.Error("a skill fewer leaves the ID unchanged")
 	}
 }

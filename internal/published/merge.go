@@ -1,4 +1,4 @@
-package skillserver
+package published
 
 import (
 	"context"
@@ -34,7 +34,7 @@ var ErrConflict = errors.New("skill published by two sources")
 type MergedSource struct {
 	parts []MergePart
 	log   *slog.Logger
-	cur   atomic.Pointer[mergedSnapshot]
+	cur   atomic.Pointer[merged]
 
 	reload  sync.Mutex // serialises recomposition
 	feed    ChangeFeed
@@ -76,14 +76,14 @@ func (m *MergedSource) Close() {
 }
 
 // Snapshot implements [Source].
-func (m *MergedSource) Snapshot() Snapshot { return m.cur.Load() }
+func (m *MergedSource) Snapshot() Snapshot { return m.cur.Load().snap }
 
 // Refresh implements [Source]: it refreshes the parts whose files were
 // found changed on read (all of them if none was), then recomposes.
 func (m *MergedSource) Refresh(ctx context.Context, stale Snapshot) (Snapshot, error) {
-	ms, ok := stale.(*mergedSnapshot)
-	if !ok || ms != m.cur.Load() {
-		return m.cur.Load(), nil
+	ms := m.cur.Load()
+	if ms.snap != stale {
+		return ms.snap, nil
 	}
 	flagged := false
 	for i := range ms.parts {
@@ -98,9 +98,19 @@ func (m *MergedSource) Refresh(ctx context.Context, stale Snapshot) (Snapshot, e
 		}
 	}
 	if cur := m.recompose(); cur != nil {
-		return cur, nil
+		return cur.snap, nil
 	}
 	return nil, fmt.Errorf("server: the refreshed sources conflict; see the log")
+}
+
+// ListSkills implements [Source].
+func (m *MergedSource) ListSkills(ctx context.Context) ([]*catalog.Skill, error) {
+	return ListSkills(ctx, m)
+}
+
+// ReadFile implements [Source].
+func (m *MergedSource) ReadFile(ctx context.Context, f *catalog.File) ([]byte, error) {
+	return ReadFile(ctx, m, f)
 }
 
 // OnChange implements [Source].
@@ -110,7 +120,7 @@ func (m *MergedSource) OnChange(fn func(old, new Snapshot)) (cancel func()) {
 
 // recompose builds a merged snapshot of the parts' current snapshots and
 // installs it; nil when they conflict.
-func (m *MergedSource) recompose() *mergedSnapshot {
+func (m *MergedSource) recompose() *merged {
 	m.reload.Lock()
 	defer m.reload.Unlock()
 	old := m.cur.Load()
@@ -130,12 +140,12 @@ func (m *MergedSource) recompose() *mergedSnapshot {
 	}
 	m.cur.Store(ms)
 	if ms.id != old.id {
-		m.feed.Notify(old, ms)
+		m.feed.Notify(old.snap, ms.snap)
 	}
 	return ms
 }
 
-func (m *MergedSource) compose(snaps []Snapshot) (*mergedSnapshot, error) {
+func (m *MergedSource) compose(snaps []Snapshot) (*merged, error) {
 	owner := map[string]int{} // skill path → part
 	var skills []*catalog.Skill
 	h := sha256.New()
@@ -161,28 +171,24 @@ func (m *MergedSource) compose(snaps []Snapshot) (*mergedSnapshot, error) {
 			}
 		}
 	}
-	ms := &mergedSnapshot{parts: snaps, changed: make([]atomic.Bool, len(snaps)), id: hex.EncodeToString(h.Sum(nil))[:32]}
-	ms.skillSnapshot = newSkillSnapshot(skills, ms.read)
+	ms := &merged{parts: snaps, changed: make([]atomic.Bool, len(snaps)), id: hex.EncodeToString(h.Sum(nil))[:32]}
+	ms.snap = NewSnapshot(skills, ms.read, &Known{ID: ms.id, Dynamic: ms.dir})
 	return ms, nil
 }
 
-// mergedSnapshot is [NewSnapshot] of the union of the parts' skills. Its ID
-// is derived from the parts' IDs, which they have computed already.
-type mergedSnapshot struct {
-	*skillSnapshot
+// merged is a merged snapshot: [NewSnapshot] of the union of the parts'
+// skills, whose ID is derived from the parts' IDs (which they have
+// computed already), and the parts it was composed of.
+type merged struct {
+	snap    Snapshot
 	id      string
 	parts   []Snapshot
 	changed []atomic.Bool // a part's ReadFile reported ErrChanged
 }
 
-func (s *mergedSnapshot) ID() string { return s.id }
-
-// Dir returns the directory derived from the union of the skills, or the
-// one a part lists itself (a dynamic skill's, see [DirectoryReader]).
-func (s *mergedSnapshot) Dir(uri string) *catalog.Dir {
-	if d := s.skillSnapshot.Dir(uri); d != nil {
-		return d
-	}
+// dir returns a directory a part lists itself (a dynamic skill's, see
+// skillserver.DirectoryReader) that the union of the skills does not derive.
+func (s *merged) dir(uri string) *catalog.Dir {
 	for _, p := range s.parts {
 		if d := p.Dir(uri); d != nil {
 			return d
@@ -193,7 +199,7 @@ func (s *mergedSnapshot) Dir(uri string) *catalog.Dir {
 
 // read reads f from the part publishing it, and remembers which part
 // reported a change, so that Refresh refreshes that one.
-func (s *mergedSnapshot) read(ctx context.Context, f *catalog.File) ([]byte, error) {
+func (s *merged) read(ctx context.Context, f *catalog.File) ([]byte, error) {
 	for i, p := range s.parts {
 		if g := p.File(f.URI); g != nil {
 			b, err := p.ReadFile(ctx, g)
