@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,6 +26,11 @@ type statements struct {
 	mu   sync.Mutex
 	sql  []string
 	trip int // round trips: queries and batches
+	// listening is closed at the replica's first reload, which its
+	// listener runs once it is connected (catching up on what it missed):
+	// a statement of its own that must not land among the page's.
+	listening chan struct{}
+	once      sync.Once
 }
 
 func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
@@ -32,6 +38,9 @@ func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Tra
 	defer s.mu.Unlock()
 	s.sql = append(s.sql, d.SQL)
 	s.trip++
+	if d.SQL == "SELECT generation FROM registry_state" { // Reload's first statement
+		s.once.Do(func() { close(s.listening) })
+	}
 	return ctx
 }
 
@@ -97,7 +106,7 @@ func TestRegistryPageQueries(t *testing.T) {
 		md += "More.\n"
 		skilltest.WriteFile(t, dir+"/acme/fetcher/SKILL.md", md)
 	}
-	var trace statements
+	trace := statements{listening: make(chan struct{})}
 	rs, err := registry.Open(ctx, dsn, &registry.Options{Logger: quiet, Tracer: &trace})
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +129,11 @@ func TestRegistryPageQueries(t *testing.T) {
 			t.Fatalf("the skill page: %d %s", resp.StatusCode, b)
 		}
 		return string(b)
+	}
+	select {
+	case <-trace.listening:
+	case <-time.After(time.Minute):
+		t.Fatal("the replica's listener never reloaded")
 	}
 	page() // the first read of SKILL.md's content is cached
 	trace.take()
