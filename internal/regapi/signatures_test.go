@@ -4,11 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"encoding/pem"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,6 +15,7 @@ import (
 	"github.com/skillport/skillport/internal/registry"
 	"github.com/skillport/skillport/internal/sigfile"
 	"github.com/skillport/skillport/internal/signature"
+	"github.com/skillport/skillport/internal/sigstoretest"
 	"github.com/skillport/skillport/internal/skilltest"
 )
 
@@ -31,23 +27,12 @@ func testSigner(t *testing.T) *signature.Signer {
 // testKey is a signer and its public key, PEM.
 func testKey(t *testing.T) (*signature.Signer, []byte) {
 	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	priv, pub := sigstoretest.Key(t)
+	s, err := signature.LoadSigner(priv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	der, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := signature.LoadSigner(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := x509.MarshalPKIXPublicKey(k.Public())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})
+	return s, pub
 }
 
 // signedTree is a tree of the skills notes and todo (body in each), as

@@ -1,39 +1,24 @@
 package registry_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"encoding/pem"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/skillport/skillport/internal/sigstoretest"
 	"github.com/skillport/skillport/internal/skilltest"
 )
 
 // pemKeys writes an unencrypted ECDSA P-256 key pair as PEM files.
 func pemKeys(t *testing.T, dir, name string) (priv, pub string) {
 	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pubDER, err := x509.MarshalPKIXPublicKey(k.Public())
-	if err != nil {
-		t.Fatal(err)
-	}
+	privPEM, pubPEM := sigstoretest.Key(t)
 	priv, pub = filepath.Join(dir, name+".key"), filepath.Join(dir, name+".pub")
-	if err := os.WriteFile(priv, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+	if err := os.WriteFile(priv, privPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(pub, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}), 0o644); err != nil {
+	if err := os.WriteFile(pub, pubPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return priv, pub

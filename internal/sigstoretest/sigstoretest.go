@@ -14,6 +14,8 @@ import (
 	"context"
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
@@ -363,4 +365,25 @@ func (s *Sigstore) createEntry(w http.ResponseWriter, r *http.Request) {
 		Body: body, IntegratedTime: &integrated, LogID: &logID, LogIndex: &index,
 		Verification: &models.LogEntryAnonVerification{InclusionProof: proof, SignedEntryTimestamp: strfmt.Base64(set)},
 	}})
+}
+
+// Key returns a new ECDSA P-256 key pair as PEM: the private key (PKCS
+// #8, unencrypted, as `skillport sign --key` and signature.LoadSigner read
+// it) and its public key (PKIX, as --trusted-key reads it). Tests of every
+// package that signs share it, so a key is made one way everywhere.
+func Key(t testing.TB) (priv, pub []byte) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pubDER, err := x509.MarshalPKIXPublicKey(k.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER})
 }

@@ -3,14 +3,9 @@ package siteorigin_test
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
-	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
@@ -22,6 +17,7 @@ import (
 
 	"github.com/skillport/skillport/host"
 	"github.com/skillport/skillport/internal/signature"
+	"github.com/skillport/skillport/internal/sigstoretest"
 	"github.com/skillport/skillport/internal/siteorigin"
 	"github.com/skillport/skillport/skillclient"
 	"github.com/skillport/skillport/wire"
@@ -127,12 +123,8 @@ func TestOpenNothingUsable(t *testing.T) {
 // carrying the bundle in its entry's _meta, for the host's trust policy;
 // a bundle naming another skill leaves the skill at its name.
 func TestOpenSigned(t *testing.T) {
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, _ := x509.MarshalPKCS8PrivateKey(k)
-	signer, err := signature.LoadSigner(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil)
+	priv, _ := sigstoretest.Key(t)
+	signer, err := signature.LoadSigner(priv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,14 @@
 package web_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"testing"
 	"testing/fstest"
 
 	"github.com/skillport/skillport/internal/published"
 	"github.com/skillport/skillport/internal/sigfile"
 	"github.com/skillport/skillport/internal/signature"
+	"github.com/skillport/skillport/internal/sigstoretest"
 	"github.com/skillport/skillport/internal/web"
 	"github.com/skillport/skillport/wire"
 )
@@ -21,12 +17,8 @@ import (
 // skill's bundle under _meta as skills/list does, and the skill page names
 // the signer; a bundle holding an escaped NUL does not move the entry's url.
 func TestSignatureShownAndCarried(t *testing.T) {
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, _ := x509.MarshalPKCS8PrivateKey(k)
-	signer, err := signature.LoadSigner(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil)
+	priv, _ := sigstoretest.Key(t)
+	signer, err := signature.LoadSigner(priv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
